@@ -1,0 +1,75 @@
+/**
+ * The contract every log backend satisfies. LevelLog (LevelDB) is the first; a NATS JetStream backend is
+ * planned. test/log/conformance/ holds the suite every backend must pass.
+ *
+ * Who may call what: front doors and compaction/ call these methods; nobody reaches around them to the
+ * storage underneath. All methods may be called concurrently; writes are serialized by the backend.
+ */
+import type {
+  BytesLike,
+  CommitListener,
+  CompactResult,
+  HistoryOptions,
+  HistoryResult,
+  KeyValue,
+  LogStatus,
+  RangeOptions,
+  RangeResult,
+  TxnRequest,
+  TxnResult,
+} from './types.js'
+
+export interface PutOptions {
+  lease?: bigint | number
+  prevKv?: boolean
+  ignoreValue?: boolean
+  ignoreLease?: boolean
+}
+
+export interface DeleteOptions {
+  rangeEnd?: BytesLike
+  prevKv?: boolean
+}
+
+export interface WriteResult {
+  /** The revision of the write, or the store's revision if nothing was written (delete of nothing). */
+  revision: number
+  wrote: boolean
+}
+
+export interface PutResponse extends WriteResult {
+  prevKv?: KeyValue
+}
+
+export interface DeleteResponse extends WriteResult {
+  deleted: number
+  prevKvs?: KeyValue[]
+}
+
+export interface Log {
+  /** The latest committed (durable, acknowledged) revision. */
+  readonly revision: number
+  /** Reads and history below this revision fail with COMPACTED. */
+  readonly compactRevision: number
+
+  /** etcd's Txn: if every compare holds, run `success`, else `failure`; one revision if anything is written. */
+  txn(request: TxnRequest): Promise<TxnResult>
+  put(key: BytesLike, value: BytesLike, options?: PutOptions): Promise<PutResponse>
+  /** Deletes one key, or [key, rangeEnd) (see KeyRange for the rangeEnd conventions). */
+  delete(key: BytesLike, options?: DeleteOptions): Promise<DeleteResponse>
+  /** One key at the latest or a given revision; undefined if it does not exist there. */
+  get(key: BytesLike, options?: { revision?: number }): Promise<KeyValue | undefined>
+  range(key: BytesLike, options?: RangeOptions): Promise<RangeResult>
+  /** The events for a key or range between two revisions, grouped by revision, in order. */
+  history(key: BytesLike, options?: HistoryOptions): Promise<HistoryResult>
+  /**
+   * Raises the compact revision to `revision` and removes what no read at or above it needs. Never lowers
+   * it. Resolves when the removal is done and durable.
+   */
+  compact(revision: number): Promise<CompactResult>
+  status(): Promise<LogStatus>
+  /** Commit hook for the watch hub: listeners run synchronously, in revision order, after each durable batch. */
+  subscribe(listener: CommitListener): () => void
+  /** Waits for queued writes, then closes. Later calls fail with CLOSED. */
+  close(): Promise<void>
+}

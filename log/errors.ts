@@ -1,0 +1,81 @@
+/**
+ * The registry of stable error codes.
+ *
+ * Every error that crosses a boundary (the log's API, a front door, the client) carries one of these codes.
+ * Codes never change; messages may. Each front door maps a code to its protocol's status exactly once
+ * (apiserver/errors.ts), and docs/errors.md lists every code (a test checks both).
+ *
+ * Programmer mistakes inside the process (calling an internal function with the wrong shape) are plain
+ * TypeErrors, not KvlogErrors.
+ */
+
+export const ERROR_CODES = {
+  INVALID_ARGUMENT: 'The request is malformed: a wrong type, a missing field or a value out of range.',
+  EMPTY_KEY: 'A key is required and was empty.',
+  KEY_NOT_FOUND: 'A put with ignoreValue or ignoreLease named a key that does not exist.',
+  DUPLICATE_KEY: 'A transaction writes the same key twice (two puts, or a put inside a deleted range).',
+  TOO_MANY_OPS: 'A transaction has more compares or operations in one branch than maxTxnOps.',
+  REQUEST_TOO_LARGE: 'The request is larger than maxRequestBytes.',
+  COMPACTED: 'The requested revision is below the compact revision; its history is gone. Relist.',
+  FUTURE_REVISION: 'The requested revision is above the current revision.',
+  LEASE_NOT_FOUND: 'The lease does not exist (never granted, revoked or expired).',
+  NO_SPACE: 'The database is over its space quota; only reads and deletes are accepted until space is freed.',
+  CLOSED: 'The store is closed or shutting down.',
+  NOT_FOUND: 'The addressed resource or route does not exist.',
+  UNKNOWN_WATCH: 'The watch id does not name a watch on this connection.',
+  WATCH_ID_EXISTS: 'A watch with the requested id already exists on this connection.',
+  TOO_MANY_WATCHERS: 'The connection already has maxWatchersPerConnection watches.',
+  UNAVAILABLE: 'The server cannot serve the request right now; retry later.',
+  INTERNAL: 'An unexpected failure inside the server. The store stays consistent; see the server log.',
+} as const
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export const ALL_ERROR_CODES = Object.keys(ERROR_CODES) as ErrorCode[]
+
+/** Facts attached to an error that a client can act on (e.g. the floor to relist from). */
+export interface ErrorDetails {
+  /** With COMPACTED: the compact revision, the oldest revision that can still be read or watched. */
+  compactRevision?: number
+  /** With COMPACTED and FUTURE_REVISION: the store's current revision. */
+  currentRevision?: number
+  /** The offending field, for INVALID_ARGUMENT and friends. */
+  field?: string
+  [name: string]: unknown
+}
+
+export class KvlogError extends Error {
+  readonly code: ErrorCode
+  readonly details: ErrorDetails
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message)
+    this.name = 'KvlogError'
+    this.code = code
+    this.details = details
+  }
+}
+
+export function isKvlogError(err: unknown, code?: ErrorCode): err is KvlogError {
+  return err instanceof KvlogError && (code === undefined || err.code === code)
+}
+
+export function invalid(field: string, message: string): KvlogError {
+  return new KvlogError('INVALID_ARGUMENT', `${field}: ${message}`, { field })
+}
+
+export function compacted(requested: number, compactRevision: number, currentRevision: number): KvlogError {
+  return new KvlogError(
+    'COMPACTED',
+    `required revision ${requested} has been compacted; the oldest available revision is ${compactRevision}`,
+    { compactRevision, currentRevision, requestedRevision: requested },
+  )
+}
+
+export function futureRevision(requested: number, currentRevision: number): KvlogError {
+  return new KvlogError(
+    'FUTURE_REVISION',
+    `required revision ${requested} is a future revision; the current revision is ${currentRevision}`,
+    { currentRevision, requestedRevision: requested },
+  )
+}

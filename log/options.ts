@@ -1,0 +1,32 @@
+/**
+ * Tunables of a LevelDB-backed log. They come from config/ in the server and are injected, never
+ * hard-coded, so tests can shrink them (tiny segments, tiny batches).
+ */
+export interface LevelLogOptions {
+  /** Directory of the LevelDB database (created if missing). */
+  dir: string
+  /** 'always': a write is acknowledged only after its batch is fsynced. 'never': leave flushing to the OS. */
+  fsync: 'always' | 'never'
+  /** Roll the log over to a new segment after this many entries ... */
+  segmentMaxEntries: number
+  /** ... or this many encoded bytes, whichever comes first. */
+  segmentMaxBytes: number
+  /** Largest accepted transaction, counting keys and values of every op. */
+  maxRequestBytes: number
+  /** Most compares, and most ops per branch, in one transaction (etcd's --max-txn-ops). */
+  maxTxnOps: number
+  /** Most transactions the writer puts into one LevelDB batch (group commit). */
+  maxBatchTxns: number
+  /** Revisions compaction removes per LevelDB batch, between writes. */
+  compactionBatchRevisions: number
+}
+
+export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
+  fsync: 'always',
+  segmentMaxEntries: 100_000,
+  segmentMaxBytes: 64 * 1024 * 1024,
+  maxRequestBytes: 1.5 * 1024 * 1024,
+  maxTxnOps: 128,
+  maxBatchTxns: 2048,
+  compactionBatchRevisions: 1000,
+}
