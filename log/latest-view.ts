@@ -1,0 +1,59 @@
+/**
+ * The latest state: the kv table, read through the LevelDB snapshot of the last committed batch, so every
+ * read is labelled with exactly the revision it saw.
+ */
+import type { ClassicLevel } from 'classic-level'
+import { kvBounds, kvKey, kvKeyUserKey, type Bounds } from './keys.js'
+import { decodeKvRecord } from './records.js'
+import type { ScanOptions, StateView } from './state-view.js'
+import type { KeyValue } from './types.js'
+
+export type Db = ClassicLevel<Buffer, Buffer>
+export type Snapshot = ReturnType<Db['snapshot']>
+
+/** Reads per iterator step: large enough to amortize the native call, small enough to stop early. */
+const STEP = 256
+
+export class LatestView implements StateView {
+  constructor(private readonly db: Db, private readonly snapshot: Snapshot) {}
+
+  get(key: Buffer): KeyValue | undefined {
+    const record = this.db.getSync(kvKey(key), { snapshot: this.snapshot })
+    return record === undefined ? undefined : decodeKvRecord(key, record)
+  }
+
+  async scan(bounds: Bounds, options: ScanOptions = {}): Promise<KeyValue[]> {
+    const { gte, lt } = kvBounds(bounds)
+    const limit = options.limit ?? 0
+    const it = this.db.iterator({
+      gte, lt, reverse: options.reverse ?? false, limit: limit > 0 ? limit : -1, snapshot: this.snapshot,
+    })
+    const out: KeyValue[] = []
+    try {
+      while (true) {
+        const step = await it.nextv(STEP)
+        if (step.length === 0) break
+        for (const [k, v] of step) out.push(decodeKvRecord(kvKeyUserKey(k), v, 0, options.keysOnly))
+      }
+    } finally {
+      await it.close()
+    }
+    return out
+  }
+
+  async count(bounds: Bounds): Promise<number> {
+    const { gte, lt } = kvBounds(bounds)
+    const it = this.db.keys({ gte, lt, snapshot: this.snapshot })
+    let n = 0
+    try {
+      while (true) {
+        const step = await it.nextv(1024)
+        if (step.length === 0) break
+        n += step.length
+      }
+    } finally {
+      await it.close()
+    }
+    return n
+  }
+}

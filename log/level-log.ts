@@ -1,0 +1,267 @@
+/**
+ * LevelLog: the Log on one LevelDB database (classic-level). It owns the database and wires the parts:
+ * writer.ts (group commit), latest-view.ts / hist-view.ts (reads), history-read.ts, compactor.ts,
+ * segments.ts. Keyspace layout: keys.ts.
+ *
+ * Open = recovery: the current revision is the key of the last log entry (entries are written in the same
+ * batch as everything they change, so the durable state is always a prefix of acknowledged batches);
+ * nothing is replayed. An interrupted compaction resumes in the background.
+ */
+import { readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { ClassicLevel } from 'classic-level'
+import type { DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from './backend.js'
+import { Compactor } from './compactor.js'
+import { compacted, futureRevision, KvlogError } from './errors.js'
+import { readHistory } from './history-read.js'
+import { HistView } from './hist-view.js'
+import { LOG_END, LOG_START, logKeyRevision, metaKey } from './keys.js'
+import { LatestView, type Db } from './latest-view.js'
+import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
+import { rangeRead } from './range-read.js'
+import { ReadViews, type ReadView } from './read-views.js'
+import { decodeEntry } from './records.js'
+import { SegmentTable } from './segments.js'
+import type { StateView } from './state-view.js'
+import type {
+  BytesLike,
+  CommitListener,
+  CompactResult,
+  HistoryOptions,
+  HistoryResult,
+  KeyValue,
+  LogStatus,
+  RangeOptions,
+  RangeResult,
+  TxnRequest,
+  TxnResult,
+} from './types.js'
+import { checkRevision, normalizeBounds, normalizeRangeOptions, normalizeTxn, canWrite, type Limits } from './validate.js'
+import { Writer, type WriterStats } from './writer.js'
+import { OverlayView } from './state-view.js'
+import { evaluateTxn } from './txn-eval.js'
+
+export { prefixEnd } from './keys.js'
+
+export const FORMAT_VERSION = 1
+const FORMAT_KEY = metaKey('format')
+
+export async function openLevelLog(options: Partial<LevelLogOptions> & { dir: string }): Promise<LevelLog> {
+  const o: LevelLogOptions = { ...DEFAULT_LEVEL_LOG_OPTIONS, ...options }
+  const db: Db = new ClassicLevel<Buffer, Buffer>(o.dir, {
+    keyEncoding: 'buffer',
+    valueEncoding: 'buffer',
+    // Bigger memtables mean fewer, larger level-0 files under a steady write load.
+    writeBufferSize: 32 * 1024 * 1024,
+    cacheSize: 64 * 1024 * 1024,
+  })
+  await db.open()
+  try {
+    await checkFormat(db)
+    const segments = await SegmentTable.load(db, o.segmentMaxEntries, o.segmentMaxBytes)
+    const { revision, timestamp } = await lastEntry(db)
+    return await LevelLog.start(db, o, segments, revision, timestamp)
+  } catch (err) {
+    await db.close()
+    throw err
+  }
+}
+
+async function checkFormat(db: Db): Promise<void> {
+  const found = await db.get(FORMAT_KEY)
+  if (found === undefined) {
+    await db.put(FORMAT_KEY, Buffer.from(String(FORMAT_VERSION)), { sync: true })
+  } else if (Number(found.toString()) !== FORMAT_VERSION) {
+    throw new KvlogError('INTERNAL', `data format version ${found.toString()} is not supported (want ${FORMAT_VERSION})`)
+  }
+}
+
+async function lastEntry(db: Db): Promise<{ revision: number; timestamp: number }> {
+  const last = await db.iterator({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all()
+  if (last.length === 0) return { revision: 1, timestamp: 0 }
+  return { revision: logKeyRevision(last[0][0]), timestamp: decodeEntry(last[0][1]).timestamp }
+}
+
+export class LevelLog implements Log {
+  private closed = false
+  private resumed: Promise<CompactResult> | undefined
+
+  private constructor(
+    private readonly db: Db,
+    private readonly options: LevelLogOptions,
+    private readonly views: ReadViews,
+    private readonly segments: SegmentTable,
+    private readonly writer: Writer,
+    private readonly compactor: Compactor,
+  ) {}
+
+  static async start(db: Db, o: LevelLogOptions, segments: SegmentTable, revision: number, timestamp: number): Promise<LevelLog> {
+    const views = new ReadViews(db, revision)
+    let compactor: Compactor | undefined
+    const writer = new Writer({
+      db, views, segments, sync: o.fsync === 'always', maxBatchTxns: o.maxBatchTxns,
+      compactRevision: () => compactor?.floor ?? 0,
+      leaseExists: () => false,
+      lastTimestamp: timestamp,
+    })
+    compactor = new Compactor({
+      db, writer, segments, batchRevisions: o.compactionBatchRevisions, currentRevision: () => views.revision,
+    })
+    await compactor.load()
+    const log = new LevelLog(db, o, views, segments, writer, compactor)
+    log.resumed = compactor.resume()
+    log.resumed?.catch(() => undefined)
+    return log
+  }
+
+  get revision(): number {
+    return this.views.revision
+  }
+
+  get compactRevision(): number {
+    return this.compactor.floor
+  }
+
+  get writerStats(): WriterStats {
+    return { ...this.writer.stats }
+  }
+
+  private get limits(): Limits {
+    return this.options
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new KvlogError('CLOSED', 'the store is closed')
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Writes
+
+  async txn(request: TxnRequest): Promise<TxnResult> {
+    this.checkOpen()
+    const txn = normalizeTxn(request, this.limits)
+    if (canWrite(txn.success) || canWrite(txn.failure)) return this.writer.submit(txn)
+    // Read-only: evaluated on the current snapshot, never queued behind writes, gets no revision.
+    return this.withView(async (view) => {
+      const ctx = {
+        view: new OverlayView(new LatestView(this.db, view.snapshot)),
+        revision: view.revision + 1,
+        readAt: (rev: number) => this.stateAt(view, rev),
+        leaseExists: () => false,
+        ops: [], events: [],
+      }
+      const { succeeded, results } = await evaluateTxn(txn, ctx)
+      return { succeeded, results, revision: view.revision, wrote: false }
+    })
+  }
+
+  async put(key: BytesLike, value: BytesLike, options: PutOptions = {}): Promise<PutResponse> {
+    const r = await this.txn({ success: [{ type: 'put', key, value, ...options }] })
+    const put = r.results[0]
+    return put.type === 'put' && put.prevKv !== undefined
+      ? { revision: r.revision, wrote: r.wrote, prevKv: put.prevKv }
+      : { revision: r.revision, wrote: r.wrote }
+  }
+
+  async delete(key: BytesLike, options: DeleteOptions = {}): Promise<DeleteResponse> {
+    const r = await this.txn({ success: [{ type: 'delete', key, ...options }] })
+    const del = r.results[0]
+    if (del.type !== 'delete') throw new TypeError('delete: unexpected result')
+    return { revision: r.revision, wrote: r.wrote, deleted: del.deleted, ...(del.prevKvs ? { prevKvs: del.prevKvs } : {}) }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Reads
+
+  async get(key: BytesLike, options: { revision?: number } = {}): Promise<KeyValue | undefined> {
+    const r = await this.range(key, { revision: options.revision })
+    return r.kvs[0]
+  }
+
+  async range(key: BytesLike, options: RangeOptions = {}): Promise<RangeResult> {
+    this.checkOpen()
+    const o = normalizeRangeOptions(options)
+    const bounds = normalizeBounds(key, options.rangeEnd, 'range')
+    return this.withView((view) => {
+      const rev = o.revision === 0 ? view.revision : o.revision
+      return rangeRead(this.stateAt(view, rev), bounds, o, rev)
+    })
+  }
+
+  async history(key: BytesLike, options: HistoryOptions = {}): Promise<HistoryResult> {
+    this.checkOpen()
+    const bounds = normalizeBounds(key, options.rangeEnd, 'history')
+    const from = checkRevision(options.fromRevision, 'history.fromRevision')
+    const to = checkRevision(options.toRevision, 'history.toRevision')
+    const limit = checkRevision(options.limit, 'history.limit')
+    return this.withView(async (view) => {
+      const floor = this.compactor.floor
+      const start = from === 0 ? Math.max(floor, 1) : from
+      const end = to === 0 ? view.revision : to
+      if (start < floor) throw compacted(start, floor, view.revision)
+      if (end > view.revision) throw futureRevision(end, view.revision)
+      const r = await readHistory(this.db, view.snapshot, { bounds, from: start, to: end, limit, prevKv: options.prevKv === true })
+      return { ...r, revision: view.revision, compactRevision: floor }
+    })
+  }
+
+  /** The state at `rev` in this view: checks the floor after the view was taken (see compactor.ts). */
+  private stateAt(view: ReadView, rev: number): StateView {
+    if (rev > view.revision) throw futureRevision(rev, view.revision)
+    const floor = this.compactor.floor
+    if (rev < floor) throw compacted(rev, floor, view.revision)
+    return rev === view.revision ? new LatestView(this.db, view.snapshot) : new HistView(this.db, view.snapshot, rev)
+  }
+
+  private async withView<T>(read: (view: ReadView) => Promise<T>): Promise<T> {
+    const view = this.views.acquire()
+    try {
+      return await read(view)
+    } finally {
+      this.views.release(view)
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Compaction, status, lifecycle
+
+  async compact(revision: number): Promise<CompactResult> {
+    this.checkOpen()
+    return this.compactor.compact(checkRevision(revision, 'compact.revision'))
+  }
+
+  async status(): Promise<LogStatus> {
+    this.checkOpen()
+    const job = this.compactor.job
+    return {
+      revision: this.revision,
+      compactRevision: this.compactor.floor,
+      dbSize: await directorySize(this.options.dir),
+      segments: this.segments.list(),
+      ...(job ? { compaction: job } : {}),
+      formatVersion: FORMAT_VERSION,
+    }
+  }
+
+  subscribe(listener: CommitListener): () => void {
+    return this.writer.subscribe(listener)
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.compactor.stop()
+    await this.writer.idle()
+    await this.views.closeAll()
+    await this.db.close()
+  }
+}
+
+async function directorySize(dir: string): Promise<number> {
+  let total = 0
+  for (const name of await readdir(dir)) {
+    const s = await stat(join(dir, name)).catch(() => undefined)
+    if (s?.isFile()) total += s.size
+  }
+  return total
+}

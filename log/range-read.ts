@@ -1,0 +1,85 @@
+/**
+ * etcd's Range over any StateView: limit + `more`, `count` (keys in range, ignoring limit and filters, as
+ * etcd counts), keys-only, count-only, sort, and min/max mod/create revision filters.
+ *
+ * Key-ordered reads without filters stop after limit+1 kvs; sorting by another target or filtering reads
+ * the whole range first, as etcd does.
+ */
+import type { Bounds } from './keys.js'
+import type { StateView } from './state-view.js'
+import type { KeyValue, RangeResult, SortOrder, SortTarget } from './types.js'
+import type { NRangeOptions } from './validate.js'
+
+export async function rangeRead(
+  view: StateView,
+  bounds: Bounds,
+  o: NRangeOptions,
+  revision: number,
+): Promise<RangeResult> {
+  if (bounds.single) {
+    const kv = await view.get(bounds.start)
+    const kvs = kv === undefined || o.countOnly ? [] : [o.keysOnly ? { ...kv, value: Buffer.alloc(0) } : kv]
+    const filtered = kvs.filter((x) => passes(x, o))
+    return { kvs: filtered, more: false, count: kv === undefined ? 0 : 1, revision }
+  }
+  if (o.countOnly) return { kvs: [], more: false, count: await view.count(bounds), revision }
+
+  const order = effectiveOrder(o.sortOrder, o.sortTarget)
+  const filtering = hasFilters(o)
+  if (!filtering && (order === 'NONE' || o.sortTarget === 'KEY')) {
+    const kvs = await view.scan(bounds, {
+      limit: o.limit > 0 ? o.limit + 1 : 0, reverse: order === 'DESCEND', keysOnly: o.keysOnly,
+    })
+    if (o.limit > 0 && kvs.length > o.limit) {
+      kvs.length = o.limit
+      return { kvs, more: true, count: await view.count(bounds), revision }
+    }
+    return { kvs, more: false, count: kvs.length, revision }
+  }
+
+  let kvs = await view.scan(bounds, { keysOnly: o.keysOnly && o.sortTarget !== 'VALUE' })
+  const count = kvs.length
+  if (filtering) kvs = kvs.filter((kv) => passes(kv, o))
+  if (order !== 'NONE') sortKvs(kvs, o.sortTarget, order)
+  let more = false
+  if (o.limit > 0 && kvs.length > o.limit) {
+    kvs.length = o.limit
+    more = true
+  }
+  if (o.keysOnly) for (const kv of kvs) kv.value = Buffer.alloc(0)
+  return { kvs, more, count, revision }
+}
+
+/** etcd sorts ascending when a target other than KEY is given without an order. */
+function effectiveOrder(order: SortOrder, target: SortTarget): SortOrder {
+  return order === 'NONE' && target !== 'KEY' ? 'ASCEND' : order
+}
+
+function hasFilters(o: NRangeOptions): boolean {
+  return o.minModRevision > 0 || o.maxModRevision > 0 || o.minCreateRevision > 0 || o.maxCreateRevision > 0
+}
+
+function passes(kv: KeyValue, o: NRangeOptions): boolean {
+  if (o.minModRevision > 0 && kv.modRevision < o.minModRevision) return false
+  if (o.maxModRevision > 0 && kv.modRevision > o.maxModRevision) return false
+  if (o.minCreateRevision > 0 && kv.createRevision < o.minCreateRevision) return false
+  if (o.maxCreateRevision > 0 && kv.createRevision > o.maxCreateRevision) return false
+  return true
+}
+
+/** Sorts in place; ties keep key order (etcd's sort is unstable, so any tie order is etcd-compatible). */
+export function sortKvs(kvs: KeyValue[], target: SortTarget, order: SortOrder): void {
+  const sign = order === 'DESCEND' ? -1 : 1
+  const by = comparator(target)
+  kvs.sort((a, b) => sign * by(a, b) || Buffer.compare(a.key, b.key))
+}
+
+function comparator(target: SortTarget): (a: KeyValue, b: KeyValue) => number {
+  switch (target) {
+    case 'KEY': return (a, b) => Buffer.compare(a.key, b.key)
+    case 'VERSION': return (a, b) => a.version - b.version
+    case 'CREATE': return (a, b) => a.createRevision - b.createRevision
+    case 'MOD': return (a, b) => a.modRevision - b.modRevision
+    case 'VALUE': return (a, b) => Buffer.compare(a.value, b.value)
+  }
+}

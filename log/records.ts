@@ -1,0 +1,146 @@
+/**
+ * Value encodings of LevelLog's tables (see keys.ts for the keys).
+ *
+ * kv record (kv table, and materialized hist versions), 32-byte header then the value:
+ *   [createRevision 8][modRevision 8][version 8][lease 8, unsigned][value ...]
+ *
+ * hist record, first byte says where the version's value lives:
+ *   0x01 IN_LOG        a put whose op is in the log entry at the same revision (the common case)
+ *   0x02 TOMBSTONE     the key was deleted at this revision
+ *   0x03 MATERIALIZED  a put whose log entry was compacted away; a kv record follows
+ *
+ * log entry: msgpackr array [timestamp, ops], op = [kind, key, value, createRev, version, lease, prevRev]
+ *   kind 0 = put, 1 = delete; value is null for deletes; lease is 0 or a bigint;
+ *   prevRev = modRevision of the key's previous live version (0 if it did not exist): the pointer that
+ *   finds prevKv, and that compaction follows to drop superseded versions.
+ */
+import { Packr } from 'msgpackr'
+import { readRev, writeRev } from './keys.js'
+import type { KeyValue } from './types.js'
+
+const HEADER = 32
+const EMPTY = Buffer.alloc(0)
+
+export function encodeKvRecord(kv: KeyValue): Buffer {
+  const out = Buffer.allocUnsafe(HEADER + kv.value.length)
+  writeKvRecord(out, 0, kv)
+  return out
+}
+
+function writeKvRecord(out: Buffer, offset: number, kv: KeyValue): void {
+  writeRev(out, offset, kv.createRevision)
+  writeRev(out, offset + 8, kv.modRevision)
+  writeRev(out, offset + 16, kv.version)
+  out.writeBigUInt64BE(kv.lease, offset + 24)
+  kv.value.copy(out, offset + HEADER)
+}
+
+export function decodeKvRecord(key: Buffer, record: Buffer, offset = 0, keysOnly = false): KeyValue {
+  return {
+    key,
+    value: keysOnly ? EMPTY : record.subarray(offset + HEADER),
+    createRevision: readRev(record, offset),
+    modRevision: readRev(record, offset + 8),
+    version: readRev(record, offset + 16),
+    lease: record.readBigUInt64BE(offset + 24),
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// hist records
+
+export const HIST_IN_LOG = 0x01
+export const HIST_TOMBSTONE = 0x02
+export const HIST_MATERIALIZED = 0x03
+
+export const HIST_IN_LOG_RECORD = Buffer.from([HIST_IN_LOG])
+export const HIST_TOMBSTONE_RECORD = Buffer.from([HIST_TOMBSTONE])
+
+export function encodeMaterialized(kv: KeyValue): Buffer {
+  const out = Buffer.allocUnsafe(1 + HEADER + kv.value.length)
+  out[0] = HIST_MATERIALIZED
+  writeKvRecord(out, 1, kv)
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// log entries
+
+export const OP_PUT = 0
+export const OP_DELETE = 1
+
+/** One write as the log stores it. */
+export interface LoggedOp {
+  kind: typeof OP_PUT | typeof OP_DELETE
+  key: Buffer
+  /** The value after a put; empty for a delete. */
+  value: Buffer
+  createRevision: number
+  version: number
+  lease: bigint
+  /** modRevision of the previous live version of the key, 0 if there was none. */
+  prevRevision: number
+}
+
+export interface LoggedEntry {
+  timestamp: number
+  ops: LoggedOp[]
+}
+
+const packr = new Packr({ useRecords: false, moreTypes: false })
+
+type WireOp = [number, Buffer, Buffer | null, number, number, number | bigint, number]
+
+export function encodeEntry(entry: LoggedEntry): Buffer {
+  const ops: WireOp[] = new Array(entry.ops.length)
+  for (let i = 0; i < entry.ops.length; i++) {
+    const op = entry.ops[i]
+    ops[i] = [
+      op.kind,
+      op.key,
+      op.kind === OP_PUT ? op.value : null,
+      op.createRevision,
+      op.version,
+      op.lease === 0n ? 0 : op.lease,
+      op.prevRevision,
+    ]
+  }
+  return packr.pack([entry.timestamp, ops])
+}
+
+export function decodeEntry(bytes: Buffer): LoggedEntry {
+  const [timestamp, wire] = packr.unpack(bytes) as [number, WireOp[]]
+  const ops: LoggedOp[] = new Array(wire.length)
+  for (let i = 0; i < wire.length; i++) {
+    const [kind, key, value, createRevision, version, lease, prevRevision] = wire[i]
+    ops[i] = {
+      kind: kind === OP_PUT ? OP_PUT : OP_DELETE,
+      key: asBuffer(key),
+      value: value === null ? EMPTY : asBuffer(value),
+      createRevision,
+      version,
+      lease: typeof lease === 'bigint' ? lease : BigInt(lease),
+      prevRevision,
+    }
+  }
+  return { timestamp, ops }
+}
+
+function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)
+}
+
+/** The kv a logged op leaves behind at revision `rev` (for a delete: etcd's shape, empty value, version 0). */
+export function opKeyValue(op: LoggedOp, rev: number): KeyValue {
+  if (op.kind === OP_DELETE) {
+    return { key: op.key, value: EMPTY, createRevision: 0, modRevision: rev, version: 0, lease: 0n }
+  }
+  return {
+    key: op.key,
+    value: op.value,
+    createRevision: op.createRevision,
+    modRevision: rev,
+    version: op.version,
+    lease: op.lease,
+  }
+}

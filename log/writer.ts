@@ -1,0 +1,244 @@
+/**
+ * The one writer, with group commit (DESIGN.md, "One writer, group commit").
+ *
+ * Everything that changes the database goes through this queue: transactions and compaction batches. The
+ * writer takes everything queued (up to maxBatchTxns transactions), evaluates each transaction in order
+ * against the state left by the previous ones (an overlay), gives each writing transaction the next
+ * revision, writes one LevelDB batch, and only once that batch is durable does it answer the callers and
+ * publish the entries, in revision order. A failed transaction (e.g. LEASE_NOT_FOUND) leaves no trace.
+ *
+ *   queue ──▶ take group ──▶ evaluate txns (overlay) ──▶ db.batch(sync) ──▶ advance snapshot ──▶ ack + publish
+ *
+ * If LevelDB fails a batch, the outcome on disk is unknown to us, so the writer stops: every queued and
+ * later write fails with UNAVAILABLE, and a restart recovers the durable prefix.
+ */
+import { compacted, futureRevision, KvlogError } from './errors.js'
+import { histKey, kvKey, logKey } from './keys.js'
+import type { Db } from './latest-view.js'
+import { LatestView } from './latest-view.js'
+import { HistView } from './hist-view.js'
+import { ReadViews } from './read-views.js'
+import {
+  encodeEntry,
+  encodeKvRecord,
+  HIST_IN_LOG_RECORD,
+  HIST_TOMBSTONE_RECORD,
+  OP_PUT,
+  type LoggedOp,
+} from './records.js'
+import { SegmentTable, type BatchOp } from './segments.js'
+import { OverlayView, type StateView } from './state-view.js'
+import { evaluateTxn } from './txn-eval.js'
+import type { CommitListener, Event, LogEntry, Segment, TxnResult } from './types.js'
+import type { NTxn } from './validate.js'
+
+interface TxnJob {
+  kind: 'txn'
+  txn: NTxn
+  resolve(result: TxnResult): void
+  reject(err: unknown): void
+}
+
+/** A batch built at the moment it is written (so it sees the latest in-memory tables), e.g. by compaction. */
+interface RawJob {
+  kind: 'raw'
+  build(): BatchOp[]
+  resolve(): void
+  reject(err: unknown): void
+}
+
+type Job = TxnJob | RawJob
+
+export interface WriterDeps {
+  db: Db
+  views: ReadViews
+  segments: SegmentTable
+  sync: boolean
+  maxBatchTxns: number
+  compactRevision(): number
+  leaseExists(lease: bigint): boolean
+  lastTimestamp: number
+}
+
+export interface WriterStats {
+  batches: number
+  txns: number
+  /** Sum of transactions over batches, for the mean group size. */
+  batchedTxns: number
+}
+
+export class Writer {
+  private queue: Job[] = []
+  private running = false
+  private drained: Array<() => void> = []
+  private failure: KvlogError | undefined
+  private lastTimestamp: number
+  private readonly listeners = new Set<CommitListener>()
+  readonly stats: WriterStats = { batches: 0, txns: 0, batchedTxns: 0 }
+
+  constructor(private readonly deps: WriterDeps) {
+    this.lastTimestamp = deps.lastTimestamp
+  }
+
+  subscribe(listener: CommitListener): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  submit(txn: NTxn): Promise<TxnResult> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'txn', txn, resolve, reject }))
+  }
+
+  submitRaw(build: () => BatchOp[]): Promise<void> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'raw', build, resolve, reject }))
+  }
+
+  /** Resolves once everything queued so far is written (or failed). */
+  idle(): Promise<void> {
+    if (!this.running && this.queue.length === 0) return Promise.resolve()
+    return new Promise((resolve) => this.drained.push(resolve))
+  }
+
+  private enqueue(job: Job): void {
+    if (this.failure !== undefined) return job.reject(this.failure)
+    this.queue.push(job)
+    if (!this.running) {
+      this.running = true
+      // Start on the next tick so writes issued in the same tick share the first batch.
+      setImmediate(() => void this.run())
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (this.queue.length > 0) {
+      const group = this.takeGroup()
+      if (group[0].kind === 'raw') await this.writeRaw(group[0])
+      else await this.commitGroup(group as TxnJob[])
+    }
+    this.running = false
+    for (const done of this.drained.splice(0)) done()
+  }
+
+  /** Leading transactions up to maxBatchTxns, or a single raw job. */
+  private takeGroup(): Job[] {
+    if (this.queue[0].kind === 'raw') return this.queue.splice(0, 1)
+    let n = 0
+    while (n < this.queue.length && n < this.deps.maxBatchTxns && this.queue[n].kind === 'txn') n++
+    return this.queue.splice(0, n)
+  }
+
+  private async writeRaw(job: RawJob): Promise<void> {
+    try {
+      if (this.failure !== undefined) throw this.failure
+      const ops = job.build()
+      if (ops.length > 0) await this.deps.db.batch(ops, { sync: this.deps.sync })
+      this.deps.views.advance(this.deps.views.revision)
+      job.resolve()
+    } catch (err) {
+      job.reject(err)
+    }
+  }
+
+  private async commitGroup(group: TxnJob[]): Promise<void> {
+    const { db, views } = this.deps
+    const base = views.acquire()
+    const committed = base.revision
+    const timestamp = Math.max(Date.now(), this.lastTimestamp)
+    const latest = new LatestView(db, base.snapshot)
+    const groupView = new OverlayView(latest)
+    const batch: BatchOp[] = []
+    const entries: LogEntry[] = []
+    const segmentWrites = new Map<number, Segment>()
+    const answers: Array<() => void> = []
+    let revision = committed
+    const readAt = (rev: number): StateView => {
+      if (rev > revision) throw futureRevision(rev, revision)
+      if (rev < this.deps.compactRevision()) throw compacted(rev, this.deps.compactRevision(), committed)
+      if (rev > committed) {
+        throw new KvlogError('UNAVAILABLE', `revision ${rev} is still being committed; retry the request`)
+      }
+      return new HistView(db, base.snapshot, rev)
+    }
+
+    try {
+      for (const job of group) {
+        if (this.failure !== undefined) {
+          job.reject(this.failure)
+          continue
+        }
+        const view = new OverlayView(latest, groupView)
+        const ctx = {
+          view, revision: revision + 1, readAt, leaseExists: this.deps.leaseExists,
+          ops: [] as LoggedOp[], events: [] as Event[],
+        }
+        try {
+          const { succeeded, results } = await evaluateTxn(job.txn, ctx)
+          const wrote = ctx.ops.length > 0
+          if (wrote) {
+            revision++
+            view.mergeIntoParent()
+            const bytes = appendEntry(batch, revision, timestamp, ctx.ops)
+            this.deps.segments.append(revision, timestamp, bytes, segmentWrites)
+            entries.push({ revision, timestamp, events: ctx.events })
+          }
+          const result: TxnResult = { succeeded, results, revision, wrote }
+          answers.push(() => job.resolve(result))
+        } catch (err) {
+          answers.push(() => job.reject(err))
+        }
+      }
+      if (entries.length > 0) {
+        for (const segment of segmentWrites.values()) batch.push(SegmentTable.write(segment))
+        await db.batch(batch, { sync: this.deps.sync })
+        this.lastTimestamp = timestamp
+        views.advance(revision)
+        this.stats.batches++
+        this.stats.batchedTxns += group.length
+      }
+      this.stats.txns += group.length
+    } catch (err) {
+      this.failure = new KvlogError('UNAVAILABLE', `the store failed to write and stopped: ${String(err)}`)
+      for (const job of group) job.reject(this.failure)
+      for (const job of this.queue.splice(0)) job.reject(this.failure)
+      return
+    } finally {
+      views.release(base)
+    }
+    for (const answer of answers) answer()
+    if (entries.length > 0) this.publish(entries)
+  }
+
+  private publish(entries: LogEntry[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(entries)
+      } catch (err) {
+        // A listener must not break the writer; the watch hub catches its own errors.
+        process.emitWarning(`kvlog: commit listener threw: ${String(err)}`)
+      }
+    }
+  }
+}
+
+/** Adds one entry's log, kv and hist writes to the batch; returns the encoded entry's size. */
+function appendEntry(batch: BatchOp[], revision: number, timestamp: number, ops: LoggedOp[]): number {
+  const encoded = encodeEntry({ timestamp, ops })
+  batch.push({ type: 'put', key: logKey(revision), value: encoded })
+  for (const op of ops) {
+    if (op.kind === OP_PUT) {
+      batch.push({
+        type: 'put',
+        key: kvKey(op.key),
+        value: encodeKvRecord({
+          key: op.key, value: op.value, createRevision: op.createRevision, modRevision: revision,
+          version: op.version, lease: op.lease,
+        }),
+      })
+      batch.push({ type: 'put', key: histKey(op.key, revision), value: HIST_IN_LOG_RECORD })
+    } else {
+      batch.push({ type: 'del', key: kvKey(op.key) })
+      batch.push({ type: 'put', key: histKey(op.key, revision), value: HIST_TOMBSTONE_RECORD })
+    }
+  }
+  return encoded.length
+}
