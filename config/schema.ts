@@ -1,0 +1,276 @@
+/**
+ * The one table of every kvlog setting.
+ *
+ * Each setting has a camelCase key (the name in a config file and in code), a flag (`--kebab-case`) and an
+ * environment variable (`KVLOG_SCREAMING_SNAKE`). Values come from, lowest precedence first:
+ *
+ *     defaults (this table)  <  config file  <  KVLOG_* environment  <  command-line flags
+ *
+ * Units: `bytes` settings hold a byte count, `duration` settings hold milliseconds, `address` settings hold
+ * the "HOST:PORT" string as given (split it with parseAddress in parse-values.ts). min/max are in the same
+ * units and inclusive. docs/configuration.md is rendered from this table (config/print-docs.ts).
+ *
+ * This file imports nothing: config/ is read by every layer.
+ */
+
+export type SettingType = 'string' | 'integer' | 'boolean' | 'enum' | 'bytes' | 'duration' | 'address'
+
+/** Where a setting's value came from. */
+export type ConfigSource = 'default' | 'file' | 'env' | 'flag'
+
+export const FSYNC_MODES = ['always', 'never'] as const
+export type FsyncMode = (typeof FSYNC_MODES)[number]
+
+/** pino's levels; 'silent' turns logging off. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+const KiB = 1024
+const MiB = 1024 * KiB
+const SECOND = 1000
+
+/** The resolved configuration of a kvlog server. Bytes are byte counts, durations milliseconds. */
+export interface Config {
+  dataDir: string
+  fsync: FsyncMode
+  segmentMaxEntries: number
+  segmentMaxBytes: number
+  maxRequestBytes: number
+  maxTxnOps: number
+  maxBatchTxns: number
+  compactionBatchRevisions: number
+  listenHttp: string
+  listenGrpc: string
+  /** '' means: write no ready file. */
+  readyFile: string
+  logLevel: LogLevel
+  watchRingSize: number
+  watchCatchUpBatch: number
+  /** 0 turns progress notices for idle watchers off. */
+  watchProgressInterval: number
+  maxWatchersPerConnection: number
+  wsMaxPayload: number
+  wsHeartbeatInterval: number
+  wsMaxBufferedBytes: number
+  shutdownTimeout: number
+}
+
+export interface Setting<K extends keyof Config = keyof Config> {
+  readonly key: K
+  readonly type: SettingType
+  readonly default: Config[K]
+  /** Inclusive bounds for integer, bytes (in bytes) and duration (in ms) settings. */
+  readonly min?: number
+  readonly max?: number
+  /** The allowed values of an enum setting. */
+  readonly values?: readonly string[]
+  /** A string setting that must not be empty. */
+  readonly nonEmpty?: boolean
+  /** One line, shown in docs/configuration.md. */
+  readonly description: string
+  /** `--kebab-case` of the key. */
+  readonly flag: string
+  /** `KVLOG_` + SCREAMING_SNAKE_CASE of the key. */
+  readonly env: string
+}
+
+/** Every setting, keyed by its camelCase key, in the order the docs list them. */
+export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
+  dataDir: {
+    key: 'dataDir',
+    type: 'string',
+    default: './kvlog-data',
+    nonEmpty: true,
+    description: 'Directory of the LevelDB database; created if missing.',
+    flag: '--data-dir',
+    env: 'KVLOG_DATA_DIR',
+  },
+  fsync: {
+    key: 'fsync',
+    type: 'enum',
+    default: 'always',
+    values: FSYNC_MODES,
+    description: "'always': a write is acknowledged only after its batch is on disk. 'never': leave flushing to the OS (faster, loses recent writes on a machine crash).",
+    flag: '--fsync',
+    env: 'KVLOG_FSYNC',
+  },
+  segmentMaxEntries: {
+    key: 'segmentMaxEntries',
+    type: 'integer',
+    default: 100_000,
+    min: 1,
+    description: 'Roll the log over to a new segment after this many entries (or segmentMaxBytes, whichever comes first).',
+    flag: '--segment-max-entries',
+    env: 'KVLOG_SEGMENT_MAX_ENTRIES',
+  },
+  segmentMaxBytes: {
+    key: 'segmentMaxBytes',
+    type: 'bytes',
+    default: 64 * MiB,
+    min: KiB,
+    description: 'Roll the log over to a new segment after this many encoded bytes (or segmentMaxEntries).',
+    flag: '--segment-max-bytes',
+    env: 'KVLOG_SEGMENT_MAX_BYTES',
+  },
+  maxRequestBytes: {
+    key: 'maxRequestBytes',
+    type: 'bytes',
+    default: 1.5 * MiB,
+    min: 256,
+    max: 64 * MiB,
+    description: 'Largest accepted request or transaction, counting keys and values of every op (REQUEST_TOO_LARGE).',
+    flag: '--max-request-bytes',
+    env: 'KVLOG_MAX_REQUEST_BYTES',
+  },
+  maxTxnOps: {
+    key: 'maxTxnOps',
+    type: 'integer',
+    default: 128,
+    min: 1,
+    max: 100_000,
+    description: 'Most compares, and most ops per branch, in one transaction (TOO_MANY_OPS).',
+    flag: '--max-txn-ops',
+    env: 'KVLOG_MAX_TXN_OPS',
+  },
+  maxBatchTxns: {
+    key: 'maxBatchTxns',
+    type: 'integer',
+    default: 2048,
+    min: 1,
+    max: 100_000,
+    description: 'Most transactions the writer puts into one group-commit batch.',
+    flag: '--max-batch-txns',
+    env: 'KVLOG_MAX_BATCH_TXNS',
+  },
+  compactionBatchRevisions: {
+    key: 'compactionBatchRevisions',
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: 1_000_000,
+    description: 'Revisions compaction removes per batch, between writes.',
+    flag: '--compaction-batch-revisions',
+    env: 'KVLOG_COMPACTION_BATCH_REVISIONS',
+  },
+  listenHttp: {
+    key: 'listenHttp',
+    type: 'address',
+    default: '127.0.0.1:8379',
+    description: 'Address of the HTTP and WebSocket API (port 0: any free port).',
+    flag: '--listen-http',
+    env: 'KVLOG_LISTEN_HTTP',
+  },
+  listenGrpc: {
+    key: 'listenGrpc',
+    type: 'address',
+    default: '127.0.0.1:2379',
+    description: 'Address of the etcd v3 gRPC API (port 0: any free port).',
+    flag: '--listen-grpc',
+    env: 'KVLOG_LISTEN_GRPC',
+  },
+  readyFile: {
+    key: 'readyFile',
+    type: 'string',
+    default: '',
+    description: 'Once serving, the server writes this file so scripts and tests can wait for it (empty: none).',
+    flag: '--ready-file',
+    env: 'KVLOG_READY_FILE',
+  },
+  logLevel: {
+    key: 'logLevel',
+    type: 'enum',
+    default: 'info',
+    values: LOG_LEVELS,
+    description: "Lowest level of structured log lines written ('silent': none).",
+    flag: '--log-level',
+    env: 'KVLOG_LOG_LEVEL',
+  },
+  watchRingSize: {
+    key: 'watchRingSize',
+    type: 'integer',
+    default: 10_000,
+    min: 0,
+    max: 10_000_000,
+    description: 'Recent events kept in memory so watchers can catch up without reading the log (0: none).',
+    flag: '--watch-ring-size',
+    env: 'KVLOG_WATCH_RING_SIZE',
+  },
+  watchCatchUpBatch: {
+    key: 'watchCatchUpBatch',
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: 1_000_000,
+    description: 'Revisions read from the log per catch-up step of a watcher behind the ring.',
+    flag: '--watch-catch-up-batch',
+    env: 'KVLOG_WATCH_CATCH_UP_BATCH',
+  },
+  watchProgressInterval: {
+    key: 'watchProgressInterval',
+    type: 'duration',
+    default: 10 * SECOND,
+    min: 0,
+    description: 'Idle watchers get a progress notice this often (0: off).',
+    flag: '--watch-progress-interval',
+    env: 'KVLOG_WATCH_PROGRESS_INTERVAL',
+  },
+  maxWatchersPerConnection: {
+    key: 'maxWatchersPerConnection',
+    type: 'integer',
+    default: 10_000,
+    min: 1,
+    max: 1_000_000,
+    description: 'Most watches on one WebSocket or gRPC connection (TOO_MANY_WATCHERS).',
+    flag: '--max-watchers-per-connection',
+    env: 'KVLOG_MAX_WATCHERS_PER_CONNECTION',
+  },
+  wsMaxPayload: {
+    key: 'wsMaxPayload',
+    type: 'bytes',
+    default: 4 * MiB,
+    min: KiB,
+    description: 'Largest WebSocket message accepted from a client.',
+    flag: '--ws-max-payload',
+    env: 'KVLOG_WS_MAX_PAYLOAD',
+  },
+  wsHeartbeatInterval: {
+    key: 'wsHeartbeatInterval',
+    type: 'duration',
+    default: 30 * SECOND,
+    min: 100,
+    description: 'Ping WebSocket clients this often; one that has not answered the previous ping is closed.',
+    flag: '--ws-heartbeat-interval',
+    env: 'KVLOG_WS_HEARTBEAT_INTERVAL',
+  },
+  wsMaxBufferedBytes: {
+    key: 'wsMaxBufferedBytes',
+    type: 'bytes',
+    default: 8 * MiB,
+    description: 'A WebSocket connection with more than this unsent is paused; its watchers catch up from the log later.',
+    flag: '--ws-max-buffered-bytes',
+    env: 'KVLOG_WS_MAX_BUFFERED_BYTES',
+  },
+  shutdownTimeout: {
+    key: 'shutdownTimeout',
+    type: 'duration',
+    default: 10 * SECOND,
+    description: 'On SIGTERM/SIGINT, wait this long for requests and streams to finish before closing them.',
+    flag: '--shutdown-timeout',
+    env: 'KVLOG_SHUTDOWN_TIMEOUT',
+  },
+}
+
+/** Every setting, in table order. */
+export const SETTINGS: readonly Setting[] = Object.values(SCHEMA)
+
+/** Every setting's key, in table order. */
+export const SETTING_KEYS: readonly (keyof Config)[] = SETTINGS.map((s) => s.key)
+
+function defaults(): Config {
+  const config: Record<string, unknown> = {}
+  for (const setting of SETTINGS) config[setting.key] = setting.default
+  return config as unknown as Config
+}
+
+/** The configuration with nothing set. Frozen: copy it (`{ ...DEFAULT_CONFIG }`) to change values. */
+export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze(defaults())

@@ -1,0 +1,113 @@
+import { expect } from 'chai'
+import { readFileSync } from 'node:fs'
+import { parseSettingValue } from '../../config/parse-values.js'
+import { formatDefault, renderConfigDocs } from '../../config/print-docs.js'
+import { DEFAULT_CONFIG, SCHEMA, SETTING_KEYS, SETTINGS, type Config } from '../../config/schema.js'
+
+const TYPES = ['string', 'integer', 'boolean', 'enum', 'bytes', 'duration', 'address']
+const NUMERIC = ['integer', 'bytes', 'duration']
+const MiB = 2 ** 20
+
+/** The settings and defaults kvlog promises (docs, issues and other engineers rely on these). */
+const EXPECTED_DEFAULTS: Config = {
+  dataDir: './kvlog-data',
+  fsync: 'always',
+  segmentMaxEntries: 100_000,
+  segmentMaxBytes: 64 * MiB,
+  maxRequestBytes: 1_572_864,
+  maxTxnOps: 128,
+  maxBatchTxns: 2048,
+  compactionBatchRevisions: 1000,
+  listenHttp: '127.0.0.1:8379',
+  listenGrpc: '127.0.0.1:2379',
+  readyFile: '',
+  logLevel: 'info',
+  watchRingSize: 10_000,
+  watchCatchUpBatch: 1000,
+  watchProgressInterval: 10_000,
+  maxWatchersPerConnection: 10_000,
+  wsMaxPayload: 4 * MiB,
+  wsHeartbeatInterval: 30_000,
+  wsMaxBufferedBytes: 8 * MiB,
+  shutdownTimeout: 10_000,
+}
+
+const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
+const screaming = (key: string): string => kebab(key).replace(/-/g, '_').toUpperCase()
+
+describe('config/schema', () => {
+  it('has the promised settings with the promised defaults', () => {
+    expect(DEFAULT_CONFIG).to.deep.equal(EXPECTED_DEFAULTS)
+    expect(SETTING_KEYS).to.deep.equal(Object.keys(EXPECTED_DEFAULTS))
+  })
+
+  it('freezes DEFAULT_CONFIG', () => {
+    expect(Object.isFrozen(DEFAULT_CONFIG)).to.equal(true)
+  })
+
+  it('lists each setting once, under its own key', () => {
+    expect(SETTINGS.map((s) => s.key)).to.deep.equal(Object.keys(SCHEMA))
+    for (const [key, setting] of Object.entries(SCHEMA)) expect(setting.key).to.equal(key)
+    expect(new Set(SETTINGS.map((s) => s.flag)).size).to.equal(SETTINGS.length)
+    expect(new Set(SETTINGS.map((s) => s.env)).size).to.equal(SETTINGS.length)
+  })
+
+  for (const setting of SETTINGS) {
+    describe(setting.key, () => {
+      it('is camelCase, with a kebab-case flag and a KVLOG_ environment variable', () => {
+        expect(setting.key).to.match(/^[a-z][a-zA-Z0-9]*$/)
+        expect(setting.flag).to.equal(`--${kebab(setting.key)}`)
+        expect(setting.env).to.equal(`KVLOG_${screaming(setting.key)}`)
+      })
+
+      it('has a known type and a one-line description', () => {
+        expect(TYPES).to.include(setting.type)
+        expect(setting.description).to.be.a('string').and.not.equal('')
+        expect(setting.description).not.to.match(/[\n|]/)
+      })
+
+      it('has bounds only where they mean something, and consistent ones', () => {
+        if (!NUMERIC.includes(setting.type)) expect(setting).not.to.have.any.keys('min', 'max')
+        if (setting.min !== undefined) expect(Number.isSafeInteger(setting.min)).to.equal(true)
+        if (setting.max !== undefined) expect(Number.isSafeInteger(setting.max)).to.equal(true)
+        if (setting.min !== undefined && setting.max !== undefined) expect(setting.min).to.be.at.most(setting.max)
+        if (setting.type === 'enum') expect(setting.values?.length).to.be.greaterThan(0)
+        else expect(setting).not.to.have.property('values')
+        if (setting.nonEmpty !== undefined) expect(setting.type).to.equal('string')
+      })
+
+      it('has a default that is valid for its own type and bounds', () => {
+        expect(parseSettingValue(setting, setting.default)).to.equal(setting.default)
+      })
+
+      it('has a default that reads back from its documented spelling', () => {
+        const shown = formatDefault(setting)
+        expect(parseSettingValue(setting, shown === '""' ? '' : shown)).to.equal(setting.default)
+      })
+    })
+  }
+})
+
+describe('docs/configuration.md', () => {
+  const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8')
+
+  it('is the output of config/print-docs.ts (regenerate: node dist/config/print-docs.js > docs/configuration.md)', () => {
+    expect(docs).to.equal(renderConfigDocs())
+  })
+
+  for (const setting of SETTINGS) {
+    it(`documents ${setting.key}: flag, environment variable and default in one row`, () => {
+      const row = docs.split('\n').find((line) => line.startsWith(`| ${setting.key} |`))
+      expect(row, `no table row for ${setting.key}`).to.be.a('string')
+      expect(row).to.contain(`\`${setting.flag}\``)
+      expect(row).to.contain(`\`${setting.env}\``)
+      expect(row).to.contain(`\`${formatDefault(setting)}\``)
+    })
+  }
+
+  it('documents the config file, its formats and the precedence of sources', () => {
+    for (const word of ['--config', 'KVLOG_CONFIG', 'JSON', 'YAML', 'config file  <  KVLOG_* environment variables  <  command-line flags']) {
+      expect(docs).to.contain(word)
+    }
+  })
+})
