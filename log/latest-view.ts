@@ -14,11 +14,23 @@ export type Snapshot = ReturnType<Db['snapshot']>
 /** Reads per iterator step: large enough to amortize the native call, small enough to stop early. */
 const STEP = 256
 
+/**
+ * getSync options naming the encodings explicitly: abstract-level clones the options object on every call
+ * unless they match the database's formats (measured: ~10% of a put's CPU time).
+ */
+export function syncGetOptions(snapshot: Snapshot) {
+  return { snapshot, keyEncoding: 'buffer', valueEncoding: 'buffer' } as const
+}
+
 export class LatestView implements StateView {
-  constructor(private readonly db: Db, private readonly snapshot: Snapshot) {}
+  private readonly getOptions: ReturnType<typeof syncGetOptions>
+
+  constructor(private readonly db: Db, private readonly snapshot: Snapshot) {
+    this.getOptions = syncGetOptions(snapshot)
+  }
 
   get(key: Buffer): KeyValue | undefined {
-    const record = this.db.getSync(kvKey(key), { snapshot: this.snapshot })
+    const record = this.db.getSync(kvKey(key), this.getOptions)
     return record === undefined ? undefined : decodeKvRecord(key, record)
   }
 

@@ -13,6 +13,19 @@ import type { Segment } from './types.js'
 
 export type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer }
 
+/**
+ * Writes ops as one atomic LevelDB batch. classic-level's chained batch is 2-3x faster than its array
+ * form for the same records (measured: 768 records per sync batch, ~40k vs ~90k+ records/s).
+ */
+export function writeBatch(db: Db, ops: readonly BatchOp[], sync: boolean): Promise<void> {
+  const batch = db.batch()
+  for (const op of ops) {
+    if (op.type === 'put') batch.put(op.key, op.value)
+    else batch.del(op.key)
+  }
+  return batch.write({ sync })
+}
+
 const SEGMENT_PREFIX = 'seg/'
 const packr = new Packr({ useRecords: false })
 

@@ -43,6 +43,11 @@ export class OverlayView implements StateView {
 
   constructor(private readonly base: StateView, private readonly parent?: OverlayView) {}
 
+  /** A layer over this one (same base), for one transaction of a group. */
+  child(): OverlayView {
+    return new OverlayView(this.base, this)
+  }
+
   get size(): number {
     return this.changes.size
   }
@@ -55,6 +60,16 @@ export class OverlayView implements StateView {
     const own = this.changes.get(keyId(key))
     if (own !== undefined) return own ?? undefined
     return this.parent !== undefined ? this.parent.get(key) : this.base.get(key)
+  }
+
+  /**
+   * This overlay's own changes over another base, without its parent: how the writer layers a group that
+   * is still being written over the newest committed snapshot (chains never grow past one layer).
+   */
+  withBase(base: StateView): OverlayView {
+    const layer = new OverlayView(base)
+    for (const [id, kv] of this.changes) layer.changes.set(id, kv)
+    return layer
   }
 
   /** Moves this overlay's changes into its parent (the transaction committed into the group). */

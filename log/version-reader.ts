@@ -4,7 +4,7 @@
  * (MATERIALIZED). Decoded log entries are cached for the reader's lifetime (one request).
  */
 import { histKey, keyId, logKey } from './keys.js'
-import type { Db, Snapshot } from './latest-view.js'
+import { syncGetOptions, type Db, type Snapshot } from './latest-view.js'
 import {
   decodeEntry,
   decodeKvRecord,
@@ -26,8 +26,11 @@ interface CachedEntry {
 
 export class VersionReader {
   private readonly entries = new Map<number, CachedEntry | null>()
+  private readonly getOptions: ReturnType<typeof syncGetOptions>
 
-  constructor(private readonly db: Db, private readonly snapshot: Snapshot) {}
+  constructor(private readonly db: Db, snapshot: Snapshot) {
+    this.getOptions = syncGetOptions(snapshot)
+  }
 
   /** The decoded log entry at `rev`, or undefined if it is not in the log (compacted). */
   entry(rev: number): LoggedEntry | undefined {
@@ -37,7 +40,7 @@ export class VersionReader {
   private cached(rev: number): CachedEntry | undefined {
     let c = this.entries.get(rev)
     if (c === undefined) {
-      const bytes = this.db.getSync(logKey(rev), { snapshot: this.snapshot })
+      const bytes = this.db.getSync(logKey(rev), this.getOptions)
       c = bytes === undefined ? null : { entry: decodeEntry(bytes) }
       this.entries.set(rev, c)
     }
@@ -57,7 +60,7 @@ export class VersionReader {
 
   /** The version of `key` written at exactly `rev` (for prevKv), undefined if none survives. */
   versionAt(key: Buffer, rev: number): KeyValue | undefined {
-    const record = this.db.getSync(histKey(key, rev), { snapshot: this.snapshot })
+    const record = this.db.getSync(histKey(key, rev), this.getOptions)
     return record === undefined ? undefined : this.resolve(key, rev, record)
   }
 

@@ -26,7 +26,7 @@ import {
   OP_PUT,
   type LoggedOp,
 } from './records.js'
-import { SegmentTable, type BatchOp } from './segments.js'
+import { SegmentTable, writeBatch, type BatchOp } from './segments.js'
 import { OverlayView, type StateView } from './state-view.js'
 import { evaluateTxn } from './txn-eval.js'
 import type { CommitListener, Event, LogEntry, Segment, TxnResult } from './types.js'
@@ -104,34 +104,42 @@ export class Writer {
     this.queue.push(job)
     if (!this.running) {
       this.running = true
-      // Start on the next tick so writes issued in the same tick share the first batch.
+      // Start on the next turn of the event loop so writes issued together share the first batch.
       setImmediate(() => void this.run())
     }
   }
 
   private async run(): Promise<void> {
-    while (this.queue.length > 0) {
-      const group = this.takeGroup()
-      if (group[0].kind === 'raw') await this.writeRaw(group[0])
-      else await this.commitGroup(group as TxnJob[])
+    let inflight: PreparedGroup | undefined
+    while (this.queue.length > 0 || inflight !== undefined) {
+      const head = this.queue[0]
+      if (head === undefined || head.kind === 'raw') {
+        if (inflight !== undefined) await this.finish(inflight)
+        inflight = undefined
+        if (head !== undefined) await this.writeRaw(this.queue.shift() as RawJob)
+        continue
+      }
+      const prepared = await this.prepare(this.takeGroup(inflight === undefined), inflight)
+      if (inflight !== undefined) await this.finish(inflight)
+      inflight = this.start(prepared)
     }
     this.running = false
     for (const done of this.drained.splice(0)) done()
   }
 
-  /** Leading transactions up to maxBatchTxns, or a single raw job. */
-  private takeGroup(): Job[] {
-    if (this.queue[0].kind === 'raw') return this.queue.splice(0, 1)
+  /** Leading transactions up to maxBatchTxns; half of a large queue when nothing is being written. */
+  private takeGroup(idle: boolean): TxnJob[] {
     let n = 0
     while (n < this.queue.length && n < this.deps.maxBatchTxns && this.queue[n].kind === 'txn') n++
-    return this.queue.splice(0, n)
+    if (idle && n >= 2 * SPLIT_MIN) n = Math.ceil(n / 2)
+    return this.queue.splice(0, n) as TxnJob[]
   }
 
   private async writeRaw(job: RawJob): Promise<void> {
     try {
       if (this.failure !== undefined) throw this.failure
       const ops = job.build()
-      if (ops.length > 0) await this.deps.db.batch(ops, { sync: this.deps.sync })
+      if (ops.length > 0) await writeBatch(this.deps.db, ops, this.deps.sync)
       this.deps.views.advance(this.deps.views.revision)
       job.resolve()
     } catch (err) {
@@ -139,73 +147,89 @@ export class Writer {
     }
   }
 
-  private async commitGroup(group: TxnJob[]): Promise<void> {
+  /** Evaluates a group over the committed snapshot plus the group still being written, if any. */
+  private async prepare(group: TxnJob[], inflight: PreparedGroup | undefined): Promise<PreparedGroup> {
     const { db, views } = this.deps
     const base = views.acquire()
     const committed = base.revision
-    const timestamp = Math.max(Date.now(), this.lastTimestamp)
     const latest = new LatestView(db, base.snapshot)
-    const groupView = new OverlayView(latest)
-    const batch: BatchOp[] = []
-    const entries: LogEntry[] = []
-    const segmentWrites = new Map<number, Segment>()
-    const answers: Array<() => void> = []
-    let revision = committed
+    const below = inflight === undefined ? latest : inflight.changes.withBase(latest)
+    const changes = new OverlayView(below)
+    const first = inflight === undefined ? committed : inflight.revision
+    const prepared: PreparedGroup = {
+      group, changes, revision: first, timestamp: Math.max(Date.now(), this.lastTimestamp, inflight?.timestamp ?? 0),
+      batch: [], entries: [], answers: [],
+    }
     const readAt = (rev: number): StateView => {
-      if (rev > revision) throw futureRevision(rev, revision)
-      if (rev < this.deps.compactRevision()) throw compacted(rev, this.deps.compactRevision(), committed)
-      if (rev > committed) {
-        throw new KvlogError('UNAVAILABLE', `revision ${rev} is still being committed; retry the request`)
-      }
+      if (rev > prepared.revision) throw futureRevision(rev, prepared.revision)
+      const floor = this.deps.compactRevision()
+      if (rev < floor) throw compacted(rev, floor, committed)
+      if (rev > committed) throw new KvlogError('UNAVAILABLE', `revision ${rev} is still being committed; retry`)
       return new HistView(db, base.snapshot, rev)
     }
-
+    const segmentWrites = new Map<number, Segment>()
     try {
       for (const job of group) {
-        if (this.failure !== undefined) {
-          job.reject(this.failure)
-          continue
-        }
-        const view = new OverlayView(latest, groupView)
+        const view = changes.child()
         const ctx = {
-          view, revision: revision + 1, readAt, leaseExists: this.deps.leaseExists,
+          view, revision: prepared.revision + 1, readAt, leaseExists: this.deps.leaseExists,
           ops: [] as LoggedOp[], events: [] as Event[],
         }
         try {
           const { succeeded, results } = await evaluateTxn(job.txn, ctx)
           const wrote = ctx.ops.length > 0
           if (wrote) {
-            revision++
+            prepared.revision++
             view.mergeIntoParent()
-            const bytes = appendEntry(batch, revision, timestamp, ctx.ops)
-            this.deps.segments.append(revision, timestamp, bytes, segmentWrites)
-            entries.push({ revision, timestamp, events: ctx.events })
+            const bytes = appendEntry(prepared.batch, prepared.revision, prepared.timestamp, ctx.ops)
+            this.deps.segments.append(prepared.revision, prepared.timestamp, bytes, segmentWrites)
+            prepared.entries.push({ revision: prepared.revision, timestamp: prepared.timestamp, events: ctx.events })
           }
-          const result: TxnResult = { succeeded, results, revision, wrote }
-          answers.push(() => job.resolve(result))
+          const result: TxnResult = { succeeded, results, revision: prepared.revision, wrote }
+          prepared.answers.push(() => job.resolve(result))
         } catch (err) {
-          answers.push(() => job.reject(err))
+          prepared.answers.push(() => job.reject(err))
         }
       }
-      if (entries.length > 0) {
-        for (const segment of segmentWrites.values()) batch.push(SegmentTable.write(segment))
-        await db.batch(batch, { sync: this.deps.sync })
-        this.lastTimestamp = timestamp
-        views.advance(revision)
-        this.stats.batches++
-        this.stats.batchedTxns += group.length
-      }
-      this.stats.txns += group.length
-    } catch (err) {
-      this.failure = new KvlogError('UNAVAILABLE', `the store failed to write and stopped: ${String(err)}`)
-      for (const job of group) job.reject(this.failure)
-      for (const job of this.queue.splice(0)) job.reject(this.failure)
-      return
     } finally {
       views.release(base)
     }
-    for (const answer of answers) answer()
-    if (entries.length > 0) this.publish(entries)
+    for (const segment of segmentWrites.values()) prepared.batch.push(SegmentTable.write(segment))
+    return prepared
+  }
+
+  /** Issues the group's batch (after the previous one finished, so LevelDB applies them in order). */
+  private start(prepared: PreparedGroup): PreparedGroup {
+    if (this.failure !== undefined) {
+      prepared.written = Promise.reject(this.failure)
+    } else if (prepared.entries.length === 0) {
+      prepared.written = Promise.resolve()
+    } else {
+      prepared.written = writeBatch(this.deps.db, prepared.batch, this.deps.sync)
+    }
+    prepared.written.catch(() => undefined)
+    return prepared
+  }
+
+  /** Waits for the group's batch; then advances the snapshot, answers the callers and publishes. */
+  private async finish(prepared: PreparedGroup): Promise<void> {
+    try {
+      await prepared.written
+    } catch (err) {
+      this.failure ??= new KvlogError('UNAVAILABLE', `the store failed to write and stopped: ${String(err)}`)
+      for (const job of prepared.group) job.reject(this.failure)
+      for (const job of this.queue.splice(0)) job.reject(this.failure)
+      return
+    }
+    this.stats.txns += prepared.group.length
+    if (prepared.entries.length > 0) {
+      this.lastTimestamp = prepared.timestamp
+      this.deps.views.advance(prepared.revision)
+      this.stats.batches++
+      this.stats.batchedTxns += prepared.group.length
+    }
+    for (const answer of prepared.answers) answer()
+    if (prepared.entries.length > 0) this.publish(prepared.entries)
   }
 
   private publish(entries: LogEntry[]): void {
@@ -219,6 +243,23 @@ export class Writer {
     }
   }
 }
+
+/** A group evaluated and (once started) being written. */
+interface PreparedGroup {
+  group: TxnJob[]
+  /** The group's writes, as an overlay: the next group is evaluated over them until this one is durable. */
+  changes: OverlayView
+  /** The revision after the group. */
+  revision: number
+  timestamp: number
+  batch: BatchOp[]
+  entries: LogEntry[]
+  answers: Array<() => void>
+  written?: Promise<void>
+}
+
+/** Below this many queued transactions an idle writer takes them all instead of splitting. */
+const SPLIT_MIN = 16
 
 /** Adds one entry's log, kv and hist writes to the batch; returns the encoded entry's size. */
 function appendEntry(batch: BatchOp[], revision: number, timestamp: number, ops: LoggedOp[]): number {

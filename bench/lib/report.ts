@@ -1,0 +1,65 @@
+/**
+ * Shared plumbing for the benchmark scripts: flags, statistics, progress on a terminal, a table for
+ * people and one JSON line for machines (`--json`).
+ */
+
+export interface BenchArgs {
+  json: boolean
+  quick: boolean
+  flags: Map<string, string>
+}
+
+export function parseBenchArgs(argv: string[] = process.argv.slice(2)): BenchArgs {
+  const flags = new Map<string, string>()
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`)
+    const eq = a.indexOf('=')
+    if (eq > 0) flags.set(a.slice(2, eq), a.slice(eq + 1))
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags.set(a.slice(2), argv[++i])
+    else flags.set(a.slice(2), 'true')
+  }
+  return { json: flags.get('json') === 'true', quick: flags.get('quick') === 'true', flags }
+}
+
+export function numberFlag(args: BenchArgs, name: string, fallback: number): number {
+  const v = args.flags.get(name)
+  if (v === undefined) return fallback
+  const n = Number(v)
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got ${v}`)
+  return n
+}
+
+/** The p-th percentile (0..100) of unsorted samples, nearest-rank. */
+export function percentile(samples: number[], p: number): number {
+  if (samples.length === 0) return 0
+  const sorted = Float64Array.from(samples).sort()
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[rank]
+}
+
+export function median(values: number[]): number {
+  return percentile(values, 50)
+}
+
+/** Writes a one-line progress note on a terminal (stderr), nothing otherwise. */
+export function progress(text: string): void {
+  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${text}`)
+}
+
+export function endProgress(): void {
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K')
+}
+
+export function formatNumber(n: number): string {
+  if (Number.isInteger(n) || Math.abs(n) >= 100) return Math.round(n).toLocaleString('en-US')
+  return n.toFixed(2)
+}
+
+/** A plain text table: first row is the header. */
+export function table(rows: Array<Array<string | number>>): string {
+  const cells = rows.map((r) => r.map((c) => (typeof c === 'number' ? formatNumber(c) : c)))
+  const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)))
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
+  return [line(cells[0]), widths.map((w) => '─'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n')
+}
