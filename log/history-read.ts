@@ -32,7 +32,7 @@ export async function readHistory(db: Db, snapshot: Snapshot, scan: HistoryScan)
   const versions = scan.prevKv ? new VersionReader(db, snapshot) : undefined
   const it = db.iterator({ gte: logKey(scan.from), lt: scan.to === Infinity ? LOG_END : logKey(scan.to + 1), snapshot })
   let events = 0
-  let next = scan.from
+  let next: number
   try {
     while (true) {
       const step = await it.nextv(STEP)

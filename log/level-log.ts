@@ -97,16 +97,18 @@ export class LevelLog implements Log {
 
   static async start(db: Db, o: LevelLogOptions, segments: SegmentTable, revision: number, timestamp: number): Promise<LevelLog> {
     const views = new ReadViews(db, revision)
-    let compactor: Compactor | undefined
+    // The writer checks the floor through the compactor, which writes through the writer.
+    const late: { compactor?: Compactor } = {}
     const writer = new Writer({
       db, views, segments, sync: o.fsync === 'always', maxBatchTxns: o.maxBatchTxns,
-      compactRevision: () => compactor?.floor ?? 0,
+      compactRevision: () => late.compactor?.floor ?? 0,
       leaseExists: () => false,
       lastTimestamp: timestamp,
     })
-    compactor = new Compactor({
+    const compactor = new Compactor({
       db, writer, segments, batchRevisions: o.compactionBatchRevisions, currentRevision: () => views.revision,
     })
+    late.compactor = compactor
     await compactor.load()
     const log = new LevelLog(db, o, views, segments, writer, compactor)
     log.resumed = compactor.resume()

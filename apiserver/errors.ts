@@ -1,0 +1,47 @@
+/**
+ * Each stable error code (log/errors.ts) mapped once to its protocol statuses. The front doors use this
+ * table and nothing else; docs/errors.md shows it, and test/apiserver/errors.test.ts keeps both complete.
+ *
+ * gRPC codes are numbers from the gRPC spec (so this file needs no gRPC import); Kubernetes reasons are
+ * metav1.StatusReason values.
+ */
+import type { ErrorCode } from '../log/errors.js'
+
+export interface ProtocolStatus {
+  http: number
+  grpc: GrpcCode
+  k8sReason: string
+}
+
+/** The gRPC status codes used here (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
+export const GRPC = {
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  OUT_OF_RANGE: 11,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+} as const
+export type GrpcCode = (typeof GRPC)[keyof typeof GRPC]
+
+export const ERROR_STATUS: Record<ErrorCode, ProtocolStatus> = {
+  INVALID_ARGUMENT: { http: 400, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'BadRequest' },
+  EMPTY_KEY: { http: 400, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'BadRequest' },
+  KEY_NOT_FOUND: { http: 400, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'BadRequest' },
+  DUPLICATE_KEY: { http: 400, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'BadRequest' },
+  TOO_MANY_OPS: { http: 400, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'BadRequest' },
+  REQUEST_TOO_LARGE: { http: 413, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'RequestEntityTooLarge' },
+  COMPACTED: { http: 410, grpc: GRPC.OUT_OF_RANGE, k8sReason: 'Expired' },
+  FUTURE_REVISION: { http: 400, grpc: GRPC.OUT_OF_RANGE, k8sReason: 'BadRequest' },
+  LEASE_NOT_FOUND: { http: 404, grpc: GRPC.NOT_FOUND, k8sReason: 'NotFound' },
+  NO_SPACE: { http: 507, grpc: GRPC.RESOURCE_EXHAUSTED, k8sReason: 'InternalError' },
+  CLOSED: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
+  NOT_FOUND: { http: 404, grpc: GRPC.NOT_FOUND, k8sReason: 'NotFound' },
+  UNKNOWN_WATCH: { http: 404, grpc: GRPC.NOT_FOUND, k8sReason: 'NotFound' },
+  WATCH_ID_EXISTS: { http: 409, grpc: GRPC.ALREADY_EXISTS, k8sReason: 'AlreadyExists' },
+  TOO_MANY_WATCHERS: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, k8sReason: 'TooManyRequests' },
+  UNAVAILABLE: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
+  INTERNAL: { http: 500, grpc: GRPC.INTERNAL, k8sReason: 'InternalError' },
+}

@@ -1,0 +1,25 @@
+/**
+ * GET /healthz — the process is up. GET /readyz — the store is open and accepting requests (503 while
+ * starting or draining). GET /v1/status — revision, compact revision, segments, db size.
+ */
+import type { FastifyInstance } from 'fastify'
+import type { Log } from '../../log/backend.js'
+import { errorBody } from './errors.js'
+
+export interface HealthState {
+  ready: boolean
+}
+
+export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState): void {
+  app.get('/healthz', async () => ({ ok: true }))
+
+  app.get('/readyz', async (_request, reply) => {
+    if (!state.ready) return reply.status(503).send(errorBody('UNAVAILABLE', 'not ready'))
+    return { ok: true, revision: log.revision }
+  })
+
+  app.get('/v1/status', async () => {
+    const s = await log.status()
+    return { ...s, header: { revision: s.revision } }
+  })
+}

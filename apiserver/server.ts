@@ -1,0 +1,55 @@
+/**
+ * `kvlog serve`: opens the store and the listeners, writes the ready file once every listener accepts
+ * connections, and drains on SIGTERM/SIGINT (stop accepting, flush, close the store, exit 0).
+ */
+import { rename, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import type { Config } from '../config/index.js'
+import { parseAddress } from '../config/index.js'
+import { openLevelLog } from '../log/level-log.js'
+import { buildHttpApp } from './http/app.js'
+
+export interface RunningServer {
+  http: string
+  close(): Promise<void>
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const log = await openLevelLog({
+    dir: config.dataDir,
+    fsync: config.fsync,
+    segmentMaxEntries: config.segmentMaxEntries,
+    segmentMaxBytes: config.segmentMaxBytes,
+    maxRequestBytes: config.maxRequestBytes,
+    maxTxnOps: config.maxTxnOps,
+    maxBatchTxns: config.maxBatchTxns,
+    compactionBatchRevisions: config.compactionBatchRevisions,
+  })
+  const state = { ready: false }
+  const app = buildHttpApp(log, config, state)
+  const { host, port } = parseAddress(config.listenHttp)
+  await app.listen({ host, port })
+  const address = app.server.address()
+  const bound = typeof address === 'object' && address !== null ? address.port : port
+  const http = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`
+  state.ready = true
+  if (config.readyFile !== '') await writeAtomically(config.readyFile, JSON.stringify({ pid: process.pid, http }) + '\n')
+
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= (async () => {
+      state.ready = false
+      await app.close()
+      await log.close()
+    })()
+    return closing
+  }
+  return { http, close }
+}
+
+/** Write to a temp file beside the target, then rename: readers never see a partial file. */
+async function writeAtomically(path: string, content: string): Promise<void> {
+  const tmp = join(dirname(path), `.${process.pid}.${Date.now()}.tmp`)
+  await writeFile(tmp, content)
+  await rename(tmp, path)
+}

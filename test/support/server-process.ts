@@ -1,0 +1,60 @@
+/**
+ * Starts a real `kvlog serve` process for integration tests: port 0, a temp data dir, waits for the ready
+ * file, and stops it with a real signal.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const KVLOG_BIN = fileURLToPath(new URL('../../../bin/kvlog', import.meta.url))
+
+export interface ServerProcess {
+  child: ChildProcess
+  http: string
+  dataDir: string
+  stderr(): string
+  /** Sends the signal and resolves with the exit code (or the signal name). */
+  stop(signal?: NodeJS.Signals): Promise<number | string>
+  cleanup(): Promise<void>
+}
+
+export async function startServerProcess(extraArgs: string[] = [], dataDir?: string): Promise<ServerProcess> {
+  const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'kvlog-it-')))
+  const readyFile = join(dir, '..', `${dir.split('/').pop()}.ready.json`)
+  const child = spawn(process.execPath, [
+    KVLOG_BIN, 'serve', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--ready-file', readyFile,
+    '--log-level', 'warn', ...extraArgs,
+  ], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))
+  const deadline = Date.now() + 15_000
+  let http: string | undefined
+  while (http === undefined) {
+    if (child.exitCode !== null) throw new Error(`kvlog serve exited with ${child.exitCode}: ${stderr}`)
+    if (Date.now() > deadline) throw new Error(`kvlog serve did not get ready: ${stderr}`)
+    try {
+      http = (JSON.parse(await readFile(readyFile, 'utf8')) as { http: string }).http
+    } catch {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+  return {
+    child, http, dataDir: dir,
+    stderr: () => stderr,
+    stop: (signal = 'SIGTERM') => {
+      child.kill(signal)
+      return exited
+    },
+    cleanup: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL')
+        await exited
+      }
+      await rm(readyFile, { force: true })
+      if (dataDir === undefined) await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
