@@ -8,6 +8,7 @@ import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
 import { openLevelLog } from '../log/level-log.js'
 import { buildHttpApp } from './http/app.js'
+import { instrumentLog, Metrics } from './metrics.js'
 
 export interface RunningServer {
   http: string
@@ -15,7 +16,7 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
-  const log = await openLevelLog({
+  const store = await openLevelLog({
     dir: config.dataDir,
     fsync: config.fsync,
     segmentMaxEntries: config.segmentMaxEntries,
@@ -25,8 +26,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxBatchTxns: config.maxBatchTxns,
     compactionBatchRevisions: config.compactionBatchRevisions,
   })
+  const metrics = new Metrics(store)
+  const log = instrumentLog(store, metrics)
   const state = { ready: false }
-  const app = buildHttpApp(log, config, state)
+  const app = buildHttpApp({ log, config, metrics, state })
   const { host, port } = parseAddress(config.listenHttp)
   await app.listen({ host, port })
   const address = app.server.address()
@@ -40,7 +43,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     closing ??= (async () => {
       state.ready = false
       await app.close()
-      await log.close()
+      await store.close()
     })()
     return closing
   }

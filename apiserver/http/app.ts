@@ -1,15 +1,30 @@
 /**
- * The native HTTP API as a fastify app. Limits come from config: bodyLimit = maxRequestBytes; JSON
- * bodies are parsed with prototype-poisoning protection (fastify's default: `__proto__` is an error).
+ * The native HTTP API as a fastify app (docs/api.md). Limits come from config: bodyLimit =
+ * maxRequestBytes; JSON bodies are parsed with prototype-poisoning protection (`__proto__` and
+ * `constructor.prototype` are errors). Routes: one verb per file under routes/.
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
-import { handleError } from './errors.js'
+import type { Metrics } from '../metrics.js'
+import { errorBody, handleError } from './errors.js'
 import { healthRoutes, type HealthState } from './health.js'
-import { errorBody } from './errors.js'
+import { compactRoute } from './routes/compact.js'
+import { historyRoute } from './routes/history.js'
+import { kvDeleteRoute } from './routes/kv-delete.js'
+import { kvPutRoute } from './routes/kv-put.js'
+import { kvRangeRoute } from './routes/kv-range.js'
+import { metricsRoute } from './routes/metrics.js'
+import { txnRoute } from './routes/txn.js'
 
-export function buildHttpApp(log: Log, config: Config, state: HealthState): FastifyInstance {
+export interface HttpAppDeps {
+  log: Log
+  config: Config
+  metrics: Metrics
+  state: HealthState
+}
+
+export function buildHttpApp({ log, config, metrics, state }: HttpAppDeps): FastifyInstance {
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.maxRequestBytes,
@@ -17,10 +32,21 @@ export function buildHttpApp(log: Log, config: Config, state: HealthState): Fast
     onConstructorPoisoning: 'error',
     requestTimeout: 60_000,
   })
+  // Per-request access logs only at debug: at info a busy datastore would log two lines per request.
+  app.addHook('onRoute', (route) => {
+    if (!route.logLevel) route.logLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? config.logLevel : 'warn'
+  })
   app.setErrorHandler(handleError)
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url}`))
   })
   healthRoutes(app, log, state)
+  kvRangeRoute(app, log)
+  kvPutRoute(app, log)
+  kvDeleteRoute(app, log)
+  txnRoute(app, log)
+  historyRoute(app, log)
+  compactRoute(app, log)
+  metricsRoute(app, metrics)
   return app
 }

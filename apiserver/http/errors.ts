@@ -15,13 +15,14 @@ export function errorBody(code: ErrorCode, message: string, details?: Record<str
   return { error: details && Object.keys(details).length > 0 ? { code, message, details } : { code, message } }
 }
 
-/** fastify's error codes that mean "the client sent something wrong", mapped to ours. */
-const FASTIFY_CODES: Record<string, ErrorCode> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: 'REQUEST_TOO_LARGE',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'INVALID_ARGUMENT',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_ARGUMENT',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'INVALID_ARGUMENT',
-  FST_ERR_VALIDATION: 'INVALID_ARGUMENT',
+/**
+ * fastify's own client errors (malformed JSON, `__proto__` keys, wrong content type, body over
+ * bodyLimit, ...) carry a 4xx statusCode: map them by status, so none can surface as INTERNAL.
+ */
+function clientErrorCode(err: FastifyError): ErrorCode | undefined {
+  const status = err.statusCode
+  if (status === undefined || status < 400 || status >= 500) return undefined
+  return status === 413 ? 'REQUEST_TOO_LARGE' : 'INVALID_ARGUMENT'
 }
 
 export function handleError(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
@@ -29,10 +30,8 @@ export function handleError(err: FastifyError | Error, request: FastifyRequest, 
     void reply.status(ERROR_STATUS[err.code].http).send(errorBody(err.code, err.message, err.details))
     return
   }
-  const fastifyCode = (err as FastifyError).code
-  const mapped = fastifyCode === undefined ? undefined : FASTIFY_CODES[fastifyCode]
-  if (mapped !== undefined || (err as FastifyError).validation !== undefined || err instanceof SyntaxError) {
-    const code = mapped ?? 'INVALID_ARGUMENT'
+  const code = clientErrorCode(err as FastifyError)
+  if (code !== undefined) {
     void reply.status(ERROR_STATUS[code].http).send(errorBody(code, err.message))
     return
   }

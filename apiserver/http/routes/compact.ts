@@ -1,0 +1,20 @@
+/**
+ * POST /v1/compact — body { revision }. Raises the compact revision (never lowers it: at or below the
+ * current one is COMPACTED, above the current revision FUTURE_REVISION) and answers when the history
+ * below it is removed.
+ */
+import type { FastifyInstance } from 'fastify'
+import type { Log } from '../../../log/backend.js'
+import { invalid } from '../../../log/errors.js'
+import { asObject, bodyInt, onlyFields } from '../params.js'
+
+export function compactRoute(app: FastifyInstance, log: Log): void {
+  app.post('/v1/compact', async (request) => {
+    const b = asObject(request.body, 'body')
+    onlyFields(b, ['revision'], '')
+    const revision = bodyInt(b, 'revision', '')
+    if (revision === undefined) throw invalid('revision', 'is required')
+    const r = await log.compact(revision)
+    return { header: { revision: log.revision }, ...r }
+  })
+}

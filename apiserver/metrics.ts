@@ -1,0 +1,75 @@
+/**
+ * Prometheus metrics (prom-client), shared by the front doors. The log knows nothing of Prometheus: write
+ * latency is measured around its calls (instrumentLog), batch sizes through its commit hook, and the rest
+ * is read from status() when scraped.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Log } from '../log/backend.js'
+
+export interface WatchStats {
+  watchers: number
+  slowWatchers: number
+}
+
+export class Metrics {
+  readonly registry = new Registry()
+  readonly writeDuration: Histogram
+  readonly batchTxns: Histogram
+  readonly committedRevisions: Counter
+  private watchStats: () => WatchStats = () => ({ watchers: 0, slowWatchers: 0 })
+
+  constructor(log: Log) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'kvlog_process_' })
+    const registers = [this.registry]
+    this.writeDuration = new Histogram({
+      name: 'kvlog_write_duration_seconds', help: 'Time from a write request to its durable acknowledgement.',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers,
+    })
+    this.batchTxns = new Histogram({
+      name: 'kvlog_batch_revisions', help: 'Revisions committed per LevelDB batch (group commit).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048], registers,
+    })
+    this.committedRevisions = new Counter({ name: 'kvlog_committed_revisions_total', help: 'Revisions committed.', registers })
+    new Gauge({ name: 'kvlog_revision', help: 'Current revision.', registers, collect() { this.set(log.revision) } })
+    new Gauge({ name: 'kvlog_compact_revision', help: 'Compact revision (oldest readable).', registers, collect() { this.set(log.compactRevision) } })
+    new Gauge({
+      name: 'kvlog_db_size_bytes', help: 'Size of the database files on disk.', registers,
+      async collect() { this.set((await log.status()).dbSize) },
+    })
+    new Gauge({
+      name: 'kvlog_segments', help: 'Segments in the log.', registers,
+      async collect() { this.set((await log.status()).segments.length) },
+    })
+    const stats = () => this.watchStats()
+    new Gauge({ name: 'kvlog_watchers', help: 'Open watchers.', registers, collect() { this.set(stats().watchers) } })
+    new Gauge({
+      name: 'kvlog_slow_watchers', help: 'Watchers paused because their connection backed up (catching up from the log).',
+      registers, collect() { this.set(stats().slowWatchers) },
+    })
+    log.subscribe((entries) => {
+      this.batchTxns.observe(entries.length)
+      this.committedRevisions.inc(entries.length)
+    })
+  }
+
+  setWatchStats(source: () => WatchStats): void {
+    this.watchStats = source
+  }
+}
+
+/** The same Log, with write latency recorded. */
+export function instrumentLog(log: Log, metrics: Metrics): Log {
+  const timed = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    const end = metrics.writeDuration.startTimer()
+    try {
+      return await fn(...args)
+    } finally {
+      end()
+    }
+  }
+  return Object.create(log, {
+    txn: { value: timed(log.txn.bind(log)) },
+    put: { value: timed(log.put.bind(log)) },
+    delete: { value: timed(log.delete.bind(log)) },
+  }) as Log
+}
