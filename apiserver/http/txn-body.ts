@@ -13,7 +13,7 @@
 import { invalid } from '../../log/errors.js'
 import type { Compare, CompareResult, CompareTarget, Op, OpResult, TxnRequest, TxnResult } from '../../log/types.js'
 import { getBytes, kvToJson, leaseFromJson, type JsonObject } from '../codec.js'
-import { asObject, bodyBool, bodyInt, keySelection, onlyFields } from './params.js'
+import { asObject, bodyBool, bodyInt, keySelection, onlyFields } from '../params.js'
 
 const TARGETS: readonly CompareTarget[] = ['VALUE', 'VERSION', 'CREATE', 'MOD', 'LEASE']
 const RESULTS: readonly CompareResult[] = ['EQUAL', 'NOT_EQUAL', 'LESS', 'GREATER']

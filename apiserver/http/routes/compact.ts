@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
 import { invalid } from '../../../log/errors.js'
-import { asObject, bodyInt, onlyFields } from '../params.js'
+import { asObject, bodyInt, onlyFields } from '../../params.js'
 
 export function compactRoute(app: FastifyInstance, log: Log): void {
   app.post('/v1/compact', async (request) => {

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
 import { entryEventsToJson } from '../../codec.js'
-import { KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, queryInt, type Query } from '../params.js'
+import { KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, queryInt, type Query } from '../../params.js'
 
 export function historyRoute(app: FastifyInstance, log: Log): void {
   app.get('/v1/history', async (request) => {

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
 import { kvToJson } from '../../codec.js'
-import { KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, type Query } from '../params.js'
+import { KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, type Query } from '../../params.js'
 
 export function kvDeleteRoute(app: FastifyInstance, log: Log): void {
   app.delete('/v1/kv', async (request) => {

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
 import { invalid } from '../../../log/errors.js'
 import { getBytes, kvToJson, leaseFromJson } from '../../codec.js'
-import { asObject, bodyBool, onlyFields } from '../params.js'
+import { asObject, bodyBool, onlyFields } from '../../params.js'
 
 export function kvPutRoute(app: FastifyInstance, log: Log): void {
   app.put('/v1/kv', async (request) => {

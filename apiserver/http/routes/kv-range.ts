@@ -13,7 +13,7 @@ import { kvToJson } from '../../codec.js'
 import { decodeContinue, encodeContinue } from '../paging.js'
 import {
   KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, queryEnum, queryInt, queryString, type Query,
-} from '../params.js'
+} from '../../params.js'
 
 const SORT_ORDERS: readonly SortOrder[] = ['NONE', 'ASCEND', 'DESCEND']
 const SORT_TARGETS: readonly SortTarget[] = ['KEY', 'VERSION', 'CREATE', 'MOD', 'VALUE']

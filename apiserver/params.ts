@@ -3,9 +3,9 @@
  * shapes. Unknown fields, wrong types and bad numbers are INVALID_ARGUMENT naming the field, so a typo
  * is never silently ignored.
  */
-import { invalid } from '../../log/errors.js'
-import { prefixEnd } from '../../log/keys.js'
-import { getBytes, type JsonObject } from '../codec.js'
+import { invalid } from '../log/errors.js'
+import { prefixEnd } from '../log/keys.js'
+import { getBytes, type JsonObject } from './codec.js'
 
 export type Query = Record<string, string | string[] | undefined>
 
