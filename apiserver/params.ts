@@ -3,7 +3,7 @@
  * shapes. Unknown fields, wrong types and bad numbers are INVALID_ARGUMENT naming the field, so a typo
  * is never silently ignored.
  */
-import { invalid } from '../log/errors.js'
+import { invalid, KvlogError } from '../log/errors.js'
 import { prefixEnd } from '../log/keys.js'
 import { getBytes, type JsonObject } from './codec.js'
 
@@ -60,6 +60,7 @@ export const KEY_SELECTION_PARAMS = ['key', 'keyBase64', 'rangeEnd', 'rangeEndBa
 export function keySelection(input: JsonObject | Query, flags: { prefix: boolean; fromKey: boolean }): { key: Buffer; rangeEnd?: Buffer } {
   const key = getBytes(input as JsonObject, 'key')
   if (key === undefined) throw invalid('key', 'is required (key or keyBase64)')
+  if (key.length === 0) throw new KvlogError('EMPTY_KEY', 'key: a key is required', { field: 'key' })
   const rangeEnd = getBytes(input as JsonObject, 'rangeEnd')
   const ways = Number(flags.prefix) + Number(flags.fromKey) + Number(rangeEnd !== undefined)
   if (ways > 1) throw invalid('rangeEnd', 'give at most one of prefix, fromKey and rangeEnd')

@@ -1,6 +1,7 @@
 /**
- * `kvlog serve`: opens the store and the listeners, writes the ready file once every listener accepts
- * connections, and drains on SIGTERM/SIGINT (stop accepting, flush, close the store, exit 0).
+ * `kvlog serve`: opens the store, the watch service and the listeners, writes the ready file once every
+ * listener accepts connections, and drains on close: stop accepting, send every watch a final progress
+ * notice, end the streams, flush queued writes, close the store.
  */
 import { rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
@@ -9,6 +10,8 @@ import { parseAddress } from '../config/index.js'
 import { openLevelLog } from '../log/level-log.js'
 import { buildHttpApp } from './http/app.js'
 import { instrumentLog, Metrics } from './metrics.js'
+import { WatchService } from './watch/service.js'
+import { attachWebSocketWatch } from './watch/websocket.js'
 
 export interface RunningServer {
   http: string
@@ -28,8 +31,20 @@ export async function startServer(config: Config): Promise<RunningServer> {
   })
   const metrics = new Metrics(store)
   const log = instrumentLog(store, metrics)
+  const watch = new WatchService(store, {
+    ringSize: config.watchRingSize,
+    catchUpBatch: config.watchCatchUpBatch,
+    progressInterval: config.watchProgressInterval,
+    maxWatchersPerConnection: config.maxWatchersPerConnection,
+  })
+  metrics.setWatchStats(() => watch.stats())
   const state = { ready: false }
-  const app = buildHttpApp({ log, config, metrics, state })
+  const app = buildHttpApp({ log, config, metrics, state, watch })
+  const websockets = attachWebSocketWatch(app.server, watch, {
+    maxPayload: config.wsMaxPayload,
+    heartbeatInterval: config.wsHeartbeatInterval,
+    maxBufferedBytes: config.wsMaxBufferedBytes,
+  })
   const { host, port } = parseAddress(config.listenHttp)
   await app.listen({ host, port })
   const address = app.server.address()
@@ -42,6 +57,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const close = () => {
     closing ??= (async () => {
       state.ready = false
+      watch.drain()
+      websockets.close()
       await app.close()
       await store.close()
     })()

@@ -7,6 +7,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
 import type { Metrics } from '../metrics.js'
+import { ndjsonWatchRoute } from '../watch/ndjson.js'
+import type { WatchService } from '../watch/service.js'
 import { errorBody, handleError } from './errors.js'
 import { healthRoutes, type HealthState } from './health.js'
 import { compactRoute } from './routes/compact.js'
@@ -22,9 +24,10 @@ export interface HttpAppDeps {
   config: Config
   metrics: Metrics
   state: HealthState
+  watch: WatchService
 }
 
-export function buildHttpApp({ log, config, metrics, state }: HttpAppDeps): FastifyInstance {
+export function buildHttpApp({ log, config, metrics, state, watch }: HttpAppDeps): FastifyInstance {
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.maxRequestBytes,
@@ -48,5 +51,6 @@ export function buildHttpApp({ log, config, metrics, state }: HttpAppDeps): Fast
   historyRoute(app, log)
   compactRoute(app, log)
   metricsRoute(app, metrics)
+  ndjsonWatchRoute(app, watch)
   return app
 }

@@ -1,0 +1,59 @@
+/**
+ * The watch service: one hub for the server, the open streams of every connection, the idle progress
+ * timer, and a drain that sends each watch a final progress notice on shutdown.
+ */
+import { WatchHub } from '../../log/watch/hub.js'
+import type { Log } from '../../log/backend.js'
+import type { WatchStats } from '../metrics.js'
+import { WatchStream, type Transport } from './stream.js'
+
+export interface WatchServiceOptions {
+  ringSize: number
+  catchUpBatch: number
+  /** Idle progress notices every this many ms (0 = off). */
+  progressInterval: number
+  maxWatchersPerConnection: number
+}
+
+export class WatchService {
+  readonly hub: WatchHub
+  private readonly streams = new Set<WatchStream>()
+  private readonly timer: NodeJS.Timeout | undefined
+
+  constructor(log: Log, private readonly options: WatchServiceOptions) {
+    this.hub = new WatchHub(log, { ringSize: options.ringSize, catchUpBatch: options.catchUpBatch })
+    if (options.progressInterval > 0) {
+      this.timer = setInterval(() => {
+        for (const s of this.streams) s.idleTick()
+      }, options.progressInterval)
+      this.timer.unref()
+    }
+  }
+
+  open(transport: Transport): WatchStream {
+    const stream = new WatchStream(this.hub, transport, this.options.maxWatchersPerConnection)
+    this.streams.add(stream)
+    return stream
+  }
+
+  release(stream: WatchStream): void {
+    stream.close()
+    this.streams.delete(stream)
+  }
+
+  stats(): WatchStats {
+    let slowWatchers = 0
+    for (const s of this.streams) slowWatchers += s.pausedCount
+    const hub = this.hub.stats()
+    return { watchers: hub.watchers, slowWatchers: Math.max(slowWatchers, hub.paused) }
+  }
+
+  /** Shutdown: a final progress notice to every synced watch, then stop them all. */
+  drain(): void {
+    if (this.timer) clearInterval(this.timer)
+    for (const s of this.streams) s.requestProgress()
+    for (const s of this.streams) s.close()
+    this.streams.clear()
+    this.hub.close()
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The watches of one connection (a WebSocket, or one NDJSON response), over a Transport.
+ *
+ * Flow control: when the transport reports it is backed up (send() returns false), the watch's sink
+ * returns false and the hub pauses the watch; nothing is dropped. When the transport drains, the
+ * connection calls drained() and every paused watch resumes, catching up from the hub's ring or the log.
+ * A watch that fell below the compact revision meanwhile is canceled with COMPACTED and the floor.
+ */
+import { KvlogError } from '../../log/errors.js'
+import type { WatchHub } from '../../log/watch/hub.js'
+import type { WatchHandle } from '../../log/watch/types.js'
+import { canceledMessage, createdMessage, eventsMessage, progressMessage } from './messages.js'
+import type { CreateRequest } from './request.js'
+
+export interface Transport {
+  /** Queues one message; false when the connection is backed up (the message is still queued). */
+  send(text: string): boolean
+  /**
+   * For single-watch transports (NDJSON): called when the stream closes or its last watch is canceled by
+   * the hub, to end the response.
+   */
+  end?(): void
+}
+
+interface Watch {
+  id: number
+  handle: WatchHandle
+  progressNotify: boolean
+  /** Something was sent since the last idle tick. */
+  active: boolean
+  paused: boolean
+}
+
+export class WatchStream {
+  private readonly watches = new Map<number, Watch>()
+  private nextId = 1
+  private closed = false
+
+  constructor(
+    private readonly hub: WatchHub,
+    private readonly transport: Transport,
+    private readonly maxWatchers: number,
+  ) {}
+
+  get size(): number {
+    return this.watches.size
+  }
+
+  get pausedCount(): number {
+    let n = 0
+    for (const w of this.watches.values()) if (w.paused) n++
+    return n
+  }
+
+  /** Starts a watch; sends `created` before anything else for it. Throws KvlogError on a bad request. */
+  create(request: CreateRequest): number {
+    if (this.closed) throw new KvlogError('CLOSED', 'the connection is closing')
+    if (this.watches.size >= this.maxWatchers) {
+      throw new KvlogError('TOO_MANY_WATCHERS', `at most ${this.maxWatchers} watches per connection`, { maxWatchersPerConnection: this.maxWatchers })
+    }
+    const id = request.id ?? this.freeId()
+    if (this.watches.has(id)) throw new KvlogError('WATCH_ID_EXISTS', `watch id ${id} is already in use on this connection`, { id })
+    const watch: Watch = { id, handle: undefined as unknown as WatchHandle, progressNotify: request.progressNotify, active: true, paused: false }
+    // The hub never calls the sink from inside watch(), so `created` always goes first.
+    watch.handle = this.hub.watch(request.spec, {
+      events: (batch) => {
+        watch.active = true
+        const ok = this.transport.send(eventsMessage(id, batch))
+        if (!ok) watch.paused = true
+        return ok
+      },
+      canceled: (err) => {
+        this.watches.delete(id)
+        this.transport.send(canceledMessage(id, err))
+        if (this.watches.size === 0) this.transport.end?.()
+      },
+      progress: (revision) => {
+        watch.active = true
+        this.transport.send(progressMessage(id, revision))
+      },
+    })
+    this.watches.set(id, watch)
+    this.transport.send(createdMessage(id, this.hub.revision))
+    return id
+  }
+
+  cancel(id: number): void {
+    const watch = this.watches.get(id)
+    if (watch === undefined) throw new KvlogError('UNKNOWN_WATCH', `no watch ${id} on this connection`, { id })
+    this.watches.delete(id)
+    watch.handle.cancel()
+    this.transport.send(canceledMessage(id, undefined))
+  }
+
+  /** A progress notice for every watch (each once it is synced). */
+  requestProgress(): void {
+    for (const w of this.watches.values()) w.handle.requestProgress()
+  }
+
+  /** The transport drained: resume the watches it paused. */
+  drained(): void {
+    for (const w of this.watches.values()) {
+      if (!w.paused) continue
+      w.paused = false
+      w.handle.resume()
+    }
+  }
+
+  /** Periodic: a progress notice for each progressNotify watch that sent nothing since the last tick. */
+  idleTick(): void {
+    for (const w of this.watches.values()) {
+      if (w.progressNotify && !w.active && !w.paused) w.handle.requestProgress()
+      w.active = false
+    }
+  }
+
+  /** Stops every watch (the connection is gone or closing). */
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    for (const w of this.watches.values()) w.handle.cancel()
+    this.watches.clear()
+    this.transport.end?.()
+  }
+
+  private freeId(): number {
+    while (this.watches.has(this.nextId)) this.nextId++
+    return this.nextId++
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * WebSocket watch: `GET /v1/watch` with `Upgrade: websocket`, many watches per connection (messages.ts).
+ *
+ * - maxPayload (wsMaxPayload) bounds a client frame; permessage-deflate stays off.
+ * - Heartbeat: a ping every wsHeartbeatInterval; a peer that did not answer the previous ping is
+ *   terminated (its watches end; nothing is lost: the client resumes from its last revision).
+ * - Backpressure: when bufferedAmount exceeds wsMaxBufferedBytes the connection's watches pause; a timer
+ *   watches the buffer drain below half of that and resumes them (they catch up from the log).
+ * - Bad input (malformed JSON, binary frames, unknown ops, bad fields) gets an `error` message with a
+ *   code; the connection and its other watches carry on.
+ */
+import type { IncomingMessage, Server } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { WebSocketServer, type WebSocket } from 'ws'
+import { invalid, isKvlogError, KvlogError } from '../../log/errors.js'
+import type { JsonObject } from '../codec.js'
+import { asObject, bodyInt } from '../params.js'
+import { errorMessage } from './messages.js'
+import { createFromJson } from './request.js'
+import type { WatchService } from './service.js'
+import type { WatchStream } from './stream.js'
+
+export interface WebSocketOptions {
+  maxPayload: number
+  heartbeatInterval: number
+  maxBufferedBytes: number
+}
+
+export const WATCH_PATH = '/v1/watch'
+
+export function attachWebSocketWatch(server: Server, service: WatchService, options: WebSocketOptions): { close(): void } {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (request.url ?? '').split('?')[0]
+    if (path !== WATCH_PATH) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n')
+      return
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, service, options))
+  })
+  return {
+    close() {
+      for (const ws of wss.clients) ws.close(1001, 'server shutting down')
+      wss.close()
+    },
+  }
+}
+
+function serveConnection(ws: WebSocket, service: WatchService, options: WebSocketOptions): void {
+  let drainTimer: NodeJS.Timeout | undefined
+  const stream = service.open({
+    send(text) {
+      if (ws.readyState !== ws.OPEN) return true
+      ws.send(text)
+      const ok = ws.bufferedAmount <= options.maxBufferedBytes
+      if (!ok) watchDrain()
+      return ok
+    },
+  })
+  const watchDrain = () => {
+    drainTimer ??= setInterval(() => {
+      if (ws.bufferedAmount > options.maxBufferedBytes / 2) return
+      clearInterval(drainTimer)
+      drainTimer = undefined
+      stream.drained()
+    }, 20)
+  }
+
+  let alive = true
+  ws.on('pong', () => (alive = true))
+  const heartbeat = setInterval(() => {
+    if (!alive) {
+      ws.terminate()
+      return
+    }
+    alive = false
+    ws.ping()
+  }, options.heartbeatInterval)
+
+  ws.on('message', (data, isBinary) => handleMessage(ws, stream, data as Buffer, isBinary))
+  ws.on('close', () => {
+    clearInterval(heartbeat)
+    if (drainTimer) clearInterval(drainTimer)
+    service.release(stream)
+  })
+  ws.on('error', () => ws.terminate())
+}
+
+function handleMessage(ws: WebSocket, stream: WatchStream, data: Buffer, isBinary: boolean): void {
+  let id: number | undefined
+  try {
+    if (isBinary) throw invalid('frame', 'binary frames are not supported; send JSON text')
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(data.toString('utf8'))
+    } catch {
+      throw invalid('message', 'is not valid JSON')
+    }
+    const msg: JsonObject = asObject(parsed, 'message')
+    id = typeof msg.id === 'number' ? msg.id : undefined
+    switch (msg.op) {
+      case 'create':
+        stream.create(createFromJson(msg))
+        break
+      case 'cancel': {
+        const target = bodyInt(msg, 'id', '')
+        if (target === undefined) throw invalid('id', 'is required to cancel')
+        stream.cancel(target)
+        break
+      }
+      case 'progress':
+        stream.requestProgress()
+        break
+      default:
+        throw invalid('op', 'must be create, cancel or progress')
+    }
+  } catch (err) {
+    const e = isKvlogError(err) ? err : new KvlogError('INTERNAL', 'internal error')
+    if (ws.readyState === ws.OPEN) ws.send(errorMessage(e, id))
+  }
+}
