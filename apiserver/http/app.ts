@@ -43,7 +43,7 @@ export function buildHttpApp({ log, config, metrics, state, watch }: HttpAppDeps
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url}`))
   })
-  healthRoutes(app, log, state)
+  healthRoutes(app, log, state, () => watch.stats())
   kvRangeRoute(app, log)
   kvPutRoute(app, log)
   kvDeleteRoute(app, log)

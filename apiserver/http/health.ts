@@ -1,16 +1,17 @@
 /**
  * GET /healthz — the process is up. GET /readyz — the store is open and accepting requests (503 while
- * starting or draining). GET /v1/status — revision, compact revision, segments, db size.
+ * starting or draining). GET /v1/status — revision, compact revision, segments, db size, watchers.
  */
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../log/backend.js'
+import type { WatchStats } from '../metrics.js'
 import { errorBody } from './errors.js'
 
 export interface HealthState {
   ready: boolean
 }
 
-export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState): void {
+export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState, watchStats: () => WatchStats): void {
   app.get('/healthz', async () => ({ ok: true }))
 
   app.get('/readyz', async (_request, reply) => {
@@ -20,6 +21,6 @@ export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState)
 
   app.get('/v1/status', async () => {
     const s = await log.status()
-    return { ...s, header: { revision: s.revision } }
+    return { header: { revision: s.revision }, ...s, watch: watchStats() }
   })
 }
