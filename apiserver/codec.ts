@@ -9,7 +9,8 @@
 import { invalid } from '../log/errors.js'
 import type { Event, KeyValue, LogEntry } from '../log/types.js'
 
-const decoder = new TextDecoder('utf-8', { fatal: true })
+// ignoreBOM: a leading U+FEFF is part of the bytes, not a byte-order mark to strip.
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 export type JsonObject = Record<string, unknown>
 
@@ -38,6 +39,8 @@ export function getBytes(input: JsonObject, name: string): Buffer | undefined {
   if (text !== undefined && b64 !== undefined) throw invalid(name, `give ${name} or ${name}Base64, not both`)
   if (text !== undefined) {
     if (typeof text !== 'string') throw invalid(name, 'must be a string')
+    // A lone surrogate has no UTF-8 form; encoding would silently replace it (merging distinct keys).
+    if (!text.isWellFormed()) throw invalid(name, `is not well-formed Unicode; send such bytes as ${name}Base64`)
     return Buffer.from(text, 'utf8')
   }
   if (b64 !== undefined) {

@@ -26,6 +26,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     segmentMaxBytes: config.segmentMaxBytes,
     maxRequestBytes: config.maxRequestBytes,
     maxTxnOps: config.maxTxnOps,
+    maxTxnDepth: config.maxTxnDepth,
     maxBatchTxns: config.maxBatchTxns,
     compactionBatchRevisions: config.compactionBatchRevisions,
   })

@@ -37,6 +37,7 @@ export interface Config {
   segmentMaxBytes: number
   maxRequestBytes: number
   maxTxnOps: number
+  maxTxnDepth: number
   maxBatchTxns: number
   compactionBatchRevisions: number
   listenHttp: string
@@ -131,6 +132,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Most compares, and most ops per branch, in one transaction (TOO_MANY_OPS).',
     flag: '--max-txn-ops',
     env: 'KVLOG_MAX_TXN_OPS',
+  },
+  maxTxnDepth: {
+    key: 'maxTxnDepth',
+    type: 'integer',
+    default: 32,
+    min: 1,
+    max: 1000,
+    description: 'Deepest nesting of transactions inside transactions (INVALID_ARGUMENT beyond it).',
+    flag: '--max-txn-depth',
+    env: 'KVLOG_MAX_TXN_DEPTH',
   },
   maxBatchTxns: {
     key: 'maxBatchTxns',

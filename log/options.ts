@@ -15,6 +15,8 @@ export interface LevelLogOptions {
   maxRequestBytes: number
   /** Most compares, and most ops per branch, in one transaction (etcd's --max-txn-ops). */
   maxTxnOps: number
+  /** Deepest nesting of txn ops inside a transaction. */
+  maxTxnDepth: number
   /** Most transactions the writer puts into one LevelDB batch (group commit). */
   maxBatchTxns: number
   /** Revisions compaction removes per LevelDB batch, between writes. */
@@ -27,6 +29,7 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   segmentMaxBytes: 64 * 1024 * 1024,
   maxRequestBytes: 1.5 * 1024 * 1024,
   maxTxnOps: 128,
+  maxTxnDepth: 32,
   maxBatchTxns: 2048,
   compactionBatchRevisions: 1000,
 }

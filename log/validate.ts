@@ -19,6 +19,7 @@ import type {
 export interface Limits {
   maxTxnOps: number
   maxRequestBytes: number
+  maxTxnDepth: number
 }
 
 export interface NRangeOptions {
@@ -182,13 +183,16 @@ class ByteBudget {
 
 export function normalizeTxn(request: TxnRequest, limits: Limits): NTxn {
   const budget = new ByteBudget(limits.maxRequestBytes)
-  const txn = normalizeTxnBody(checkObject(request, 'txn'), 'txn', limits, budget)
+  const txn = normalizeTxnBody(checkObject(request, 'txn'), 'txn', limits, budget, 0)
   checkBranchIntervals(txn.success)
   checkBranchIntervals(txn.failure)
   return txn
 }
 
-function normalizeTxnBody(o: Record<string, unknown>, field: string, limits: Limits, budget: ByteBudget): NTxn {
+function normalizeTxnBody(o: Record<string, unknown>, field: string, limits: Limits, budget: ByteBudget, depth: number): NTxn {
+  if (depth > limits.maxTxnDepth) {
+    throw invalid(field, `transactions are nested deeper than maxTxnDepth (${limits.maxTxnDepth})`)
+  }
   const compare = checkArray(o.compare, `${field}.compare`)
   const success = checkArray(o.success, `${field}.success`)
   const failure = checkArray(o.failure, `${field}.failure`)
@@ -201,8 +205,8 @@ function normalizeTxnBody(o: Record<string, unknown>, field: string, limits: Lim
   return {
     type: 'txn',
     compare: compare.map((c, i) => normalizeCompare(c, `${field}.compare[${i}]`, budget)),
-    success: success.map((op, i) => normalizeOp(op, `${field}.success[${i}]`, limits, budget)),
-    failure: failure.map((op, i) => normalizeOp(op, `${field}.failure[${i}]`, limits, budget)),
+    success: success.map((op, i) => normalizeOp(op, `${field}.success[${i}]`, limits, budget, depth)),
+    failure: failure.map((op, i) => normalizeOp(op, `${field}.failure[${i}]`, limits, budget, depth)),
   }
 }
 
@@ -231,7 +235,7 @@ function normalizeCompare(value: unknown, field: string, budget: ByteBudget): NC
   return { bounds: toBounds(key, rangeEnd), target, result, value: operand }
 }
 
-function normalizeOp(value: unknown, field: string, limits: Limits, budget: ByteBudget): NOp {
+function normalizeOp(value: unknown, field: string, limits: Limits, budget: ByteBudget, depth: number): NOp {
   const o = checkObject(value, field) as Partial<Op> & Record<string, unknown>
   switch (o.type) {
     case 'put': {
@@ -264,7 +268,7 @@ function normalizeOp(value: unknown, field: string, limits: Limits, budget: Byte
       return { type: 'range', bounds: toBounds(key, rangeEnd), options: normalizeRangeOptions(o as RangeOptions, field) }
     }
     case 'txn':
-      return normalizeTxnBody(o, field, limits, budget)
+      return normalizeTxnBody(o, field, limits, budget, depth + 1)
     default:
       throw invalid(`${field}.type`, `must be put, delete, range or txn, got ${String(o.type)}`)
   }

@@ -120,8 +120,18 @@ export class Writer {
         continue
       }
       const prepared = await this.prepare(this.takeGroup(inflight === undefined), inflight)
-      if (inflight !== undefined) await this.finish(inflight)
-      inflight = this.start(prepared)
+      if (inflight === undefined) {
+        inflight = this.start(prepared)
+        continue
+      }
+      // Issue the next batch the moment this one is durable, then answer this one's callers while the
+      // next one is being written: the LevelDB thread never waits for acknowledgements. The read snapshot
+      // must be taken before the next batch starts, so that it holds exactly this group's revision.
+      const durable = await this.settle(inflight)
+      if (durable) this.advance(inflight)
+      const next = this.start(prepared)
+      if (durable) this.answer(inflight)
+      inflight = next
     }
     this.running = false
     for (const done of this.drained.splice(0)) done()
@@ -213,14 +223,26 @@ export class Writer {
 
   /** Waits for the group's batch; then advances the snapshot, answers the callers and publishes. */
   private async finish(prepared: PreparedGroup): Promise<void> {
+    if (!(await this.settle(prepared))) return
+    this.advance(prepared)
+    this.answer(prepared)
+  }
+
+  /** Waits for the group's batch; on failure stops the writer and fails everything queued. */
+  private async settle(prepared: PreparedGroup): Promise<boolean> {
     try {
       await prepared.written
+      return true
     } catch (err) {
       this.failure ??= new KvlogError('UNAVAILABLE', `the store failed to write and stopped: ${String(err)}`)
       for (const job of prepared.group) job.reject(this.failure)
       for (const job of this.queue.splice(0)) job.reject(this.failure)
-      return
+      return false
     }
+  }
+
+  /** The group is durable: reads from now on see it (call before the next batch is issued). */
+  private advance(prepared: PreparedGroup): void {
     this.stats.txns += prepared.group.length
     if (prepared.entries.length > 0) {
       this.lastTimestamp = prepared.timestamp
@@ -228,6 +250,10 @@ export class Writer {
       this.stats.batches++
       this.stats.batchedTxns += prepared.group.length
     }
+  }
+
+  /** Answers the group's callers and publishes its entries, in revision order. */
+  private answer(prepared: PreparedGroup): void {
     for (const answer of prepared.answers) answer()
     if (prepared.entries.length > 0) this.publish(prepared.entries)
   }

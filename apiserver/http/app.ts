@@ -9,7 +9,7 @@ import type { Log } from '../../log/backend.js'
 import type { Metrics } from '../metrics.js'
 import { ndjsonWatchRoute } from '../watch/ndjson.js'
 import type { WatchService } from '../watch/service.js'
-import { errorBody, handleError } from './errors.js'
+import { clientErrorHandler, errorBody, errorHandler } from './errors.js'
 import { healthRoutes, type HealthState } from './health.js'
 import { compactRoute } from './routes/compact.js'
 import { historyRoute } from './routes/history.js'
@@ -34,12 +34,13 @@ export function buildHttpApp({ log, config, metrics, state, watch }: HttpAppDeps
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     requestTimeout: 60_000,
+    clientErrorHandler,
   })
   // Per-request access logs only at debug: at info a busy datastore would log two lines per request.
   app.addHook('onRoute', (route) => {
     if (!route.logLevel) route.logLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? config.logLevel : 'warn'
   })
-  app.setErrorHandler(handleError)
+  app.setErrorHandler(errorHandler(config.maxRequestBytes))
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url}`))
   })
@@ -47,7 +48,7 @@ export function buildHttpApp({ log, config, metrics, state, watch }: HttpAppDeps
   kvRangeRoute(app, log)
   kvPutRoute(app, log)
   kvDeleteRoute(app, log)
-  txnRoute(app, log)
+  txnRoute(app, log, config.maxTxnDepth)
   historyRoute(app, log)
   compactRoute(app, log)
   metricsRoute(app, metrics)

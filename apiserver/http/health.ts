@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../log/backend.js'
 import type { WatchStats } from '../metrics.js'
+import { onlyFields, type Query } from '../params.js'
 import { errorBody } from './errors.js'
 
 export interface HealthState {
@@ -19,7 +20,8 @@ export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState,
     return { ok: true, revision: log.revision }
   })
 
-  app.get('/v1/status', async () => {
+  app.get('/v1/status', async (request) => {
+    onlyFields(request.query as Query, [], '')
     const s = await log.status()
     return { header: { revision: s.revision }, ...s, watch: watchStats() }
   })

@@ -36,5 +36,9 @@ export function decodeContinue(token: string, key: Buffer, rangeEnd: Buffer | un
   if (body.k !== key.toString('base64') || body.e !== (rangeEnd?.toString('base64') ?? '')) {
     throw invalid('continue', 'belongs to a different key range')
   }
-  return { revision: body.r, start: Buffer.from(body.n, 'base64') }
+  const start = Buffer.from(body.n, 'base64')
+  const inRange = Buffer.compare(start, key) > 0 &&
+    (rangeEnd === undefined || (rangeEnd.length === 1 && rangeEnd[0] === 0) || Buffer.compare(start, rangeEnd) < 0)
+  if (!inRange) throw invalid('continue', 'points outside the requested key range')
+  return { revision: body.r, start }
 }

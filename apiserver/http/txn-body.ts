@@ -21,13 +21,15 @@ const KEY_FIELDS = ['key', 'keyBase64', 'rangeEnd', 'rangeEndBase64', 'prefix', 
 const RANGE_FIELDS = ['revision', 'limit', 'keysOnly', 'countOnly', 'sortOrder', 'sortTarget',
   'minModRevision', 'maxModRevision', 'minCreateRevision', 'maxCreateRevision']
 
-export function txnFromJson(body: unknown, where = 'txn'): TxnRequest {
+/** Parses a transaction body; `maxDepth` bounds nesting before recursing (a deep body must not overflow the stack). */
+export function txnFromJson(body: unknown, maxDepth: number, where = 'txn', depth = 0): TxnRequest {
+  if (depth > maxDepth) throw invalid(where, `transactions are nested deeper than maxTxnDepth (${maxDepth})`)
   const o = asObject(body, where)
   onlyFields(o, where === 'txn' ? ['compare', 'success', 'failure'] : ['type', 'compare', 'success', 'failure'], where)
   return {
     compare: list(o.compare, `${where}.compare`).map((c, i) => compareFromJson(c, `${where}.compare[${i}]`)),
-    success: list(o.success, `${where}.success`).map((op, i) => opFromJson(op, `${where}.success[${i}]`)),
-    failure: list(o.failure, `${where}.failure`).map((op, i) => opFromJson(op, `${where}.failure[${i}]`)),
+    success: list(o.success, `${where}.success`).map((op, i) => opFromJson(op, `${where}.success[${i}]`, maxDepth, depth)),
+    failure: list(o.failure, `${where}.failure`).map((op, i) => opFromJson(op, `${where}.failure[${i}]`, maxDepth, depth)),
   }
 }
 
@@ -57,7 +59,7 @@ function compareFromJson(value: unknown, where: string): Compare {
   return { key, rangeEnd, target, result, value: operand }
 }
 
-function opFromJson(value: unknown, where: string): Op {
+function opFromJson(value: unknown, where: string, maxDepth: number, depth: number): Op {
   const o = asObject(value, where)
   const type = oneOf(o.type, ['put', 'delete', 'range', 'txn'] as const, `${where}.type`)
   const flags = () => ({ prefix: bodyBool(o, 'prefix', `${where}.`), fromKey: bodyBool(o, 'fromKey', `${where}.`) })
@@ -90,23 +92,32 @@ function opFromJson(value: unknown, where: string): Op {
       }
     }
     case 'txn':
-      return { type, ...txnFromJson(o, where) }
+      return { type, ...txnFromJson(o, maxDepth, where, depth + 1) }
   }
 }
 
-export function txnResultToJson(r: TxnResult): JsonObject {
-  return { header: { revision: r.revision }, succeeded: r.succeeded, results: r.results.map(resultToJson) }
+/** The result as JSON; the request tells which ranges were keys-only (their kvs carry no value). */
+export function txnResultToJson(r: TxnResult, request: TxnRequest): JsonObject {
+  return { header: { revision: r.revision }, succeeded: r.succeeded, results: resultsToJson(r.results, r.succeeded ? request.success : request.failure) }
 }
 
-function resultToJson(r: OpResult): JsonObject {
+function resultsToJson(results: OpResult[], ops: Op[] | undefined): JsonObject[] {
+  return results.map((r, i) => resultToJson(r, ops?.[i]))
+}
+
+function resultToJson(r: OpResult, op: Op | undefined): JsonObject {
   switch (r.type) {
     case 'put':
       return r.prevKv ? { type: 'put', prevKv: kvToJson(r.prevKv) } : { type: 'put' }
     case 'delete':
       return r.prevKvs ? { type: 'delete', deleted: r.deleted, prevKvs: r.prevKvs.map((kv) => kvToJson(kv)) } : { type: 'delete', deleted: r.deleted }
-    case 'range':
-      return { type: 'range', kvs: r.kvs.map((kv) => kvToJson(kv)), more: r.more, count: r.count }
-    case 'txn':
-      return { type: 'txn', succeeded: r.succeeded, results: r.results.map(resultToJson) }
+    case 'range': {
+      const keysOnly = op?.type === 'range' && op.keysOnly === true
+      return { type: 'range', kvs: r.kvs.map((kv) => kvToJson(kv, keysOnly)), more: r.more, count: r.count }
+    }
+    case 'txn': {
+      const nested = op?.type === 'txn' ? (r.succeeded ? op.success : op.failure) : undefined
+      return { type: 'txn', succeeded: r.succeeded, results: resultsToJson(r.results, nested) }
+    }
   }
 }

@@ -16,6 +16,7 @@ const EXPECTED_DEFAULTS: Config = {
   segmentMaxBytes: 64 * MiB,
   maxRequestBytes: 1_572_864,
   maxTxnOps: 128,
+  maxTxnDepth: 32,
   maxBatchTxns: 2048,
   compactionBatchRevisions: 1000,
   listenHttp: '127.0.0.1:8379',

@@ -6,10 +6,11 @@
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
 import { invalid } from '../../../log/errors.js'
-import { asObject, bodyInt, onlyFields } from '../../params.js'
+import { asObject, bodyInt, onlyFields, type Query } from '../../params.js'
 
 export function compactRoute(app: FastifyInstance, log: Log): void {
   app.post('/v1/compact', async (request) => {
+    onlyFields(request.query as Query, [], '')
     const b = asObject(request.body, 'body')
     onlyFields(b, ['revision'], '')
     const revision = bodyInt(b, 'revision', '')

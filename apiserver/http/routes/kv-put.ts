@@ -6,10 +6,11 @@ import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
 import { invalid } from '../../../log/errors.js'
 import { getBytes, kvToJson, leaseFromJson } from '../../codec.js'
-import { asObject, bodyBool, onlyFields } from '../../params.js'
+import { asObject, bodyBool, onlyFields, type Query } from '../../params.js'
 
 export function kvPutRoute(app: FastifyInstance, log: Log): void {
   app.put('/v1/kv', async (request) => {
+    onlyFields(request.query as Query, [], '')
     const b = asObject(request.body, 'body')
     onlyFields(b, ['key', 'keyBase64', 'value', 'valueBase64', 'lease', 'prevKv', 'ignoreValue', 'ignoreLease'], '')
     const key = getBytes(b, 'key')

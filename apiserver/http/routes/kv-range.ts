@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
+import { invalid } from '../../../log/errors.js'
 import type { RangeOptions, SortOrder, SortTarget } from '../../../log/types.js'
 import { kvToJson } from '../../codec.js'
 import { decodeContinue, encodeContinue } from '../paging.js'
@@ -43,6 +44,7 @@ export function kvRangeRoute(app: FastifyInstance, log: Log): void {
     let start = key
     const token = queryString(q, 'continue')
     if (token !== undefined) {
+      if (options.revision !== undefined) throw invalid('revision', 'cannot be combined with continue (the token holds the revision)')
       const page = decodeContinue(token, key, rangeEnd)
       start = page.start
       options.revision = page.revision
