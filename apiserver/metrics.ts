@@ -4,6 +4,7 @@
  * is read from status() when scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Compaction } from '../compaction/index.js'
 import type { Log } from '../log/backend.js'
 
 export interface WatchStats {
@@ -18,7 +19,7 @@ export class Metrics {
   readonly committedRevisions: Counter
   private watchStats: () => WatchStats = () => ({ watchers: 0, slowWatchers: 0 })
 
-  constructor(log: Log) {
+  constructor(private readonly log: Log) {
     collectDefaultMetrics({ register: this.registry, prefix: 'kvlog_process_' })
     const registers = [this.registry]
     this.writeDuration = new Histogram({
@@ -54,6 +55,25 @@ export class Metrics {
 
   setWatchStats(source: () => WatchStats): void {
     this.watchStats = source
+  }
+
+  /** Compaction results, the NOSPACE alarm and cursor lags, read when scraped. */
+  setCompaction(compaction: Compaction): void {
+    const registers = [this.registry]
+    const stats = () => compaction.compactor.stats()
+    new Gauge({ name: 'kvlog_compaction_runs_total', help: 'Compactions run (automatic and manual).', registers, collect() { this.set(stats().runs) } })
+    new Gauge({ name: 'kvlog_compaction_removed_revisions_total', help: 'Log entries removed by compaction.', registers, collect() { this.set(stats().removedRevisionsTotal) } })
+    new Gauge({ name: 'kvlog_compaction_bytes_freed_total', help: 'Database bytes given back by compaction.', registers, collect() { this.set(stats().bytesFreedTotal) } })
+    new Gauge({ name: 'kvlog_compaction_last_duration_seconds', help: 'Duration of the last compaction.', registers, collect() { this.set((stats().last?.durationMs ?? 0) / 1000) } })
+    const log = this.log
+    new Gauge({ name: 'kvlog_alarm_nospace', help: '1 while the NOSPACE alarm is active.', registers, collect() { this.set(log.alarms().includes('NOSPACE') ? 1 : 0) } })
+    new Gauge({
+      name: 'kvlog_cursor_lag_revisions', help: 'Revisions a consumer cursor is behind the head.', labelNames: ['cursor'], registers,
+      collect() {
+        this.reset()
+        for (const c of compaction.cursors.list()) this.set({ cursor: c.name }, c.lag)
+      },
+    })
   }
 }
 

@@ -7,6 +7,7 @@ import { rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
+import { startCompaction } from '../compaction/index.js'
 import { openLevelLog } from '../log/level-log.js'
 import { buildHttpApp } from './http/app.js'
 import { instrumentLog, Metrics } from './metrics.js'
@@ -32,15 +33,18 @@ export async function startServer(config: Config): Promise<RunningServer> {
   })
   const metrics = new Metrics(store)
   const log = instrumentLog(store, metrics)
+  const state = { ready: false }
+  const compaction = await startCompaction(store, config, (err) => app.log.error({ err }, 'automatic compaction failed'))
   const watch = new WatchService(store, {
     ringSize: config.watchRingSize,
     catchUpBatch: config.watchCatchUpBatch,
     progressInterval: config.watchProgressInterval,
     maxWatchersPerConnection: config.maxWatchersPerConnection,
+    resolveCursor: (name) => compaction.cursors.resumeRevision(name),
   })
   metrics.setWatchStats(() => watch.stats())
-  const state = { ready: false }
-  const app = buildHttpApp({ log, config, metrics, state, watch })
+  metrics.setCompaction(compaction)
+  const app = buildHttpApp({ log, config, metrics, state, watch, compaction })
   const websockets = attachWebSocketWatch(app.server, watch, {
     maxPayload: config.wsMaxPayload,
     heartbeatInterval: config.wsHeartbeatInterval,
@@ -61,6 +65,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       watch.drain()
       websockets.close()
       await app.close()
+      await compaction.stop()
       await store.close()
     })()
     return closing

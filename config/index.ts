@@ -1,11 +1,13 @@
 /** config/: one schema with defaults; file < env < flags; validation with clear errors. */
 export {
+  AUTO_COMPACTION_MODES,
   DEFAULT_CONFIG,
   FSYNC_MODES,
   LOG_LEVELS,
   SCHEMA,
   SETTINGS,
   SETTING_KEYS,
+  type AutoCompactionMode,
   type Config,
   type ConfigSource,
   type FsyncMode,

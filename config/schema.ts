@@ -25,8 +25,12 @@ export type FsyncMode = (typeof FSYNC_MODES)[number]
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
+export const AUTO_COMPACTION_MODES = ['off', 'revision', 'periodic'] as const
+export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number]
+
 const KiB = 1024
 const MiB = 1024 * KiB
+const GiB = 1024 * MiB
 const SECOND = 1000
 
 /** The resolved configuration of a kvlog server. Bytes are byte counts, durations milliseconds. */
@@ -40,6 +44,12 @@ export interface Config {
   maxTxnDepth: number
   maxBatchTxns: number
   compactionBatchRevisions: number
+  autoCompactionMode: AutoCompactionMode
+  autoCompactionRetention: string
+  quotaBackendBytes: number
+  compactionMinRetain: number
+  compactionCheckInterval: number
+  cursorMaxLag: number
   listenHttp: string
   listenGrpc: string
   /** '' means: write no ready file. */
@@ -162,6 +172,61 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Revisions compaction removes per batch, between writes.',
     flag: '--compaction-batch-revisions',
     env: 'KVLOG_COMPACTION_BATCH_REVISIONS',
+  },
+  autoCompactionMode: {
+    key: 'autoCompactionMode',
+    type: 'enum',
+    default: 'off',
+    values: AUTO_COMPACTION_MODES,
+    description: "Automatic compaction: 'revision' keeps the last N revisions, 'periodic' keeps a duration of history (etcd's names).",
+    flag: '--auto-compaction-mode',
+    env: 'KVLOG_AUTO_COMPACTION_MODE',
+  },
+  autoCompactionRetention: {
+    key: 'autoCompactionRetention',
+    type: 'string',
+    default: '0',
+    description: "With mode revision: how many revisions to keep (e.g. 10000). With periodic: how long, e.g. 1h, 30m (a bare number is hours, as in etcd). 0 = off.",
+    flag: '--auto-compaction-retention',
+    env: 'KVLOG_AUTO_COMPACTION_RETENTION',
+  },
+  quotaBackendBytes: {
+    key: 'quotaBackendBytes',
+    type: 'bytes',
+    default: 2 * GiB,
+    min: 0,
+    description: 'Database size quota: above it compaction becomes aggressive, and if that is not enough the NOSPACE alarm refuses writes that add data. 0 = no quota.',
+    flag: '--quota-backend-bytes',
+    env: 'KVLOG_QUOTA_BACKEND_BYTES',
+  },
+  compactionMinRetain: {
+    key: 'compactionMinRetain',
+    type: 'integer',
+    default: 1000,
+    min: 0,
+    max: 1_000_000_000,
+    description: 'Automatic compaction (any policy, the quota too) always keeps at least this many recent revisions.',
+    flag: '--compaction-min-retain',
+    env: 'KVLOG_COMPACTION_MIN_RETAIN',
+  },
+  compactionCheckInterval: {
+    key: 'compactionCheckInterval',
+    type: 'duration',
+    default: 10_000,
+    min: 10,
+    description: 'How often the compaction policies and the quota are checked.',
+    flag: '--compaction-check-interval',
+    env: 'KVLOG_COMPACTION_CHECK_INTERVAL',
+  },
+  cursorMaxLag: {
+    key: 'cursorMaxLag',
+    type: 'integer',
+    default: 1_000_000,
+    min: 0,
+    max: 1_000_000_000_000,
+    description: 'A consumer cursor holds compaction back at most this many revisions behind the head; beyond it the cursor expires (its next resume gets COMPACTED).',
+    flag: '--cursor-max-lag',
+    env: 'KVLOG_CURSOR_MAX_LAG',
   },
   listenHttp: {
     key: 'listenHttp',

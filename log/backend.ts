@@ -46,6 +46,8 @@ export interface DeleteResponse extends WriteResult {
   prevKvs?: KeyValue[]
 }
 
+export type AlarmKind = 'NOSPACE'
+
 export interface Log {
   /** The latest committed (durable, acknowledged) revision. */
   readonly revision: number
@@ -68,6 +70,16 @@ export interface Log {
    */
   compact(revision: number): Promise<CompactResult>
   status(): Promise<LogStatus>
+  /** The first revision committed at or after `timestamp` (ms since the epoch); revision + 1 if none. */
+  revisionAt(timestamp: number): Promise<number>
+  /** Asks the storage engine to give the space of removed data back to the file system. */
+  reclaimSpace(): Promise<void>
+  /** Durable records for layers above the log (e.g. compaction/'s cursors); undefined removes one. */
+  readMeta(name: string): Promise<unknown>
+  writeMeta(name: string, value: unknown): Promise<void>
+  /** Active alarms. With NOSPACE, writes that add data (any put) fail with NO_SPACE; reads and deletes work. */
+  alarms(): AlarmKind[]
+  setAlarm(kind: AlarmKind, active: boolean): Promise<void>
   /** Commit hook for the watch hub: listeners run synchronously, in revision order, after each durable batch. */
   subscribe(listener: CommitListener): () => void
   /** Waits for queued writes, then closes. Later calls fail with CLOSED. */

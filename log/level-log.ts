@@ -10,12 +10,13 @@
 import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ClassicLevel } from 'classic-level'
-import type { DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from './backend.js'
+import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from './backend.js'
 import { Compactor } from './compactor.js'
 import { compacted, futureRevision, KvlogError } from './errors.js'
 import { readHistory } from './history-read.js'
 import { HistView } from './hist-view.js'
-import { LOG_END, LOG_START, logKeyRevision, metaKey } from './keys.js'
+import { LOG_END, LOG_START, logKey, logKeyRevision, metaKey } from './keys.js'
+import { MetaStore } from './meta-store.js'
 import { LatestView, type Db } from './latest-view.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
 import { rangeRead } from './range-read.js'
@@ -36,7 +37,7 @@ import type {
   TxnRequest,
   TxnResult,
 } from './types.js'
-import { checkRevision, normalizeBounds, normalizeRangeOptions, normalizeTxn, canWrite, type Limits } from './validate.js'
+import { canPut, canWrite, checkRevision, normalizeBounds, normalizeRangeOptions, normalizeTxn, type Limits } from './validate.js'
 import { Writer, type WriterStats } from './writer.js'
 import { OverlayView } from './state-view.js'
 import { evaluateTxn } from './txn-eval.js'
@@ -103,6 +104,7 @@ export class LevelLog implements Log {
     private readonly segments: SegmentTable,
     private readonly writer: Writer,
     private readonly compactor: Compactor,
+    private readonly meta: MetaStore,
   ) {}
 
   static async start(db: Db, o: LevelLogOptions, segments: SegmentTable, revision: number, timestamp: number): Promise<LevelLog> {
@@ -120,7 +122,9 @@ export class LevelLog implements Log {
     })
     late.compactor = compactor
     await compactor.load()
-    const log = new LevelLog(db, o, views, segments, writer, compactor)
+    const meta = new MetaStore(db, writer)
+    await meta.load()
+    const log = new LevelLog(db, o, views, segments, writer, compactor, meta)
     log.resumed = compactor.resume()
     log.resumed?.catch(() => undefined)
     return log
@@ -152,6 +156,9 @@ export class LevelLog implements Log {
   async txn(request: TxnRequest): Promise<TxnResult> {
     this.checkOpen()
     const txn = normalizeTxn(request, this.limits)
+    if (this.meta.hasAlarm('NOSPACE') && (canPut(txn.success) || canPut(txn.failure))) {
+      throw new KvlogError('NO_SPACE', 'database space exceeded: only reads and deletes are accepted until space is freed')
+    }
     if (canWrite(txn.success) || canWrite(txn.failure)) return this.writer.submit(txn)
     // Read-only: evaluated on the current snapshot, never queued behind writes, gets no revision.
     return this.withView(async (view) => {
@@ -253,6 +260,49 @@ export class LevelLog implements Log {
       ...(job ? { compaction: job } : {}),
       formatVersion: FORMAT_VERSION,
     }
+  }
+
+  async revisionAt(timestamp: number): Promise<number> {
+    this.checkOpen()
+    return this.withView(async (view) => {
+      const segment = this.segments.list().find((s) => s.lastTimestamp >= timestamp)
+      if (segment === undefined) return view.revision + 1
+      // Commit times never decrease: binary search the segment for the first entry at or after `timestamp`.
+      let lo = Math.max(segment.firstRevision, this.compactor.floor)
+      let hi = Math.min(segment.lastRevision, view.revision)
+      const options = { snapshot: view.snapshot, keyEncoding: 'buffer', valueEncoding: 'buffer' } as const
+      while (lo < hi) {
+        const mid = Math.floor((lo + hi) / 2)
+        const bytes = this.db.getSync(logKey(mid), options)
+        if (bytes === undefined || decodeEntry(bytes).timestamp < timestamp) lo = mid + 1
+        else hi = mid
+      }
+      return lo
+    })
+  }
+
+  async reclaimSpace(): Promise<void> {
+    this.checkOpen()
+    await this.db.compactRange(Buffer.alloc(0), Buffer.alloc(64, 0xff))
+  }
+
+  readMeta(name: string): Promise<unknown> {
+    this.checkOpen()
+    return this.meta.read(name)
+  }
+
+  writeMeta(name: string, value: unknown): Promise<void> {
+    this.checkOpen()
+    return this.meta.write(name, value)
+  }
+
+  alarms(): AlarmKind[] {
+    return this.meta.alarms()
+  }
+
+  setAlarm(kind: AlarmKind, active: boolean): Promise<void> {
+    this.checkOpen()
+    return this.meta.setAlarm(kind, active)
   }
 
   subscribe(listener: CommitListener): () => void {

@@ -330,3 +330,12 @@ export function canWrite(ops: NOp[]): boolean {
   }
   return false
 }
+
+/** Whether any branch (at any depth) can put: what the NOSPACE alarm refuses. Deletes free space. */
+export function canPut(ops: NOp[]): boolean {
+  for (const op of ops) {
+    if (op.type === 'put') return true
+    if (op.type === 'txn' && (canPut(op.success) || canPut(op.failure))) return true
+  }
+  return false
+}

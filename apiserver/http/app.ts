@@ -4,6 +4,7 @@
  * `constructor.prototype` are errors). Routes: one verb per file under routes/.
  */
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { Compaction } from '../../compaction/index.js'
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
 import type { Metrics } from '../metrics.js'
@@ -11,7 +12,9 @@ import { ndjsonWatchRoute } from '../watch/ndjson.js'
 import type { WatchService } from '../watch/service.js'
 import { clientErrorHandler, errorBody, errorHandler } from './errors.js'
 import { healthRoutes, type HealthState } from './health.js'
+import { alarmRoutes } from './routes/alarms.js'
 import { compactRoute } from './routes/compact.js'
+import { cursorRoutes } from './routes/cursors.js'
 import { historyRoute } from './routes/history.js'
 import { kvDeleteRoute } from './routes/kv-delete.js'
 import { kvPutRoute } from './routes/kv-put.js'
@@ -25,9 +28,10 @@ export interface HttpAppDeps {
   metrics: Metrics
   state: HealthState
   watch: WatchService
+  compaction: Compaction
 }
 
-export function buildHttpApp({ log, config, metrics, state, watch }: HttpAppDeps): FastifyInstance {
+export function buildHttpApp({ log, config, metrics, state, watch, compaction }: HttpAppDeps): FastifyInstance {
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.maxRequestBytes,
@@ -44,13 +48,15 @@ export function buildHttpApp({ log, config, metrics, state, watch }: HttpAppDeps
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url}`))
   })
-  healthRoutes(app, log, state, () => watch.stats())
+  healthRoutes(app, log, state, () => watch.stats(), compaction)
   kvRangeRoute(app, log)
   kvPutRoute(app, log)
   kvDeleteRoute(app, log)
   txnRoute(app, log, config.maxTxnDepth)
   historyRoute(app, log)
-  compactRoute(app, log)
+  compactRoute(app, log, compaction.compactor)
+  cursorRoutes(app, log, compaction.cursors)
+  alarmRoutes(app, log)
   metricsRoute(app, metrics)
   ndjsonWatchRoute(app, watch)
   return app

@@ -1,9 +1,11 @@
 /**
  * GET /healthz — the process is up. GET /readyz — the store is open and accepting requests (503 while
- * starting or draining). GET /v1/status — revision, compact revision, segments, db size, watchers.
+ * starting or draining). GET /v1/status — revision, compact revision, segments, db size, compaction runs,
+ * cursors with their lag, alarms, watchers.
  */
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../log/backend.js'
+import type { Compaction } from '../../compaction/index.js'
 import type { WatchStats } from '../metrics.js'
 import { onlyFields, type Query } from '../params.js'
 import { errorBody } from './errors.js'
@@ -12,7 +14,7 @@ export interface HealthState {
   ready: boolean
 }
 
-export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState, watchStats: () => WatchStats): void {
+export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState, watchStats: () => WatchStats, compaction: Compaction): void {
   app.get('/healthz', async () => ({ ok: true }))
 
   app.get('/readyz', async (_request, reply) => {
@@ -23,6 +25,13 @@ export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState,
   app.get('/v1/status', async (request) => {
     onlyFields(request.query as Query, [], '')
     const s = await log.status()
-    return { header: { revision: s.revision }, ...s, watch: watchStats() }
+    const { compaction: inProgress, ...rest } = s
+    return {
+      header: { revision: s.revision }, ...rest,
+      compaction: { ...compaction.compactor.stats(), ...(inProgress ? { inProgress } : {}) },
+      cursors: compaction.cursors.list(),
+      alarms: log.alarms(),
+      watch: watchStats(),
+    }
   })
 }

@@ -13,6 +13,8 @@ export interface WatchServiceOptions {
   /** Idle progress notices every this many ms (0 = off). */
   progressInterval: number
   maxWatchersPerConnection: number
+  /** Where a watch with the `cursor` option starts: the cursor's revision + 1 (throws COMPACTED if expired). */
+  resolveCursor(name: string): number
 }
 
 export class WatchService {
@@ -31,7 +33,7 @@ export class WatchService {
   }
 
   open(transport: Transport): WatchStream {
-    const stream = new WatchStream(this.hub, transport, this.options.maxWatchersPerConnection)
+    const stream = new WatchStream(this.hub, transport, this.options.maxWatchersPerConnection, this.options.resolveCursor)
     this.streams.add(stream)
     return stream
   }

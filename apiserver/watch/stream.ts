@@ -6,7 +6,7 @@
  * connection calls drained() and every paused watch resumes, catching up from the hub's ring or the log.
  * A watch that fell below the compact revision meanwhile is canceled with COMPACTED and the floor.
  */
-import { KvlogError } from '../../log/errors.js'
+import { isKvlogError, KvlogError } from '../../log/errors.js'
 import type { WatchHub } from '../../log/watch/hub.js'
 import type { WatchHandle } from '../../log/watch/types.js'
 import { canceledMessage, createdMessage, eventsMessage, progressMessage } from './messages.js'
@@ -40,6 +40,7 @@ export class WatchStream {
     private readonly hub: WatchHub,
     private readonly transport: Transport,
     private readonly maxWatchers: number,
+    private readonly resolveCursor: (name: string) => number,
   ) {}
 
   get size(): number {
@@ -60,9 +61,22 @@ export class WatchStream {
     }
     const id = request.id ?? this.freeId()
     if (this.watches.has(id)) throw new KvlogError('WATCH_ID_EXISTS', `watch id ${id} is already in use on this connection`, { id })
+    let spec = request.spec
+    if (request.cursor !== undefined) {
+      try {
+        spec = { ...spec, startRevision: this.resolveCursor(request.cursor) }
+      } catch (err) {
+        if (!isKvlogError(err, 'COMPACTED')) throw err
+        // Like a start below the floor: created, then canceled with the floor to relist from.
+        this.transport.send(createdMessage(id, this.hub.revision))
+        this.transport.send(canceledMessage(id, err))
+        if (this.watches.size === 0) this.transport.end?.()
+        return id
+      }
+    }
     const watch: Watch = { id, handle: undefined as unknown as WatchHandle, progressNotify: request.progressNotify, active: true, paused: false }
     // The hub never calls the sink from inside watch(), so `created` always goes first.
-    watch.handle = this.hub.watch(request.spec, {
+    watch.handle = this.hub.watch(spec, {
       events: (batch) => {
         watch.active = true
         const ok = this.transport.send(eventsMessage(id, batch))

@@ -17,11 +17,10 @@
  * landed meanwhile, from another read). The watcher joins only in the same synchronous step that took
  * everything up to the hub's revision, so no commit falls between the last catch-up batch and the first push.
  */
-import type { Log } from '../backend.js'
 import { compacted, isKvlogError, KvlogError } from '../errors.js'
 import type { LogEntry } from '../types.js'
 import type { Ring } from './ring.js'
-import type { WatchBatch } from './types.js'
+import type { WatchBatch, WatchSource } from './types.js'
 import type { Watcher } from './watcher.js'
 
 /** What catch-up needs from the hub. */
@@ -37,7 +36,7 @@ export interface CatchUpHost {
 
 export class CatchUp {
   constructor(
-    private readonly log: Log,
+    private readonly log: WatchSource,
     private readonly ring: Ring,
     private readonly batchRevisions: number,
     private readonly host: CatchUpHost,

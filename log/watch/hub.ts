@@ -16,12 +16,11 @@
  * Who may call what: the hub's and handles' methods from anywhere, including from inside sink callbacks.
  * The hub never lets an exception reach the log's commit path.
  */
-import type { Log } from '../backend.js'
 import { compacted, KvlogError } from '../errors.js'
 import type { Event, LogEntry } from '../types.js'
 import { CatchUp } from './catch-up.js'
 import { Ring } from './ring.js'
-import type { WatchBatch, WatchHandle, WatchHubOptions, WatchHubStats, WatchSink, WatchSpec } from './types.js'
+import type { WatchBatch, WatchHandle, WatchHubOptions, WatchHubStats, WatchSink, WatchSource, WatchSpec } from './types.js'
 import { normalizeSpec, Watcher, withoutPrevKv, type WatcherHost } from './watcher.js'
 import { WatcherIndex, type WatchGroup, type WatchView } from './watcher-index.js'
 
@@ -45,7 +44,7 @@ export class WatchHub implements WatcherHost {
   private nextId = 1
   private closed = false
 
-  constructor(private readonly log: Log, options: WatchHubOptions) {
+  constructor(private readonly log: WatchSource, options: WatchHubOptions) {
     const { ringSize, catchUpBatch } = options
     if (!Number.isSafeInteger(ringSize) || ringSize < 0) throw new TypeError(`watch hub: ringSize must be an integer >= 0, got ${ringSize}`)
     if (!Number.isSafeInteger(catchUpBatch) || catchUpBatch < 1) {

@@ -13,6 +13,7 @@
  * with the log's own commit listeners): treat them as immutable. Their identity may be used to encode a
  * batch once per group of watchers (a WeakMap keyed by the batch).
  */
+import type { Log } from '../backend.js'
 import type { KvlogError } from '../errors.js'
 import type { BytesLike, Event } from '../types.js'
 
@@ -98,3 +99,6 @@ export interface WatchHubStats {
   /** The last revision the hub has seen committed. */
   revision: number
 }
+
+/** What the hub needs of a log: its commits, its history, and where it stands. */
+export type WatchSource = Pick<Log, 'subscribe' | 'history' | 'revision' | 'compactRevision'>

@@ -57,6 +57,12 @@ export class SpyLog implements Log {
   status: Log['status'] = () => this.inner.status()
   subscribe: Log['subscribe'] = (l) => this.inner.subscribe(l)
   close: Log['close'] = () => this.inner.close()
+  revisionAt: Log['revisionAt'] = (t) => this.inner.revisionAt(t)
+  reclaimSpace: Log['reclaimSpace'] = () => this.inner.reclaimSpace()
+  readMeta: Log['readMeta'] = (n) => this.inner.readMeta(n)
+  writeMeta: Log['writeMeta'] = (n, v) => this.inner.writeMeta(n, v)
+  alarms: Log['alarms'] = () => this.inner.alarms()
+  setAlarm: Log['setAlarm'] = (k, a) => this.inner.setAlarm(k, a)
 
   async history(key: Parameters<Log['history']>[0], options: HistoryOptions = {}): Promise<HistoryResult> {
     this.reads.push({ from: options.fromRevision ?? 0, to: options.toRevision ?? 0 })

@@ -1,0 +1,125 @@
+/**
+ * The background compactor: every compactionCheckInterval it plans a floor (policy.ts), compacts to it
+ * through the log (batched, crash-safe, interleaved with writes: log/compactor.ts), gives disk space back,
+ * and keeps the NOSPACE alarm in step with the quota:
+ *
+ *   over quota ──▶ compact to current - minRetain ──▶ reclaim space ──▶ still over? ──▶ NOSPACE on
+ *   NOSPACE on and size back under the quota ──▶ NOSPACE off (also by hand: clearAlarm)
+ *
+ * Manual compaction (POST /v1/compact) goes through compactNow() so its results are counted too.
+ */
+import type { Log } from '../log/backend.js'
+import type { CompactResult } from '../log/types.js'
+import type { Cursors } from './cursors.js'
+import { planFloor, type RetentionPolicy } from './policy.js'
+
+export interface CompactionRun {
+  at: string
+  floor: number
+  removedRevisions: number
+  removedVersions: number
+  /** Database bytes before minus after (after reclaiming), 0 if it grew. */
+  bytesFreed: number
+  durationMs: number
+  reasons: string[]
+}
+
+export interface CompactionStats {
+  floor: number
+  runs: number
+  removedRevisionsTotal: number
+  bytesFreedTotal: number
+  last?: CompactionRun
+  /** Compaction in progress (scheduled, not finished): target and next revision to remove. */
+  inProgress?: { target: number; progress: number }
+}
+
+/** Reclaim space after a run that removed at least this many revisions (or whenever over the quota). */
+const RECLAIM_AFTER = 10_000
+
+export class AutoCompactor {
+  private timer: NodeJS.Timeout | undefined
+  private running: Promise<void> | undefined
+  private stopped = false
+  private readonly totals = { runs: 0, removedRevisions: 0, bytesFreed: 0 }
+  private last: CompactionRun | undefined
+
+  constructor(
+    private readonly log: Log,
+    private readonly cursors: Cursors,
+    private readonly policy: RetentionPolicy,
+    private readonly checkIntervalMs: number,
+    private readonly onError: (err: unknown) => void = () => undefined,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.check().catch(this.onError), this.checkIntervalMs)
+    this.timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearInterval(this.timer)
+    await this.running?.catch(() => undefined)
+  }
+
+  /** One policy check; overlapping calls share the run in progress. */
+  check(): Promise<void> {
+    this.running ??= this.runCheck().finally(() => (this.running = undefined))
+    return this.running
+  }
+
+  /** A manual compaction to `revision`, counted in the stats. */
+  async compactNow(revision: number): Promise<CompactResult> {
+    const before = (await this.log.status()).dbSize
+    const result = await this.log.compact(revision)
+    this.record(result, before, (await this.log.status()).dbSize, ['manual'])
+    return result
+  }
+
+  stats(): CompactionStats {
+    return {
+      floor: this.log.compactRevision,
+      runs: this.totals.runs,
+      removedRevisionsTotal: this.totals.removedRevisions,
+      bytesFreedTotal: this.totals.bytesFreed,
+      ...(this.last ? { last: this.last } : {}),
+    }
+  }
+
+  private async runCheck(): Promise<void> {
+    if (this.stopped) return
+    const status = await this.log.status()
+    const p = this.policy
+    const plan = planFloor(p, {
+      current: status.revision,
+      compactRevision: status.compactRevision,
+      dbSize: status.dbSize,
+      firstRevisionInWindow: p.mode === 'periodic' && p.durationMs > 0 ? await this.log.revisionAt(Date.now() - p.durationMs) : undefined,
+      cursors: this.cursors.positions(),
+    })
+    await this.cursors.expire(plan.expire)
+    let size = status.dbSize
+    if (plan.target !== undefined && !this.stopped) {
+      const result = await this.log.compact(plan.target)
+      if (plan.overQuota || result.removedRevisions >= RECLAIM_AFTER) await this.log.reclaimSpace()
+      size = (await this.log.status()).dbSize
+      this.record(result, status.dbSize, size, plan.reasons)
+    } else if (plan.overQuota && !this.log.alarms().includes('NOSPACE')) {
+      await this.log.reclaimSpace()
+      size = (await this.log.status()).dbSize
+    }
+    if (p.quotaBytes > 0) await this.log.setAlarm('NOSPACE', size > p.quotaBytes)
+  }
+
+  private record(result: CompactResult, before: number, after: number, reasons: string[]): void {
+    const bytesFreed = Math.max(0, before - after)
+    this.totals.runs++
+    this.totals.removedRevisions += result.removedRevisions
+    this.totals.bytesFreed += bytesFreed
+    this.last = {
+      at: new Date().toISOString(), floor: result.compactRevision, removedRevisions: result.removedRevisions,
+      removedVersions: result.removedVersions, bytesFreed, durationMs: result.durationMs, reasons,
+    }
+  }
+}
