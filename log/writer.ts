@@ -180,7 +180,9 @@ export class Writer {
     const segmentWrites = new Map<number, Segment>()
     try {
       for (const job of group) {
-        const view = changes.child()
+        // A lone write with no compares fails (if at all) before it changes anything, so it can write to
+        // the group's overlay directly; anything else gets a layer of its own, dropped on failure.
+        const view = isLoneWrite(job.txn) ? changes : changes.child()
         const ctx = {
           view, revision: prepared.revision + 1, readAt, leaseExists: this.deps.leaseExists,
           ops: [] as LoggedOp[], events: [] as Event[],
@@ -190,7 +192,7 @@ export class Writer {
           const wrote = ctx.ops.length > 0
           if (wrote) {
             prepared.revision++
-            view.mergeIntoParent()
+            if (view !== changes) view.mergeIntoParent()
             const bytes = appendEntry(prepared.batch, prepared.revision, prepared.timestamp, ctx.ops)
             this.deps.segments.append(prepared.revision, prepared.timestamp, bytes, segmentWrites)
             prepared.entries.push({ revision: prepared.revision, timestamp: prepared.timestamp, events: ctx.events })
@@ -268,6 +270,12 @@ export class Writer {
       }
     }
   }
+}
+
+function isLoneWrite(txn: NTxn): boolean {
+  if (txn.compare.length > 0 || txn.failure.length > 0 || txn.success.length !== 1) return false
+  const op = txn.success[0]
+  return op.type === 'put' || (op.type === 'delete' && op.bounds.single)
 }
 
 /** A group evaluated and (once started) being written. */
