@@ -1,0 +1,210 @@
+/**
+ * KvlogClient: the native HTTP API, typed (docs/api.md). Writes are never retried automatically after an
+ * ambiguous failure: they raise OutcomeUnknownError. Reads retry connection failures a few times.
+ *
+ *   const kv = new KvlogClient({ endpoint: 'http://127.0.0.1:8379' })
+ *   const { revision } = await kv.put('/config/a', 'x')
+ *   for await (const page of kv.list('/config/', { prefix: true, pageSize: 500 })) ...
+ *   const w = kv.watch('/config/', { prefix: true, startRevision: revision + 1 })
+ */
+import { bytesField, bytesParam, readEvent, readKv, type Bytes, type HistoryEvent, type KeyValue } from './codec.js'
+import { exchange, type HttpOptions } from './http.js'
+import { Watch, type WatchOptions } from './watch.js'
+
+export interface ClientOptions {
+  /** Default http://127.0.0.1:8379 (or $KVLOG_ENDPOINT where the caller passes it). */
+  endpoint?: string
+  /** Per-request timeout, ms (default 30 s). */
+  timeoutMs?: number
+  /** Retries of reads after a connection failure (default 3). */
+  readRetries?: number
+}
+
+/** Which keys: one key; or with `prefix`, `fromKey` or `rangeEnd`, a range. */
+export interface KeyRange {
+  prefix?: boolean
+  fromKey?: boolean
+  rangeEnd?: Bytes
+}
+
+export interface RangeOptions extends KeyRange {
+  revision?: number
+  limit?: number
+  keysOnly?: boolean
+  countOnly?: boolean
+  sortOrder?: 'NONE' | 'ASCEND' | 'DESCEND'
+  sortTarget?: 'KEY' | 'VERSION' | 'CREATE' | 'MOD' | 'VALUE'
+  minModRevision?: number
+  maxModRevision?: number
+  minCreateRevision?: number
+  maxCreateRevision?: number
+}
+
+export interface RangeResult {
+  revision: number
+  kvs: KeyValue[]
+  more: boolean
+  count: number
+  continue?: string
+}
+
+export interface HistoryOptions extends KeyRange {
+  from?: number
+  to?: number
+  limit?: number
+  prevKv?: boolean
+}
+
+export interface HistoryResult {
+  revision: number
+  compactRevision: number
+  events: HistoryEvent[]
+  more: boolean
+  nextRevision: number
+}
+
+export interface CursorInfo {
+  name: string
+  revision: number
+  updatedAt: number
+  expired: boolean
+  lag: number
+}
+
+/** Transaction requests use the native JSON shapes (docs/api.md, POST /v1/txn); bytes may be strings. */
+export type TxnRequest = Record<string, unknown>
+
+export interface TxnResult {
+  revision: number
+  succeeded: boolean
+  results: Array<Record<string, unknown>>
+}
+
+type Json = Record<string, unknown>
+
+export class KvlogClient {
+  readonly endpoint: string
+  private readonly http: HttpOptions
+
+  constructor(options: ClientOptions = {}) {
+    this.endpoint = options.endpoint ?? 'http://127.0.0.1:8379'
+    this.http = { endpoint: this.endpoint, timeoutMs: options.timeoutMs ?? 30_000, readRetries: options.readRetries ?? 3 }
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Keys and values
+
+  async put(key: Bytes, value: Bytes, options: { lease?: bigint | string; prevKv?: boolean } = {}): Promise<{ revision: number; prevKv?: KeyValue }> {
+    const body: Json = {}
+    bytesField(body, 'key', key)
+    bytesField(body, 'value', value)
+    if (options.lease !== undefined) body.lease = String(options.lease)
+    if (options.prevKv) body.prevKv = true
+    const r = await exchange<Json>(this.http, { method: 'PUT', path: '/v1/kv', body, idempotent: false })
+    return { revision: header(r), ...(r.prevKv ? { prevKv: readKv(r.prevKv as Json) } : {}) }
+  }
+
+  async get(key: Bytes, options: { revision?: number } = {}): Promise<KeyValue | undefined> {
+    return (await this.range(key, { revision: options.revision })).kvs[0]
+  }
+
+  async range(key: Bytes, options: RangeOptions & { continue?: string } = {}): Promise<RangeResult> {
+    const q = keyQuery(key, options)
+    for (const name of ['revision', 'limit', 'minModRevision', 'maxModRevision', 'minCreateRevision', 'maxCreateRevision'] as const) {
+      if (options[name] !== undefined) q.set(name, String(options[name]))
+    }
+    for (const name of ['keysOnly', 'countOnly'] as const) if (options[name]) q.set(name, 'true')
+    if (options.sortOrder) q.set('sortOrder', options.sortOrder)
+    if (options.sortTarget) q.set('sortTarget', options.sortTarget)
+    if (options.continue) q.set('continue', options.continue)
+    const r = await exchange<Json>(this.http, { method: 'GET', path: '/v1/kv', query: q, idempotent: true })
+    return {
+      revision: header(r), kvs: (r.kvs as Json[]).map(readKv), more: r.more as boolean, count: r.count as number,
+      ...(typeof r.continue === 'string' ? { continue: r.continue } : {}),
+    }
+  }
+
+  /** Pages through a range at one revision (one consistent snapshot); each page is a RangeResult. */
+  async *list(key: Bytes, options: KeyRange & { pageSize?: number; revision?: number } = {}): AsyncGenerator<RangeResult> {
+    let token: string | undefined
+    const { pageSize = 500, revision, ...range } = options
+    do {
+      const page = await this.range(key, { ...range, limit: pageSize, ...(token ? { continue: token } : { revision }) })
+      yield page
+      token = page.continue
+    } while (token !== undefined)
+  }
+
+  async delete(key: Bytes, options: KeyRange & { prevKv?: boolean } = {}): Promise<{ revision: number; deleted: number; prevKvs?: KeyValue[] }> {
+    const q = keyQuery(key, options)
+    if (options.prevKv) q.set('prevKv', 'true')
+    const r = await exchange<Json>(this.http, { method: 'DELETE', path: '/v1/kv', query: q, idempotent: false })
+    return { revision: header(r), deleted: r.deleted as number, ...(r.prevKvs ? { prevKvs: (r.prevKvs as Json[]).map(readKv) } : {}) }
+  }
+
+  async txn(request: TxnRequest): Promise<TxnResult> {
+    const r = await exchange<Json>(this.http, { method: 'POST', path: '/v1/txn', body: request, idempotent: false })
+    return { revision: header(r), succeeded: r.succeeded as boolean, results: r.results as Json[] }
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // History, compaction, status
+
+  async history(key: Bytes, options: HistoryOptions = {}): Promise<HistoryResult> {
+    const q = keyQuery(key, options)
+    for (const name of ['from', 'to', 'limit'] as const) if (options[name] !== undefined) q.set(name, String(options[name]))
+    if (options.prevKv) q.set('prevKv', 'true')
+    const r = await exchange<Json>(this.http, { method: 'GET', path: '/v1/history', query: q, idempotent: true })
+    const h = r.header as { revision: number; compactRevision: number }
+    return {
+      revision: h.revision, compactRevision: h.compactRevision, more: r.more as boolean, nextRevision: r.nextRevision as number,
+      events: (r.events as Json[]).map((e) => ({ ...readEvent(e), time: e.time as string })),
+    }
+  }
+
+  async compact(revision: number): Promise<Json> {
+    return exchange<Json>(this.http, { method: 'POST', path: '/v1/compact', body: { revision }, idempotent: false })
+  }
+
+  async status(): Promise<Json> {
+    return exchange<Json>(this.http, { method: 'GET', path: '/v1/status', idempotent: true })
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Consumer cursors
+
+  async cursors(): Promise<CursorInfo[]> {
+    return (await exchange<{ cursors: CursorInfo[] }>(this.http, { method: 'GET', path: '/v1/cursors', idempotent: true })).cursors
+  }
+
+  async commitCursor(name: string, revision: number): Promise<CursorInfo> {
+    const path = `/v1/cursors/${encodeURIComponent(name)}`
+    // Committing the same revision twice is harmless, so a cursor commit is safe to retry.
+    return (await exchange<{ cursor: CursorInfo }>(this.http, { method: 'PUT', path, body: { revision }, idempotent: true })).cursor
+  }
+
+  async deleteCursor(name: string): Promise<void> {
+    await exchange(this.http, { method: 'DELETE', path: `/v1/cursors/${encodeURIComponent(name)}`, idempotent: true })
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Watch
+
+  /** A watch that resumes by itself after disconnects; iterate it, or pass callbacks (watch.ts). */
+  watch(key: Bytes, options: WatchOptions = {}): Watch {
+    return new Watch(this.endpoint, key, options)
+  }
+}
+
+function header(r: Json): number {
+  return (r.header as { revision: number }).revision
+}
+
+function keyQuery(key: Bytes, range: KeyRange): URLSearchParams {
+  const q = new URLSearchParams()
+  bytesParam(q, 'key', key)
+  if (range.prefix) q.set('prefix', 'true')
+  if (range.fromKey) q.set('fromKey', 'true')
+  if (range.rangeEnd !== undefined) bytesParam(q, 'rangeEnd', range.rangeEnd)
+  return q
+}

@@ -1,0 +1,71 @@
+/**
+ * One HTTP exchange with the server, classifying failures so callers never retry a write blindly:
+ * - the server answered with an error body: KvlogClientError (stable code);
+ * - the connection was refused (nothing sent): UnreachableError, safe to retry;
+ * - the connection failed after the request may have been sent: for reads, retried; for writes,
+ *   OutcomeUnknownError (the write may have been applied).
+ */
+import { errorFromBody, OutcomeUnknownError, UnreachableError } from './errors.js'
+
+export interface HttpOptions {
+  endpoint: string
+  /** Per-request timeout, ms. */
+  timeoutMs: number
+  /** Retries of idempotent reads after a connection failure. */
+  readRetries: number
+}
+
+export interface Exchange {
+  method: 'GET' | 'PUT' | 'POST' | 'DELETE'
+  path: string
+  query?: URLSearchParams
+  body?: unknown
+  /** Reads are idempotent; writes (and compaction) are not. */
+  idempotent: boolean
+}
+
+const REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'])
+
+function causeCode(err: unknown): string | undefined {
+  let e = err as { code?: string; cause?: unknown } | undefined
+  for (let i = 0; i < 4 && e !== undefined; i++) {
+    if (typeof e.code === 'string') return e.code
+    e = e.cause as typeof e
+  }
+  return undefined
+}
+
+export async function exchange<T>(o: HttpOptions, x: Exchange): Promise<T> {
+  const url = `${o.endpoint.replace(/\/$/, '')}${x.path}${x.query && [...x.query].length > 0 ? `?${x.query}` : ''}`
+  for (let attempt = 0; ; attempt++) {
+    let res: Response
+    try {
+      res = await fetch(url, {
+        method: x.method,
+        headers: x.body === undefined ? {} : { 'content-type': 'application/json' },
+        body: x.body === undefined ? undefined : JSON.stringify(x.body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+        signal: AbortSignal.timeout(o.timeoutMs),
+      })
+    } catch (err) {
+      const code = causeCode(err)
+      // fetch refuses some ports (the spec's "bad port" list) before sending anything.
+      const badPort = (err as { cause?: { message?: string } }).cause?.message === 'bad port'
+      if (badPort || (code !== undefined && REFUSED.has(code))) throw new UnreachableError(`cannot reach ${o.endpoint}: ${code}`, err)
+      if (x.idempotent && attempt < o.readRetries) {
+        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt))
+        continue
+      }
+      if (x.idempotent) throw new UnreachableError(`request to ${o.endpoint} failed: ${String(code ?? err)}`, err)
+      throw new OutcomeUnknownError(`the connection failed during ${x.method} ${x.path}; the write may or may not have been applied`, err)
+    }
+    const text = await res.text()
+    let body: unknown
+    try {
+      body = text === '' ? undefined : JSON.parse(text)
+    } catch {
+      body = undefined
+    }
+    if (!res.ok) throw errorFromBody(res.status, body)
+    return body as T
+  }
+}
