@@ -51,6 +51,9 @@ export interface RangeResult {
 export interface HistoryOptions extends KeyRange {
   from?: number
   to?: number
+  /** ISO 8601 commit times instead of revisions. */
+  fromTime?: string
+  toTime?: string
   limit?: number
   prevKv?: boolean
 }
@@ -152,7 +155,7 @@ export class KvlogClient {
 
   async history(key: Bytes, options: HistoryOptions = {}): Promise<HistoryResult> {
     const q = keyQuery(key, options)
-    for (const name of ['from', 'to', 'limit'] as const) if (options[name] !== undefined) q.set(name, String(options[name]))
+    for (const name of ['from', 'to', 'fromTime', 'toTime', 'limit'] as const) if (options[name] !== undefined) q.set(name, String(options[name]))
     if (options.prevKv) q.set('prevKv', 'true')
     const r = await exchange<Json>(this.http, { method: 'GET', path: '/v1/history', query: q, idempotent: true })
     const h = r.header as { revision: number; compactRevision: number }

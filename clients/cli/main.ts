@@ -1,7 +1,45 @@
 /**
  * The `kvlog` command line. Exit codes: 0 ok, 1 error, 2 usage, 3 compacted.
+ * Client commands talk to --endpoint (env KVLOG_ENDPOINT, default http://127.0.0.1:8379); every command
+ * has --help, and a human form (tables) and a machine form (-o json).
  */
 import { ConfigError } from '../../config/index.js'
+import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError } from '../errors.js'
+import { parseArgs, UsageError, type CommandSpec } from './args.js'
+import { compact, cursor, status } from './commands/admin.js'
+import { diff, history, watch } from './commands/events.js'
+import { del, get, put, txn } from './commands/kv.js'
+import { context, type Context } from './context.js'
+
+interface Command extends CommandSpec {
+  usage: string
+  summary: string
+  run(c: Context): Promise<number>
+}
+
+const RANGE = { prefix: 'bool', 'from-key': 'bool' } as const
+
+const COMMANDS: Record<string, Command> = {
+  put: { usage: 'put KEY VALUE [--lease ID] [--prev-kv]', summary: 'write a key', flags: { lease: 'string', 'prev-kv': 'bool' }, positionals: ['KEY', 'VALUE'], min: 2, run: put },
+  get: {
+    usage: 'get KEY [--prefix|--from-key] [--rev N] [--limit N] [--keys-only] [--count-only]', summary: 'read a key or a range',
+    flags: { ...RANGE, rev: 'int', limit: 'int', 'keys-only': 'bool', 'count-only': 'bool' }, positionals: ['KEY'], min: 1, run: get,
+  },
+  del: { usage: 'del KEY [--prefix|--from-key] [--prev-kv]', summary: 'delete a key or a range', flags: { ...RANGE, 'prev-kv': 'bool' }, positionals: ['KEY'], min: 1, run: del },
+  txn: { usage: 'txn [FILE|-]', summary: 'run a transaction given as JSON (docs/api.md, POST /v1/txn), from a file or stdin', flags: {}, positionals: ['FILE'], min: 0, run: txn },
+  watch: {
+    usage: 'watch KEY [--prefix|--from-key] [--rev N] [--prev-kv]', summary: 'stream changes; resumes after disconnects; exit 3 when compacted',
+    flags: { ...RANGE, rev: 'int', 'prev-kv': 'bool' }, positionals: ['KEY'], min: 1, run: watch,
+  },
+  history: {
+    usage: 'history KEY [--prefix|--from-key] [--from REV|TIME] [--to REV|TIME]', summary: 'what happened to a key or range: revision, time, type, value or JSON diff',
+    flags: { ...RANGE, from: 'string', to: 'string' }, positionals: ['KEY'], min: 1, run: history,
+  },
+  diff: { usage: 'diff --from R1 --to R2 [KEY --prefix]', summary: 'what changed between two revisions', flags: { from: 'int', to: 'int', prefix: 'bool' }, positionals: ['KEY'], min: 0, run: diff },
+  compact: { usage: 'compact REV | --keep N', summary: 'remove history below a revision (or keep the last N revisions)', flags: { keep: 'int' }, positionals: ['REV'], min: 0, run: compact },
+  status: { usage: 'status', summary: 'revision, floor, segments, db size, watchers, cursors, alarms', flags: {}, positionals: [], min: 0, run: status },
+  cursor: { usage: 'cursor list | commit NAME REV | delete NAME', summary: 'consumer cursors', flags: {}, positionals: ['VERB', 'NAME', 'REV'], min: 1, run: cursor },
+}
 
 const HELP = `kvlog — a datastore for control planes: an append-only, revisioned log that is the database
 
@@ -9,9 +47,11 @@ Usage: kvlog <command> [flags]
 
 Commands:
   serve      run the server (every setting is a flag; see docs/configuration.md)
+${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`).join('\n')}
   version    print the version
 
-Run "kvlog <command> --help" for a command's flags.`
+Client flags: --endpoint URL (env KVLOG_ENDPOINT, default http://127.0.0.1:8379), -o table|json.
+Exit codes: 0 ok, 1 error, 2 usage, 3 compacted. "kvlog <command> --help" for a command's flags.`
 
 const SERVE_HELP = `Usage: kvlog serve [--config FILE] [--data-dir DIR] [--listen-http HOST:PORT] [--ready-file FILE] ...
 
@@ -19,37 +59,52 @@ Runs the server. Defaults: data in ./kvlog-data, HTTP on 127.0.0.1:8379. Every s
 config file (--config, JSON or YAML), a KVLOG_* environment variable or a flag; docs/configuration.md
 lists them all. SIGTERM drains and exits 0.`
 
-export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(HELP + '\n')
-    return command === undefined ? 2 : 0
+    return name === undefined ? 2 : 0
   }
   try {
-    switch (command) {
-      case 'serve': {
-        if (rest.includes('--help') || rest.includes('-h')) {
-          process.stdout.write(SERVE_HELP + '\n')
-          return 0
-        }
-        const { serve } = await import('./serve.js')
-        return await serve(rest)
-      }
-      case 'version':
-        process.stdout.write(`kvlog ${await version()}\n`)
+    if (name === 'serve') {
+      if (rest.includes('--help') || rest.includes('-h')) {
+        process.stdout.write(SERVE_HELP + '\n')
         return 0
-      default:
-        process.stderr.write(`kvlog: unknown command "${command}"\n\n${HELP}\n`)
-        return 2
+      }
+      const { serve } = await import('./serve.js')
+      return await serve(rest)
     }
+    if (name === 'version') {
+      process.stdout.write(`kvlog ${await version()}\n`)
+      return 0
+    }
+    const command = COMMANDS[name]
+    if (command === undefined) throw new UsageError(`unknown command "${name}"\n\n${HELP}`)
+    const p = parseArgs(rest, command)
+    if (p.flags.get('help') === true || p.flags.get('h') === true) {
+      process.stdout.write(`Usage: kvlog ${command.usage} [--endpoint URL] [-o table|json]\n\n${command.summary}\n`)
+      return 0
+    }
+    return await command.run(context(p, env))
   } catch (err) {
-    if (err instanceof ConfigError || (err instanceof Error && err.name === 'UsageError')) {
-      process.stderr.write(`kvlog ${command}: ${err.message}\n`)
-      return 2
-    }
-    process.stderr.write(`kvlog ${command}: ${err instanceof Error ? err.message : String(err)}\n`)
-    return 1
+    return report(name, err)
   }
+}
+
+function report(command: string, err: unknown): number {
+  const say = (text: string) => process.stderr.write(`kvlog ${command}: ${text}\n`)
+  if (err instanceof UsageError || err instanceof ConfigError || (err instanceof Error && err.name === 'UsageError')) {
+    say(err.message)
+    return 2
+  }
+  if (err instanceof CompactedError) {
+    say(`COMPACTED: ${err.message}`)
+    return 3
+  }
+  if (err instanceof KvlogClientError) say(`${err.code}: ${err.message}`)
+  else if (err instanceof UnreachableError || err instanceof OutcomeUnknownError) say(err.message)
+  else say(err instanceof Error ? err.message : String(err))
+  return 1
 }
 
 async function version(): Promise<string> {

@@ -4,6 +4,7 @@
  */
 import { loadConfig } from '../../config/index.js'
 import { startServer } from '../../apiserver/server.js'
+import { UsageError } from './args.js'
 
 export async function serve(argv: string[]): Promise<number> {
   const { config, args } = loadConfig({ argv, env: process.env })
@@ -22,6 +23,3 @@ export async function serve(argv: string[]): Promise<number> {
   return 0
 }
 
-export class UsageError extends Error {
-  override name = 'UsageError'
-}

@@ -1,0 +1,72 @@
+/**
+ * Command-line parsing for the client commands: `--flag value`, `--flag=value`, boolean `--flag`, and
+ * positionals. Unknown flags, missing values and bad numbers are usage errors (exit code 2).
+ */
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+export type FlagType = 'string' | 'int' | 'bool'
+
+export interface CommandSpec {
+  flags: Record<string, FlagType>
+  /** Positional argument names, for messages; `min` of them are required. */
+  positionals: string[]
+  min: number
+}
+
+export interface Parsed {
+  flags: Map<string, string | number | boolean>
+  args: string[]
+}
+
+/** Flags every client command accepts. */
+export const COMMON_FLAGS: Record<string, FlagType> = { endpoint: 'string', output: 'string', o: 'string', help: 'bool', h: 'bool' }
+
+export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
+  const types = { ...COMMON_FLAGS, ...spec.flags }
+  const flags = new Map<string, string | number | boolean>()
+  const args: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--') {
+      args.push(...argv.slice(i + 1))
+      break
+    }
+    if (!a.startsWith('-') || a === '-') {
+      args.push(a)
+      continue
+    }
+    const body = a.replace(/^--?/, '')
+    const eq = body.indexOf('=')
+    const name = eq >= 0 ? body.slice(0, eq) : body
+    const type = types[name]
+    if (type === undefined) throw new UsageError(`unknown flag ${a.split('=')[0]}`)
+    let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined
+    if (type === 'bool') {
+      if (value !== undefined && value !== 'true' && value !== 'false') throw new UsageError(`${a}: expected true or false`)
+      flags.set(name, value !== 'false')
+      continue
+    }
+    if (value === undefined) {
+      if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
+      value = argv[++i]
+    }
+    if (type === 'int') {
+      if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`${a}: expected a non-negative integer, got ${JSON.stringify(value)}`)
+      flags.set(name, Number(value))
+    } else flags.set(name, value)
+  }
+  if (flags.get('help') !== true && flags.get('h') !== true) {
+    if (args.length < spec.min) throw new UsageError(`missing ${spec.positionals.slice(args.length, spec.min).join(' ')}`)
+    if (args.length > spec.positionals.length) throw new UsageError(`unexpected argument ${args[spec.positionals.length]}`)
+  }
+  return { flags, args }
+}
+
+export function outputMode(p: Parsed): 'table' | 'json' {
+  const o = p.flags.get('output') ?? p.flags.get('o') ?? 'table'
+  if (o !== 'table' && o !== 'json') throw new UsageError(`-o: expected table or json, got ${String(o)}`)
+  return o
+}

@@ -1,0 +1,122 @@
+/** watch, history, diff: the debugging views. */
+import { CompactedError } from '../../errors.js'
+import type { HistoryEvent, KeyValue } from '../../codec.js'
+import { bool, int, str, type Context } from '../context.js'
+import { UsageError } from '../args.js'
+import { display, eventJson, jsonDiff, table } from '../output.js'
+
+/** watch KEY [--prefix] [--rev N] [--prev-kv]: resumes by itself; COMPACTED ends it with exit code 3. */
+export async function watch(c: Context): Promise<number> {
+  const [key] = c.p.args
+  const withPrev = bool(c, 'prev-kv')
+  const w = c.client.watch(key, { prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), startRevision: int(c, 'rev'), prevKv: withPrev })
+  const stop = () => w.close()
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  w.on('reconnect', (next: number | undefined) => process.stderr.write(`watch: reconnecting, resuming from revision ${next ?? 'now'}\n`))
+  try {
+    for await (const batch of w) {
+      for (const e of batch.events) {
+        if (c.mode === 'json') c.out(JSON.stringify(eventJson(e, new Date().toISOString(), withPrev)))
+        else c.out(`${e.revision}\t${e.type}\t${display(e.kv.key)}\t${e.type === 'PUT' ? display(e.kv.value) : ''}`)
+      }
+    }
+    return 0
+  } catch (err) {
+    if (err instanceof CompactedError) {
+      process.stderr.write(`watch: the history needed was compacted (oldest available revision ${err.compactRevision}); ` +
+        `read the current state and watch from its revision + 1\n`)
+      return 3
+    }
+    throw err
+  }
+}
+
+/** A --from/--to value: a revision, or an ISO 8601 time. */
+function bound(value: string | undefined, flag: string): { rev?: number; time?: string } {
+  if (value === undefined) return {}
+  if (/^[0-9]+$/.test(value)) return { rev: Number(value) }
+  if (Number.isFinite(Date.parse(value))) return { time: value }
+  throw new UsageError(`--${flag}: expected a revision or an ISO 8601 time, got ${JSON.stringify(value)}`)
+}
+
+/** history KEY [--prefix] [--from REV|TIME] [--to REV|TIME]: every change, with JSON diffs. */
+export async function history(c: Context): Promise<number> {
+  const [key] = c.p.args
+  const from = bound(str(c, 'from'), 'from')
+  const to = bound(str(c, 'to'), 'to')
+  const rows: string[][] = [['REVISION', 'TIME', 'TYPE', 'KEY', 'VALUE / CHANGE']]
+  let next = from.rev
+  for (;;) {
+    const page = await c.client.history(key, {
+      prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), prevKv: true, limit: 1000,
+      from: next, to: to.rev, ...(next === undefined && from.time ? { fromTime: from.time } : {}), ...(to.time ? { toTime: to.time } : {}),
+    })
+    for (const e of page.events) {
+      if (c.mode === 'json') c.out(JSON.stringify(eventJson(e, e.time, true)))
+      else rows.push([String(e.revision), e.time, e.type, display(e.kv.key), change(e)])
+    }
+    if (!page.more) break
+    next = page.nextRevision
+  }
+  if (c.mode === 'table') c.out(table(rows))
+  return 0
+}
+
+function change(e: HistoryEvent): string {
+  if (e.type === 'DELETE') return e.prevKv ? `(deleted; was ${display(e.prevKv.value)})` : '(deleted)'
+  if (e.prevKv === undefined) return display(e.kv.value)
+  const diff = jsonDiff(e.prevKv.value, e.kv.value)
+  return diff === undefined ? display(e.kv.value) : diff.length === 0 ? '(no change)' : diff.join('; ')
+}
+
+/** diff --from R1 --to R2 [KEY --prefix]: what changed between two revisions. */
+export async function diff(c: Context): Promise<number> {
+  const from = int(c, 'from')
+  const to = int(c, 'to')
+  if (from === undefined || to === undefined) throw new UsageError('diff needs --from REV and --to REV')
+  const [key = '\0'] = c.p.args
+  const range = c.p.args.length === 0 ? { fromKey: true } : { prefix: bool(c, 'prefix') }
+  const [before, after] = await Promise.all([snapshot(c, key, range, from), snapshot(c, key, range, to)])
+  const changes: Array<{ key: Buffer; change: 'added' | 'removed' | 'modified'; before?: KeyValue; after?: KeyValue }> = []
+  for (const [id, kv] of after) {
+    const old = before.get(id)
+    if (old === undefined) changes.push({ key: kv.key, change: 'added', after: kv })
+    else if (old.modRevision !== kv.modRevision) changes.push({ key: kv.key, change: 'modified', before: old, after: kv })
+  }
+  for (const [id, kv] of before) if (!after.has(id)) changes.push({ key: kv.key, change: 'removed', before: kv })
+  changes.sort((a, b) => Buffer.compare(a.key, b.key))
+  if (c.mode === 'json') {
+    for (const x of changes) {
+      c.out(JSON.stringify({
+        change: x.change, ...keyField(x.key),
+        ...(x.before ? { before: { value: display(x.before.value), modRevision: x.before.modRevision } } : {}),
+        ...(x.after ? { after: { value: display(x.after.value), modRevision: x.after.modRevision } } : {}),
+      }))
+    }
+    return 0
+  }
+  c.out(table([['CHANGE', 'KEY', 'DETAIL'], ...changes.map((x) => [x.change, display(x.key), detail(x.before, x.after)])]))
+  return 0
+}
+
+function keyField(key: Buffer): Record<string, string> {
+  const shown = display(key)
+  return shown.startsWith('base64:') ? { keyBase64: key.toString('base64') } : { key: shown }
+}
+
+function detail(before: KeyValue | undefined, after: KeyValue | undefined): string {
+  if (before && after) {
+    const d = jsonDiff(before.value, after.value)
+    return d === undefined ? `${display(before.value)} → ${display(after.value)}` : d.join('; ')
+  }
+  return display((after ?? before)!.value)
+}
+
+async function snapshot(c: Context, key: string, range: { prefix?: boolean; fromKey?: boolean }, revision: number): Promise<Map<string, KeyValue>> {
+  const out = new Map<string, KeyValue>()
+  for await (const page of c.client.list(key, { ...range, revision, pageSize: 1000 })) {
+    for (const kv of page.kvs) out.set(kv.key.toString('latin1'), kv)
+  }
+  return out
+}

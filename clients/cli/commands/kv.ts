@@ -1,0 +1,64 @@
+/** put, get, del, txn. */
+import { readFile } from 'node:fs/promises'
+import { bool, int, str, type Context } from '../context.js'
+import { display, kvJson, table } from '../output.js'
+
+export async function put(c: Context): Promise<number> {
+  const [key, value] = c.p.args
+  const r = await c.client.put(key, value, { prevKv: bool(c, 'prev-kv'), ...(str(c, 'lease') ? { lease: str(c, 'lease') } : {}) })
+  if (c.mode === 'json') c.out(JSON.stringify({ revision: r.revision, ...(r.prevKv ? { prevKv: kvJson(r.prevKv) } : {}) }))
+  else c.out(`OK revision ${r.revision}${r.prevKv ? ` (was ${display(r.prevKv.value)})` : ''}`)
+  return 0
+}
+
+export async function get(c: Context): Promise<number> {
+  const [key] = c.p.args
+  const r = await c.client.range(key, {
+    prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), revision: int(c, 'rev'), limit: int(c, 'limit'),
+    keysOnly: bool(c, 'keys-only'), countOnly: bool(c, 'count-only'),
+  })
+  if (c.mode === 'json') {
+    c.out(JSON.stringify({ revision: r.revision, count: r.count, more: r.more, kvs: r.kvs.map(kvJson) }))
+    return 0
+  }
+  if (bool(c, 'count-only')) {
+    c.out(String(r.count))
+    return 0
+  }
+  c.out(table([
+    ['KEY', 'VALUE', 'CREATE', 'MOD', 'VERSION'],
+    ...r.kvs.map((kv) => [display(kv.key), bool(c, 'keys-only') ? '' : display(kv.value), String(kv.createRevision), String(kv.modRevision), String(kv.version)]),
+  ]))
+  if (r.more) c.out(`(${r.count - r.kvs.length} more; revision ${r.revision})`)
+  return 0
+}
+
+export async function del(c: Context): Promise<number> {
+  const [key] = c.p.args
+  const r = await c.client.delete(key, { prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), prevKv: bool(c, 'prev-kv') })
+  if (c.mode === 'json') c.out(JSON.stringify({ revision: r.revision, deleted: r.deleted, ...(r.prevKvs ? { prevKvs: r.prevKvs.map(kvJson) } : {}) }))
+  else c.out(`deleted ${r.deleted}${r.deleted > 0 ? ` at revision ${r.revision}` : ''}`)
+  return 0
+}
+
+/** txn [FILE]: the JSON request from a file, or stdin (docs/api.md, POST /v1/txn). */
+export async function txn(c: Context): Promise<number> {
+  const [file] = c.p.args
+  const source = file === undefined || file === '-' ? await readStdin() : await readFile(file, 'utf8')
+  let request: Record<string, unknown>
+  try {
+    request = JSON.parse(source) as Record<string, unknown>
+  } catch (err) {
+    throw new SyntaxError(`the transaction is not valid JSON: ${(err as Error).message}`, { cause: err })
+  }
+  const r = await c.client.txn(request)
+  if (c.mode === 'json') c.out(JSON.stringify(r))
+  else c.out(`${r.succeeded ? 'SUCCESS' : 'FAILURE'} revision ${r.revision}\n${r.results.map((x) => JSON.stringify(x)).join('\n')}`)
+  return 0
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
