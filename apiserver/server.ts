@@ -14,6 +14,9 @@ import { instrumentLog, Metrics } from './metrics.js'
 import { WatchService } from './watch/service.js'
 import { attachWebSocketWatch } from './watch/websocket.js'
 
+/** How long in-flight HTTP requests may take to finish once the server is closing. */
+const CLOSE_GRACE_MS = 2000
+
 export interface RunningServer {
   http: string
   close(): Promise<void>
@@ -63,8 +66,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
     closing ??= (async () => {
       state.ready = false
       watch.drain()
-      websockets.close()
+      await websockets.close()
+      // In-flight requests get a moment to finish; then every connection is cut, including ones that
+      // never sent a request (Node does not count those as idle).
+      const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS)
       await app.close()
+      clearTimeout(cut)
       await compaction.stop()
       await store.close()
     })()

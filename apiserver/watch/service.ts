@@ -53,7 +53,7 @@ export class WatchService {
   /** Shutdown: a final progress notice to every synced watch, then stop them all. */
   drain(): void {
     if (this.timer) clearInterval(this.timer)
-    for (const s of this.streams) s.requestProgress()
+    for (const s of this.streams) s.finalProgress()
     for (const s of this.streams) s.close()
     this.streams.clear()
     this.hub.close()

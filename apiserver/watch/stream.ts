@@ -111,6 +111,18 @@ export class WatchStream {
     for (const w of this.watches.values()) w.handle.requestProgress()
   }
 
+  /**
+   * Shutdown: a last progress notice for every watch, now. A synced watch gets the current revision; one
+   * that is paused or catching up gets what it has been given so far (everything below its next revision),
+   * so its client can resume exactly from there on another server.
+   */
+  finalProgress(): void {
+    for (const w of this.watches.values()) {
+      if (w.handle.synced) w.handle.requestProgress()
+      else if (w.handle.nextRevision > 1) this.transport.send(progressMessage(w.id, w.handle.nextRevision - 1))
+    }
+  }
+
   /** The transport drained: resume the watches it paused. */
   drained(): void {
     for (const w of this.watches.values()) {

@@ -14,7 +14,7 @@ import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { invalid, isKvlogError, KvlogError } from '../../log/errors.js'
 import type { JsonObject } from '../codec.js'
-import { asObject, bodyInt } from '../params.js'
+import { asObject, bodyInt, onlyFields } from '../params.js'
 import { errorMessage } from './messages.js'
 import { createFromJson } from './request.js'
 import type { WatchService } from './service.js'
@@ -28,7 +28,10 @@ export interface WebSocketOptions {
 
 export const WATCH_PATH = '/v1/watch'
 
-export function attachWebSocketWatch(server: Server, service: WatchService, options: WebSocketOptions): { close(): void } {
+/** How long a closing connection may take to finish the close handshake before it is cut. */
+const CLOSE_GRACE_MS = 1000
+
+export function attachWebSocketWatch(server: Server, service: WatchService, options: WebSocketOptions): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (request.url ?? '').split('?')[0]
@@ -39,8 +42,18 @@ export function attachWebSocketWatch(server: Server, service: WatchService, opti
     wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, service, options))
   })
   return {
-    close() {
-      for (const ws of wss.clients) ws.close(1001, 'server shutting down')
+    /** Closes every connection with 1001; a peer that stopped reading is cut after a short grace period. */
+    async close() {
+      const open = [...wss.clients]
+      await Promise.all(open.map((ws) => new Promise<void>((resolve) => {
+        if (ws.readyState === ws.CLOSED) return resolve()
+        const cut = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS)
+        ws.once('close', () => {
+          clearTimeout(cut)
+          resolve()
+        })
+        ws.close(1001, 'server shutting down')
+      })))
       wss.close()
     },
   }
@@ -103,12 +116,14 @@ function handleMessage(ws: WebSocket, stream: WatchStream, data: Buffer, isBinar
         stream.create(createFromJson(msg))
         break
       case 'cancel': {
+        onlyFields(msg, ['op', 'id'], '')
         const target = bodyInt(msg, 'id', '')
         if (target === undefined) throw invalid('id', 'is required to cancel')
         stream.cancel(target)
         break
       }
       case 'progress':
+        onlyFields(msg, ['op'], '')
         stream.requestProgress()
         break
       default:
