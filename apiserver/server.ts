@@ -3,7 +3,7 @@
  * listener accepts connections, and drains on close: stop accepting, send every watch a final progress
  * notice, end the streams, flush queued writes, close the store.
  */
-import { rename, writeFile } from 'node:fs/promises'
+import { rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
@@ -74,6 +74,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       clearTimeout(cut)
       await compaction.stop()
       await store.close()
+      // A stale ready file would point the next reader at a dead address.
+      if (config.readyFile !== '') await rm(config.readyFile, { force: true })
     })()
     return closing
   }

@@ -20,10 +20,11 @@ export interface WatchEvent {
   revision: number
   kv: KeyValue
   prevKv?: KeyValue
+  /** Commit time, ISO 8601. */
+  time?: string
 }
 
 export interface HistoryEvent extends WatchEvent {
-  /** Commit time, ISO 8601. */
   time: string
 }
 
@@ -71,5 +72,6 @@ export function readKv(o: Record<string, unknown>): KeyValue {
 export function readEvent(o: Record<string, unknown>): WatchEvent {
   const event: WatchEvent = { type: o.type as 'PUT' | 'DELETE', revision: Number(o.revision), kv: readKv(o.kv as Record<string, unknown>) }
   if (o.prevKv !== undefined) event.prevKv = readKv(o.prevKv as Record<string, unknown>)
+  if (typeof o.time === 'string') event.time = o.time
   return event
 }

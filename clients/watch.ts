@@ -135,8 +135,9 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
     switch (msg.type) {
       case 'created':
         this.attempt = 0
-        // "From now" is pinned down at the first creation, so a resume never skips what happened meanwhile.
-        this.nextRevision ??= (msg.revision as number) + 1
+        // Where the server started ("from now", or after a cursor) is pinned down at the first creation,
+        // so a resume never skips what happened meanwhile.
+        this.nextRevision ??= typeof msg.startRevision === 'number' ? msg.startRevision : (msg.revision as number) + 1
         break
       case 'events': {
         const next = this.nextRevision ?? 0

@@ -8,7 +8,8 @@
  *   { "op": "progress" }                          progress notices for every watch on the connection
  *
  * Server → client:
- *   { "type": "created",  "id", "revision" }                 revision = the store's revision at creation
+ *   { "type": "created",  "id", "revision", "startRevision" } revision = the store's revision at creation;
+ *                                                            startRevision = the first revision delivered
  *   { "type": "events",   "id", "revision", "events": [...] } whole revisions; revision = the last one
  *   { "type": "progress", "id", "revision" }                 every matching event <= revision was sent
  *   { "type": "canceled", "id", "code"?, "reason", "compactRevision"? }  code absent for a client cancel
@@ -29,7 +30,9 @@ function encodeEvents(batch: WatchBatch): string {
     const events = new Array(batch.events.length)
     for (let i = 0; i < batch.events.length; i++) {
       const e = batch.events[i]
-      events[i] = eventToJson(e, e.kv.modRevision, e.prevKv !== undefined)
+      const json = eventToJson(e, e.kv.modRevision, e.prevKv !== undefined)
+      json.time = new Date(batch.times[i]).toISOString()
+      events[i] = json
     }
     text = JSON.stringify(events)
     encoded.set(batch, text)
@@ -41,8 +44,9 @@ export function eventsMessage(id: number, batch: WatchBatch): string {
   return `{"type":"events","id":${id},"revision":${batch.revision},"events":${encodeEvents(batch)}}`
 }
 
-export function createdMessage(id: number, revision: number): string {
-  return JSON.stringify({ type: 'created', id, revision })
+/** `startRevision`: the first revision the watch delivers (where "from now" or a cursor put it). */
+export function createdMessage(id: number, revision: number, startRevision?: number): string {
+  return JSON.stringify(startRevision === undefined ? { type: 'created', id, revision } : { type: 'created', id, revision, startRevision })
 }
 
 export function progressMessage(id: number, revision: number): string {

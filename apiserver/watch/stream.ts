@@ -94,7 +94,7 @@ export class WatchStream {
       },
     })
     this.watches.set(id, watch)
-    this.transport.send(createdMessage(id, this.hub.revision))
+    this.transport.send(createdMessage(id, this.hub.revision, watch.handle.nextRevision))
     return id
   }
 

@@ -10,6 +10,7 @@
  *   code; the connection and its other watches carry on.
  */
 import type { IncomingMessage, Server } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { invalid, isKvlogError, KvlogError } from '../../log/errors.js'
@@ -61,9 +62,22 @@ export function attachWebSocketWatch(server: Server, service: WatchService, opti
 
 function serveConnection(ws: WebSocket, service: WatchService, options: WebSocketOptions): void {
   let drainTimer: NodeJS.Timeout | undefined
+  // One commit fans out to many watches on a connection: cork the socket until the end of the tick so
+  // their frames leave in one writev. ws does not expose its socket publicly; this is its documented field.
+  const socket = (ws as unknown as { _socket: Socket })._socket
+  let corked = false
+  const uncork = () => {
+    corked = false
+    socket.uncork()
+  }
   const stream = service.open({
     send(text) {
       if (ws.readyState !== ws.OPEN) return true
+      if (!corked) {
+        corked = true
+        socket.cork()
+        process.nextTick(uncork)
+      }
       ws.send(text)
       const ok = ws.bufferedAmount <= options.maxBufferedBytes
       if (!ok) watchDrain()

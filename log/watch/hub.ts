@@ -28,6 +28,7 @@ import { WatcherIndex, type WatchGroup, type WatchView } from './watcher-index.j
 interface Pending {
   events: Event[]
   revisions: number[]
+  times: number[]
 }
 
 export class WatchHub implements WatcherHost {
@@ -184,16 +185,17 @@ export class WatchHub implements WatcherHost {
           for (const view of group.views.values()) {
             if (event.type === 'PUT' ? view.noPut : view.noDelete) continue
             let p = pending.get(view)
-            if (p === undefined) pending.set(view, (p = { events: [], revisions: [] }))
+            if (p === undefined) pending.set(view, (p = { events: [], revisions: [], times: [] }))
             p.events.push(view.prevKv ? event : (bare ??= withoutPrevKv(event)))
             p.revisions.push(entry.revision)
+            p.times.push(entry.timestamp)
           }
         }
       }
     }
     const after = entries[entries.length - 1].revision + 1
     for (const [view, p] of pending) {
-      const shared: WatchBatch = { events: p.events, revision: p.revisions[p.revisions.length - 1] }
+      const shared: WatchBatch = { events: p.events, revision: p.revisions[p.revisions.length - 1], times: p.times }
       // Live iteration: a watcher removed by a sink call is skipped; one added (by a re-entrant watch())
       // starts after this batch and the revision check below gives it nothing.
       for (const w of view.members) {
@@ -319,5 +321,5 @@ function tail(p: Pending, from: number): WatchBatch | undefined {
   let i = 0
   while (i < p.revisions.length && p.revisions[i] < from) i++
   if (i === p.revisions.length) return undefined
-  return { events: p.events.slice(i), revision: p.revisions[p.revisions.length - 1] }
+  return { events: p.events.slice(i), revision: p.revisions[p.revisions.length - 1], times: p.times.slice(i) }
 }

@@ -44,6 +44,8 @@ export interface WatchBatch {
   events: readonly Event[]
   /** The revision of the last event in the batch. */
   revision: number
+  /** Commit time of each event (ms since the epoch), parallel to `events`. */
+  times: readonly number[]
 }
 
 /**

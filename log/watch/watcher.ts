@@ -131,17 +131,19 @@ export class Watcher implements WatchHandle {
    * The events of `entries` with revision >= `from` that the watcher wants, shaped by its prevKv option,
    * and the revision of the last of them (0 when there are none).
    */
-  select(entries: Iterable<LogEntry>, from: number): { events: Event[]; revision: number } {
+  select(entries: Iterable<LogEntry>, from: number): { events: Event[]; revision: number; times: number[] } {
     const events: Event[] = []
+    const times: number[] = []
     let revision = 0
     for (const entry of entries) {
       if (entry.revision < from) continue
       for (const event of entry.events) {
         if (!this.wants(event)) continue
         events.push(this.spec.prevKv ? event : withoutPrevKv(event))
+        times.push(entry.timestamp)
         revision = entry.revision
       }
     }
-    return { events, revision }
+    return { events, revision, times }
   }
 }

@@ -9,7 +9,16 @@ export async function compact(c: Context): Promise<number> {
   const [rev] = c.p.args
   if ((rev === undefined) === (keep === undefined)) throw new UsageError('compact takes a revision or --keep N (not both)')
   if (rev !== undefined && !/^[0-9]+$/.test(rev)) throw new UsageError(`not a revision: ${JSON.stringify(rev)}`)
-  const target = rev !== undefined ? Number(rev) : ((await c.client.status()).revision as number) - keep!
+  let target: number
+  if (rev !== undefined) target = Number(rev)
+  else {
+    const s = await c.client.status()
+    target = (s.revision as number) - keep!
+    if (target <= (s.compactRevision as number)) {
+      c.out(c.mode === 'json' ? JSON.stringify({ compactRevision: s.compactRevision, removedRevisions: 0 }) : `nothing to compact: fewer than ${keep} revisions above the floor`)
+      return 0
+    }
+  }
   const r = await c.client.compact(target)
   if (c.mode === 'json') c.out(JSON.stringify(r))
   else c.out(`compacted to revision ${String(r.compactRevision)}: removed ${String(r.removedRevisions)} revisions in ${String(r.durationMs)} ms`)

@@ -3,7 +3,7 @@ import { CompactedError } from '../../errors.js'
 import type { HistoryEvent, KeyValue } from '../../codec.js'
 import { bool, int, str, type Context } from '../context.js'
 import { UsageError } from '../args.js'
-import { display, eventJson, jsonDiff, table } from '../output.js'
+import { display, eventJson, jsonDiff, table, text } from '../output.js'
 
 /** watch KEY [--prefix] [--rev N] [--prev-kv]: resumes by itself; COMPACTED ends it with exit code 3. */
 export async function watch(c: Context): Promise<number> {
@@ -17,7 +17,7 @@ export async function watch(c: Context): Promise<number> {
   try {
     for await (const batch of w) {
       for (const e of batch.events) {
-        if (c.mode === 'json') c.out(JSON.stringify(eventJson(e, new Date().toISOString(), withPrev)))
+        if (c.mode === 'json') c.out(JSON.stringify(eventJson(e, e.time, withPrev)))
         else c.out(`${e.revision}\t${e.type}\t${display(e.kv.key)}\t${e.type === 'PUT' ? display(e.kv.value) : ''}`)
       }
     }
@@ -90,8 +90,8 @@ export async function diff(c: Context): Promise<number> {
     for (const x of changes) {
       c.out(JSON.stringify({
         change: x.change, ...keyField(x.key),
-        ...(x.before ? { before: { value: display(x.before.value), modRevision: x.before.modRevision } } : {}),
-        ...(x.after ? { after: { value: display(x.after.value), modRevision: x.after.modRevision } } : {}),
+        ...(x.before ? { before: { ...valueField(x.before.value), modRevision: x.before.modRevision } } : {}),
+        ...(x.after ? { after: { ...valueField(x.after.value), modRevision: x.after.modRevision } } : {}),
       }))
     }
     return 0
@@ -101,8 +101,13 @@ export async function diff(c: Context): Promise<number> {
 }
 
 function keyField(key: Buffer): Record<string, string> {
-  const shown = display(key)
-  return shown.startsWith('base64:') ? { keyBase64: key.toString('base64') } : { key: shown }
+  const t = text(key)
+  return t === undefined ? { keyBase64: key.toString('base64') } : { key: t }
+}
+
+function valueField(value: Buffer): Record<string, string> {
+  const t = text(value)
+  return t === undefined ? { valueBase64: value.toString('base64') } : { value: t }
 }
 
 function detail(before: KeyValue | undefined, after: KeyValue | undefined): string {
