@@ -39,11 +39,15 @@ export async function evaluateTxn(txn: NTxn, ctx: EvalContext): Promise<{ succee
   return { succeeded: decision.succeeded, results }
 }
 
+const NO_NESTED: Map<NTxn, Decision> = new Map()
+
 async function decide(txn: NTxn, view: StateView): Promise<Decision> {
-  const succeeded = await comparesHold(view, txn.compare)
-  const nested = new Map<NTxn, Decision>()
+  const succeeded = txn.compare.length === 0 || (await comparesHold(view, txn.compare))
+  let nested = NO_NESTED
   for (const op of succeeded ? txn.success : txn.failure) {
-    if (op.type === 'txn') nested.set(op, await decide(op, view))
+    if (op.type !== 'txn') continue
+    if (nested === NO_NESTED) nested = new Map()
+    nested.set(op, await decide(op, view))
   }
   return { succeeded, nested }
 }
@@ -74,7 +78,7 @@ async function applyOp(op: NOp, decision: Decision, ctx: EvalContext): Promise<O
         lease,
       }
       ctx.view.set(op.key, kv)
-      record(ctx, { kind: OP_PUT, ...kv, prevRevision: prev?.modRevision ?? 0 }, prev)
+      record(ctx, { kind: OP_PUT, ...kv, prevRevision: prev?.modRevision ?? 0 }, prev, kv)
       return op.prevKv && prev !== undefined ? { type: 'put', prevKv: prev } : { type: 'put' }
     }
     case 'delete': {
@@ -100,10 +104,12 @@ async function applyOp(op: NOp, decision: Decision, ctx: EvalContext): Promise<O
   }
 }
 
-function record(ctx: EvalContext, op: LoggedOp, prev: KeyValue | undefined): void {
+/** Records a write; `after` is the kv a put leaves (a delete's event kv is built from the op). */
+function record(ctx: EvalContext, op: LoggedOp, prev: KeyValue | undefined, after?: KeyValue): void {
   ctx.ops.push(op)
-  const event = { type: op.kind === OP_PUT ? 'PUT' as const : 'DELETE' as const, kv: opKeyValue(op, ctx.revision) }
-  ctx.events.push(prev === undefined ? event : { ...event, prevKv: prev })
+  const event: Event = { type: op.kind === OP_PUT ? 'PUT' : 'DELETE', kv: after ?? opKeyValue(op, ctx.revision) }
+  if (prev !== undefined) event.prevKv = prev
+  ctx.events.push(event)
 }
 
 /** A range inside a transaction: the transaction's own view, or a committed past revision it names. */
