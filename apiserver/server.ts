@@ -7,7 +7,7 @@ import { rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
-import { startCompaction } from '../compaction/index.js'
+import { retentionPolicy, startCompaction } from '../compaction/index.js'
 import { openLevelLog } from '../log/level-log.js'
 import { buildHttpApp } from './http/app.js'
 import { instrumentLog, Metrics } from './metrics.js'
@@ -23,6 +23,8 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
+  // Settings that need more than the schema's checks are validated before anything is opened.
+  const policy = retentionPolicy(config)
   const store = await openLevelLog({
     dir: config.dataDir,
     fsync: config.fsync,
@@ -33,11 +35,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxTxnDepth: config.maxTxnDepth,
     maxBatchTxns: config.maxBatchTxns,
     compactionBatchRevisions: config.compactionBatchRevisions,
+    compactionMaxDutyPercent: config.compactionMaxDutyPercent,
   })
   const metrics = new Metrics(store)
   const log = instrumentLog(store, metrics)
   const state = { ready: false }
-  const compaction = await startCompaction(store, config, (err) => app.log.error({ err }, 'automatic compaction failed'))
+  const compaction = await startCompaction(store, config, policy, (err) => app.log.error({ err }, 'automatic compaction failed'))
   const watch = new WatchService(store, {
     ringSize: config.watchRingSize,
     catchUpBatch: config.watchCatchUpBatch,
@@ -72,7 +75,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS)
       await app.close()
       clearTimeout(cut)
-      await compaction.stop()
+      compaction.stop()
       await store.close()
       // A stale ready file would point the next reader at a dead address.
       if (config.readyFile !== '') await rm(config.readyFile, { force: true })

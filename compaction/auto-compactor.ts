@@ -43,6 +43,8 @@ export class AutoCompactor {
   private stopped = false
   private readonly totals = { runs: 0, removedRevisions: 0, bytesFreed: 0 }
   private last: CompactionRun | undefined
+  /** A floor planned or requested but maybe not yet raised in the log (see Cursors' floor). */
+  private pending = 0
 
   constructor(
     private readonly log: Log,
@@ -57,10 +59,13 @@ export class AutoCompactor {
     this.timer.unref()
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops the checks. A compaction in progress is not awaited here: closing the log stops it at the next
+   * batch boundary (it resumes on the next start), and the check then ends without touching the log.
+   */
+  stop(): void {
     this.stopped = true
     if (this.timer) clearInterval(this.timer)
-    await this.running?.catch(() => undefined)
   }
 
   /** One policy check; overlapping calls share the run in progress. */
@@ -69,10 +74,17 @@ export class AutoCompactor {
     return this.running
   }
 
+  /** The highest floor planned or requested so far (the log's floor rises to it asynchronously). */
+  pendingFloor(): number {
+    return this.pending
+  }
+
   /** A manual compaction to `revision`, counted in the stats. */
   async compactNow(revision: number): Promise<CompactResult> {
     const before = (await this.log.status()).dbSize
-    const result = await this.log.compact(revision)
+    const compacting = this.log.compact(revision)
+    if (revision <= this.log.revision) this.pending = Math.max(this.pending, revision)
+    const result = await compacting
     this.record(result, before, (await this.log.status()).dbSize, ['manual'])
     return result
   }
@@ -91,25 +103,32 @@ export class AutoCompactor {
     if (this.stopped) return
     const status = await this.log.status()
     const p = this.policy
+    const window = p.mode === 'periodic' && p.durationMs > 0 ? await this.log.revisionAt(Date.now() - p.durationMs) : undefined
+    // From here to the compact() call nothing awaits: the plan sees every cursor commit accepted so far,
+    // and the floor rises before another can be accepted below it.
+    const positions = this.cursors.positions()
     const plan = planFloor(p, {
-      current: status.revision,
-      compactRevision: status.compactRevision,
-      dbSize: status.dbSize,
-      firstRevisionInWindow: p.mode === 'periodic' && p.durationMs > 0 ? await this.log.revisionAt(Date.now() - p.durationMs) : undefined,
-      cursors: this.cursors.positions(),
+      current: this.log.revision, compactRevision: this.log.compactRevision, dbSize: status.dbSize,
+      firstRevisionInWindow: window, cursors: positions,
     })
-    await this.cursors.expire(plan.expire)
+    const expired = this.cursors.expire(plan.expire, positions)
+    const compacted = plan.target === undefined ? undefined : this.log.compact(plan.target)
+    if (plan.target !== undefined) this.pending = Math.max(this.pending, plan.target)
+    await expired
     let size = status.dbSize
-    if (plan.target !== undefined && !this.stopped) {
-      const result = await this.log.compact(plan.target)
+    if (compacted !== undefined) {
+      const result = await compacted
+      if (this.stopped) return
       if (plan.overQuota || result.removedRevisions >= RECLAIM_AFTER) await this.log.reclaimSpace()
       size = (await this.log.status()).dbSize
       this.record(result, status.dbSize, size, plan.reasons)
-    } else if (plan.overQuota && !this.log.alarms().includes('NOSPACE')) {
+    } else if (plan.overQuota) {
+      // Also while the alarm is on: without a reclaim the size (with LevelDB's write-ahead log) may
+      // never be measured back under the quota, and the alarm would never clear.
       await this.log.reclaimSpace()
       size = (await this.log.status()).dbSize
     }
-    if (p.quotaBytes > 0) await this.log.setAlarm('NOSPACE', size > p.quotaBytes)
+    if (p.quotaBytes > 0 && !this.stopped) await this.log.setAlarm('NOSPACE', size > p.quotaBytes)
   }
 
   private record(result: CompactResult, before: number, after: number, reasons: string[]): void {

@@ -21,25 +21,38 @@ export interface CursorView extends Cursor {
 const META = 'cursors'
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
 
+/**
+ * Changes apply to the in-memory map synchronously, the moment they are accepted, and are persisted in
+ * order after. So compaction planning (also synchronous) always sees every accepted commit, and an expiry
+ * decided from one plan can never land on a commit made after it.
+ */
 export class Cursors {
   private cursors = new Map<string, Cursor>()
-  /** Serializes read-modify-write of the record. */
+  /** Orders the persisting writes. */
   private chain: Promise<unknown> = Promise.resolve()
 
-  constructor(private readonly log: Log) {}
+  /**
+   * `floor()`: the compact revision, or a compaction's target already planned but not yet scheduled
+   * (compact() raises the floor asynchronously): a commit below it would be compacted right away.
+   */
+  constructor(private readonly log: Log, private readonly floor: () => number = () => log.compactRevision) {}
 
   async load(): Promise<void> {
     const stored = (await this.log.readMeta(META)) as Cursor[] | undefined
     this.cursors = new Map((stored ?? []).map((c) => [c.name, c]))
   }
 
+  /** Cursors with their lag; one whose history was compacted away (also by hand) shows as expired. */
   list(): CursorView[] {
     const head = this.log.revision
-    return [...this.cursors.values()].map((c) => ({ ...c, lag: head - c.revision })).sort((a, b) => a.name.localeCompare(b.name))
+    const floor = this.log.compactRevision
+    return [...this.cursors.values()]
+      .map((c) => ({ ...c, expired: c.expired || c.revision + 1 < floor, lag: head - c.revision }))
+      .sort((a, b) => a.name.localeCompare(b.name))
   }
 
   positions(): CursorPosition[] {
-    return [...this.cursors.values()]
+    return [...this.cursors.values()].map((c) => ({ name: c.name, revision: c.revision, expired: c.expired }))
   }
 
   get(name: string): Cursor {
@@ -65,7 +78,8 @@ export class Cursors {
     checkName(name)
     if (!Number.isSafeInteger(revision) || revision < 0) throw invalid('revision', 'must be a non-negative integer')
     if (revision > this.log.revision) throw futureRevision(revision, this.log.revision)
-    if (revision + 1 < this.log.compactRevision) throw compacted(revision + 1, this.log.compactRevision, this.log.revision)
+    const floor = Math.max(this.log.compactRevision, this.floor())
+    if (revision + 1 < floor) throw compacted(revision + 1, floor, this.log.revision)
     return this.update(() => {
       const c: Cursor = { name, revision, updatedAt: Date.now(), expired: false }
       this.cursors.set(name, c)
@@ -80,24 +94,23 @@ export class Cursors {
     })
   }
 
-  expire(names: string[]): Promise<void> {
-    if (names.length === 0) return Promise.resolve()
+  /** Marks cursors expired, as planned from `positions` (a cursor committed since then is left alone). */
+  expire(names: string[], positions: CursorPosition[]): Promise<void> {
+    const planned = new Map(positions.map((p) => [p.name, p.revision]))
     return this.update(() => {
       for (const n of names) {
         const c = this.cursors.get(n)
-        if (c !== undefined) this.cursors.set(n, { ...c, expired: true })
+        if (c !== undefined && planned.get(n) === c.revision) this.cursors.set(n, { ...c, expired: true })
       }
     })
   }
 
+  /** Applies the change now; resolves once the whole map, as of then or later, is durable. */
   private update<T>(change: () => T): Promise<T> {
-    const run = this.chain.then(async () => {
-      const result = change()
-      await this.log.writeMeta(META, [...this.cursors.values()])
-      return result
-    })
+    const result = change()
+    const run = this.chain.then(() => this.log.writeMeta(META, [...this.cursors.values()]))
     this.chain = run.catch(() => undefined)
-    return run
+    return run.then(() => result)
   }
 }
 

@@ -28,15 +28,17 @@ export function retentionPolicy(config: Config): RetentionPolicy {
 export interface Compaction {
   cursors: Cursors
   compactor: AutoCompactor
-  stop(): Promise<void>
+  /** Stops the checks (call before closing the log, which stops a compaction in progress). */
+  stop(): void
 }
 
-/** Loads the cursors and starts the background compactor. */
-export async function startCompaction(log: Log, config: Config, onError: (err: unknown) => void): Promise<Compaction> {
-  const policy = retentionPolicy(config)
-  const cursors = new Cursors(log)
+/** Loads the cursors and starts the background compactor (`policy` from retentionPolicy(config)). */
+export async function startCompaction(log: Log, config: Config, policy: RetentionPolicy, onError: (err: unknown) => void): Promise<Compaction> {
+  const late: { compactor?: AutoCompactor } = {}
+  const cursors = new Cursors(log, () => late.compactor?.pendingFloor() ?? 0)
   await cursors.load()
   const compactor = new AutoCompactor(log, cursors, policy, config.compactionCheckInterval, onError)
+  late.compactor = compactor
   compactor.start()
   return { cursors, compactor, stop: () => compactor.stop() }
 }

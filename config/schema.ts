@@ -44,6 +44,7 @@ export interface Config {
   maxTxnDepth: number
   maxBatchTxns: number
   compactionBatchRevisions: number
+  compactionMaxDutyPercent: number
   autoCompactionMode: AutoCompactionMode
   autoCompactionRetention: string
   quotaBackendBytes: number
@@ -166,13 +167,23 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
   compactionBatchRevisions: {
     key: 'compactionBatchRevisions',
     type: 'integer',
-    default: 1000,
+    default: 250,
     min: 1,
     max: 1_000_000,
     description: 'Revisions compaction removes per batch, between writes.',
     flag: '--compaction-batch-revisions',
     env: 'KVLOG_COMPACTION_BATCH_REVISIONS',
+  },  compactionMaxDutyPercent: {
+    key: 'compactionMaxDutyPercent',
+    type: 'integer',
+    default: 50,
+    min: 1,
+    max: 100,
+    description: 'Compaction pauses between batches so that it runs at most this share of the time, leaving the rest to writers.',
+    flag: '--compaction-max-duty-percent',
+    env: 'KVLOG_COMPACTION_MAX_DUTY_PERCENT',
   },
+
   autoCompactionMode: {
     key: 'autoCompactionMode',
     type: 'enum',

@@ -15,7 +15,8 @@
  *
  * Every batch deletes its log entries, rewrites the hist records and advances `next` in one LevelDB write,
  * so a crash leaves a consistent state and the job resumes at `next` on open. Batches go through the
- * writer's queue, between transaction groups, so writers are never blocked for long.
+ * writer's queue, between transaction groups, and compaction pauses between batches so that it runs at
+ * most maxDutyPercent of the time: writers are never blocked for long.
  */
 import { Packr } from 'msgpackr'
 import { compacted, futureRevision } from './errors.js'
@@ -39,6 +40,8 @@ export interface CompactorDeps {
   writer: Writer
   segments: SegmentTable
   batchRevisions: number
+  /** Pause between batches so compaction runs at most this percent of the time (100 = no pause). */
+  maxDutyPercent: number
   currentRevision(): number
 }
 
@@ -104,9 +107,15 @@ export class Compactor {
     const result: CompactResult = { compactRevision: this.state.floor, removedRevisions: 0, removedVersions: 0, durationMs: 0 }
     const job = this.state.job
     if (job === undefined) return result
+    const pauseFactor = 100 / this.deps.maxDutyPercent - 1
     while (!this.stopping) {
-      const done = await this.batch(job.to, job.next, result)
+      const t0 = performance.now()
+      // Each batch records its progress in this.state.job: start the next read there, not where the job
+      // began, or every read would wade through the deletion markers of all earlier batches.
+      const done = await this.batch(job.to, this.state.job?.next ?? job.next, result)
       if (done) break
+      // Background work yields: writers get (100 - duty)% of the time between batches.
+      if (pauseFactor > 0) await new Promise((r) => setTimeout(r, (performance.now() - t0) * pauseFactor))
     }
     if (!this.stopping) {
       await this.save({ floor: this.state.floor })

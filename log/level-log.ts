@@ -118,7 +118,8 @@ export class LevelLog implements Log {
       lastTimestamp: timestamp,
     })
     const compactor = new Compactor({
-      db, writer, segments, batchRevisions: o.compactionBatchRevisions, currentRevision: () => views.revision,
+      db, writer, segments, batchRevisions: o.compactionBatchRevisions, maxDutyPercent: o.compactionMaxDutyPercent,
+      currentRevision: () => views.revision,
     })
     late.compactor = compactor
     await compactor.load()
@@ -319,9 +320,15 @@ export class LevelLog implements Log {
   }
 }
 
+/**
+ * Bytes of the data files: tables (*.ldb, *.sst) and the write-ahead log (*.log). LevelDB's text info log
+ * (LOG, LOG.old), LOCK, CURRENT and MANIFEST are left out: the info log grows with every compaction, so
+ * counting it would make reclaiming space look like growth (and could hold the NOSPACE alarm on).
+ */
 async function directorySize(dir: string): Promise<number> {
   let total = 0
   for (const name of await readdir(dir)) {
+    if (!/\.(ldb|sst|log)$/.test(name)) continue
     const s = await stat(join(dir, name)).catch(() => undefined)
     if (s?.isFile()) total += s.size
   }

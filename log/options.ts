@@ -21,6 +21,8 @@ export interface LevelLogOptions {
   maxBatchTxns: number
   /** Revisions compaction removes per LevelDB batch, between writes. */
   compactionBatchRevisions: number
+  /** Compaction pauses between batches so it runs at most this percent of the time. */
+  compactionMaxDutyPercent: number
 }
 
 export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
@@ -31,5 +33,6 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   maxTxnOps: 128,
   maxTxnDepth: 32,
   maxBatchTxns: 2048,
-  compactionBatchRevisions: 1000,
+  compactionBatchRevisions: 250,
+  compactionMaxDutyPercent: 50,
 }

@@ -112,11 +112,9 @@ export class Writer {
   private async run(): Promise<void> {
     let inflight: PreparedGroup | undefined
     while (this.queue.length > 0 || inflight !== undefined) {
-      const head = this.queue[0]
-      if (head === undefined || head.kind === 'raw') {
-        if (inflight !== undefined) await this.finish(inflight)
+      if (this.queue.length === 0) {
+        await this.finish(inflight!)
         inflight = undefined
-        if (head !== undefined) await this.writeRaw(this.queue.shift() as RawJob)
         continue
       }
       const prepared = await this.prepare(this.takeGroup(inflight === undefined), inflight)
@@ -137,28 +135,33 @@ export class Writer {
     for (const done of this.drained.splice(0)) done()
   }
 
-  /** Leading transactions up to maxBatchTxns; half of a large queue when nothing is being written. */
-  private takeGroup(idle: boolean): TxnJob[] {
+  /**
+   * The next group: transactions in queue order up to maxBatchTxns (half of a large queue when nothing is
+   * being written, so the halves overlap), plus the raw jobs queued among them. Raw jobs (compaction,
+   * meta records) ride in the same LevelDB batch, so they cost no fsync of their own; they do not
+   * interact with transactions, so their order relative to them does not matter.
+   */
+  private takeGroup(idle: boolean): Group {
+    let txns = 0
+    for (const job of this.queue) if (job.kind === 'txn') txns++
+    let limit = Math.min(txns, this.deps.maxBatchTxns)
+    if (idle && limit >= 2 * SPLIT_MIN) limit = Math.ceil(limit / 2)
+    const group: Group = { txns: [], raws: [] }
     let n = 0
-    while (n < this.queue.length && n < this.deps.maxBatchTxns && this.queue[n].kind === 'txn') n++
-    if (idle && n >= 2 * SPLIT_MIN) n = Math.ceil(n / 2)
-    return this.queue.splice(0, n) as TxnJob[]
-  }
-
-  private async writeRaw(job: RawJob): Promise<void> {
-    try {
-      if (this.failure !== undefined) throw this.failure
-      const ops = job.build()
-      if (ops.length > 0) await writeBatch(this.deps.db, ops, this.deps.sync)
-      this.deps.views.advance(this.deps.views.revision)
-      job.resolve()
-    } catch (err) {
-      job.reject(err)
+    while (n < this.queue.length) {
+      const job = this.queue[n]
+      if (job.kind === 'txn') {
+        if (group.txns.length === limit) break
+        group.txns.push(job)
+      } else group.raws.push(job)
+      n++
     }
+    this.queue.splice(0, n)
+    return group
   }
 
   /** Evaluates a group over the committed snapshot plus the group still being written, if any. */
-  private async prepare(group: TxnJob[], inflight: PreparedGroup | undefined): Promise<PreparedGroup> {
+  private async prepare({ txns: group, raws }: Group, inflight: PreparedGroup | undefined): Promise<PreparedGroup> {
     const { db, views } = this.deps
     const base = views.acquire()
     const committed = base.revision
@@ -167,7 +170,7 @@ export class Writer {
     const changes = new OverlayView(below)
     const first = inflight === undefined ? committed : inflight.revision
     const prepared: PreparedGroup = {
-      group, changes, revision: first, timestamp: Math.max(Date.now(), this.lastTimestamp, inflight?.timestamp ?? 0),
+      group, raws: [], changes, revision: first, timestamp: Math.max(Date.now(), this.lastTimestamp, inflight?.timestamp ?? 0),
       batch: [], entries: [], answers: [],
     }
     const readAt = (rev: number): StateView => {
@@ -206,6 +209,16 @@ export class Writer {
     } finally {
       views.release(base)
     }
+    // Raw jobs build their ops now, after this group's segment appends, so a segment record written below
+    // holds both the appends and any trim.
+    for (const job of raws) {
+      try {
+        prepared.batch.push(...job.build())
+        prepared.raws.push(job)
+      } catch (err) {
+        job.reject(err)
+      }
+    }
     for (const segment of segmentWrites.values()) prepared.batch.push(SegmentTable.write(segment))
     return prepared
   }
@@ -214,7 +227,7 @@ export class Writer {
   private start(prepared: PreparedGroup): PreparedGroup {
     if (this.failure !== undefined) {
       prepared.written = Promise.reject(this.failure)
-    } else if (prepared.entries.length === 0) {
+    } else if (prepared.batch.length === 0) {
       prepared.written = Promise.resolve()
     } else {
       prepared.written = writeBatch(this.deps.db, prepared.batch, this.deps.sync)
@@ -237,7 +250,7 @@ export class Writer {
       return true
     } catch (err) {
       this.failure ??= new KvlogError('UNAVAILABLE', `the store failed to write and stopped: ${String(err)}`)
-      for (const job of prepared.group) job.reject(this.failure)
+      for (const job of [...prepared.group, ...prepared.raws]) job.reject(this.failure)
       for (const job of this.queue.splice(0)) job.reject(this.failure)
       return false
     }
@@ -248,14 +261,17 @@ export class Writer {
     this.stats.txns += prepared.group.length
     if (prepared.entries.length > 0) {
       this.lastTimestamp = prepared.timestamp
-      this.deps.views.advance(prepared.revision)
       this.stats.batches++
       this.stats.batchedTxns += prepared.group.length
     }
+    // A fresh snapshot also after a batch of raw ops only (same revision): the old one would keep what
+    // compaction just deleted pinned in LevelDB, so its space could never be given back.
+    if (prepared.batch.length > 0) this.deps.views.advance(prepared.revision)
   }
 
   /** Answers the group's callers and publishes its entries, in revision order. */
   private answer(prepared: PreparedGroup): void {
+    for (const job of prepared.raws) job.resolve()
     for (const answer of prepared.answers) answer()
     if (prepared.entries.length > 0) this.publish(prepared.entries)
   }
@@ -279,8 +295,15 @@ function isLoneWrite(txn: NTxn): boolean {
 }
 
 /** A group evaluated and (once started) being written. */
+interface Group {
+  txns: TxnJob[]
+  raws: RawJob[]
+}
+
 interface PreparedGroup {
   group: TxnJob[]
+  /** Raw jobs whose ops ride in this group's batch. */
+  raws: RawJob[]
   /** The group's writes, as an overlay: the next group is evaluated over them until this one is durable. */
   changes: OverlayView
   /** The revision after the group. */

@@ -1,0 +1,202 @@
+/**
+ * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S]
+ *
+ * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, default
+ * compactionBatchRevisions 1000):
+ * 1. Load: N superseded revisions (default 1,000,000; --quick 50,000): puts over 1,000 keys, 256-byte
+ *    values, 2,048 in flight (group commit). Then dbBytesBefore = status().dbSize (this includes LevelDB's
+ *    write-ahead log, up to its 32 MiB write buffer).
+ * 2. Baseline: a steady load of W writers (default 200) paced to R puts/s in total (default 2,000: each
+ *    writer one put every W/R s, at staggered offsets) for S seconds (default 5). Latency is measured from
+ *    each put's scheduled time to its durable acknowledgement, so a stall counts for every put it delays
+ *    (no coordinated omission).
+ * 3. The same load continues; after 0.5 s, compact(current - 1000). Latencies of puts scheduled while
+ *    compact() runs are the "during compaction" figures; compact() includes the LevelDB compaction of the
+ *    removed log range it ends with.
+ * 4. The load stops; reclaimSpace(); dbBytesAfter. It holds the revisions from the target on: the 1,000
+ *    kept plus everything the load wrote while compact() ran (retainedRevisions).
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
+import { openLevelLog, type LevelLog } from '../log/level-log.js'
+import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
+
+const args = parseBenchArgs()
+const REVISIONS = numberFlag(args, 'revisions', args.quick ? 50_000 : 1_000_000)
+const WRITERS = numberFlag(args, 'writers', 200)
+const RATE = numberFlag(args, 'rate', 2000)
+const SECONDS = numberFlag(args, 'seconds', args.quick ? 2 : 5)
+const KEYS = 1000
+const VALUE_BYTES = 256
+const LOAD_IN_FLIGHT = 2048
+const KEEP = 1000
+
+const value = Buffer.alloc(VALUE_BYTES, 'v')
+const keyOf = (i: number) => `/registry/bench/compaction/key-${(i % KEYS).toString().padStart(4, '0')}`
+const MiB = 1024 * 1024
+
+async function load(log: LevelLog): Promise<number> {
+  const started = performance.now()
+  const target = log.revision + REVISIONS
+  let next = 0
+  let lastNote = 0
+  await Promise.all(Array.from({ length: LOAD_IN_FLIGHT }, async () => {
+    while (next < REVISIONS) {
+      await log.put(keyOf(next++), value)
+      const now = performance.now()
+      if (now - lastNote > 250) {
+        lastNote = now
+        progress(`load: ${(log.revision - 1).toLocaleString('en-US')} / ${REVISIONS.toLocaleString('en-US')} revisions`)
+      }
+    }
+  }))
+  if (log.revision < target) throw new Error(`load ended at ${log.revision}, wanted ${target}`)
+  return (performance.now() - started) / 1000
+}
+
+interface Sample {
+  /** Scheduled time (performance.now()) and latency from it to the acknowledgement, ms. */
+  at: number
+  ms: number
+}
+
+/** W writers, each one put every W/RATE seconds at its own offset, until stop() resolves; returns every sample. */
+function steadyLoad(log: LevelLog): { stop(): Promise<Sample[]> } {
+  const samples: Sample[] = []
+  const interval = (WRITERS / RATE) * 1000
+  const t0 = performance.now()
+  let running = true
+  let n = 0
+  const writers = Array.from({ length: WRITERS }, async (_, w) => {
+    for (let k = 0; running; k++) {
+      const at = t0 + (w / WRITERS) * interval + k * interval
+      const wait = at - performance.now()
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+      if (!running) break
+      await log.put(keyOf(n++ * 7919), value)
+      samples.push({ at, ms: performance.now() - at })
+    }
+  })
+  return {
+    async stop() {
+      running = false
+      await Promise.all(writers)
+      return samples
+    },
+  }
+}
+
+function stats(samples: Sample[], from: number, to: number): { n: number; p50: number; p99: number; p999: number; max: number; putsPerSec: number } {
+  const ms = samples.filter((s) => s.at >= from && s.at < to).map((s) => s.ms)
+  return {
+    n: ms.length,
+    p50: percentile(ms, 50),
+    p99: percentile(ms, 99),
+    p999: percentile(ms, 99.9),
+    max: ms.reduce((m, x) => Math.max(m, x), 0),
+    putsPerSec: ms.length / ((to - from) / 1000),
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const round3 = (x: number) => Number(x.toFixed(3))
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
+  const log = await openLevelLog({ dir, fsync: 'always' })
+  try {
+    const loadSeconds = await load(log)
+    const dbBytesBefore = (await log.status()).dbSize
+
+    progress(`baseline: ${WRITERS} writers at ${RATE} puts/s for ${SECONDS}s`)
+    const baselineLoad = steadyLoad(log)
+    const b0 = performance.now()
+    await sleep(SECONDS * 1000)
+    const b1 = performance.now()
+    const baseline = stats(await baselineLoad.stop(), b0 + 500, b1) // the first 0.5 s warms up
+
+    progress('compacting under the same load')
+    const duringLoad = steadyLoad(log)
+    await sleep(500)
+    const target = log.revision - KEEP
+    const c0 = performance.now()
+    const ticker = setInterval(() => progress(`compacting to ${target.toLocaleString('en-US')}: ${((performance.now() - c0) / 1000).toFixed(1)}s`), 250)
+    const result = await log.compact(target)
+    const c1 = performance.now()
+    clearInterval(ticker)
+    await sleep(500)
+    const during = stats(await duringLoad.stop(), c0, c1)
+    const compactionSeconds = (c1 - c0) / 1000
+
+    progress('reclaiming space')
+    const r0 = performance.now()
+    await log.reclaimSpace()
+    const reclaimSeconds = (performance.now() - r0) / 1000
+    const dbBytesAfter = (await log.status()).dbSize
+    // what dbBytesAfter holds: the revisions from the target on, including those the load wrote meanwhile
+    const retainedRevisions = log.revision - target + 1
+    endProgress()
+
+    const out = {
+      writeP50MsBaseline: round3(baseline.p50),
+      writeP99MsBaseline: round3(baseline.p99),
+      writeP999MsBaseline: round3(baseline.p999),
+      writeMaxMsBaseline: round3(baseline.max),
+      writeP50MsDuringCompaction: round3(during.p50),
+      writeP99MsDuringCompaction: round3(during.p99),
+      writeP999MsDuringCompaction: round3(during.p999),
+      writeMaxMsDuringCompaction: round3(during.max),
+      putsPerSecBaseline: Math.round(baseline.putsPerSec),
+      putsPerSecDuringCompaction: Math.round(during.putsPerSec),
+      compactedRevisionsPerSec: Math.round(result.removedRevisions / compactionSeconds),
+      compactionSeconds: round3(compactionSeconds),
+      removedRevisions: result.removedRevisions,
+      removedVersions: result.removedVersions,
+      reclaimSeconds: round3(reclaimSeconds),
+      dbBytesBefore,
+      dbBytesAfter,
+      retainedRevisions,
+      loadRevisions: REVISIONS,
+      loadPutsPerSec: Math.round(REVISIONS / loadSeconds),
+      writers: WRITERS,
+      targetPutsPerSec: RATE,
+      valueBytes: VALUE_BYTES,
+      keys: KEYS,
+      compactionBatchRevisions: DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions,
+      fsync: 'always',
+      cpus: availableParallelism(),
+    }
+    console.log(table([
+      ['metric', 'baseline', 'during compaction'],
+      ['write p50 ms', out.writeP50MsBaseline.toFixed(2), out.writeP50MsDuringCompaction.toFixed(2)],
+      ['write p99 ms', out.writeP99MsBaseline.toFixed(2), out.writeP99MsDuringCompaction.toFixed(2)],
+      ['write p99.9 ms', out.writeP999MsBaseline.toFixed(2), out.writeP999MsDuringCompaction.toFixed(2)],
+      ['write max ms', out.writeMaxMsBaseline.toFixed(2), out.writeMaxMsDuringCompaction.toFixed(2)],
+      ['puts/s achieved', out.putsPerSecBaseline, out.putsPerSecDuringCompaction],
+      ['puts measured', baseline.n, during.n],
+    ]))
+    console.log()
+    console.log(table([
+      ['compaction', 'value'],
+      ['revisions loaded (puts/s)', `${REVISIONS.toLocaleString('en-US')} (${out.loadPutsPerSec.toLocaleString('en-US')})`],
+      ['compacted to (keep)', `${target.toLocaleString('en-US')} (${KEEP})`],
+      ['removed revisions / versions', `${result.removedRevisions.toLocaleString('en-US')} / ${result.removedVersions.toLocaleString('en-US')}`],
+      ['compaction seconds', out.compactionSeconds.toFixed(2)],
+      ['compacted revisions/s', out.compactedRevisionsPerSec],
+      ['reclaimSpace seconds', out.reclaimSeconds.toFixed(2)],
+      ['db MiB before', (dbBytesBefore / MiB).toFixed(1)],
+      ['db MiB after reclaim', (dbBytesAfter / MiB).toFixed(1)],
+      ['revisions retained (target..head)', retainedRevisions.toLocaleString('en-US')],
+    ]))
+    console.log(`load: ${WRITERS} writers paced to ${RATE} puts/s, ${VALUE_BYTES}-byte values over ${KEYS} keys, fsync always; ${out.cpus} CPUs`)
+    if (args.json) console.log(JSON.stringify(out))
+  } finally {
+    endProgress()
+    await log.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+await main()
