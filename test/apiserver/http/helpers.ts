@@ -3,6 +3,7 @@
  * (useServer), a tiny typed fetch wrapper returning { status, body }, and the JSON shapes of docs/api.md.
  * Tests assert on status and error.code, never on messages.
  */
+import { request as httpRequest } from 'node:http'
 import { expect } from 'chai'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 
@@ -139,6 +140,36 @@ export function queryString(query: Query | undefined): string {
   return s === '' ? '' : `?${s}`
 }
 
+/**
+ * Above this, bodies go through node:http: the server may answer (413) and close before the upload is
+ * done, and fetch then fails with EPIPE instead of returning the answer, as curl or any careful client
+ * would. node:http delivers the early response; the write error that follows is expected.
+ */
+const EARLY_REPLY_BYTES = 64 * 1024
+
+function earlyReplyRequest<T>(method: string, url: string, headers: Record<string, string>, body: string | Buffer): Promise<Reply<T>> {
+  return new Promise((resolve, reject) => {
+    let answered = false
+    const req = httpRequest(url, { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      answered = true
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        const type = String(res.headers['content-type'] ?? '')
+        const h = new Headers()
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v)
+        resolve({ status: res.statusCode ?? 0, body: (type.includes('application/json') ? JSON.parse(text) : text) as T, headers: h })
+      })
+      res.on('error', reject)
+    })
+    req.on('error', (err) => {
+      if (!answered) reject(err)
+    })
+    req.end(body)
+  })
+}
+
 export class Api {
   constructor(readonly base: string) {}
 
@@ -149,7 +180,9 @@ export class Api {
     else if (options.json !== undefined) body = JSON.stringify(options.json)
     const contentType = options.contentType === undefined ? (body === undefined ? null : 'application/json') : options.contentType
     if (contentType !== null) headers['content-type'] = contentType
-    const res = await fetch(`${this.base}${path}${queryString(options.query)}`, { method, headers, body })
+    const url = `${this.base}${path}${queryString(options.query)}`
+    if (body !== undefined && body.length > EARLY_REPLY_BYTES) return earlyReplyRequest<T>(method, url, headers, body)
+    const res = await fetch(url, { method, headers, body })
     const text = await res.text()
     let parsed: unknown = text
     if ((res.headers.get('content-type') ?? '').includes('application/json')) parsed = JSON.parse(text)
