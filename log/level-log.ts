@@ -37,7 +37,7 @@ import type {
   TxnRequest,
   TxnResult,
 } from './types.js'
-import { canPut, canWrite, checkRevision, normalizeBounds, normalizeRangeOptions, normalizeTxn, type Limits } from './validate.js'
+import { canPut, canWrite, checkRevision, normalizeBounds, normalizeRangeOptions, normalizePut, normalizeTxn, type Limits } from './validate.js'
 import { Writer, type WriterStats } from './writer.js'
 import { OverlayView } from './state-view.js'
 import { evaluateTxn } from './txn-eval.js'
@@ -150,6 +150,13 @@ export class LevelLog implements Log {
     return this.options
   }
 
+  /** Under the NOSPACE alarm, writes that add data (any put) are refused; reads and deletes go on. */
+  private refuseIfNoSpace(addsData: boolean): void {
+    if (addsData && this.meta.hasAlarm('NOSPACE')) {
+      throw new KvlogError('NO_SPACE', 'database space exceeded: only reads and deletes are accepted until space is freed')
+    }
+  }
+
   private checkOpen(): void {
     if (this.closed) throw new KvlogError('CLOSED', 'the store is closed')
   }
@@ -160,9 +167,7 @@ export class LevelLog implements Log {
   async txn(request: TxnRequest): Promise<TxnResult> {
     this.checkOpen()
     const txn = normalizeTxn(request, this.limits)
-    if (this.meta.hasAlarm('NOSPACE') && (canPut(txn.success) || canPut(txn.failure))) {
-      throw new KvlogError('NO_SPACE', 'database space exceeded: only reads and deletes are accepted until space is freed')
-    }
+    this.refuseIfNoSpace(canPut(txn.success) || canPut(txn.failure))
     if (canWrite(txn.success) || canWrite(txn.failure)) return this.writer.submit(txn)
     // Read-only: evaluated on the current snapshot, never queued behind writes, gets no revision.
     return this.withView(async (view) => {
@@ -179,7 +184,10 @@ export class LevelLog implements Log {
   }
 
   async put(key: BytesLike, value: BytesLike, options: PutOptions = {}): Promise<PutResponse> {
-    const r = await this.txn({ success: [{ type: 'put', key, value, ...options }] })
+    this.checkOpen()
+    const txn = normalizePut(key, value, options as Record<string, unknown>, this.limits)
+    this.refuseIfNoSpace(true)
+    const r = await this.writer.submit(txn)
     const put = r.results[0]
     return put.type === 'put' && put.prevKv !== undefined
       ? { revision: r.revision, wrote: r.wrote, prevKv: put.prevKv }

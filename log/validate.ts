@@ -322,6 +322,16 @@ function checkBranchIntervals(ops: NOp[]): Writes {
   return { puts, dels }
 }
 
+/**
+ * A single put as a checked transaction, without the generic walk (the hot path of put()): one op
+ * cannot duplicate a key, and its size is just key + value.
+ */
+export function normalizePut(key: unknown, value: unknown, options: Record<string, unknown>, limits: Limits): NTxn {
+  const budget = new ByteBudget(limits.maxRequestBytes)
+  const op = normalizeOp({ ...options, type: 'put', key, value }, 'put', limits, budget, 0)
+  return { type: 'txn', compare: [], success: [op], failure: [] }
+}
+
 /** Whether any branch of the transaction (at any depth) can write. Read-only transactions skip the writer. */
 export function canWrite(ops: NOp[]): boolean {
   for (const op of ops) {
