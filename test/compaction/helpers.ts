@@ -12,17 +12,7 @@ import type { KeyValue, LogEntry } from '../../log/types.js'
 // ---------------------------------------------------------------------------------------------------------
 // Randomness and time
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed with the printed seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export { rng } from '../support/random.js'
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 

@@ -321,17 +321,7 @@ export function valueOf(kv: KvJson): Buffer {
 
 export const keys = (kvs: KvJson[]): string[] => kvs.map((kv) => kv.key ?? `base64:${kv.keyBase64}`)
 
-/** A small deterministic PRNG (mulberry32), so random inputs are reproducible from the seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export { rng as prng } from '../../support/random.js'
 
 export function randomBytes(next: () => number, length: number): Buffer {
   const out = Buffer.alloc(length)

@@ -217,16 +217,6 @@ export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve))
 }
 
-/** A small seeded PRNG (mulberry32), so a failing random test can be replayed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export { rng } from '../../support/random.js'
 
 export const ZERO = Buffer.from([0])
