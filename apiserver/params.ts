@@ -86,3 +86,12 @@ export function bodyInt(input: JsonObject, name: string, where: string): number 
   }
   return v
 }
+
+/** A JSON body that is exactly `{ "revision": N }` (compact, cursor commits). */
+export function revisionBody(body: unknown): number {
+  const b = asObject(body, 'body')
+  onlyFields(b, ['revision'], '')
+  const revision = bodyInt(b, 'revision', '')
+  if (revision === undefined) throw invalid('revision', 'is required')
+  return revision
+}

@@ -142,9 +142,10 @@ export class Writer {
    * interact with transactions, so their order relative to them does not matter.
    */
   private takeGroup(idle: boolean): Group {
+    // Count only as far as a group can take: this runs for every group, and queues can be long.
     let txns = 0
-    for (const job of this.queue) if (job.kind === 'txn') txns++
-    let limit = Math.min(txns, this.deps.maxBatchTxns)
+    for (let i = 0; i < this.queue.length && txns < this.deps.maxBatchTxns; i++) if (this.queue[i].kind === 'txn') txns++
+    let limit = txns
     if (idle && limit >= 2 * SPLIT_MIN) limit = Math.ceil(limit / 2)
     const group: Group = { txns: [], raws: [] }
     let n = 0

@@ -6,17 +6,12 @@
 import type { FastifyInstance } from 'fastify'
 import type { AutoCompactor } from '../../../compaction/index.js'
 import type { Log } from '../../../log/backend.js'
-import { invalid } from '../../../log/errors.js'
-import { asObject, bodyInt, onlyFields, type Query } from '../../params.js'
+import { onlyFields, revisionBody, type Query } from '../../params.js'
 
 export function compactRoute(app: FastifyInstance, log: Log, compactor: AutoCompactor): void {
   app.post('/v1/compact', async (request) => {
     onlyFields(request.query as Query, [], '')
-    const b = asObject(request.body, 'body')
-    onlyFields(b, ['revision'], '')
-    const revision = bodyInt(b, 'revision', '')
-    if (revision === undefined) throw invalid('revision', 'is required')
-    const r = await compactor.compactNow(revision)
+    const r = await compactor.compactNow(revisionBody(request.body))
     return { header: { revision: log.revision }, ...r }
   })
 }

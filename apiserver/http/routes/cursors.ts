@@ -8,8 +8,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Cursors } from '../../../compaction/index.js'
 import type { Log } from '../../../log/backend.js'
-import { invalid } from '../../../log/errors.js'
-import { asObject, bodyInt, onlyFields, type Query } from '../../params.js'
+import { onlyFields, revisionBody, type Query } from '../../params.js'
 
 export function cursorRoutes(app: FastifyInstance, log: Log, cursors: Cursors): void {
   app.get('/v1/cursors', async (request) => {
@@ -19,11 +18,7 @@ export function cursorRoutes(app: FastifyInstance, log: Log, cursors: Cursors): 
 
   app.put('/v1/cursors/:name', async (request) => {
     onlyFields(request.query as Query, [], '')
-    const b = asObject(request.body, 'body')
-    onlyFields(b, ['revision'], '')
-    const revision = bodyInt(b, 'revision', '')
-    if (revision === undefined) throw invalid('revision', 'is required')
-    const cursor = await cursors.commit((request.params as { name: string }).name, revision)
+    const cursor = await cursors.commit((request.params as { name: string }).name, revisionBody(request.body))
     return { header: { revision: log.revision }, cursor: { ...cursor, lag: log.revision - cursor.revision } }
   })
 
