@@ -113,7 +113,7 @@ export interface WatchSelection {
   noDelete?: boolean
 }
 
-interface Bounds {
+export interface Bounds {
   start: Buffer
   /** undefined: just `start`; 'open': every key >= start; else [start, end). */
   end: Buffer | 'open' | undefined
@@ -136,7 +136,7 @@ export function prefixEnd(prefix: Buffer): Buffer | 'open' {
   return 'open'
 }
 
-function boundsOf(spec: WatchSelection): Bounds {
+export function boundsOf(spec: WatchSelection): Bounds {
   const start = bytes(spec.key, spec.keyBase64)
   if (start === undefined) throw new TypeError(`watch spec without a key: ${JSON.stringify(spec)}`)
   if (spec.prefix) return { start, end: prefixEnd(start) }
@@ -147,26 +147,26 @@ function boundsOf(spec: WatchSelection): Bounds {
   return { start, end }
 }
 
-function inBounds(b: Bounds, key: Buffer): boolean {
+export function inBounds(b: Bounds, key: Buffer): boolean {
   if (b.end === undefined) return key.equals(b.start)
   if (Buffer.compare(key, b.start) < 0) return false
   return b.end === 'open' || Buffer.compare(key, b.end) < 0
 }
 
-function keyBytes(kv: WireKv): Buffer {
+export function keyBytes(kv: WireKv): Buffer {
   return bytes(kv.key, kv.keyBase64) ?? Buffer.alloc(0)
 }
 
-function keyB64(kv: WireKv): string {
+export function keyB64(kv: WireKv): string {
   return keyBytes(kv).toString('base64')
 }
 
-function describeKey(kv: WireKv): string {
+export function describeKey(kv: WireKv): string {
   return kv.key !== undefined ? JSON.stringify(kv.key) : `base64:${kv.keyBase64}`
 }
 
 /** A kv as one comparable string (bytes normalized, so `key` and `keyBase64` forms compare equal). */
-function canonKv(kv: WireKv | undefined): string {
+export function canonKv(kv: WireKv | undefined): string {
   if (kv === undefined) return '-'
   const value = bytes(kv.value, kv.valueBase64) ?? Buffer.alloc(0)
   return [keyB64(kv), value.toString('base64'), kv.createRevision, kv.modRevision, kv.version, kv.lease ?? '0'].join('|')

@@ -278,7 +278,8 @@ function tombstone(key: Buffer, revision: number): ModelKv {
   return { key, value: Buffer.alloc(0), createRevision: 0, modRevision: revision, version: 0, lease: 0n }
 }
 
-function outcome(sign: number, result: ModelCompare['result']): boolean {
+/** Whether a comparison's sign (actual vs operand) satisfies a compare result. */
+export function outcome(sign: number, result: ModelCompare['result']): boolean {
   switch (result) {
     case 'EQUAL':
       return sign === 0
