@@ -36,6 +36,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxBatchTxns: config.maxBatchTxns,
     compactionBatchRevisions: config.compactionBatchRevisions,
     compactionMaxDutyPercent: config.compactionMaxDutyPercent,
+    leaseMinTtl: config.leaseMinTtl,
+    leaseCheckInterval: config.leaseCheckInterval,
   })
   const metrics = new Metrics(store)
   const log = instrumentLog(store, metrics)

@@ -48,6 +48,9 @@ export interface DeleteResponse extends WriteResult {
 
 export type AlarmKind = 'NOSPACE'
 
+export type { LeaseGrant, LeaseTimeToLive } from './leases.js'
+import type { LeaseGrant, LeaseTimeToLive } from './leases.js'
+
 export interface Log {
   /** The latest committed (durable, acknowledged) revision. */
   readonly revision: number
@@ -80,6 +83,18 @@ export interface Log {
   /** Active alarms. With NOSPACE, writes that add data (any put) fail with NO_SPACE; reads and deletes work. */
   alarms(): AlarmKind[]
   setAlarm(kind: AlarmKind, active: boolean): Promise<void>
+  /**
+   * Leases (etcd's). grant: `id` 0 = the store picks one; TTL in seconds, raised to the minimum TTL;
+   * LEASE_EXISTS, LEASE_TTL_TOO_LARGE, NO_SPACE under the alarm. revoke: deletes the attached keys in one
+   * revision (none if it has no keys) and resolves with the store's revision after; LEASE_NOT_FOUND.
+   * keepAlive: restarts the deadline (durably); LEASE_NOT_FOUND. timeToLive: undefined if it does not exist.
+   * Expired leases are revoked by the store itself.
+   */
+  leaseGrant(ttl: number, id?: bigint): Promise<LeaseGrant>
+  leaseRevoke(id: bigint): Promise<{ revision: number }>
+  leaseKeepAlive(id: bigint): Promise<LeaseGrant>
+  leaseTimeToLive(id: bigint, options?: { keys?: boolean }): LeaseTimeToLive | undefined
+  leases(): bigint[]
   /** Commit hook for the watch hub: listeners run synchronously, in revision order, after each durable batch. */
   subscribe(listener: CommitListener): () => void
   /** Waits for queued writes, then closes. Later calls fail with CLOSED. */

@@ -63,6 +63,11 @@ export class SpyLog implements Log {
   writeMeta: Log['writeMeta'] = (n, v) => this.inner.writeMeta(n, v)
   alarms: Log['alarms'] = () => this.inner.alarms()
   setAlarm: Log['setAlarm'] = (k, a) => this.inner.setAlarm(k, a)
+  leaseGrant: Log['leaseGrant'] = (t, i) => this.inner.leaseGrant(t, i)
+  leaseRevoke: Log['leaseRevoke'] = (i) => this.inner.leaseRevoke(i)
+  leaseKeepAlive: Log['leaseKeepAlive'] = (i) => this.inner.leaseKeepAlive(i)
+  leaseTimeToLive: Log['leaseTimeToLive'] = (i, o) => this.inner.leaseTimeToLive(i, o)
+  leases: Log['leases'] = () => this.inner.leases()
 
   async history(key: Parameters<Log['history']>[0], options: HistoryOptions = {}): Promise<HistoryResult> {
     this.reads.push({ from: options.fromRevision ?? 0, to: options.toRevision ?? 0 })
