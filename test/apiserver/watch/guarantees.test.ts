@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks'
 import { Api, prng } from '../http/helpers.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { nextSeq, sleep, WatchConnection, type CreateRequest, type Received } from '../../support/watch-client.js'
+import { WATCH_SPECS } from '../../support/watch-specs.js'
 import { checkOracle, checkWatches, Oracle, summarizeSegment, type LogicalWatch, type WatchSegment, type WatchSelection } from './checker.js'
 
 const SEED = Number(process.env.KVLOG_TEST_SEED ?? 20261122)
@@ -249,22 +250,7 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
       return l
     }
 
-    const SPECS: Array<Logical['spec']> = [
-      { key: '/a/k3', prevKv: true },
-      { key: '/b/k5' },
-      { keyBase64: b64(KEYS[9]), prevKv: true },
-      { key: '/a/', prefix: true, prevKv: true },
-      { key: '/b/', prefix: true },
-      { key: '/c/', prefix: true, prevKv: true, noDelete: true },
-      { key: '/a/', prefix: true, noPut: true, prevKv: true },
-      { key: '/a/k5', rangeEnd: '/b/k5', prevKv: true },
-      { key: '/b/k2', rangeEnd: '/c/', noPut: true },
-      { keyBase64: 'AA==', fromKey: true, prevKv: true },
-      { keyBase64: 'AA==', fromKey: true, progressNotify: true },
-      { key: '/b/', fromKey: true, prevKv: true, progressNotify: true },
-      { key: '/c/', prefix: true, noPut: true, noDelete: true },
-      { key: '/', prefix: true, prevKv: true },
-    ]
+    const SPECS = WATCH_SPECS
 
     // Seed some history before the watches start, so past start revisions mean something.
     const seedApi = new Api(base)

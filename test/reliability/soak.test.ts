@@ -1,0 +1,71 @@
+/**
+ * The short soak (the long one is `npm run soak`): ~30 s of concurrent clients, watches and compaction
+ * against a real server while every kind of fault is injected (SIGKILL, SIGKILL during compaction,
+ * SIGTERM, SIGSTOP/SIGCONT, dropped connections, NO_SPACE from a tiny quota); the checker must find no
+ * violation and no lost acknowledged write. Then the same recorded history, doctored in three ways, must
+ * be caught: the checker is sensitive on this very data.
+ */
+import { expect } from 'chai'
+import type { OracleEvent } from '../apiserver/watch/checker.js'
+import type { Received } from '../support/watch-client.js'
+import { checkHistory } from './checker/index.js'
+import type { History } from './history.js'
+import { FAULT_KINDS } from './soak/faults.js'
+import { runSoak, type SoakReport } from './soak/run.js'
+
+const SEED = Number(process.env.KVLOG_TEST_SEED ?? 20261123)
+
+describe('reliability: short soak (real server, every fault kind, history checker)', function () {
+  this.timeout(180_000)
+  let report: SoakReport
+  let history: History
+
+  before(async function () {
+    this.timeout(180_000)
+    ;({ report, history } = await runSoak({ durationSeconds: 30, seed: SEED, faultEveryMs: [400, 900] }))
+    console.log(`      ${JSON.stringify({ ...report, violationSamples: report.violationSamples.slice(0, 5) })}`)
+  })
+
+  it('finds no violation and loses no acknowledged write', () => {
+    expect(report.violationSamples, `seed ${SEED}`).to.deep.equal([])
+    expect(report.violations).to.equal(0)
+    expect(report.ackedWritesLost).to.equal(0)
+    expect(report.failedButApplied).to.equal(0)
+  })
+
+  it('really exercised the server: operations, watch events, restarts, compactions, NO_SPACE, every fault kind', () => {
+    expect(report.operations).to.be.greaterThan(1000)
+    expect(report.ackedWrites).to.be.greaterThan(300)
+    expect(report.watchEvents).to.be.greaterThan(2000)
+    expect(report.restarts).to.be.at.least(3)
+    expect(report.compactions).to.be.at.least(3)
+    expect(report.noSpaceAnswers + (report.errorCodes.NO_SPACE ?? 0)).to.be.at.least(1)
+    expect(report.watchSegments).to.be.greaterThan(report.logicalWatches)
+    for (const kind of FAULT_KINDS) expect(report.faultsInjected[kind] ?? 0, kind).to.be.at.least(1)
+  })
+
+  it('catches an acknowledged write removed from the recorded log', () => {
+    const put = history.ops.find((o) => o.outcome === 'ok' && o.op.type === 'put' && o.result!.revision > history.oracle.first)!
+    const events = history.oracle.events.filter((e: OracleEvent) => e.revision !== put.result!.revision)
+    const doctored = checkHistory({ ...history, oracle: { ...history.oracle, events } })
+    expect(doctored.byKind).to.have.property('durability')
+    expect(doctored.stats.ackedWritesLost).to.be.at.least(1)
+  })
+
+  it('catches a read whose answer was changed', () => {
+    const i = history.ops.findIndex((o) => o.outcome === 'ok' && o.op.type === 'range' && (o.result!.kvs?.length ?? 0) > 0)
+    const ops = [...history.ops]
+    ops[i] = { ...ops[i], result: { ...ops[i].result!, kvs: ops[i].result!.kvs!.slice(1) } }
+    expect(checkHistory({ ...history, ops }).byKind).to.have.property('linearizable')
+  })
+
+  it('catches a watch event message that went missing', () => {
+    const w = history.watches.find((l) => l.segments.some((s) => s.messages.filter((m) => (m as Received).msg.type === 'events').length > 3))!
+    const segments = w.segments.map((s) => {
+      const i = s.messages.findIndex((m) => (m as Received).msg.type === 'events')
+      return i < 0 ? s : { ...s, messages: s.messages.filter((_, j) => j !== i) }
+    })
+    const watches = history.watches.map((l) => (l === w ? { ...l, segments } : l))
+    expect(checkHistory({ ...history, watches }).byKind).to.have.property('reliable')
+  })
+})

@@ -1,0 +1,132 @@
+/**
+ * The server under test and everything around it: one `kvlog serve` process on a data dir that outlives
+ * it, a TCP proxy in front of every front door (clients only ever see the proxy, so a restart on a new
+ * port, a refused connection or a cut connection look to them as they would in production), the oracle
+ * (the server's own history, fetched directly before anything can hide it), and the recovery read taken
+ * after every restart before clients are let back in.
+ *
+ * `exclusive` serializes what must not overlap: an oracle fetch + compaction, a restart.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { KvlogClient } from '../../../clients/index.js'
+import { Oracle } from '../../apiserver/watch/checker.js'
+import { TcpProxy } from '../../clients/tcp-proxy.js'
+import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
+import { wireKv } from '../drivers/native.js'
+import type { RecoveryCheck } from '../history.js'
+
+const ALL = Buffer.from([0])
+
+export class Cluster {
+  readonly oracle = new Oracle(2)
+  readonly recoveries: RecoveryCheck[] = []
+  /** The compact revision acknowledged last (what the oracle must cover before compacting further). */
+  floor = 1
+  up = false
+  paused = false
+  private server: ServerProcess | undefined
+  private control: Promise<unknown> = Promise.resolve()
+
+  private constructor(readonly dataDir: string, readonly args: string[], readonly httpProxy: TcpProxy) {}
+
+  static async start(args: string[]): Promise<Cluster> {
+    const dataDir = await mkdtemp(join(tmpdir(), 'kvlog-soak-'))
+    const server = await startServerProcess(args, dataDir)
+    const cluster = new Cluster(dataDir, args, await TcpProxy.start(server.http))
+    cluster.server = server
+    cluster.up = true
+    return cluster
+  }
+
+  /** Where clients connect (the proxy). */
+  get http(): string {
+    return this.httpProxy.url
+  }
+
+  /** The server itself, bypassing the proxy (oracle, recovery reads, compaction). */
+  get direct(): string {
+    if (this.server === undefined) throw new Error('the server is down')
+    return this.server.http
+  }
+
+  get pid(): number | undefined {
+    return this.server?.child.pid
+  }
+
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.control.then(fn, fn)
+    this.control = run.catch(() => undefined)
+    return run
+  }
+
+  /** Fetches the oracle up to the current revision (the server must be up and running). */
+  fetchOracle(): Promise<number> {
+    return this.oracle.fetch(this.direct)
+  }
+
+  pause(): void {
+    if (!this.up || this.paused) return
+    this.server!.child.kill('SIGSTOP')
+    this.paused = true
+  }
+
+  resume(): void {
+    if (!this.paused) return
+    this.server?.child.kill('SIGCONT')
+    this.paused = false
+  }
+
+  /** Cuts every client connection (HTTP and WebSocket) at the proxy. */
+  dropConnections(): void {
+    this.httpProxy.cutAll()
+  }
+
+  /**
+   * Stops the server with `signal` (SIGKILL: a crash), restarts it on the same data, takes the recovery
+   * read, then lets clients back in. Call inside `exclusive`. Returns when clients may connect again.
+   */
+  async restart(signal: NodeJS.Signals, fault: string): Promise<RecoveryCheck> {
+    const server = this.server!
+    this.up = false
+    const stopped = server.stop(signal)
+    if (this.paused && signal !== 'SIGKILL') server.child.kill('SIGCONT')
+    const at = performance.now()
+    this.httpProxy.refuse = true
+    await stopped
+    this.paused = false
+    await server.cleanup() // keeps the data dir (it was passed in)
+    this.httpProxy.cutAll()
+    this.server = await startServerProcess(this.args, this.dataDir)
+    const check = await this.recoveryRead(this.recoveries.length + 1, fault, at)
+    this.recoveries.push(check)
+    this.httpProxy.setTarget(this.server.http)
+    this.httpProxy.refuse = false
+    this.up = true
+    return check
+  }
+
+  /** What the server shows right after a restart: revision, compact revision, history since it, state. */
+  private async recoveryRead(index: number, fault: string, at: number): Promise<RecoveryCheck> {
+    const client = new KvlogClient({ endpoint: this.direct, timeoutMs: 30_000 })
+    const status = await client.status()
+    const revision = status.revision as number
+    const compactRevision = status.compactRevision as number
+    const history = new Oracle(Math.max(1, compactRevision))
+    await history.fetch(this.direct)
+    const kvs = revision > 1 ? (await client.range(ALL, { fromKey: true, revision })).kvs.map(wireKv) : []
+    return { index, fault, at, revision, compactRevision, events: history.events.filter((e) => e.revision <= revision), kvs }
+  }
+
+  async stop(): Promise<void> {
+    this.resume()
+    await this.httpProxy.close()
+    if (this.server !== undefined) {
+      await this.server.stop('SIGTERM').catch(() => undefined)
+      await this.server.cleanup()
+    }
+    await rm(this.dataDir, { recursive: true, force: true })
+  }
+}

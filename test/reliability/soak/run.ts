@@ -1,0 +1,203 @@
+/**
+ * One soak run: a real `kvlog serve` with a tiny quota, many concurrent clients on every front door
+ * available, watches with random start revisions and resumes, compaction every few hundred ms, and a
+ * fault every few seconds (faults.ts). At the end the writers stop, every live watch is brought up to
+ * the final revision, the oracle is fetched, and the whole history goes through the checker.
+ */
+import { performance } from 'node:perf_hooks'
+import { rng } from '../../support/random.js'
+import { sleep } from '../../support/watch-client.js'
+import { checkHistory, type CheckReport } from '../checker/index.js'
+import { nativeDoor } from '../drivers/native.js'
+import type { Door } from '../drivers/types.js'
+import type { History } from '../history.js'
+import { Cluster } from './cluster.js'
+import { FAULT_KINDS, Faults, type FaultKind } from './faults.js'
+import { WATCH_SPECS as SPECS } from '../../support/watch-specs.js'
+import { WatchPool } from './watches.js'
+import { Recorder, runClient, type WorkloadContext } from './workload.js'
+
+export interface SoakOptions {
+  durationSeconds: number
+  seed: number
+  clients?: number
+  watchSlots?: number
+  /** Pause between faults, ms (a random value in [min, max]). */
+  faultEveryMs?: [number, number]
+  log?: (line: string) => void
+}
+
+export interface SoakReport {
+  seed: number
+  durationSeconds: number
+  operations: number
+  operationsByOutcome: Record<string, number>
+  operationsByDoor: Record<string, number>
+  errorCodes: Record<string, number>
+  watchEvents: number
+  logicalWatches: number
+  watchSegments: number
+  relists: number
+  revisions: number
+  compactions: number
+  faultsInjected: Record<string, number>
+  noSpaceAnswers: number
+  restarts: number
+  violations: number
+  violationsByKind: Record<string, number>
+  ackedWrites: number
+  ackedWritesLost: number
+  failedButApplied: number
+  unknownOutcomes: { total: number; applied: number; notApplied: number; undecided: number }
+  violationSamples: string[]
+}
+
+export const SERVER_ARGS = [
+  '--fsync', 'always',
+  '--quota-backend-bytes', '2MiB',
+  // Only the soak compacts (after fetching the oracle); the quota check still reclaims space and raises NO_SPACE.
+  '--compaction-min-retain', '1000000000',
+  '--compaction-check-interval', '200ms',
+  '--compaction-batch-revisions', '20',
+  '--segment-max-entries', '300',
+  '--watch-ring-size', '256',
+  '--watch-catch-up-batch', '64',
+  '--watch-progress-interval', '500ms',
+  '--ws-heartbeat-interval', '5s',
+  '--shutdown-timeout', '3s',
+]
+
+export async function runSoak(options: SoakOptions): Promise<{ report: SoakReport; check: CheckReport; history: History }> {
+  const log = options.log ?? (() => undefined)
+  const rnd = rng(options.seed)
+  const cluster = await Cluster.start(SERVER_ARGS)
+  const doors: Door[] = [nativeDoor(cluster.http)]
+  const recorder = new Recorder()
+  let stopped = false
+  const ctx: WorkloadContext = { recorder, seen: { revision: 1 }, floor: () => cluster.floor, stopped: () => stopped }
+  const watches = new WatchPool(doors[0].driver('relist'))
+  const faults = new Faults(cluster, watches, ctx, doors[0].driver('filler'), rng(options.seed + 1), log)
+  const t0 = performance.now()
+  const until = t0 + options.durationSeconds * 1000
+  try {
+    for (let i = 0; i < (options.watchSlots ?? 3); i++) watches.addSlot(`${doors[i % doors.length].name}${i}`, doors[i % doors.length])
+    const clients = Array.from({ length: options.clients ?? 6 }, (_, n) => {
+      const door = doors[n % doors.length]
+      return runClient(`${door.name}${n}`, door.driver(`c${n}`), rng(options.seed * 31 + n), ctx)
+    })
+    // Some history first, so past start revisions mean something; then the first watches.
+    await sleep(500)
+    SPECS.forEach((spec, i) => watches.add(`w${i}`, spec, startRevision(rnd, ctx, cluster.floor, i), i))
+
+    let stopLoops = false
+    const compaction = (async () => {
+      while (!stopLoops) {
+        await sleep(200 + rnd() * 400)
+        if (!stopLoops) await faults.compact(50 + Math.floor(rnd() * 250))
+      }
+    })()
+    const progress = (async () => {
+      while (!stopLoops) {
+        await sleep(500)
+        watches.requestProgress()
+      }
+    })()
+    const adder = (async () => {
+      for (let i = 0; !stopLoops && i < 60; i++) {
+        await sleep(800 + rnd() * 800)
+        if (!stopLoops) watches.add(`late${i}`, SPECS[Math.floor(rnd() * SPECS.length)], startRevision(rnd, ctx, cluster.floor, i), i)
+      }
+    })()
+    const [minGap, maxGap] = options.faultEveryMs ?? [1000, 3000]
+    let order: FaultKind[] = []
+    while (performance.now() < until) {
+      await sleep(Math.min(until - performance.now(), minGap + rnd() * (maxGap - minGap)))
+      if (performance.now() >= until) break
+      if (order.length === 0) order = shuffle([...FAULT_KINDS], rnd)
+      await faults.inject(order.shift()!)
+    }
+
+    // Wind down: faults and compaction stop, the writers stop, every live watch reaches the final revision.
+    log('winding down')
+    stopLoops = true
+    await Promise.all([compaction, adder])
+    cluster.resume()
+    stopped = true
+    await Promise.all(clients)
+    faults.releaseWaiters()
+    const finalRevision = await cluster.fetchOracle()
+    const deadline = performance.now() + 30_000
+    while (!watches.caughtUp(finalRevision) && performance.now() < deadline) {
+      watches.requestProgress()
+      await sleep(200)
+    }
+    if (!watches.caughtUp(finalRevision)) log(`watches behind: ${watches.behind(finalRevision).join(', ')}`)
+    await watches.stop()
+    await progress
+    await cluster.fetchOracle()
+
+    const history: History = { ops: recorder.ops, watches: watches.watches, recoveries: cluster.recoveries, oracle: cluster.oracle, finalRevision }
+    log('checking')
+    const check = checkHistory(history)
+    return { report: summarize(options, history, check, faults, watches.stats.relists, performance.now() - t0), check, history }
+  } finally {
+    stopped = true
+    await cluster.stop()
+  }
+}
+
+/** Past (between the floor and the head), now, the future, or (rarely) below the floor. */
+function startRevision(rnd: () => number, ctx: WorkloadContext, floor: number, i: number): number {
+  const head = ctx.seen.revision
+  const kind = (i % 10) / 10 + rnd() * 0.1
+  if (kind < 0.4) return floor + 1 + Math.floor(rnd() * Math.max(1, head - floor))
+  if (kind < 0.7) return head + 1
+  if (kind < 0.9) return head + 1 + Math.floor(rnd() * 30)
+  return Math.max(2, floor - Math.floor(rnd() * 50))
+}
+
+function shuffle<T>(list: T[], rnd: () => number): T[] {
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1))
+    ;[list[i], list[j]] = [list[j], list[i]]
+  }
+  return list
+}
+
+function count<T>(items: readonly T[], key: (t: T) => string | undefined): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const t of items) {
+    const k = key(t)
+    if (k !== undefined) out[k] = (out[k] ?? 0) + 1
+  }
+  return out
+}
+
+function summarize(options: SoakOptions, h: History, check: CheckReport, faults: Faults, relists: number, elapsedMs: number): SoakReport {
+  const s = check.stats
+  const violations = Object.values(check.byKind).reduce((a, b) => a + b, 0)
+  return {
+    seed: options.seed,
+    durationSeconds: Math.round(elapsedMs / 100) / 10,
+    operations: s.operations,
+    operationsByOutcome: count(h.ops, (o) => o.outcome),
+    operationsByDoor: count(h.ops, (o) => o.door),
+    errorCodes: count(h.ops, (o) => o.code),
+    watchEvents: s.watchEvents,
+    logicalWatches: s.logicalWatches,
+    watchSegments: s.segments,
+    relists,
+    revisions: s.revisions,
+    compactions: faults.compactions,
+    faultsInjected: faults.injected,
+    noSpaceAnswers: faults.noSpaceAnswers,
+    restarts: h.recoveries.length,
+    violations,
+    violationsByKind: check.byKind,
+    ackedWrites: s.ackedWrites,
+    ackedWritesLost: s.ackedWritesLost,
+    failedButApplied: s.failedButApplied,
+    unknownOutcomes: { total: s.unknown, applied: s.unknownApplied, notApplied: s.unknownNotApplied, undecided: s.unknownUndecided },
+    violationSamples: check.violations.slice(0, 20),
+  }
+}

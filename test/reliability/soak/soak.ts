@@ -1,0 +1,38 @@
+/**
+ * `npm run soak -- [--duration SECONDS] [--seed N] [--clients N] [--json] [--dump FILE]`: the reliability soak
+ * (run.ts). Prints progress on stderr; with --json, ends with one JSON line on stdout (the report). Exits
+ * 1 when the checker found a violation or an acknowledged write was lost, so CI and scripts can use it.
+ * Replay a failing run with the same --seed (the faults' timing still varies with the machine); --dump
+ * writes the whole recorded history as JSON, for a closer look.
+ */
+import { writeFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { runSoak } from './run.js'
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '60' },
+    seed: { type: 'string' },
+    clients: { type: 'string', default: '6' },
+    json: { type: 'boolean', default: false },
+    dump: { type: 'string' },
+  },
+})
+
+const seed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31)
+const durationSeconds = Number(values.duration)
+if (!Number.isFinite(durationSeconds) || durationSeconds <= 0 || !Number.isInteger(seed)) {
+  process.stderr.write('usage: soak [--duration SECONDS] [--seed N] [--clients N] [--json]\n')
+  process.exit(2)
+}
+const t0 = Date.now()
+const log = (line: string) => process.stderr.write(`[soak ${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`)
+log(`seed ${seed}, ${durationSeconds} s`)
+const { report, history } = await runSoak({ durationSeconds, seed, clients: Number(values.clients), log })
+if (values.dump !== undefined) await writeFile(values.dump, JSON.stringify(history))
+if (values.json) {
+  process.stdout.write(JSON.stringify(report) + '\n')
+} else {
+  process.stdout.write(JSON.stringify(report, null, 2) + '\n')
+}
+process.exit(report.violations === 0 && report.ackedWritesLost === 0 ? 0 : 1)
