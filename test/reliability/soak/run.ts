@@ -22,6 +22,8 @@ export interface SoakOptions {
   seed: number
   clients?: number
   watchSlots?: number
+  /** The server's fsync mode (default always). Every fault here is a process crash, which both must survive. */
+  fsync?: 'always' | 'never'
   /** Pause between faults, ms (a random value in [min, max]). */
   faultEveryMs?: [number, number]
   log?: (line: string) => void
@@ -29,6 +31,7 @@ export interface SoakOptions {
 
 export interface SoakReport {
   seed: number
+  fsync: string
   durationSeconds: number
   operations: number
   operationsByOutcome: Record<string, number>
@@ -53,7 +56,6 @@ export interface SoakReport {
 }
 
 export const SERVER_ARGS = [
-  '--fsync', 'always',
   '--quota-backend-bytes', '2MiB',
   // Only the soak compacts (after fetching the oracle); the quota check still reclaims space and raises NO_SPACE.
   '--compaction-min-retain', '1000000000',
@@ -70,7 +72,7 @@ export const SERVER_ARGS = [
 export async function runSoak(options: SoakOptions): Promise<{ report: SoakReport; check: CheckReport; history: History }> {
   const log = options.log ?? (() => undefined)
   const rnd = rng(options.seed)
-  const cluster = await Cluster.start(SERVER_ARGS)
+  const cluster = await Cluster.start([...SERVER_ARGS, '--fsync', options.fsync ?? 'always'])
   const doors: Door[] = [nativeDoor(cluster.http)]
   const recorder = new Recorder()
   let stopped = false
@@ -178,6 +180,7 @@ function summarize(options: SoakOptions, h: History, check: CheckReport, faults:
   const violations = Object.values(check.byKind).reduce((a, b) => a + b, 0)
   return {
     seed: options.seed,
+    fsync: options.fsync ?? 'always',
     durationSeconds: Math.round(elapsedMs / 100) / 10,
     operations: s.operations,
     operationsByOutcome: count(h.ops, (o) => o.outcome),

@@ -1,5 +1,5 @@
 /**
- * `npm run soak -- [--duration SECONDS] [--seed N] [--clients N] [--json] [--dump FILE]`: the reliability soak
+ * `npm run soak -- [--duration SECONDS] [--seed N] [--clients N] [--fsync always|never] [--json] [--dump FILE]`: the reliability soak
  * (run.ts). Prints progress on stderr; with --json, ends with one JSON line on stdout (the report). Exits
  * 1 when the checker found a violation or an acknowledged write was lost, so CI and scripts can use it.
  * Replay a failing run with the same --seed (the faults' timing still varies with the machine); --dump
@@ -16,19 +16,21 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '6' },
     json: { type: 'boolean', default: false },
     dump: { type: 'string' },
+    fsync: { type: 'string', default: 'always' },
   },
 })
 
 const seed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31)
 const durationSeconds = Number(values.duration)
-if (!Number.isFinite(durationSeconds) || durationSeconds <= 0 || !Number.isInteger(seed)) {
-  process.stderr.write('usage: soak [--duration SECONDS] [--seed N] [--clients N] [--json]\n')
+const fsync = values.fsync
+if (!Number.isFinite(durationSeconds) || durationSeconds <= 0 || !Number.isInteger(seed) || (fsync !== 'always' && fsync !== 'never')) {
+  process.stderr.write('usage: soak [--duration SECONDS] [--seed N] [--clients N] [--fsync always|never] [--json] [--dump FILE]\n')
   process.exit(2)
 }
 const t0 = Date.now()
 const log = (line: string) => process.stderr.write(`[soak ${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`)
 log(`seed ${seed}, ${durationSeconds} s`)
-const { report, history } = await runSoak({ durationSeconds, seed, clients: Number(values.clients), log })
+const { report, history } = await runSoak({ durationSeconds, seed, clients: Number(values.clients), fsync, log })
 if (values.dump !== undefined) await writeFile(values.dump, JSON.stringify(history))
 if (values.json) {
   process.stdout.write(JSON.stringify(report) + '\n')
