@@ -1,0 +1,297 @@
+/**
+ * The etcd v3 gRPC front door as a reliability driver, on @grpc/grpc-js with the etcd3 package's own
+ * rpc.proto (a client-side copy of etcd's API, so the wire format is checked against what real etcd
+ * clients send). Raw gRPC rather than the etcd3 client: its watcher resumes by itself and would hide the
+ * very stream the checker must see.
+ *
+ * Watch responses are recorded in the native wire shape (test/support/watch-client.ts): created,
+ * events (fragments joined), progress (a response with no events; watch_id -1 answers a progress
+ * request for every watch of the stream), canceled (COMPACTED when compact_revision is set).
+ *
+ * Outcomes: a call that failed with UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED or UNKNOWN may have reached
+ * the server (unknown); any other status is the server's answer (fail, with the kvlog code read from the
+ * etcd error message where etcd has one).
+ */
+import * as grpc from '@grpc/grpc-js'
+import * as loader from '@grpc/proto-loader'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { prefixEnd } from '../../apiserver/watch/checker.js'
+import { nextSeq, type CreateRequest, type Received, type WatchMessage, type WireEvent, type WireKv } from '../../support/watch-client.js'
+import type { KeySelection, Operation, OpResult, TxnCompare, TxnOp, TxnOpResult } from '../history.js'
+import type { Classified, Door, Driver, WatchConn } from './types.js'
+
+type Json = Record<string, unknown>
+type Unary = (request: Json, options: { deadline: number }, callback: (err: grpc.ServiceError | null, response: Json) => void) => void
+type ServiceClient = grpc.Client & Record<string, Unary>
+type ClientCtor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions) => ServiceClient
+
+const PROTO = join(dirname(createRequire(import.meta.url).resolve('etcd3')), '..', 'proto', 'rpc.proto')
+let services: Record<'KV' | 'Watch' | 'Lease', ClientCtor> | undefined
+
+function load(): Record<'KV' | 'Watch' | 'Lease', ClientCtor> {
+  if (services === undefined) {
+    const def = loader.loadSync(PROTO, { keepCase: true, longs: String, defaults: true, oneofs: true })
+    const pkg = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: Record<string, ClientCtor> }).etcdserverpb
+    services = { KV: pkg.KV, Watch: pkg.Watch, Lease: pkg.Lease }
+  }
+  return services
+}
+
+const buf = (b64: string) => Buffer.from(b64, 'base64')
+const ZERO = Buffer.from([0])
+
+function rangeOf(sel: KeySelection): { key: Buffer; range_end?: Buffer } {
+  const key = buf(sel.keyBase64)
+  if (sel.prefix) {
+    const end = prefixEnd(key)
+    return { key, range_end: end === 'open' ? ZERO : end }
+  }
+  if (sel.fromKey) return { key, range_end: ZERO }
+  return sel.rangeEndBase64 !== undefined ? { key, range_end: buf(sel.rangeEndBase64) } : { key }
+}
+
+/** An etcd KeyValue (bytes as Buffers, 64-bit numbers as strings) in the native wire shape. */
+export function grpcKv(kv: Json): WireKv {
+  const out: WireKv = {
+    keyBase64: (kv.key as Buffer).toString('base64'), valueBase64: (kv.value as Buffer).toString('base64'),
+    createRevision: Number(kv.create_revision), modRevision: Number(kv.mod_revision), version: Number(kv.version),
+  }
+  if (kv.lease !== undefined && kv.lease !== '0') out.lease = String(kv.lease)
+  return out
+}
+
+/**
+ * Enums travel as their numbers (etcd's proto spells the names differently across copies: EQUAL, Equal).
+ * Compare.CompareResult, Compare.CompareTarget, WatchCreateRequest.FilterType, mvccpb.Event.EventType.
+ */
+const RESULT = { EQUAL: 0, GREATER: 1, LESS: 2, NOT_EQUAL: 3 }
+const TARGET = { VERSION: 0, CREATE: 1, MOD: 2, VALUE: 3 }
+const FILTER = { NOPUT: 0, NODELETE: 1 }
+const EVENT_DELETE = 1
+
+function compareOf(c: TxnCompare): Json {
+  const field = { MOD: 'mod_revision', VERSION: 'version', CREATE: 'create_revision', VALUE: 'value' }[c.target]
+  return { key: buf(c.keyBase64), target: TARGET[c.target], result: RESULT[c.result], [field]: c.target === 'VALUE' ? buf(String(c.value)) : String(c.value) }
+}
+
+function requestOp(op: TxnOp): Json {
+  if (op.type === 'put') return { request_put: { key: buf(op.keyBase64), value: buf(op.valueBase64), ...(op.lease ? { lease: op.lease } : {}) } }
+  if (op.type === 'delete') return { request_delete_range: rangeOf(op.sel) }
+  return { request_range: rangeOf(op.sel) }
+}
+
+function responseOp(r: Json): TxnOpResult {
+  if (r.response_put) return { type: 'put' }
+  if (r.response_delete_range) return { type: 'delete', deleted: Number((r.response_delete_range as Json).deleted) }
+  return { type: 'range', kvs: ((r.response_range as Json).kvs as Json[]).map(grpcKv) }
+}
+
+const revisionOf = (r: Json) => Number((r.header as Json).revision)
+
+/** etcd's error messages (REFERENCE.md) to kvlog's codes. */
+const MESSAGES: Array<[RegExp, string]> = [
+  [/required revision has been compacted/, 'COMPACTED'], [/future revision/, 'FUTURE_REVISION'], [/database space exceeded/, 'NO_SPACE'],
+  [/duplicate key/, 'DUPLICATE_KEY'], [/too many operations/, 'TOO_MANY_OPS'], [/lease not found/, 'LEASE_NOT_FOUND'],
+  [/request is too large/, 'REQUEST_TOO_LARGE'], [/key is not provided/, 'EMPTY_KEY'],
+]
+const MAYBE_SENT = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED, grpc.status.UNKNOWN, grpc.status.INTERNAL])
+
+export class GrpcDriver implements Driver {
+  readonly door = 'grpc'
+  private readonly kv: ServiceClient
+  private readonly lease: ServiceClient
+
+  constructor(address: string, private readonly timeoutMs = 5000) {
+    const s = load()
+    this.kv = new s.KV(address, grpc.credentials.createInsecure())
+    this.lease = new s.Lease(address, grpc.credentials.createInsecure())
+  }
+
+  supports(): boolean {
+    return true
+  }
+
+  private call(client: ServiceClient, method: string, request: Json): Promise<Json> {
+    return new Promise((resolve, reject) => {
+      client[method].call(client, request, { deadline: Date.now() + this.timeoutMs }, (err, response) => (err ? reject(err) : resolve(response)))
+    })
+  }
+
+  async execute(op: Operation): Promise<OpResult> {
+    switch (op.type) {
+      case 'put':
+        return { revision: revisionOf(await this.call(this.kv, 'Put', { key: buf(op.keyBase64), value: buf(op.valueBase64), ...(op.lease ? { lease: op.lease } : {}) })) }
+      case 'delete': {
+        const r = await this.call(this.kv, 'DeleteRange', rangeOf(op.sel))
+        return { revision: revisionOf(r), deleted: Number(r.deleted) }
+      }
+      case 'range': {
+        const r = await this.call(this.kv, 'Range', { ...rangeOf(op.sel), revision: String(op.revision ?? 0) })
+        return { revision: revisionOf(r), kvs: (r.kvs as Json[]).map(grpcKv) }
+      }
+      case 'txn': {
+        const r = await this.call(this.kv, 'Txn', { compare: op.compare.map(compareOf), success: op.success.map(requestOp), failure: op.failure.map(requestOp) })
+        return { revision: revisionOf(r), succeeded: r.succeeded as boolean, results: (r.responses as Json[]).map(responseOp) }
+      }
+      case 'compact':
+        return { revision: revisionOf(await this.call(this.kv, 'Compact', { revision: String(op.revision), physical: true })) }
+      case 'leaseGrant': {
+        const r = await this.call(this.lease, 'LeaseGrant', { TTL: String(op.ttlSeconds), ID: '0' })
+        return { revision: revisionOf(r), lease: String(r.ID) }
+      }
+      case 'leaseRevoke':
+        return { revision: revisionOf(await this.call(this.lease, 'LeaseRevoke', { ID: op.lease })) }
+    }
+  }
+
+  classify(err: unknown): Classified {
+    const e = err as Partial<grpc.ServiceError>
+    if (typeof e.code !== 'number') throw err
+    if (MAYBE_SENT.has(e.code)) return { outcome: 'unknown', code: `GRPC_${grpc.status[e.code]}` }
+    const known = MESSAGES.find(([re]) => re.test(e.details ?? ''))
+    return { outcome: 'fail', code: known?.[1] ?? `GRPC_${grpc.status[e.code]}` }
+  }
+
+  async close(): Promise<void> {
+    this.kv.close()
+    this.lease.close()
+  }
+}
+
+/** One Watch stream (its own channel, so its own TCP connection) carrying many watches. */
+export class GrpcWatchConn implements WatchConn {
+  readonly closed: Promise<{ code: number; reason: string }>
+  private readonly byId = new Map<number, Received[]>()
+  private readonly listeners = new Set<(rec: Received) => void>()
+  /** Events of a fragmented response, until its last fragment. */
+  private readonly fragments = new Map<number, WireEvent[]>()
+  private readonly live = new Set<number>()
+  private nextId = 1
+  private open = true
+
+  private constructor(readonly label: string, client: grpc.Client, private readonly stream: grpc.ClientDuplexStream<Json, Json>) {
+    this.closed = new Promise((resolve) => {
+      const done = (reason: string) => {
+        if (!this.open) return
+        this.open = false
+        client.close()
+        resolve({ code: 1006, reason })
+      }
+      stream.on('error', (err: Error) => done(err.message))
+      stream.on('end', () => done('end'))
+      stream.on('close', () => done('close'))
+    })
+    stream.on('data', (r: Json) => this.onResponse(r))
+  }
+
+  static connect(address: string, label: string): Promise<GrpcWatchConn> {
+    const client = new (load().Watch)(address, grpc.credentials.createInsecure())
+    return new Promise((resolve, reject) => {
+      client.waitForReady(Date.now() + 2000, (err) => {
+        if (err) {
+          client.close()
+          reject(err)
+          return
+        }
+        const stream = (client as unknown as { Watch(): grpc.ClientDuplexStream<Json, Json> }).Watch()
+        resolve(new GrpcWatchConn(label, client, stream))
+      })
+    })
+  }
+
+  get isOpen(): boolean {
+    return this.open
+  }
+
+  messagesFor(id: number): Received[] {
+    let list = this.byId.get(id)
+    if (list === undefined) this.byId.set(id, (list = []))
+    return list
+  }
+
+  onMessage(listener: (rec: Received) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  allocateId(): number {
+    return this.nextId++
+  }
+
+  create(request: CreateRequest & { id: number }): number {
+    const key = request.keyBase64 !== undefined ? buf(request.keyBase64) : Buffer.from(request.key ?? '', 'utf8')
+    const sel = rangeOf({
+      keyBase64: key.toString('base64'), prefix: request.prefix, fromKey: request.fromKey,
+      rangeEndBase64: request.rangeEndBase64 ?? (request.rangeEnd !== undefined ? Buffer.from(request.rangeEnd).toString('base64') : undefined),
+    })
+    const filters = [...(request.noPut ? [FILTER.NOPUT] : []), ...(request.noDelete ? [FILTER.NODELETE] : [])]
+    this.live.add(request.id)
+    this.write({
+      create_request: {
+        ...sel, start_revision: String(request.startRevision ?? 0), progress_notify: request.progressNotify === true,
+        filters, prev_kv: request.prevKv === true, watch_id: String(request.id), fragment: true,
+      },
+    })
+    return request.id
+  }
+
+  requestProgress(): void {
+    this.write({ progress_request: {} })
+  }
+
+  terminate(): void {
+    this.stream.cancel()
+  }
+
+  private write(request: Json): void {
+    if (this.open) this.stream.write(request)
+  }
+
+  private record(id: number, msg: WatchMessage): void {
+    const rec: Received = { seq: nextSeq(), at: performance.now(), msg }
+    this.messagesFor(id).push(rec)
+    for (const l of this.listeners) l(rec)
+  }
+
+  private onResponse(r: Json): void {
+    const id = Number(r.watch_id)
+    const revision = revisionOf(r)
+    if (r.created) {
+      this.record(id, { type: 'created', id, revision })
+    }
+    const events = (r.events as Json[]).map((e): WireEvent => {
+      const kv = grpcKv(e.kv as Json)
+      const out: WireEvent = { type: Number(e.type) === EVENT_DELETE ? 'DELETE' : 'PUT', revision: kv.modRevision, kv }
+      if (e.prev_kv) out.prevKv = grpcKv(e.prev_kv as Json)
+      return out
+    })
+    if (r.fragment) {
+      this.fragments.set(id, [...(this.fragments.get(id) ?? []), ...events])
+      return
+    }
+    const all = [...(this.fragments.get(id) ?? []), ...events]
+    this.fragments.delete(id)
+    if (all.length > 0) {
+      this.record(id, { type: 'events', id, revision: all[all.length - 1].revision, events: all })
+    } else if (r.canceled) {
+      const compactRevision = Number(r.compact_revision)
+      this.live.delete(id)
+      this.record(id, { type: 'canceled', id, reason: String(r.cancel_reason), ...(compactRevision > 0 ? { code: 'COMPACTED', compactRevision } : {}) })
+    } else if (!r.created) {
+      // A progress notice: for one watch, or (watch_id -1) for every watch of the stream.
+      for (const target of id === -1 ? [...this.live] : [id]) this.record(target, { type: 'progress', id: target, revision })
+    }
+  }
+}
+
+/** The gRPC door at `address` (host:port). */
+export function grpcDoor(address: string): Door {
+  return {
+    name: 'grpc',
+    driver: () => new GrpcDriver(address),
+    connectWatch: (label) => GrpcWatchConn.connect(address, label),
+    close: async () => undefined,
+  }
+}
