@@ -7,6 +7,8 @@
  * Keys and values are base64 (any bytes). Times are performance.now() of the process that recorded them,
  * so "A ended before B started" is a comparison of numbers.
  */
+import { createWriteStream } from 'node:fs'
+import { once } from 'node:events'
 import type { LogicalWatch, OracleView } from '../apiserver/watch/checker.js'
 import type { WireKv } from '../support/watch-client.js'
 
@@ -139,4 +141,29 @@ export function describeOp(r: OpRecord): string {
       what = op.type
   }
   return `op #${r.id} ${r.door}/${r.client} ${what} [${r.outcome}${r.code ? ` ${r.code}` : ''}${r.result ? ` @${r.result.revision}` : ''}]`
+}
+
+/**
+ * Writes a history as one JSON document, element by element: a long run's history is larger than the
+ * biggest string JSON.stringify can build.
+ */
+export async function dumpHistory(path: string, h: History): Promise<void> {
+  const out = createWriteStream(path)
+  const write = async (text: string) => {
+    if (!out.write(text)) await once(out, 'drain')
+  }
+  const list = async (name: string, items: readonly unknown[], last = false) => {
+    await write(`${JSON.stringify(name)}:[`)
+    for (let i = 0; i < items.length; i++) await write((i > 0 ? ',' : '') + JSON.stringify(items[i]))
+    await write(last ? ']' : '],')
+  }
+  await write(`{"finalRevision":${JSON.stringify(h.finalRevision ?? null)},"oracle":{"first":${h.oracle.first},"last":${h.oracle.last},`)
+  await list('events', h.oracle.events, true)
+  await write('},')
+  await list('ops', h.ops)
+  await list('recoveries', h.recoveries)
+  await list('watches', h.watches, true)
+  await write('}\n')
+  out.end()
+  await once(out, 'finish')
 }

@@ -78,22 +78,55 @@ export function wsUrl(httpUrl: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Recording
+
+/** Messages per watch id, with listeners: what every recording watch connection keeps (WebSocket, gRPC). */
+export class MessageBook {
+  private readonly byId = new Map<number, Received[]>()
+  private readonly listeners = new Set<(rec: Received) => void>()
+
+  /** The messages for watch `id`, in arrival order (a live array: it grows as messages arrive). */
+  messagesFor(id: number): Received[] {
+    let list = this.byId.get(id)
+    if (list === undefined) this.byId.set(id, (list = []))
+    return list
+  }
+
+  /** Calls `listener` for every message from now on (after it is recorded); returns an unsubscribe. */
+  onMessage(listener: (rec: Received) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /** Records an arrival (under `id` when it has one), then tells the listeners. */
+  protected record(id: number | undefined, msg: WatchMessage): Received {
+    const rec: Received = { seq: nextSeq(), at: performance.now(), msg }
+    this.recorded(rec)
+    if (id !== undefined) this.messagesFor(id).push(rec)
+    for (const l of [...this.listeners]) l(rec)
+    return rec
+  }
+
+  /** Called for every arrival before the listeners (subclasses keep their own views). */
+  protected recorded(_rec: Received): void {}
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // WebSocket connection
 
-export class WatchConnection {
+export class WatchConnection extends MessageBook {
   /** Every message, in arrival order. */
   readonly messages: Received[] = []
   /** Messages that carry no id (e.g. most errors). */
   readonly unaddressed: Received[] = []
   readonly closed: Promise<{ code: number; reason: string }>
   closeInfo: { code: number; reason: string } | undefined
-  private readonly byId = new Map<number, Received[]>()
   private readonly waiters = new Set<() => void>()
-  private readonly listeners = new Set<(rec: Received) => void>()
   private nextClientId = 1
   private paused = false
 
   private constructor(readonly ws: WebSocket, readonly label: string) {
+    super()
     ws.on('message', (data, isBinary) => this.handleMessage(data as Buffer, isBinary))
     this.closed = new Promise((resolve) => {
       ws.on('close', (code, reason) => {
@@ -125,19 +158,6 @@ export class WatchConnection {
 
   get isOpen(): boolean {
     return this.ws.readyState === WebSocket.OPEN
-  }
-
-  /** The messages for watch `id`, in arrival order (a live array: it grows as messages arrive). */
-  messagesFor(id: number): Received[] {
-    let list = this.byId.get(id)
-    if (list === undefined) this.byId.set(id, (list = []))
-    return list
-  }
-
-  /** Calls `listener` for every message from now on (after it is recorded); returns an unsubscribe. */
-  onMessage(listener: (rec: Received) => void): () => void {
-    this.listeners.add(listener)
-    return () => this.listeners.delete(listener)
   }
 
   /** A fresh client-chosen id (the connection's own counter; skip it to test server-chosen ids). */
@@ -249,12 +269,13 @@ export class WatchConnection {
     } catch (err) {
       msg = { type: 'error', code: 'CLIENT_UNPARSABLE', message: `${String(err)}: ${data.toString('utf8').slice(0, 200)}` }
     }
-    const rec: Received = { seq: nextSeq(), at: performance.now(), msg }
-    this.messages.push(rec)
-    if (typeof msg.id === 'number') this.messagesFor(msg.id).push(rec)
-    else this.unaddressed.push(rec)
-    for (const l of [...this.listeners]) l(rec)
+    this.record(typeof msg.id === 'number' ? msg.id : undefined, msg)
     this.wake()
+  }
+
+  protected override recorded(rec: Received): void {
+    this.messages.push(rec)
+    if (typeof rec.msg.id !== 'number') this.unaddressed.push(rec)
   }
 
   private wake(): void {

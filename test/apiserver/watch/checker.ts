@@ -290,6 +290,11 @@ function lowerBound(revisions: number[], rev: number): number {
   return lo
 }
 
+/** First index i with revisions[i] > rev. */
+function upperBound(revisions: number[], rev: number): number {
+  return lowerBound(revisions, rev + 1)
+}
+
 function oracleMatching(oracle: OracleView, index: RevisionIndex, spec: WatchSelection, bounds: Bounds, from: number, to: number): OracleEvent[] {
   const out: OracleEvent[] = []
   const first = lowerBound(index.revisions, from)
@@ -336,7 +341,13 @@ function checkSegment(
   let lastEventRevision = 0
   let lastProgress = 0
   let canceledAt = -1
-  const expectedUpTo = (r: number) => oracleMatching(oracle, index, spec, bounds, start, r).length
+  // Everything the segment vouches for, once; progress notices count into it (linear, not per notice).
+  const expected = oracleMatching(oracle, index, spec, bounds, start, lastSeen)
+  const expectedRevisions = expected.map((e) => e.revision)
+  /** Revisions of the events delivered so far, kept sorted (they arrive sorted unless [ordered] fails). */
+  const deliveredRevisions: number[] = []
+  const expectedUpTo = (r: number) => upperBound(expectedRevisions, r)
+  const deliveredUpTo = (r: number) => upperBound(deliveredRevisions, r) - lowerBound(deliveredRevisions, start)
   msgs.forEach((m, i) => {
     if (canceledAt >= 0) report(`[protocol] message #${i} ${JSON.stringify(m).slice(0, 200)} after canceled`)
     switch (m.type) {
@@ -371,6 +382,9 @@ function checkSegment(
           if (!messageOfRevision.has(e.revision)) messageOfRevision.set(e.revision, i)
           lastEventRevision = Math.max(lastEventRevision, e.revision)
           delivered.push(e)
+          const at = upperBound(deliveredRevisions, e.revision)
+          if (at === deliveredRevisions.length) deliveredRevisions.push(e.revision)
+          else deliveredRevisions.splice(at, 0, e.revision)
         }
         break
       }
@@ -383,7 +397,7 @@ function checkSegment(
         if (r < lastProgress) report(`[bookmarkable] progress at ${r} after progress at ${lastProgress}`)
         if (r >= start) {
           const want = expectedUpTo(r)
-          const got = delivered.filter((e) => e.revision <= r && e.revision >= start).length
+          const got = deliveredUpTo(r)
           if (got !== want) report(`[bookmarkable] progress at ${r} arrived when ${got} of the ${want} matching events at or below it had been delivered`)
         }
         lastProgress = Math.max(lastProgress, r)
@@ -409,7 +423,6 @@ function checkSegment(
   })
 
   // Pass 2: everything from start to lastSeen, revision by revision, against the oracle.
-  const expected = oracleMatching(oracle, index, spec, bounds, start, lastSeen)
   compareByRevision(expected, delivered, spec.prevKv === true, report)
 
   sink.push(...out.slice(0, max))

@@ -16,9 +16,8 @@ import * as grpc from '@grpc/grpc-js'
 import * as loader from '@grpc/proto-loader'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { performance } from 'node:perf_hooks'
 import { prefixEnd } from '../../apiserver/watch/checker.js'
-import { nextSeq, type CreateRequest, type Received, type WatchMessage, type WireEvent, type WireKv } from '../../support/watch-client.js'
+import { MessageBook, type CreateRequest, type WireEvent, type WireKv } from '../../support/watch-client.js'
 import type { KeySelection, Operation, OpResult, TxnCompare, TxnOp, TxnOpResult } from '../history.js'
 import type { Classified, Door, Driver, WatchConn } from './types.js'
 
@@ -161,10 +160,8 @@ export class GrpcDriver implements Driver {
 }
 
 /** One Watch stream (its own channel, so its own TCP connection) carrying many watches. */
-export class GrpcWatchConn implements WatchConn {
+export class GrpcWatchConn extends MessageBook implements WatchConn {
   readonly closed: Promise<{ code: number; reason: string }>
-  private readonly byId = new Map<number, Received[]>()
-  private readonly listeners = new Set<(rec: Received) => void>()
   /** Events of a fragmented response, until its last fragment. */
   private readonly fragments = new Map<number, WireEvent[]>()
   private readonly live = new Set<number>()
@@ -172,6 +169,7 @@ export class GrpcWatchConn implements WatchConn {
   private open = true
 
   private constructor(readonly label: string, client: grpc.Client, private readonly stream: grpc.ClientDuplexStream<Json, Json>) {
+    super()
     this.closed = new Promise((resolve) => {
       const done = (reason: string) => {
         if (!this.open) return
@@ -205,17 +203,6 @@ export class GrpcWatchConn implements WatchConn {
     return this.open
   }
 
-  messagesFor(id: number): Received[] {
-    let list = this.byId.get(id)
-    if (list === undefined) this.byId.set(id, (list = []))
-    return list
-  }
-
-  onMessage(listener: (rec: Received) => void): () => void {
-    this.listeners.add(listener)
-    return () => this.listeners.delete(listener)
-  }
-
   allocateId(): number {
     return this.nextId++
   }
@@ -247,12 +234,6 @@ export class GrpcWatchConn implements WatchConn {
 
   private write(request: Json): void {
     if (this.open) this.stream.write(request)
-  }
-
-  private record(id: number, msg: WatchMessage): void {
-    const rec: Received = { seq: nextSeq(), at: performance.now(), msg }
-    this.messagesFor(id).push(rec)
-    for (const l of this.listeners) l(rec)
   }
 
   private onResponse(r: Json): void {

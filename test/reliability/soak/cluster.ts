@@ -23,6 +23,8 @@ const ALL = Buffer.from([0])
 export class Cluster {
   readonly oracle = new Oracle(2)
   readonly recoveries: RecoveryCheck[] = []
+  /** How long each restart took, ms: signal to clients let back in. */
+  readonly restartMs: number[] = []
   /** The compact revision acknowledged last (what the oracle must cover before compacting further). */
   floor = 1
   up = false
@@ -105,6 +107,7 @@ export class Cluster {
     this.httpProxy.setTarget(this.server.http)
     this.httpProxy.refuse = false
     this.up = true
+    this.restartMs.push(Math.round(performance.now() - at))
     return check
   }
 

@@ -46,6 +46,8 @@ export interface SoakReport {
   faultsInjected: Record<string, number>
   noSpaceAnswers: number
   restarts: number
+  /** Signal to clients let back in (stop, start, recovery read), ms. */
+  restartMs: { median: number; max: number }
   violations: number
   violationsByKind: Record<string, number>
   ackedWrites: number
@@ -141,7 +143,7 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
     const history: History = { ops: recorder.ops, watches: watches.watches, recoveries: cluster.recoveries, oracle: cluster.oracle, finalRevision }
     log('checking')
     const check = checkHistory(history)
-    return { report: summarize(options, history, check, faults, watches.stats.relists, performance.now() - t0), check, history }
+    return { report: summarize(options, history, check, faults, watches.stats.relists, cluster.restartMs, performance.now() - t0), check, history }
   } finally {
     stopped = true
     await cluster.stop()
@@ -175,9 +177,10 @@ function count<T>(items: readonly T[], key: (t: T) => string | undefined): Recor
   return out
 }
 
-function summarize(options: SoakOptions, h: History, check: CheckReport, faults: Faults, relists: number, elapsedMs: number): SoakReport {
+function summarize(options: SoakOptions, h: History, check: CheckReport, faults: Faults, relists: number, restartMs: number[], elapsedMs: number): SoakReport {
   const s = check.stats
   const violations = Object.values(check.byKind).reduce((a, b) => a + b, 0)
+  const sorted = [...restartMs].sort((a, b) => a - b)
   return {
     seed: options.seed,
     fsync: options.fsync ?? 'always',
@@ -195,6 +198,7 @@ function summarize(options: SoakOptions, h: History, check: CheckReport, faults:
     faultsInjected: faults.injected,
     noSpaceAnswers: faults.noSpaceAnswers,
     restarts: h.recoveries.length,
+    restartMs: { median: sorted[Math.floor(sorted.length / 2)] ?? 0, max: sorted[sorted.length - 1] ?? 0 },
     violations,
     violationsByKind: check.byKind,
     ackedWrites: s.ackedWrites,

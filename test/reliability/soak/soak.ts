@@ -5,8 +5,8 @@
  * Replay a failing run with the same --seed (the faults' timing still varies with the machine); --dump
  * writes the whole recorded history as JSON, for a closer look.
  */
-import { writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
+import { dumpHistory } from '../history.js'
 import { runSoak } from './run.js'
 
 const { values } = parseArgs({
@@ -31,10 +31,9 @@ const t0 = Date.now()
 const log = (line: string) => process.stderr.write(`[soak ${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`)
 log(`seed ${seed}, ${durationSeconds} s`)
 const { report, history } = await runSoak({ durationSeconds, seed, clients: Number(values.clients), fsync, log })
-if (values.dump !== undefined) await writeFile(values.dump, JSON.stringify(history))
-if (values.json) {
-  process.stdout.write(JSON.stringify(report) + '\n')
-} else {
-  process.stdout.write(JSON.stringify(report, null, 2) + '\n')
+if (values.dump !== undefined) {
+  await dumpHistory(values.dump, history)
+  log(`history written to ${values.dump}`)
 }
+process.stdout.write(JSON.stringify(report, null, values.json ? undefined : 2) + '\n')
 process.exit(report.violations === 0 && report.ackedWritesLost === 0 ? 0 : 1)
