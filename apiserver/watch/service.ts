@@ -5,7 +5,7 @@
 import { WatchHub } from '../../log/watch/hub.js'
 import type { Log } from '../../log/backend.js'
 import type { WatchStats } from '../metrics.js'
-import { WatchStream, type Transport } from './stream.js'
+import { JSON_MESSAGES, WatchStream, type StreamOptions, type Transport } from './stream.js'
 
 export interface WatchServiceOptions {
   ringSize: number
@@ -19,7 +19,7 @@ export interface WatchServiceOptions {
 
 export class WatchService {
   readonly hub: WatchHub
-  private readonly streams = new Set<WatchStream>()
+  private readonly streams = new Set<WatchStream<unknown>>()
   private readonly timer: NodeJS.Timeout | undefined
 
   constructor(log: Log, private readonly options: WatchServiceOptions) {
@@ -32,15 +32,19 @@ export class WatchService {
     }
   }
 
-  open(transport: Transport): WatchStream {
-    const stream = new WatchStream(this.hub, transport, this.options.maxWatchersPerConnection, this.options.resolveCursor)
-    this.streams.add(stream)
+  /** A stream for one connection; JSON messages and ids from 1 unless a protocol says otherwise. */
+  open(transport: Transport<string>): WatchStream<string>
+  open<M>(transport: Transport<M>, options: StreamOptions<M>): WatchStream<M>
+  open<M>(transport: Transport<M>, options?: StreamOptions<M>): WatchStream<M> {
+    const o = options ?? ({ messages: JSON_MESSAGES, firstId: 1 } as unknown as StreamOptions<M>)
+    const stream = new WatchStream<M>(this.hub, transport, this.options.maxWatchersPerConnection, this.options.resolveCursor, o)
+    this.streams.add(stream as WatchStream<unknown>)
     return stream
   }
 
-  release(stream: WatchStream): void {
+  release<M>(stream: WatchStream<M>): void {
     stream.close()
-    this.streams.delete(stream)
+    this.streams.delete(stream as WatchStream<unknown>)
   }
 
   stats(): WatchStats {
