@@ -2,7 +2,11 @@
  * Snapshots: a consistent copy of the whole database (every table: log, kv, hist, meta — so revisions,
  * the compact revision, segments, leases and cursors come back as they were), as one byte stream:
  *
- *   "KVLOGSNAP1\n" ‖ frame* ‖ sha256(everything before)        frame = u32 keyLength ‖ key ‖ u32 valueLength ‖ value
+ *   "KVLOGSNAP1\n" ‖ frame* ‖ FFFFFFFF ‖ zero padding ‖ sha256(everything before)
+ *   frame = u32 keyLength ‖ key ‖ u32 valueLength ‖ value
+ *
+ * The padding makes the checksummed part a multiple of 512 bytes, so the whole stream is 32 bytes over a
+ * multiple of 512: the shape etcdctl's `snapshot save` checks for before it accepts a download.
  *
  * Written from one LevelDB snapshot, so writes go on meanwhile and the copy is exactly the state at the
  * snapshot's revision. The trailing checksum (like etcd's snapshot hash) lets a restore refuse a truncated
@@ -16,6 +20,8 @@ import type { Db, Snapshot } from './latest-view.js'
 
 export const SNAPSHOT_MAGIC = Buffer.from('KVLOGSNAP1\n', 'ascii')
 const HASH_BYTES = 32
+const END_MARK = 0xffffffff
+const ALIGN = 512
 const RESTORE_BATCH_BYTES = 4 * 1024 * 1024
 
 export interface SnapshotStream {
@@ -26,14 +32,16 @@ export interface SnapshotStream {
   chunks: AsyncIterable<Buffer>
 }
 
-/** Frames every record of `snapshot` into chunks of about `chunkBytes`, then the checksum. */
+/** Frames every record of `snapshot` into chunks of about `chunkBytes`, then the end mark, padding, checksum. */
 export async function* snapshotChunks(db: Db, snapshot: Snapshot, chunkBytes: number): AsyncGenerator<Buffer> {
   const hash = createHash('sha256')
   let parts: Buffer[] = [SNAPSHOT_MAGIC]
   let size = SNAPSHOT_MAGIC.length
+  let hashed = 0
   const flush = (): Buffer => {
     const chunk = Buffer.concat(parts, size)
     hash.update(chunk)
+    hashed += chunk.length
     parts = []
     size = 0
     return chunk
@@ -47,7 +55,14 @@ export async function* snapshotChunks(db: Db, snapshot: Snapshot, chunkBytes: nu
     size += 8 + key.length + value.length
     if (size >= chunkBytes) yield flush()
   }
-  if (size > 0) yield flush()
+  const end = Buffer.alloc(4)
+  end.writeUInt32BE(END_MARK)
+  parts.push(end)
+  size += 4
+  const padding = Buffer.alloc((ALIGN - ((hashed + size) % ALIGN)) % ALIGN)
+  parts.push(padding)
+  size += padding.length
+  yield flush()
   yield hash.digest()
 }
 
@@ -74,6 +89,7 @@ export async function restoreSnapshot(
     let bytes = 0
     let records = 0
     let checkedMagic = false
+    let ended = false
     let batch = db.batch()
     let batchBytes = 0
     for await (const chunk of source) {
@@ -89,8 +105,14 @@ export async function restoreSnapshot(
       // Parse whole frames, keeping back the last 32 bytes seen: they may be the checksum.
       const usable = pending.length - HASH_BYTES
       let offset = 0
-      while (usable - offset >= 8) {
+      while (!ended && usable - offset >= 4) {
         const keyLength = pending.readUInt32BE(offset)
+        if (keyLength === END_MARK) {
+          ended = true
+          offset += 4
+          break
+        }
+        if (usable - offset < 8) break
         if (usable - offset < 8 + keyLength) break
         const valueLength = pending.readUInt32BE(offset + 4 + keyLength)
         const end = offset + 8 + keyLength + valueLength
@@ -98,6 +120,11 @@ export async function restoreSnapshot(
         batch.put(pending.subarray(offset + 4, offset + 4 + keyLength), pending.subarray(offset + 8 + keyLength, end))
         records++
         offset = end
+      }
+      // After the end mark only padding (zeros) comes before the checksum.
+      if (ended && usable > offset) {
+        if (pending.subarray(offset, usable).some((b) => b !== 0)) throw corrupt('data after the end mark')
+        offset = usable
       }
       hash.update(pending.subarray(0, offset))
       batchBytes += offset
@@ -110,7 +137,7 @@ export async function restoreSnapshot(
       onProgress?.(bytes)
     }
     if (!checkedMagic) throw corrupt('the stream is too short')
-    if (pending.length !== HASH_BYTES) throw corrupt('the stream is truncated')
+    if (!ended || pending.length !== HASH_BYTES) throw corrupt('the stream is truncated')
     if (!hash.digest().equals(pending)) throw corrupt('checksum mismatch')
     await batch.write({ sync: true })
     return { records, bytes }

@@ -32,6 +32,7 @@ export interface GrpcError extends Partial<ServiceError> {
 
 /** The gRPC error for anything a handler threw. Unexpected errors are INTERNAL, with the message. */
 export function toGrpcError(err: unknown): GrpcError {
+  if (isGrpcError(err)) return err
   const metadata = new Metadata()
   if (isKvlogError(err)) {
     metadata.set('kvlog-code', err.code)
@@ -43,8 +44,16 @@ export function toGrpcError(err: unknown): GrpcError {
   return { name: 'Error', message: details, code: status.INTERNAL, details, metadata }
 }
 
+/** An error with a given status and message, for the few etcd errors that have no kvlog code. */
+export function grpcError(code: status, details: string): GrpcError & Error {
+  return Object.assign(new Error(details), { code, details, metadata: new Metadata() })
+}
+
 /** For RPCs kvlog does not serve: UNIMPLEMENTED with the reason (docs/api.md lists them). */
-export function unimplemented(reason: string): GrpcError {
-  const details = `kvlog: ${reason}`
-  return { name: 'Error', message: details, code: status.UNIMPLEMENTED, details, metadata: new Metadata() }
+export function unimplemented(reason: string): GrpcError & Error {
+  return grpcError(status.UNIMPLEMENTED, `kvlog: ${reason}`)
+}
+
+function isGrpcError(err: unknown): err is GrpcError {
+  return err instanceof Error && typeof (err as Partial<GrpcError>).code === 'number' && (err as Partial<GrpcError>).metadata instanceof Metadata
 }

@@ -21,6 +21,7 @@ export class WatchService {
   readonly hub: WatchHub
   private readonly streams = new Set<WatchStream<unknown>>()
   private readonly timer: NodeJS.Timeout | undefined
+  private drained = false
 
   constructor(log: Log, private readonly options: WatchServiceOptions) {
     this.hub = new WatchHub(log, { ringSize: options.ringSize, catchUpBatch: options.catchUpBatch })
@@ -38,8 +39,15 @@ export class WatchService {
   open<M>(transport: Transport<M>, options?: StreamOptions<M>): WatchStream<M> {
     const o = options ?? ({ messages: JSON_MESSAGES, firstId: 1 } as unknown as StreamOptions<M>)
     const stream = new WatchStream<M>(this.hub, transport, this.options.maxWatchersPerConnection, this.options.resolveCursor, o)
-    this.streams.add(stream as WatchStream<unknown>)
+    // A connection that arrives while the server drains gets a stream that is closed at once.
+    if (this.draining) stream.close()
+    else this.streams.add(stream as WatchStream<unknown>)
     return stream
+  }
+
+  /** True once drain() began: new connections should be turned away (1001, UNAVAILABLE). */
+  get draining(): boolean {
+    return this.drained
   }
 
   release<M>(stream: WatchStream<M>): void {
@@ -56,6 +64,7 @@ export class WatchService {
 
   /** Shutdown: a final progress notice to every synced watch, then stop them all. */
   drain(): void {
+    this.drained = true
     if (this.timer) clearInterval(this.timer)
     for (const s of this.streams) s.finalProgress()
     for (const s of this.streams) s.close()

@@ -46,6 +46,8 @@ export interface Transport<M = string> {
    * the hub, to end the response.
    */
   end?(): void
+  /** Called once when the stream is closed (the connection went away, or the server is draining). */
+  closed?(): void
 }
 
 interface Watch {
@@ -189,6 +191,7 @@ export class WatchStream<M = string> {
     for (const w of this.watches.values()) w.handle.cancel()
     this.watches.clear()
     this.transport.end?.()
+    this.transport.closed?.()
   }
 
   private freeId(): number {
