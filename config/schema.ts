@@ -69,7 +69,6 @@ export interface Config {
   leaseCheckInterval: number
   etcdVersion: string
   memberName: string
-  grpcKeepaliveMinTime: number
   grpcKeepaliveInterval: number
   grpcKeepaliveTimeout: number
   /** '' = no TLS. With both files set, the HTTP and gRPC listeners serve TLS only. */
@@ -77,6 +76,7 @@ export interface Config {
   tlsKeyFile: string
   /** '' = no client certificates asked for. */
   tlsClientCaFile: string
+  grpcMaxQueuedMessages: number
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -394,15 +394,6 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     flag: '--member-name',
     env: 'KVLOG_MEMBER_NAME',
   },
-  grpcKeepaliveMinTime: {
-    key: 'grpcKeepaliveMinTime',
-    type: 'duration',
-    default: 5 * SECOND,
-    min: 0,
-    description: "Clients pinging more often than this are told to back off (GOAWAY), as etcd's --grpc-keepalive-min-time.",
-    flag: '--grpc-keepalive-min-time',
-    env: 'KVLOG_GRPC_KEEPALIVE_MIN_TIME',
-  },
   grpcKeepaliveInterval: {
     key: 'grpcKeepaliveInterval',
     type: 'duration',
@@ -444,6 +435,15 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'PEM CA bundle; when set, clients must present a certificate signed by it (needs tlsCertFile and tlsKeyFile).',
     flag: '--tls-client-ca-file',
     env: 'KVLOG_TLS_CLIENT_CA_FILE',
+  },
+  grpcMaxQueuedMessages: {
+    key: 'grpcMaxQueuedMessages',
+    type: 'integer',
+    default: 4096,
+    min: 16,
+    description: 'A gRPC watch stream with more unsent responses than this is paused; its watchers catch up from the log later.',
+    flag: '--grpc-max-queued-messages',
+    env: 'KVLOG_GRPC_MAX_QUEUED_MESSAGES',
   },
 }
 

@@ -50,6 +50,8 @@ export type AlarmKind = 'NOSPACE'
 
 export type { LeaseGrant, LeaseTimeToLive } from './leases.js'
 import type { LeaseGrant, LeaseTimeToLive } from './leases.js'
+import type { SnapshotStream } from './snapshot.js'
+export type { SnapshotStream } from './snapshot.js'
 
 export interface Log {
   /** The latest committed (durable, acknowledged) revision. */
@@ -69,12 +71,19 @@ export interface Log {
   history(key: BytesLike, options?: HistoryOptions): Promise<HistoryResult>
   /**
    * Raises the compact revision to `revision` and removes what no read at or above it needs. Never lowers
-   * it. Resolves when the removal is done and durable.
+   * it. Resolves when the removal is done and durable; with physical: false as soon as the new floor is
+   * durable (the removal goes on in the background and resumes after a crash).
    */
-  compact(revision: number): Promise<CompactResult>
+  compact(revision: number, options?: { physical?: boolean }): Promise<CompactResult>
   status(): Promise<LogStatus>
   /** The first revision committed at or after `timestamp` (ms since the epoch); revision + 1 if none. */
   revisionAt(timestamp: number): Promise<number>
+  /**
+   * A consistent copy of the whole store at the current revision, as a checksummed byte stream
+   * (log/snapshot.ts); restoreSnapshot() turns it back into a data directory. The snapshot holds its
+   * revision's state until the stream is consumed or abandoned (end the iteration to release it).
+   */
+  snapshot(chunkBytes?: number): Promise<SnapshotStream>
   /** Asks the storage engine to give the space of removed data back to the file system. */
   reclaimSpace(): Promise<void>
   /** Durable records for layers above the log (e.g. compaction/'s cursors); undefined removes one. */

@@ -24,6 +24,7 @@ import { rangeRead } from './range-read.js'
 import { ReadViews, type ReadView } from './read-views.js'
 import { decodeEntry } from './records.js'
 import { SegmentTable } from './segments.js'
+import { snapshotChunks, type SnapshotStream } from './snapshot.js'
 import type { StateView } from './state-view.js'
 import type {
   BytesLike,
@@ -328,9 +329,9 @@ export class LevelLog implements Log {
   // -------------------------------------------------------------------------------------------------------
   // Compaction, status, lifecycle
 
-  async compact(revision: number): Promise<CompactResult> {
+  async compact(revision: number, options: { physical?: boolean } = {}): Promise<CompactResult> {
     this.checkOpen()
-    return this.compactor.compact(checkRevision(revision, 'compact.revision'))
+    return this.compactor.compact(checkRevision(revision, 'compact.revision'), options.physical !== false)
   }
 
   async status(): Promise<LogStatus> {
@@ -363,6 +364,25 @@ export class LevelLog implements Log {
       }
       return lo
     })
+  }
+
+  /** A consistent copy of the whole database at the current revision (snapshot.ts); `chunkBytes` per chunk. */
+  async snapshot(chunkBytes = 64 * 1024): Promise<SnapshotStream> {
+    this.checkOpen()
+    const view = this.views.acquire()
+    const estimatedBytes = await this.db.approximateSize(Buffer.alloc(0), Buffer.alloc(64, 0xff)).catch(() => 0)
+    const { db, views } = this
+    return {
+      revision: view.revision,
+      estimatedBytes,
+      chunks: (async function* () {
+        try {
+          yield* snapshotChunks(db, view.snapshot, chunkBytes)
+        } finally {
+          views.release(view)
+        }
+      })(),
+    }
   }
 
   async reclaimSpace(): Promise<void> {

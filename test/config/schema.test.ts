@@ -42,12 +42,12 @@ const EXPECTED_DEFAULTS: Config = {
   leaseCheckInterval: 500,
   etcdVersion: '3.5.16',
   memberName: 'default',
-  grpcKeepaliveMinTime: 5000,
   grpcKeepaliveInterval: 7_200_000,
   grpcKeepaliveTimeout: 20_000,
   tlsCertFile: '',
   tlsKeyFile: '',
   tlsClientCaFile: '',
+  grpcMaxQueuedMessages: 4096,
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
