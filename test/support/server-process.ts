@@ -22,7 +22,12 @@ export interface ServerProcess {
   cleanup(): Promise<void>
 }
 
-export async function startServerProcess(extraArgs: string[] = [], dataDir?: string): Promise<ServerProcess> {
+export interface StartOptions {
+  /** How long to wait for the ready file (default 15 s; a loaded machine may need more). */
+  readyTimeoutMs?: number
+}
+
+export async function startServerProcess(extraArgs: string[] = [], dataDir?: string, options: StartOptions = {}): Promise<ServerProcess> {
   const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'kvlog-it-')))
   const readyFile = join(dir, '..', `${dir.split('/').pop()}.ready.json`)
   const child = spawn(process.execPath, [
@@ -32,12 +37,15 @@ export async function startServerProcess(extraArgs: string[] = [], dataDir?: str
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += d))
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))
-  const deadline = Date.now() + 15_000
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000)
   let http: string | undefined
   let grpc = ''
   while (http === undefined) {
     if (child.exitCode !== null) throw new Error(`kvlog serve exited with ${child.exitCode}: ${stderr}`)
-    if (Date.now() > deadline) throw new Error(`kvlog serve did not get ready: ${stderr}`)
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL') // never leave a half-started server behind
+      throw new Error(`kvlog serve did not get ready in ${options.readyTimeoutMs ?? 15_000} ms: ${stderr}`)
+    }
     try {
       const ready = JSON.parse(await readFile(readyFile, 'utf8')) as { http: string; grpc: string }
       http = ready.http

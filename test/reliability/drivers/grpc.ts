@@ -27,13 +27,14 @@ type ServiceClient = grpc.Client & Record<string, Unary>
 type ClientCtor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions) => ServiceClient
 
 const PROTO = join(dirname(createRequire(import.meta.url).resolve('etcd3')), '..', 'proto', 'rpc.proto')
-let services: Record<'KV' | 'Watch' | 'Lease', ClientCtor> | undefined
+type Service = 'KV' | 'Watch' | 'Lease' | 'Maintenance'
+let services: Record<Service, ClientCtor> | undefined
 
-function load(): Record<'KV' | 'Watch' | 'Lease', ClientCtor> {
+function load(): Record<Service, ClientCtor> {
   if (services === undefined) {
     const def = loader.loadSync(PROTO, { keepCase: true, longs: String, defaults: true, oneofs: true })
     const pkg = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: Record<string, ClientCtor> }).etcdserverpb
-    services = { KV: pkg.KV, Watch: pkg.Watch, Lease: pkg.Lease }
+    services = { KV: pkg.KV, Watch: pkg.Watch, Lease: pkg.Lease, Maintenance: pkg.Maintenance }
   }
   return services
 }
@@ -148,6 +149,8 @@ export class GrpcDriver implements Driver {
   classify(err: unknown): Classified {
     const e = err as Partial<grpc.ServiceError>
     if (typeof e.code !== 'number') throw err
+    // grpc-js fails a call that never got a connection (server down, proxy refusing) before sending it.
+    if (e.code === grpc.status.UNAVAILABLE && /No connection established/.test(e.details ?? '')) return { outcome: 'fail', code: 'UNREACHABLE' }
     if (MAYBE_SENT.has(e.code)) return { outcome: 'unknown', code: `GRPC_${grpc.status[e.code]}` }
     const known = MESSAGES.find(([re]) => re.test(e.details ?? ''))
     return { outcome: 'fail', code: known?.[1] ?? `GRPC_${grpc.status[e.code]}` }
@@ -214,7 +217,6 @@ export class GrpcWatchConn extends MessageBook implements WatchConn {
       rangeEndBase64: request.rangeEndBase64 ?? (request.rangeEnd !== undefined ? Buffer.from(request.rangeEnd).toString('base64') : undefined),
     })
     const filters = [...(request.noPut ? [FILTER.NOPUT] : []), ...(request.noDelete ? [FILTER.NODELETE] : [])]
-    this.live.add(request.id)
     this.write({
       create_request: {
         ...sel, start_revision: String(request.startRevision ?? 0), progress_notify: request.progressNotify === true,
@@ -240,6 +242,8 @@ export class GrpcWatchConn extends MessageBook implements WatchConn {
     const id = Number(r.watch_id)
     const revision = revisionOf(r)
     if (r.created) {
+      // From here on the watch exists on the server: progress for every watch (-1) covers it.
+      this.live.add(id)
       this.record(id, { type: 'created', id, revision })
     }
     const events = (r.events as Json[]).map((e): WireEvent => {
@@ -265,6 +269,35 @@ export class GrpcWatchConn extends MessageBook implements WatchConn {
       for (const target of id === -1 ? [...this.live] : [id]) this.record(target, { type: 'progress', id: target, revision })
     }
   }
+}
+
+/** A Maintenance.Snapshot stream being received: how many chunks so far, and a way to stop it. */
+export interface SnapshotDownload {
+  chunks: number
+  /** Resolves at the first chunk (or when the stream ends). */
+  started: Promise<void>
+  /** Resolves when the stream ended, with the error that ended it, if any. */
+  ended: Promise<Error | undefined>
+  cancel(): void
+}
+
+export function startSnapshot(address: string): SnapshotDownload {
+  const client = new (load().Maintenance)(address, grpc.credentials.createInsecure())
+  const stream = (client as unknown as { Snapshot(r: Json): grpc.ClientReadableStream<Json> }).Snapshot({})
+  const download: SnapshotDownload = { chunks: 0, started: Promise.resolve(), ended: Promise.resolve(undefined), cancel: () => stream.cancel() }
+  download.started = new Promise((resolve) => {
+    stream.on('data', () => {
+      download.chunks++
+      resolve()
+    })
+    stream.on('end', () => resolve())
+    stream.on('error', () => resolve())
+  })
+  download.ended = new Promise((resolve) => {
+    stream.on('end', () => resolve(undefined))
+    stream.on('error', (err: Error) => resolve(err))
+  }).finally(() => client.close()) as Promise<Error | undefined>
+  return download
 }
 
 /** The gRPC door at `address` (host:port). */

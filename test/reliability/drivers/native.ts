@@ -57,7 +57,7 @@ export class NativeDriver implements Driver {
     const c = this.client
     switch (op.type) {
       case 'put':
-        return { revision: (await c.put(buf(op.keyBase64), buf(op.valueBase64))).revision }
+        return { revision: (await c.put(buf(op.keyBase64), buf(op.valueBase64), op.lease !== undefined ? { lease: op.lease } : {})).revision }
       case 'delete': {
         const r = await c.delete(buf(op.sel.keyBase64), rangeOptions(op.sel))
         return { revision: r.revision, deleted: r.deleted }

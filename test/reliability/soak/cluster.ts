@@ -1,6 +1,6 @@
 /**
  * The server under test and everything around it: one `kvlog serve` process on a data dir that outlives
- * it, a TCP proxy in front of every front door (clients only ever see the proxy, so a restart on a new
+ * it, a TCP proxy in front of every front door (HTTP + WebSocket, gRPC) (clients only ever see the proxy, so a restart on a new
  * port, a refused connection or a cut connection look to them as they would in production), the oracle
  * (the server's own history, fetched directly before anything can hide it), and the recovery read taken
  * after every restart before clients are let back in.
@@ -19,6 +19,8 @@ import { wireKv } from '../drivers/native.js'
 import type { RecoveryCheck } from '../history.js'
 
 const ALL = Buffer.from([0])
+/** A restart that takes longer than this fails the run (generous: the machine may be shared and loaded). */
+const READY_TIMEOUT_MS = 120_000
 
 export class Cluster {
   readonly oracle = new Oracle(2)
@@ -32,12 +34,12 @@ export class Cluster {
   private server: ServerProcess | undefined
   private control: Promise<unknown> = Promise.resolve()
 
-  private constructor(readonly dataDir: string, readonly args: string[], readonly httpProxy: TcpProxy) {}
+  private constructor(readonly dataDir: string, readonly args: string[], readonly httpProxy: TcpProxy, readonly grpcProxy: TcpProxy) {}
 
   static async start(args: string[]): Promise<Cluster> {
     const dataDir = await mkdtemp(join(tmpdir(), 'kvlog-soak-'))
-    const server = await startServerProcess(args, dataDir)
-    const cluster = new Cluster(dataDir, args, await TcpProxy.start(server.http))
+    const server = await startServerProcess(args, dataDir, { readyTimeoutMs: READY_TIMEOUT_MS })
+    const cluster = new Cluster(dataDir, args, await TcpProxy.start(server.http), await TcpProxy.start(`http://${server.grpc}`))
     cluster.server = server
     cluster.up = true
     return cluster
@@ -46,6 +48,17 @@ export class Cluster {
   /** Where clients connect (the proxy). */
   get http(): string {
     return this.httpProxy.url
+  }
+
+  /** Where gRPC clients connect (the proxy), host:port. */
+  get grpc(): string {
+    return this.grpcProxy.url.replace(/^http:\/\//, '')
+  }
+
+  /** The server's gRPC address itself, bypassing the proxy. */
+  get directGrpc(): string {
+    if (this.server === undefined) throw new Error('the server is down')
+    return this.server.grpc
   }
 
   /** The server itself, bypassing the proxy (oracle, recovery reads, compaction). */
@@ -81,9 +94,13 @@ export class Cluster {
     this.paused = false
   }
 
-  /** Cuts every client connection (HTTP and WebSocket) at the proxy. */
+  private get proxies(): TcpProxy[] {
+    return [this.httpProxy, this.grpcProxy]
+  }
+
+  /** Cuts every client connection (HTTP, WebSocket, gRPC) at the proxies. */
   dropConnections(): void {
-    this.httpProxy.cutAll()
+    for (const p of this.proxies) p.cutAll()
   }
 
   /**
@@ -96,16 +113,17 @@ export class Cluster {
     const stopped = server.stop(signal)
     if (this.paused && signal !== 'SIGKILL') server.child.kill('SIGCONT')
     const at = performance.now()
-    this.httpProxy.refuse = true
+    for (const p of this.proxies) p.refuse = true
     await stopped
     this.paused = false
     await server.cleanup() // keeps the data dir (it was passed in)
-    this.httpProxy.cutAll()
-    this.server = await startServerProcess(this.args, this.dataDir)
+    this.dropConnections()
+    this.server = await startServerProcess(this.args, this.dataDir, { readyTimeoutMs: READY_TIMEOUT_MS })
     const check = await this.recoveryRead(this.recoveries.length + 1, fault, at)
     this.recoveries.push(check)
     this.httpProxy.setTarget(this.server.http)
-    this.httpProxy.refuse = false
+    this.grpcProxy.setTarget(`http://${this.server.grpc}`)
+    for (const p of this.proxies) p.refuse = false
     this.up = true
     this.restartMs.push(Math.round(performance.now() - at))
     return check
@@ -125,7 +143,7 @@ export class Cluster {
 
   async stop(): Promise<void> {
     this.resume()
-    await this.httpProxy.close()
+    for (const p of this.proxies) await p.close()
     if (this.server !== undefined) {
       await this.server.stop('SIGTERM').catch(() => undefined)
       await this.server.cleanup()

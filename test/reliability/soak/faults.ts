@@ -3,6 +3,7 @@
  *
  *   sigkill             kill -9 under load, restart on the same data
  *   sigkill-compaction  kill -9 while a large compaction is running
+ *   sigkill-snapshot    kill -9 while a client downloads a snapshot (gRPC Maintenance.Snapshot)
  *   sigterm             a graceful restart (drain, final progress notices)
  *   pause               SIGSTOP for a while, then SIGCONT (clients time out, watches stall)
  *   drop                every client connection cut at the proxy; some watch connections stay away
@@ -12,19 +13,22 @@
  * Before every compaction the oracle is fetched up to the head, so compaction never hides history from it.
  */
 import { sleep } from '../../support/watch-client.js'
+import { startSnapshot } from '../drivers/grpc.js'
 import { NativeDriver } from '../drivers/native.js'
 import type { Driver } from '../drivers/types.js'
 import type { Cluster } from './cluster.js'
 import type { WatchPool } from './watches.js'
 import { fillToQuota, type WorkloadContext } from './workload.js'
 
-export const FAULT_KINDS = ['sigkill', 'sigkill-compaction', 'sigterm', 'pause', 'drop', 'nospace'] as const
+export const FAULT_KINDS = ['sigkill', 'sigkill-compaction', 'sigkill-snapshot', 'sigterm', 'pause', 'drop', 'nospace'] as const
 export type FaultKind = (typeof FAULT_KINDS)[number]
 
 export class Faults {
   readonly injected: Record<string, number> = {}
   compactions = 0
   noSpaceAnswers = 0
+  /** Snapshot chunks received before the kills that cut the downloads. */
+  snapshotChunks = 0
   private compactionWaiters: Array<() => void> = []
 
   constructor(
@@ -81,6 +85,17 @@ export class Faults {
           await sleep(this.rnd() * 15)
           await this.restart('SIGKILL', kind)
           await compaction
+        })
+        break
+      case 'sigkill-snapshot':
+        await this.cluster.exclusive(async () => {
+          const download = startSnapshot(this.cluster.directGrpc)
+          await Promise.race([download.started, sleep(2000)])
+          await sleep(this.rnd() * 10)
+          await this.restart('SIGKILL', kind)
+          download.cancel()
+          await download.ended
+          this.snapshotChunks += download.chunks
         })
         break
       case 'pause':

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks'
 import { rng } from '../../support/random.js'
 import { sleep } from '../../support/watch-client.js'
 import { checkHistory, type CheckReport } from '../checker/index.js'
+import { grpcDoor } from '../drivers/grpc.js'
 import { nativeDoor } from '../drivers/native.js'
 import type { Door } from '../drivers/types.js'
 import type { History } from '../history.js'
@@ -24,6 +25,8 @@ export interface SoakOptions {
   watchSlots?: number
   /** The server's fsync mode (default always). Every fault here is a process crash, which both must survive. */
   fsync?: 'always' | 'never'
+  /** Go on past the duration until every kind of fault was injected at least once. */
+  everyFault?: boolean
   /** Pause between faults, ms (a random value in [min, max]). */
   faultEveryMs?: [number, number]
   log?: (line: string) => void
@@ -45,6 +48,7 @@ export interface SoakReport {
   compactions: number
   faultsInjected: Record<string, number>
   noSpaceAnswers: number
+  snapshotChunks: number
   restarts: number
   /** Signal to clients let back in (stop, start, recovery read), ms. */
   restartMs: { median: number; max: number }
@@ -75,7 +79,7 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
   const log = options.log ?? (() => undefined)
   const rnd = rng(options.seed)
   const cluster = await Cluster.start([...SERVER_ARGS, '--fsync', options.fsync ?? 'always'])
-  const doors: Door[] = [nativeDoor(cluster.http)]
+  const doors: Door[] = [nativeDoor(cluster.http), grpcDoor(cluster.grpc)]
   const recorder = new Recorder()
   let stopped = false
   const ctx: WorkloadContext = { recorder, seen: { revision: 1 }, floor: () => cluster.floor, stopped: () => stopped }
@@ -84,7 +88,7 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
   const t0 = performance.now()
   const until = t0 + options.durationSeconds * 1000
   try {
-    for (let i = 0; i < (options.watchSlots ?? 3); i++) watches.addSlot(`${doors[i % doors.length].name}${i}`, doors[i % doors.length])
+    for (let i = 0; i < (options.watchSlots ?? 4); i++) watches.addSlot(`${doors[i % doors.length].name}${i}`, doors[i % doors.length])
     const clients = Array.from({ length: options.clients ?? 6 }, (_, n) => {
       const door = doors[n % doors.length]
       return runClient(`${door.name}${n}`, door.driver(`c${n}`), rng(options.seed * 31 + n), ctx)
@@ -114,9 +118,11 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
     })()
     const [minGap, maxGap] = options.faultEveryMs ?? [1000, 3000]
     let order: FaultKind[] = []
-    while (performance.now() < until) {
-      await sleep(Math.min(until - performance.now(), minGap + rnd() * (maxGap - minGap)))
-      if (performance.now() >= until) break
+    // With everyFault, the run goes on past its duration until every kind of fault was injected once.
+    const everyKind = () => !options.everyFault || FAULT_KINDS.every((k) => (faults.injected[k] ?? 0) > 0)
+    while (performance.now() < until || !everyKind()) {
+      await sleep(Math.max(0, Math.min(until - performance.now(), minGap + rnd() * (maxGap - minGap))))
+      if (performance.now() >= until && everyKind()) break
       if (order.length === 0) order = shuffle([...FAULT_KINDS], rnd)
       await faults.inject(order.shift()!)
     }
@@ -147,6 +153,7 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
   } finally {
     stopped = true
     await cluster.stop()
+    await Promise.all(doors.map((d) => d.close()))
   }
 }
 
@@ -197,6 +204,7 @@ function summarize(options: SoakOptions, h: History, check: CheckReport, faults:
     compactions: faults.compactions,
     faultsInjected: faults.injected,
     noSpaceAnswers: faults.noSpaceAnswers,
+    snapshotChunks: faults.snapshotChunks,
     restarts: h.recoveries.length,
     restartMs: { median: sorted[Math.floor(sorted.length / 2)] ?? 0, max: sorted[sorted.length - 1] ?? 0 },
     violations,

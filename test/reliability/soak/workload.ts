@@ -1,6 +1,7 @@
 /**
  * The soak's clients: each one a sequence of random operations over a small key space (so keys collide,
  * CAS fails, ranges see each other's writes), every one recorded with its real-time start and end.
+ * Clients on a door with leases (gRPC) also put keys under short leases that expire or are revoked.
  * Every put carries a value no other operation uses, so the checker can tell from the log whether a
  * write with an unknown outcome was applied, and that nothing was applied twice.
  */
@@ -93,6 +94,13 @@ export async function runClient(name: string, driver: Driver, rnd: () => number,
         success: [{ type: 'delete', sel: { keyBase64: k } }, { type: 'range', sel: prefixOf(k) }],
         failure: [{ type: 'put', keyBase64: k, valueBase64: value() }],
       })
+    } else if (choice < 0.84 && driver.supports('leaseGrant')) {
+      // A short lease on a key: it expires (or is revoked) and the key goes with it.
+      const grant = await run({ type: 'leaseGrant', ttlSeconds: 1 + Math.floor(rnd() * 3) })
+      const lease = grant.result?.lease
+      if (lease === undefined) continue
+      await run({ type: 'put', keyBase64: b64(key()), valueBase64: value(), lease })
+      if (rnd() < 0.3) await run({ type: 'leaseRevoke', lease })
     } else {
       const past = rnd() < 0.25 && ctx.seen.revision > ctx.floor() + 1
       const sel: KeySelection = rnd() < 0.5 ? { keyBase64: b64(key()) } : prefixOf(b64(key()))
