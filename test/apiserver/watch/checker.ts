@@ -332,7 +332,8 @@ function checkSegment(
     report(`[resumable] starts at ${start}, but the previous segment left off at ${expectedStart - 1} (resume from ${expectedStart})`)
   }
   if (start < oracle.first) report(`[oracle] starts at ${start}, before the oracle's first revision ${oracle.first}`)
-  if (lastSeen > oracle.last) report(`[oracle] saw revision ${lastSeen}, after the oracle's last revision ${oracle.last}: fetch the oracle at the end`)
+  // (A watch that starts in the future has "seen" up to its start - 1 without being shown anything.)
+  if (lastSeen > oracle.last && lastSeen >= start) report(`[oracle] saw revision ${lastSeen}, after the oracle's last revision ${oracle.last}: fetch the oracle at the end`)
 
   // Pass 1: message by message (ordered, unique, atomic, filtered, bookmarkable, kv shape).
   const delivered: WireEvent[] = []

@@ -75,7 +75,9 @@ export class Bystanders {
     await this.loop
     expect(this.failures, 'control writes').to.deep.equal([])
     expect(this.writes, 'control writes made').to.be.greaterThan(5)
-    expect(this.slowest, 'slowest control write, ms').to.be.below(options.maxLatencyMs ?? 3000)
+    // Generous: one writer serializes every write, so a huge legal request (a delete of 25,600 keys in one
+    // revision) holds the others for its duration, and the machine may be shared.
+    expect(this.slowest, 'slowest control write, ms').to.be.below(options.maxLatencyMs ?? 10_000)
     const growth = this.peakRss - this.baselineRss
     expect(growth, `server memory grew from ${this.baselineRss} to ${this.peakRss} bytes`).to.be.below(options.maxRssGrowthBytes ?? 256 * 1024 * 1024)
     const oracle = new Oracle(2)

@@ -189,6 +189,16 @@ describe('reliability: history checker', () => {
     expect(tags(g)).to.deep.equal(['revision'])
   })
 
+  it('reports a restart that came back below a revision a watch had been shown ([revision])', () => {
+    const h = history()
+    // The watch saw revision 6 at time 900, before the restart at 1000; the server came back at 5.
+    const seg = h.watches[0].segments[0]
+    seg.messages = (seg.messages as WatchMessage[]).map((msg, i) => ({ seq: i, at: 900 + i, msg }))
+    h.recoveries[0] = { ...h.recoveries[0], at: 1000, revision: 5, events: h.recoveries[0].events.filter((e) => e.revision <= 5), kvs: [kv('/a', 'v3', 2, 4, 2)] }
+    h.ops = h.ops.filter((o) => (o.result?.revision ?? 0) <= 5 && o.op.type !== 'compact')
+    expect(checkHistory(h).violations.join('\n')).to.contain('that watch w')
+  })
+
   it('reports history or state changed by a restart ([durability])', () => {
     const h = history()
     h.recoveries[0].events = h.recoveries[0].events.filter((e) => e.revision !== 4)

@@ -44,7 +44,7 @@ export function checkHistory(history: History, options: CheckerOptions = {}): Ch
   for (const v of checkOracle(history.oracle)) sink(v)
   const { points, stats } = checkOperations(history.ops, history.oracle, timeline, sink)
   checkRealTimeOrder(points, sink)
-  checkRecoveries(history.recoveries, history.ops, byRevision(history.oracle), timeline, sink)
+  checkRecoveries(history.recoveries, history.ops, history.watches, byRevision(history.oracle), timeline, sink)
   for (const v of checkWatches(history.oracle, history.watches, { finalRevision: history.finalRevision })) sink(v)
   let watchEvents = 0
   let segments = 0

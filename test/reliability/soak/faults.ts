@@ -90,7 +90,7 @@ export class Faults {
       case 'sigkill-snapshot':
         await this.cluster.exclusive(async () => {
           const download = startSnapshot(this.cluster.directGrpc)
-          await Promise.race([download.started, sleep(2000)])
+          await Promise.race([download.started, sleep(10_000)])
           await sleep(this.rnd() * 10)
           await this.restart('SIGKILL', kind)
           download.cancel()
