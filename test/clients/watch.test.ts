@@ -9,16 +9,8 @@ import { expect } from 'chai'
 import { CompactedError, KvlogClient, KvlogClientError, type Watch, type WatchBatch, type WatchEvent } from '../../clients/index.js'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
 import { TcpProxy } from './tcp-proxy.js'
+import { sleep, waitFor } from '../support/wait.js'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(10)
-  }
-}
 
 /** An event as comparable text: everything the history and the watch both carry. */
 function show(e: WatchEvent): string {

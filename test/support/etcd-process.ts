@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sleep } from './wait.js'
 
 export const ETCD_BIN = process.env.ETCD_BIN ?? '/usr/bin/etcd'
 
@@ -27,7 +28,6 @@ export interface EtcdOptions {
   args?: string[]
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** A port that was free a moment ago on 127.0.0.1 (the OS picks it; the caller binds it soon after). */
 export function freePort(): Promise<number> {

@@ -4,6 +4,7 @@
  * member_id, raft_term, lease ids) are replaced by stable placeholders; revisions are kept as they are.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { sleep } from './wait.js'
 
 export const ETCDCTL_BIN = process.env.ETCDCTL_BIN ?? '/usr/bin/etcdctl'
 
@@ -15,7 +16,6 @@ export interface EtcdctlRun {
   error: string | undefined
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function etcdctlEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ETCDCTL_API: '3' }

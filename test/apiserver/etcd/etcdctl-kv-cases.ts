@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai'
 import type { EtcdctlSession } from './etcdctl-session.js'
+import { sleep } from '../../support/wait.js'
 
 export interface Case {
   title: string
@@ -12,7 +13,6 @@ export interface Case {
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64')
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** The header etcdctl prints with -w json, normalized: only the revision is compared. */
 const header = (revision: number) => ({ cluster_id: '<id>', member_id: '<id>', revision, raft_term: '<id>' })

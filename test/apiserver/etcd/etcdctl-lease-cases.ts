@@ -7,9 +7,9 @@ import { rm, stat } from 'node:fs/promises'
 import { expect } from 'chai'
 import type { Case } from './etcdctl-kv-cases.js'
 import type { EtcdctlSession } from './etcdctl-session.js'
+import { sleep } from '../../support/wait.js'
 
 const b64 = (s: string) => Buffer.from(s).toString('base64')
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const NOT_FOUND = 'etcdserver: requested lease not found'
 
 async function revisionAfter(s: EtcdctlSession, prefix: string): Promise<number> {
