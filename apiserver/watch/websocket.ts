@@ -61,6 +61,11 @@ export function attachWebSocketWatch(server: Server, service: WatchService, opti
 }
 
 function serveConnection(ws: WebSocket, service: WatchService, options: WebSocketOptions): void {
+  // Upgraded while the server drains: turn it away the way every open connection is being closed.
+  if (service.draining) {
+    ws.close(1001, 'server shutting down')
+    return
+  }
   let drainTimer: NodeJS.Timeout | undefined
   // One commit fans out to many watches on a connection: cork the socket until the end of the tick so
   // their frames leave in one writev. ws does not expose its socket publicly; this is its documented field.

@@ -29,8 +29,8 @@ export const etcdTarget: Target = {
 export const kvlogTarget: Target = {
   name: 'kvlog',
   async start() {
-    const server = await startServerProcess(['--listen-grpc', '127.0.0.1:0'])
-    if (server.grpc === undefined) {
+    const server = await startServerProcess() // with --listen-grpc 127.0.0.1:0
+    if (server.grpc === '' || server.grpc === undefined) {
       await server.cleanup()
       throw new Error('kvlog serve --listen-grpc did not write `grpc` to its ready file')
     }
@@ -44,4 +44,4 @@ export const kvlogTarget: Target = {
   },
 }
 
-export const targets: Target[] = [etcdTarget]
+export const targets: Target[] = [etcdTarget, kvlogTarget]
