@@ -130,6 +130,15 @@ export class LeaseNames {
     throw new Error(`no lease named ${name} yet`)
   }
 
+  /** Command arguments with known lease ids (`--lease=<hex>`, `lease revoke <hex>`) replaced by their names. */
+  args(args: string[]): string[] {
+    const known = new Map([...this.names].map(([id, n]) => [id.toString(16), n]))
+    return args.map((a) => a.replace(/^(--lease=)?([0-9a-f]+)$/, (all, flag: string | undefined, hex: string) => {
+      const n = known.get(hex.replace(/^0+(?=.)/, ''))
+      return n === undefined ? all : `${flag ?? ''}${n}`
+    }))
+  }
+
   /** A lease id printed in hex (`lease list`, lock and election keys). */
   hex(hex: string): string {
     return this.name(BigInt(`0x${hex}`))

@@ -4,6 +4,7 @@
  * run the same sequence of commands on fresh stores must produce identical transcripts; `diffTranscripts`
  * lists every step where they do not.
  */
+import { isDeepStrictEqual } from 'node:util'
 import { etcdctl, LeaseNames, parseJsonLines, spawnEtcdctl, type EtcdctlProcess } from '../../support/etcdctl.js'
 
 export interface Step {
@@ -26,8 +27,31 @@ export const LEASE_KEY_PREFIXES = ['lock1', 'elect1']
 export class EtcdctlSession {
   readonly transcript: Step[] = []
   readonly leases = new LeaseNames()
+  private failures: string[] = []
 
   constructor(readonly endpoint: string) {}
+
+  /**
+   * Compares without stopping the case, so the commands after a difference still run and the store's
+   * revisions stay in step with the reference: one difference does not shift every revision after it.
+   * `takeFailures` ends the case.
+   */
+  check(actual: unknown, expected: unknown, what: string): boolean {
+    if (isDeepStrictEqual(actual, expected)) return true
+    this.failures.push(`${what}\n    expected: ${JSON.stringify(expected)}\n    actual:   ${JSON.stringify(actual)}`)
+    return false
+  }
+
+  /** Records a failure found some other way (a process that did not print what it should). */
+  fail(what: string): void {
+    this.failures.push(what)
+  }
+
+  takeFailures(): string[] {
+    const f = this.failures
+    this.failures = []
+    return f
+  }
 
   normalizeText(s: string): string {
     return this.leases.text(s, LEASE_KEY_PREFIXES)
@@ -38,7 +62,7 @@ export class EtcdctlSession {
     const r = await etcdctl(this.endpoint, args, { input: o.input })
     const json = args.includes('json') && (args.includes('-w') || args.includes('--write-out'))
     const step: Step = {
-      cmd: args.join(' ') + (o.input !== undefined ? ` <<< ${JSON.stringify(o.input)}` : ''),
+      cmd: this.leases.args(args).join(' ') + (o.input !== undefined ? ` <<< ${JSON.stringify(o.input)}` : ''),
       code: r.code,
       out: json ? parseJsonLines(r.stdout).map((x) => this.leases.json(x)) : this.normalizeText(r.stdout),
       error: r.error,
@@ -47,18 +71,18 @@ export class EtcdctlSession {
     return { ...step, stderr: r.stderr }
   }
 
-  /** Runs and returns the normalized text output, failing the test when etcdctl fails. */
+  /** Runs and returns the normalized text output; a failing etcdctl is a (soft) failure of the case. */
   async ok(...args: string[]): Promise<string> {
     const s = await this.run(args)
-    if (s.code !== 0) throw new Error(`etcdctl ${s.cmd} failed (${s.code}): ${s.error}`)
+    if (s.code !== 0) this.fail(`etcdctl ${s.cmd} failed (${s.code}): ${s.error}`)
     return s.out as string
   }
 
-  /** Runs with `-w json` and returns the one normalized JSON object it printed. */
+  /** Runs with `-w json` and returns the one normalized JSON object it printed ({} when it failed). */
   async json(...args: string[]): Promise<Record<string, unknown>> {
     const s = await this.run([...args, '-w', 'json'])
-    if (s.code !== 0) throw new Error(`etcdctl ${s.cmd} failed (${s.code}): ${s.error}`)
-    return (s.out as Record<string, unknown>[])[0]!
+    if (s.code !== 0) this.fail(`etcdctl ${s.cmd} failed (${s.code}): ${s.error}`)
+    return (s.out as Record<string, unknown>[])[0] ?? {}
   }
 
   /** A long-running command (watch, lock, elect); record its output later with `record`. */
