@@ -1,125 +1,84 @@
 /**
- * Raw etcd v3 gRPC clients for tests that need exact request shapes (kube-apiserver's txns, watch
- * progress requests) or bad input. The proto is the one the `etcd3` npm package ships (etcd's own
- * rpc.proto/kv.proto), loaded independently of the server's copy, so the tests see the wire as a
- * third-party client does. 64-bit integers come back as decimal strings, enums as their names.
+ * A raw gRPC client for kvlog's etcd door, built from the same .proto files (apiserver/etcd/proto.ts), for
+ * tests that need exact control of requests (fragments, progress requests, bad ids) beyond etcdctl.
  */
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-import * as grpc from '@grpc/grpc-js'
-import * as protoLoader from '@grpc/proto-loader'
+import { credentials, makeGenericClientConstructor, type Client, type ChannelCredentials, type ClientDuplexStream, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js'
+import { serviceDefinition, type Message } from '../../apiserver/etcd/proto.js'
 
-const require = createRequire(import.meta.url)
-export const ETCD_PROTO = join(dirname(require.resolve('etcd3')), '..', 'proto', 'rpc.proto')
-
-type Ctor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => grpc.Client
-
-let services: Record<'KV' | 'Watch' | 'Lease' | 'Maintenance' | 'Cluster', Ctor> | undefined
-
-function load() {
-  if (services === undefined) {
-    const def = protoLoader.loadSync(ETCD_PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true })
-    const pkg = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: Record<string, Ctor> }).etcdserverpb
-    services = { KV: pkg.KV!, Watch: pkg.Watch!, Lease: pkg.Lease!, Maintenance: pkg.Maintenance!, Cluster: pkg.Cluster! }
-  }
-  return services
-}
-
-/** An untyped message: field names as in the proto (snake_case). */
-export type Msg = Record<string, unknown>
+type Unary = (request: Message, callback: (err: ServiceError | null, response: Message) => void) => void
 
 export interface EtcdGrpc {
-  /** Calls a unary method, e.g. call('KV', 'Range', { key }). Rejects with a grpc.ServiceError. */
-  call<T = Msg>(service: 'KV' | 'Lease' | 'Maintenance' | 'Cluster', method: string, req: Msg): Promise<T>
-  /** Opens the Watch bidi stream. */
-  watch(): grpc.ClientDuplexStream<Msg, Msg>
-  client(service: 'KV' | 'Watch' | 'Lease' | 'Maintenance' | 'Cluster'): grpc.Client
+  call(service: string, method: string, request?: Message): Promise<Message>
+  stream(service: string, method: string): ClientDuplexStream<Message, Message>
+  /** A server stream (Maintenance.Snapshot) collected into an array. */
+  collect(service: string, method: string, request?: Message): Promise<Message[]>
   close(): void
 }
 
-export function connectEtcdGrpc(endpoint: string, options: grpc.ChannelOptions = {}): EtcdGrpc {
-  const s = load()
-  const clients = new Map<string, grpc.Client>()
-  const client = (name: keyof typeof s) => {
-    let c = clients.get(name)
+/**
+ * `define` gives the service definition for a service name ('KV', 'Watch', ...): by default from our own
+ * .proto files; test/support/etcd3-proto.ts passes the etcd3 package's copy of etcd's, for tests that
+ * also run against a real etcd.
+ */
+export function etcdGrpc(
+  address: string,
+  creds: ChannelCredentials = credentials.createInsecure(),
+  define: (service: string) => ServiceDefinition = (service) => serviceDefinition(`etcdserverpb.${service}`),
+): EtcdGrpc {
+  const clients = new Map<string, Client & Record<string, unknown>>()
+  const client = (service: string) => {
+    let c = clients.get(service)
     if (c === undefined) {
-      c = new s[name](endpoint, grpc.credentials.createInsecure(), options)
-      clients.set(name, c)
+      const Ctor = makeGenericClientConstructor(define(service), service)
+      c = new Ctor(address, creds) as Client & Record<string, unknown>
+      clients.set(service, c)
     }
     return c
   }
   return {
-    client,
-    call<T>(service: 'KV' | 'Lease' | 'Maintenance' | 'Cluster', method: string, req: Msg) {
-      const c = client(service) as unknown as Record<string, (req: Msg, cb: (err: grpc.ServiceError | null, res: T) => void) => void>
-      if (typeof c[method] !== 'function') throw new TypeError(`no method ${service}.${method}`)
-      return new Promise<T>((resolve, reject) => c[method]!.call(c, req, (err, res) => (err ? reject(err) : resolve(res))))
+    call: (service, method, request = {}) => new Promise((resolve, reject) => {
+      const c = client(service)
+      ;(c[method] as Unary).call(c, request, (err, response) => (err ? reject(err) : resolve(response)))
+    }),
+    stream: (service, method) => {
+      const c = client(service)
+      return (c[method] as () => ClientDuplexStream<Message, Message>).call(c)
     },
-    watch() {
-      return (client('Watch') as unknown as { Watch(): grpc.ClientDuplexStream<Msg, Msg> }).Watch()
-    },
-    close() {
+    collect: (service, method, request = {}) => new Promise((resolve, reject) => {
+      const c = client(service)
+      const out: Message[] = []
+      const s = (c[method] as (r: Message) => NodeJS.ReadableStream).call(c, request)
+      s.on('data', (m: Message) => out.push(m))
+      s.on('end', () => resolve(out))
+      s.on('error', reject)
+    }),
+    close: () => {
       for (const c of clients.values()) c.close()
     },
   }
 }
 
-/** The end of the range of all keys with this prefix (etcd's GetPrefixRangeEnd). */
-export function prefixEnd(prefix: string | Buffer): Buffer {
-  const end = Buffer.from(prefix)
-  for (let i = end.length - 1; i >= 0; i--) {
-    if (end[i]! < 0xff) {
-      end[i] = end[i]! + 1
-      return end.subarray(0, i + 1)
-    }
-  }
-  return Buffer.from([0])
-}
-
-/** A Watch stream that keeps every response, for tests that wait for a particular one. */
-export interface WatchSession {
-  responses: Msg[]
-  send(req: Msg): void
-  /** Resolves with the first response (counting from `from`) that matches. */
-  next(match: (r: Msg) => boolean, o?: { from?: number; timeoutMs?: number }): Promise<Msg>
-  error(): grpc.ServiceError | undefined
-  end(): void
-}
-
-export function openWatch(g: EtcdGrpc): WatchSession {
-  const stream = g.watch()
-  const responses: Msg[] = []
-  let failure: grpc.ServiceError | undefined
-  stream.on('data', (r: Msg) => responses.push(r))
-  stream.on('error', (e: grpc.ServiceError) => (failure = e))
+/** Reads responses from a bidi stream one at a time. */
+export function responses(stream: ClientDuplexStream<Message, Message>): { next(timeoutMs?: number): Promise<Message> } {
+  const queue: Message[] = []
+  const waiting: Array<(m: Message) => void> = []
+  stream.on('data', (m: Message) => {
+    const w = waiting.shift()
+    if (w) w(m)
+    else queue.push(m)
+  })
+  stream.on('error', () => undefined)
   return {
-    responses,
-    send: (req) => stream.write(req),
-    error: () => failure,
-    async next(match, o = {}) {
-      const deadline = Date.now() + (o.timeoutMs ?? 10_000)
-      while (true) {
-        const found = responses.slice(o.from ?? 0).find(match)
-        if (found !== undefined) return found
-        if (failure !== undefined) throw failure
-        if (Date.now() > deadline) throw new Error(`no matching watch response in ${JSON.stringify(responses)}`)
-        await new Promise((r) => setTimeout(r, 10))
-      }
-    },
-    end() {
-      stream.cancel()
+    next: (timeoutMs = 5000) => {
+      const m = queue.shift()
+      if (m !== undefined) return Promise.resolve(m)
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('no response in time')), timeoutMs)
+        waiting.push((msg) => {
+          clearTimeout(t)
+          resolve(msg)
+        })
+      })
     },
   }
 }
-
-/** The rejection of a call, for asserting on its gRPC status code. */
-export async function grpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
-  try {
-    await p
-  } catch (e) {
-    return e as grpc.ServiceError
-  }
-  throw new Error('expected the call to fail')
-}
-
-export { grpc }

@@ -9,7 +9,8 @@
  * bytes, too large for gRPC) only on code, since Go's gRPC and grpc-js word them differently.
  */
 import { expect } from 'chai'
-import { connectEtcdGrpc, grpc, grpcError, openWatch, type EtcdGrpc, type WatchSession } from '../../support/etcd-grpc.js'
+import type { EtcdGrpc } from '../../support/etcd-grpc.js'
+import { connectEtcd3, grpc, grpcError, openWatch, type WatchSession } from '../../support/etcd3-proto.js'
 import { targets, type Started } from './targets.js'
 
 const MiB = 1024 * 1024
@@ -33,14 +34,14 @@ for (const target of targets) {
     async function stillServing(): Promise<void> {
       const k = `alive/${++puts}`
       await g.call('KV', 'Put', { key: Buffer.from(k), value: Buffer.from('1') })
-      const got = await g.call<{ kvs: unknown[] }>('KV', 'Range', { key: Buffer.from(k) })
+      const got = (await g.call('KV', 'Range', { key: Buffer.from(k) })) as { kvs: unknown[] }
       expect(got.kvs).to.have.length(1)
       await watch.next((r) => (r.events as { kv: { key: Buffer } }[]).some((e) => e.kv.key.toString() === k))
     }
 
     before(async () => {
       store = await target.start()
-      g = connectEtcdGrpc(store.endpoint, { 'grpc.max_receive_message_length': 16 * MiB })
+      g = connectEtcd3(store.endpoint)
       raw = new grpc.Client(store.endpoint, grpc.credentials.createInsecure())
       watch = openWatch(g)
       watch.send({ create_request: { key: Buffer.from('alive/'), range_end: Buffer.from('alive0') } })
@@ -73,8 +74,7 @@ for (const target of targets) {
     })
 
     it('a Watch stream sent garbage fails alone; other streams go on', async () => {
-      const client = g.client('Watch')
-      const stream = client.makeBidiStreamRequest('/etcdserverpb.Watch/Watch', (b: Buffer) => b, (b: Buffer) => b)
+      const stream = raw.makeBidiStreamRequest('/etcdserverpb.Watch/Watch', (b: Buffer) => b, (b: Buffer) => b)
       const failed = new Promise<grpc.ServiceError>((resolve) => stream.on('error', resolve))
       stream.on('data', () => undefined)
       stream.write(Buffer.from([0xff, 0xff, 0xff]))
@@ -88,7 +88,7 @@ for (const target of targets) {
       expect([e.code, e.details]).to.deep.equal([grpc.status.INVALID_ARGUMENT, 'etcdserver: request is too large'])
       const inTxn = await grpcError(g.call('KV', 'Txn', { success: [{ request_put: { key: Buffer.from('big'), value: Buffer.alloc(1.6 * MiB, 0x61) } }] }))
       expect([inTxn.code, inTxn.details]).to.deep.equal([grpc.status.INVALID_ARGUMENT, 'etcdserver: request is too large'])
-      expect((await g.call<{ kvs: unknown[] }>('KV', 'Range', { key: Buffer.from('big') })).kvs).to.deep.equal([])
+      expect(((await g.call('KV', 'Range', { key: Buffer.from('big') })) as { kvs: unknown[] }).kvs).to.deep.equal([])
       await stillServing()
     })
 
@@ -118,10 +118,10 @@ for (const target of targets) {
         ['Lease', 'LeaseRevoke', { ID: '12345' }, grpc.status.NOT_FOUND, 'etcdserver: requested lease not found'],
       ]
       for (const [service, method, req, code, details] of cases) {
-        const e = await grpcError(g.call(service as 'KV', method, req))
+        const e = await grpcError(g.call(service, method, req))
         expect([e.code, e.details], `${service}.${method}`).to.deep.equal([code, details])
       }
-      expect((await g.call<{ header: { revision: string } }>('KV', 'Range', { key: Buffer.from('d') })).header.revision).to.equal(String(1 + puts))
+      expect(((await g.call('KV', 'Range', { key: Buffer.from('d') })) as { header: { revision: string } }).header.revision).to.equal(String(1 + puts))
       await stillServing()
     })
   })

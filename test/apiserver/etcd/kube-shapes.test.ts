@@ -5,15 +5,18 @@
  * leases for objects with a TTL. Each target starts fresh, so revisions are exact.
  */
 import { expect } from 'chai'
-import { connectEtcdGrpc, grpc, grpcError, openWatch, prefixEnd, type EtcdGrpc, type Msg } from '../../support/etcd-grpc.js'
+import type { EtcdGrpc } from '../../support/etcd-grpc.js'
+import { connectEtcd3, grpc, grpcError, openWatch, prefixEnd } from '../../support/etcd3-proto.js'
 import { targets, type Started } from './targets.js'
 
 const key = (s: string) => Buffer.from(s)
 const str = (b: unknown) => (b as Buffer).toString()
 
-interface Kv { key: Buffer; value: Buffer; create_revision: string; mod_revision: string; version: string; lease: string }
-interface RangeResponse { header: { revision: string }; kvs: Kv[]; more: boolean; count: string }
-interface TxnResponse { header: { revision: string }; succeeded: boolean; responses: { response: string; response_range?: RangeResponse }[] }
+type Msg = Record<string, unknown>
+
+type Kv = { key: Buffer; value: Buffer; create_revision: string; mod_revision: string; version: string; lease: string }
+type RangeResponse = { header: { revision: string }; kvs: Kv[]; more: boolean; count: string }
+type TxnResponse = { header: { revision: string }; succeeded: boolean; responses: { response: string; response_range?: RangeResponse }[] }
 
 // Enum names are those of the etcd3 package's proto (Mod, Equal), not etcd's (MOD, EQUAL); the numbers are etcd's.
 const modIs = (k: string, rev: number | string) => ({ key: key(k), target: 'Mod', result: 'Equal', mod_revision: String(rev) })
@@ -26,12 +29,12 @@ for (const target of targets) {
     this.timeout(30_000)
     let store: Started
     let g: EtcdGrpc
-    const txn = (req: Msg) => g.call<TxnResponse>('KV', 'Txn', req)
-    const range = (req: Msg) => g.call<RangeResponse>('KV', 'Range', req)
+    const txn = async (req: Msg) => (await g.call('KV', 'Txn', req)) as TxnResponse
+    const range = async (req: Msg) => (await g.call('KV', 'Range', req)) as RangeResponse
 
     before(async () => {
       store = await target.start()
-      g = connectEtcdGrpc(store.endpoint)
+      g = connectEtcd3(store.endpoint)
     })
 
     after(async () => {
@@ -148,30 +151,30 @@ for (const target of targets) {
     })
 
     it('leases for TTL objects: grant, put with lease, time-to-live with keys, list, revoke deletes', async () => {
-      const grant = await g.call<{ ID: string; TTL: string; error: string }>('Lease', 'LeaseGrant', { TTL: 3600 })
+      const grant = (await g.call('Lease', 'LeaseGrant', { TTL: 3600 })) as { ID: string; TTL: string; error: string }
       expect([grant.TTL, grant.error]).to.deep.equal(['3600', ''])
       expect(BigInt(grant.ID) > 0n).to.equal(true)
       await txn({ compare: [modIs('/registry/events/ns/e1', 0)], success: [put('/registry/events/ns/e1', 'ev', grant.ID)] }) // 19
       const kv = (await range({ key: key('/registry/events/ns/e1') })).kvs[0]!
       expect(kv.lease).to.equal(grant.ID)
-      const ttl = await g.call<{ ID: string; TTL: string; grantedTTL: string; keys: Buffer[] }>('Lease', 'LeaseTimeToLive', { ID: grant.ID, keys: true })
+      const ttl = (await g.call('Lease', 'LeaseTimeToLive', { ID: grant.ID, keys: true })) as { ID: string; TTL: string; grantedTTL: string; keys: Buffer[] }
       expect([ttl.ID, ttl.grantedTTL, ttl.keys.map(str)]).to.deep.equal([grant.ID, '3600', ['/registry/events/ns/e1']])
       expect(Number(ttl.TTL)).to.be.within(3590, 3600)
-      const leases = await g.call<{ leases: { ID: string }[] }>('Lease', 'LeaseLeases', {})
+      const leases = (await g.call('Lease', 'LeaseLeases', {})) as { leases: { ID: string }[] }
       expect(leases.leases.map((l) => l.ID)).to.deep.equal([grant.ID])
       await g.call('Lease', 'LeaseRevoke', { ID: grant.ID }) // 20
       const after = await range({ key: key('/registry/events/ns/e1') })
       expect([after.kvs, after.header.revision]).to.deep.equal([[], '20'])
       const missing = await grpcError(g.call('Lease', 'LeaseRevoke', { ID: grant.ID }))
       expect([missing.code, missing.details]).to.deep.equal([grpc.status.NOT_FOUND, 'etcdserver: requested lease not found'])
-      const unknownTtl = await g.call<{ TTL: string }>('Lease', 'LeaseTimeToLive', { ID: grant.ID })
+      const unknownTtl = (await g.call('Lease', 'LeaseTimeToLive', { ID: grant.ID })) as { TTL: string }
       expect(unknownTtl.TTL).to.equal('-1')
     })
 
     it('health check: a Range on the health key answers with a header', async () => {
       const health = await range({ key: key('health') })
       expect([health.kvs, health.header.revision]).to.deep.equal([[], '20'])
-      const status = await g.call<{ version: string; header: { revision: string } }>('Maintenance', 'Status', {})
+      const status = (await g.call('Maintenance', 'Status', {})) as { version: string; header: { revision: string } }
       expect(status.version).to.match(/^3\.\d+\.\d+$/)
       expect(status.header.revision).to.equal('20')
     })
