@@ -181,7 +181,7 @@ export const kvCases: Case[] = [
     title: 'compaction: get and watch below the compact revision fail the same way; --physical',
     async run(s) {
       s.check(await revision(s), 23, 'revision before compaction')
-      s.check(await s.ok('compact', '20'), 'compacted revision 20\n', 'compact 20')
+      s.check(await s.ok('compaction', '20'), 'compacted revision 20\n', 'compaction 20')
       const old = await s.run(['get', 'w/a', '--rev=19'])
       s.check([old.code, old.error], [1, COMPACTED], 'get below the compact revision')
       s.check(await s.ok('get', '--prefix', 'foo/', '--rev=20'), '', 'get at the compact revision') // readable
@@ -195,9 +195,9 @@ export const kvCases: Case[] = [
         [['watch was canceled (etcdserver: mvcc: required revision has been compacted)', 'Error: watch is canceled by the server'], 'failed'],
         'watch below the compact revision')
       s.record('watch --prefix w/ --rev=19 (stderr)', said, typeof code === 'number' ? code : null)
-      s.check((await s.run(['compact', '19'])).error, COMPACTED, 'compact below the compact revision')
-      s.check((await s.run(['compact', '1000'])).error, FUTURE, 'compact a future revision')
-      s.check(await s.ok('compact', '--physical', '23'), 'compacted revision 23\n', 'compact --physical')
+      s.check((await s.run(['compaction', '19'])).error, COMPACTED, 'compaction below the compact revision')
+      s.check((await s.run(['compaction', '1000'])).error, FUTURE, 'compaction at a future revision')
+      s.check(await s.ok('compaction', '--physical', '23'), 'compacted revision 23\n', 'compaction --physical')
       s.check((await s.run(['get', 'w/b', '--rev=22'])).error, COMPACTED, 'get below the new compact revision')
       s.check(await s.ok('get', 'w/b', '--rev=23'), 'w/b\n5\n', 'get at the new compact revision')
       s.check(await revision(s), 23, 'compaction is not a write')

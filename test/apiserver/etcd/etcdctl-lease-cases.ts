@@ -1,7 +1,8 @@
 /**
- * etcdctl cases for leases, lock and elect (which combine leases, txns and watches) and maintenance
- * (endpoint status/health, alarm list, snapshot save). They continue the sequence of etcdctl-kv-cases.ts
- * on the same store, so revisions are exact from there (23 at the start). Checks are soft, as there.
+ * etcdctl cases for leases, lock and elect (which combine leases, txns and watches), maintenance
+ * (endpoint status/health/hashkv, alarms, defrag, snapshot save), then put --ignore-value/--ignore-lease
+ * and del --from-key. They continue the sequence of etcdctl-kv-cases.ts on the same store, so revisions
+ * are exact from there (23 at the start). Checks are soft, as there.
  */
 import { rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -153,7 +154,7 @@ export const leaseCases: Case[] = [
     },
   },
   {
-    title: 'endpoint status and health, alarm list, snapshot save',
+    title: 'endpoint status, health and hashkv; alarm list and disarm; defrag; serializable get; snapshot save',
     async run(s) {
       const printed = (await s.run(['endpoint', 'status', '-w', 'json'], { unrecorded: true })).out as unknown[]
       const status = (printed[0] ?? []) as { Endpoint: string; Status: Record<string, unknown> }[]
@@ -163,7 +164,7 @@ export const leaseCases: Case[] = [
       s.record('endpoint status -w json (fields, revision)', [Object.keys(st).sort().join(','), JSON.stringify(st.header)])
       const table = (await s.run(['endpoint', 'status'], { unrecorded: true })).out as string
       const cols = table.trim().split(', ')
-      s.check([cols[0], cols[4], cols[5]], [s.endpoint, 'true', 'false'], 'endpoint status: endpoint, is leader, is learner')
+      s.check([cols[0], cols[4], cols[5]], ['<endpoint>', 'true', 'false'], 'endpoint status: endpoint, is leader, is learner')
       s.record('endpoint status (leader, learner)', [cols[4] ?? '', cols[5] ?? ''])
       // etcdctl 3.4 prints the health verdict on stderr.
       const health = await s.run(['endpoint', 'health'], { unrecorded: true })
@@ -173,6 +174,11 @@ export const leaseCases: Case[] = [
       const healthJson = ((await s.run(['endpoint', 'health', '-w', 'json'], { unrecorded: true })).out as { endpoint: string; health: boolean }[][])[0] ?? []
       s.check(healthJson.map((h) => [h.endpoint, h.health]), [[s.endpoint, true]], 'endpoint health -w json')
       s.check(await s.ok('alarm', 'list'), '', 'alarm list')
+      s.check(await s.ok('alarm', 'disarm'), '', 'alarm disarm with no alarm')
+      s.check(await s.ok('defrag'), 'Finished defragmenting etcd member[<endpoint>]\n', 'defrag')
+      s.check(await s.ok('get', '--consistency=s', '--prefix', 't/', '--keys-only'), 't/k\n\nt/new\n\n', 'serializable get')
+      const hash = await s.run(['endpoint', 'hashkv'], { unrecorded: true })
+      s.check([hash.code, /^<endpoint>, \d+\n$/.test(hash.out as string)], [0, true], `endpoint hashkv: ${JSON.stringify(hash.out)}`)
       const snap = join(tmpdir(), `kvlog-snap-${process.pid}-${Date.now()}.db`)
       try {
         const saved = await s.run(['snapshot', 'save', snap], { unrecorded: true })
@@ -182,6 +188,30 @@ export const leaseCases: Case[] = [
       } finally {
         await rm(snap, { force: true })
       }
+    },
+  },
+  {
+    title: 'put --ignore-value and --ignore-lease; del --from-key',
+    async run(s) {
+      s.check(await revision(s), 37, 'revision at the start')
+      s.check((await s.run(['put', '--ignore-value', 'i/k'])).error, 'Error: etcdserver: key not found', 'put --ignore-value on a missing key')
+      s.check((await s.run(['put', '--ignore-lease', 'i/k', 'v'])).error, 'Error: etcdserver: key not found', 'put --ignore-lease on a missing key')
+      s.check(await s.ok('put', 'i/k', 'v1'), 'OK\n', 'put i/k v1') // 38
+      const granted = await s.ok('lease', 'grant', '100')
+      const name = /^lease (L\d+) granted with TTL\(100s\)\n$/.exec(granted)?.[1] ?? 'L?'
+      s.check(name !== 'L?', true, `lease grant 100: ${granted}`)
+      const hex = hexOf(s, name)
+      s.check(await s.ok('put', `--lease=${hex}`, 'i/k', 'v2'), 'OK\n', 'put --lease i/k v2') // 39
+      s.check(await s.ok('put', '--ignore-value', 'i/k'), 'OK\n', 'put --ignore-value') // 40: value kept, lease dropped
+      s.check((await s.json('get', 'i/k')).kvs, [{ key: b64('i/k'), create_revision: 38, mod_revision: 40, version: 3, value: b64('v2') }], 'after --ignore-value')
+      s.check(await s.ok('put', `--lease=${hex}`, 'i/k', 'v3'), 'OK\n', 'put --lease i/k v3') // 41
+      s.check(await s.ok('put', '--ignore-lease', 'i/k', 'v4'), 'OK\n', 'put --ignore-lease') // 42: lease kept
+      s.check((await s.json('get', 'i/k')).kvs, [{ key: b64('i/k'), create_revision: 38, mod_revision: 42, version: 5, value: b64('v4'), lease: name }], 'after --ignore-lease')
+      s.check(await s.ok('get', '--from-key', 'i/', '--keys-only'), 'i/k\n\nt/k\n\nt/new\n\nw/b\n\nx/outside\n\nz\n\n', 'get --from-key')
+      s.check(await s.ok('del', '--from-key', 'i/'), '6\n', 'del --from-key') // 43
+      s.check(await s.ok('get', '--prefix', ''), '', 'the store is empty')
+      s.check(await s.ok('lease', 'revoke', hex), `lease ${name} revoked\n`, 'revoke a lease whose keys are gone')
+      s.check(await revision(s), 43, 'revoking a lease without keys writes nothing')
     },
   },
 ]

@@ -53,8 +53,9 @@ export class EtcdctlSession {
     return f
   }
 
+  /** Lease ids → names, and this target's endpoint (host:port) → <endpoint>. */
   normalizeText(s: string): string {
-    return this.leases.text(s, LEASE_KEY_PREFIXES)
+    return this.leases.text(s, LEASE_KEY_PREFIXES).replaceAll(this.endpoint, '<endpoint>')
   }
 
   /** Runs one command; the result also carries raw stderr (not recorded: it holds timestamps). */
