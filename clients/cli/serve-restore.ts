@@ -22,12 +22,12 @@ export interface RestoredFile {
 }
 
 export async function restoreFile(file: string, dir: string, progress: (totalBytes: number) => Progress): Promise<RestoredFile> {
-  const { size } = await stat(file)
   const existing = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return undefined
     throw err
   })
   if (existing !== undefined && existing.length > 0) throw new Error(`${dir} is not empty: restore writes a fresh data directory`)
+  const { size } = await stat(file)
   await mkdir(dir, { recursive: true })
   const bar = progress(size)
   const hash = createHash('sha256')
