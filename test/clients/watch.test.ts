@@ -150,7 +150,8 @@ describe('Watch (client, real server)', function () {
 
     const wr = writer(() => direct, '/fd/k', { pauseMs: 2 })
     let cuts = 0
-    while (cuts < 6) {
+    // At least 6 cuts, and enough writes around them (a loaded machine writes slowly).
+    while (cuts < 6 || ((await direct.status()).revision as number) < start + 25) {
       await waitFor('both watches connected', () => proxy.open >= 2)
       await sleep(60)
       proxy.cutAll()
