@@ -11,7 +11,6 @@ import { startServerProcess, type ServerProcess } from '../support/server-proces
 import { TcpProxy } from './tcp-proxy.js'
 import { sleep, waitFor } from '../support/wait.js'
 
-
 /** An event as comparable text: everything the history and the watch both carry. */
 function show(e: WatchEvent): string {
   const kv = e.kv

@@ -33,14 +33,19 @@ function hexOf(s: EtcdctlSession, name: string): string {
   }
 }
 
+/** Grants lease `name` (the next one) with `ttl` and puts the keys with it; returns its hex id. */
+async function grantWith(s: EtcdctlSession, name: string, ttl: number, kvs: [string, string][]): Promise<string> {
+  s.check(await s.ok('lease', 'grant', String(ttl)), `lease ${name} granted with TTL(${ttl}s)\n`, `lease grant ${ttl}`)
+  const hex = hexOf(s, name)
+  for (const [k, v] of kvs) s.check(await s.ok('put', `--lease=${hex}`, k, v), 'OK\n', `put --lease ${k}`)
+  return hex
+}
+
 export const leaseCases: Case[] = [
   {
     title: 'lease grant, put --lease, timetolive --keys, keep-alive --once, list, revoke (keys deleted)',
     async run(s) {
-      s.check(await s.ok('lease', 'grant', '100'), 'lease L1 granted with TTL(100s)\n', 'lease grant 100')
-      const l1 = hexOf(s, 'L1')
-      s.check(await s.ok('put', `--lease=${l1}`, 'l/a', '1'), 'OK\n', 'put --lease l/a') // rev 24
-      s.check(await s.ok('put', `--lease=${l1}`, 'l/b', '2'), 'OK\n', 'put --lease l/b') // rev 25
+      const l1 = await grantWith(s, 'L1', 100, [['l/a', '1'], ['l/b', '2']]) // revs 24, 25
       const ttl = await s.run(['lease', 'timetolive', '--keys', l1], { unrecorded: true })
       const m = /^lease L1 granted with TTL\(100s\), remaining\((\d+)s\), attached keys\(\[(.*)\]\)\n$/.exec(ttl.out as string)
       const remaining = Number(m?.[1])
@@ -69,10 +74,7 @@ export const leaseCases: Case[] = [
   {
     title: 'lease expiry deletes the attached keys in one revision, seen by a watch',
     async run(s) {
-      s.check(await s.ok('lease', 'grant', '2'), 'lease L2 granted with TTL(2s)\n', 'lease grant 2')
-      const l2 = hexOf(s, 'L2')
-      s.check(await s.ok('put', `--lease=${l2}`, 'l/c', '3'), 'OK\n', 'put --lease l/c') // rev 27
-      s.check(await s.ok('put', `--lease=${l2}`, 'l/d', '4'), 'OK\n', 'put --lease l/d') // rev 28
+      const l2 = await grantWith(s, 'L2', 2, [['l/c', '3'], ['l/d', '4']]) // revs 27, 28
       const granted = Date.now()
       while ((await s.run(['get', '--prefix', 'l/', '--keys-only'], { unrecorded: true })).out !== '' && Date.now() - granted < 8000) {
         await sleep(200)
