@@ -115,7 +115,7 @@ export function diffTranscripts(reference: Step[], actual: Step[]): string[] {
     diffs.push(
       `step ${i + 1}: etcdctl ${want?.cmd ?? got?.cmd}\n` +
         `  etcd : ${JSON.stringify(want && { code: want.code, out: want.out, error: want.error })}\n` +
-        `  other: ${JSON.stringify(got && { cmd: got.cmd, code: got.code, out: got.out, error: got.error })}`,
+        `  other: ${JSON.stringify(got && { ...(got.cmd !== want?.cmd ? { cmd: got.cmd } : {}), code: got.code, out: got.out, error: got.error })}`,
     )
   }
   return diffs
