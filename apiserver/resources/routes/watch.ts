@@ -47,6 +47,8 @@ export async function serveHttpWatch(ctx: ApiContext, req: ResourceRequest, tabl
   // Options were valid: from here on the response is a stream.
   reply.hijack()
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
+  // Clients wait for the headers before they read events; a quiet watch must not leave them waiting.
+  res.flushHeaders()
   res.on('drain', () => watch.drained())
   request.raw.socket.on('close', () => watch.close())
   try {
