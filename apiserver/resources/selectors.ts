@@ -78,15 +78,16 @@ export function parseLabelSelector(text: string | undefined): Selector {
       else if (op === 'in' || op === 'notin') {
         i++
         if (next() !== '(') parseError(`expected "(" after ${op}`)
+        // value (',' value)* ')' — an empty value between separators is the empty string.
         const values: string[] = []
-        while (tokens[i] !== ')') {
-          const v = next()
-          if (v === undefined) parseError('expected ")"')
-          if (v === ',') continue
-          if (!isIdentifier(v)) parseError(`unexpected ${JSON.stringify(v)} in a value list`)
-          values.push(v)
-        }
-        i++
+        if (tokens[i] !== ')') {
+          for (;;) {
+            values.push(isIdentifier(tokens[i]) ? next() : '')
+            const sep = next()
+            if (sep === ')') break
+            if (sep !== ',') parseError(`expected "," or ")" in a value list, found ${JSON.stringify(sep ?? 'the end')}`)
+          }
+        } else i++
         if (values.length === 0) parseError(`for 'in', 'notin' operators, values set can't be empty`)
         req = { key, op, values }
       } else if (op === '=' || op === '!=' || op === '>' || op === '<') {
