@@ -1,14 +1,15 @@
 /**
- * Keeps the registry's custom kinds in step with the CustomResourceDefinition objects in the log: on
- * start it reads them all, then watches their prefix through the hub, so CRDs written through any front
- * door (or restored from disk after a restart) define their kinds. The resource API's own CRD writes
+ * Keeps the registry's custom kinds in step with the CustomResourceDefinition objects in the log: it
+ * follows the log's commits (every CRD write, through any front door) and reads the stored CRDs once at
+ * start, so kinds survive a restart. The registry orders updates by revision, so the commits seen while
+ * the start-up read runs and the read itself can arrive in any order. The resource API's own CRD writes
  * also apply directly (onWrite), so a kind is usable as soon as the create of its CRD returns.
+ *
+ * It subscribes to the log's commit hook rather than opening a hub watch: an internal follower is not a
+ * client watch (it would show in the watcher gauge) and can never fall behind or be compacted away.
  */
 import type { Log } from '../../log/backend.js'
-import { isKvlogError, type KvlogError } from '../../log/errors.js'
-import { prefixEnd } from '../../log/keys.js'
-import type { WatchHub } from '../../log/watch/hub.js'
-import type { WatchHandle } from '../../log/watch/types.js'
+import type { LogEntry } from '../../log/types.js'
 import type { JsonObject } from '../codec.js'
 import { scanPrefix } from './list.js'
 import type { K8sObject } from './objects.js'
@@ -16,33 +17,21 @@ import { collectionPrefix } from './paths.js'
 import { CRD_TYPE, type Registry, type ResourceType } from './registry.js'
 
 const PREFIX = collectionPrefix(CRD_TYPE, undefined)
+const PREFIX_BYTES = Buffer.from(PREFIX)
 
 export class CrdSync {
-  private handle: WatchHandle | undefined
+  private unsubscribe: (() => void) | undefined
 
-  constructor(private readonly log: Log, private readonly hub: WatchHub, private readonly registry: Registry) {}
+  constructor(private readonly log: Log, private readonly registry: Registry) {}
 
-  /** Loads every stored CRD, then follows changes. */
+  /** Follows CRD writes from now on, then loads every stored CRD. */
   async start(): Promise<void> {
-    const revision = await scanPrefix(this.log, PREFIX, (kv) => this.apply(kv.key, kv.value, kv.modRevision))
-    this.handle = this.hub.watch({ key: PREFIX, rangeEnd: prefixEnd(Buffer.from(PREFIX)), startRevision: revision + 1 }, {
-      events: (batch) => {
-        for (const e of batch.events) {
-          if (e.type === 'PUT') this.apply(e.kv.key, e.kv.value, e.kv.modRevision)
-          else this.registry.removeCrd(e.kv.key.toString('utf8').slice(PREFIX.length), e.kv.modRevision)
-        }
-        return true
-      },
-      canceled: (err: KvlogError) => {
-        this.handle = undefined
-        // Never paused (events() always returns true), so COMPACTED is not expected; reload to be safe.
-        if (!isKvlogError(err, 'CLOSED')) void this.start()
-      },
-    })
+    this.unsubscribe = this.log.subscribe((entries) => this.onCommit(entries))
+    await scanPrefix(this.log, PREFIX, (kv) => this.apply(kv.key, kv.value, kv.modRevision))
   }
 
   stop(): void {
-    this.handle?.cancel()
+    this.unsubscribe?.()
   }
 
   /** The store's write hook: CRD writes through this API apply at once. */
@@ -52,14 +41,28 @@ export class CrdSync {
     else this.registry.applyCrd(obj, revision)
   }
 
+  private onCommit(entries: readonly LogEntry[]): void {
+    for (const entry of entries) {
+      for (const e of entry.events) {
+        if (e.kv.key.length <= PREFIX_BYTES.length || !e.kv.key.subarray(0, PREFIX_BYTES.length).equals(PREFIX_BYTES)) continue
+        if (e.type === 'PUT') this.apply(e.kv.key, e.kv.value, entry.revision)
+        else this.registry.removeCrd(nameOf(e.kv.key), entry.revision)
+      }
+    }
+  }
+
   private apply(key: Buffer, value: Buffer, revision: number): void {
     let crd: unknown
     try {
       crd = JSON.parse(value.toString('utf8'))
     } catch {
-      return
+      crd = undefined
     }
     if (typeof crd === 'object' && crd !== null && !Array.isArray(crd)) this.registry.applyCrd(crd as JsonObject, revision)
-    else this.registry.removeCrd(key.toString('utf8').slice(PREFIX.length), revision)
+    else this.registry.removeCrd(nameOf(key), revision)
   }
+}
+
+function nameOf(key: Buffer): string {
+  return key.subarray(PREFIX_BYTES.length).toString('utf8')
 }

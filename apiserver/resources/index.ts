@@ -40,7 +40,7 @@ const API_PATH = /^\/apis?(\/|$)/
 export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps): void {
   const { log, watch, config } = deps
   const registry = new Registry()
-  const crds = new CrdSync(log, watch.hub, registry)
+  const crds = new CrdSync(log, registry)
   const ctx: ApiContext = {
     log,
     hub: watch.hub,
@@ -99,7 +99,7 @@ async function handle(ctx: ApiContext, request: FastifyRequest, reply: FastifyRe
   const table = wantsTable(request.headers.accept)
   switch (request.method) {
     case 'GET':
-      if (isWatch(query)) return serveHttpWatch(ctx, req, table, request, reply)
+      if (isWatch(query)) return serveHttpWatch(ctx, req, table, reply)
       return req.name === undefined ? listCollection(ctx, req, table) : getObject(ctx, req, table)
     case 'POST':
       reply.code(201)

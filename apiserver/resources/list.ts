@@ -20,6 +20,8 @@ import { decodeContinue, encodeContinue } from '../paging.js'
 import { queryInt, queryString, type Query } from '../params.js'
 import { decodeStored, type K8sObject, type Target } from './objects.js'
 import { collectionPrefix } from './paths.js'
+import type { ResourceType } from './registry.js'
+import { kindRules } from './strategy.js'
 import { both, parseFieldSelector, parseLabelSelector, type Selector } from './selectors.js'
 import { badRequest, invalidOptions } from './status.js'
 
@@ -48,16 +50,17 @@ export function parseResourceVersion(q: Query): number | undefined {
   return Number(rv)
 }
 
-export function parseSelectors(q: Query): Selector {
-  return both(parseLabelSelector(queryString(q, 'labelSelector')), parseFieldSelector(queryString(q, 'fieldSelector')))
+export function parseSelectors(q: Query, rt: ResourceType): Selector {
+  const fields = kindRules(rt).fieldSelectors
+  return both(parseLabelSelector(queryString(q, 'labelSelector')), parseFieldSelector(queryString(q, 'fieldSelector'), fields))
 }
 
-export function parseListOptions(q: Query): ListOptions {
+export function parseListOptions(q: Query, rt: ResourceType): ListOptions {
   const rv = parseResourceVersion(q)
   const match = queryString(q, 'resourceVersionMatch')
   const token = queryString(q, 'continue')
   const limit = queryInt(q, 'limit')
-  const selector = parseSelectors(q)
+  const selector = parseSelectors(q, rt)
   if (match !== undefined && match !== '' && match !== 'NotOlderThan' && match !== 'Exact') {
     throw invalidOptions('resourceVersionMatch', `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan"`)
   }

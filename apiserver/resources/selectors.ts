@@ -2,7 +2,7 @@
  * Label selectors (equality- and set-based) and field selectors, parsed as kube-apiserver parses them.
  *
  *   labelSelector:  app=web, tier!=db, env in (prod,staging), env notin (dev), gpu, !legacy, replicas>2
- *   fieldSelector:  metadata.name=foo, metadata.namespace!=kube-system   (only these two fields)
+ *   fieldSelector:  metadata.name=foo, metadata.namespace!=kube-system, and a few per kind (strategy.ts)
  *
  * Malformed selectors are 400 BadRequest. An empty selector matches everything.
  */
@@ -132,22 +132,26 @@ function matchesLabel(r: Requirement, labels: Record<string, string>): boolean {
   }
 }
 
-const FIELDS: Record<string, (obj: K8sObject) => string> = {
-  'metadata.name': (obj) => obj.metadata.name ?? '',
-  'metadata.namespace': (obj) => obj.metadata.namespace ?? '',
+/** Every kind: metadata.name and metadata.namespace. Kinds may add their own (strategy.ts). */
+const COMMON_FIELDS = ['metadata.name', 'metadata.namespace']
+
+/** A dotted path's value as a field selector compares it: missing is "", scalars as text. */
+function fieldValue(obj: K8sObject, path: string): string {
+  let node: unknown = obj
+  for (const part of path.split('.')) node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[part] : undefined
+  return node === undefined || node === null || typeof node === 'object' ? '' : String(node)
 }
 
-export function parseFieldSelector(text: string | undefined): Selector {
+export function parseFieldSelector(text: string | undefined, kindFields: readonly string[] = []): Selector {
   if (text === undefined || text.trim() === '') return EVERYTHING
   const terms = text.split(',').map((term) => {
     const m = /^\s*([^=!\s]+)\s*(==|=|!=)\s*(.*?)\s*$/.exec(term)
     if (m === null) throw badRequest(`invalid selector: '${text}'; can't understand '${term}'`)
     const [, field, op, value] = m
-    const get = FIELDS[field]
-    if (get === undefined) throw badRequest(`field label not supported: ${field}`)
-    return { get, negate: op === '!=', value }
+    if (!COMMON_FIELDS.includes(field) && !kindFields.includes(field)) throw badRequest(`field label not supported: ${field}`)
+    return { field, negate: op === '!=', value }
   })
-  return { empty: false, matches: (obj) => terms.every((t) => (t.get(obj) === t.value) !== t.negate) }
+  return { empty: false, matches: (obj) => terms.every((t) => (fieldValue(obj, t.field) === t.value) !== t.negate) }
 }
 
 /** Both selectors of a request as one. */

@@ -17,17 +17,30 @@ export interface KindRules {
   prepare?(obj: K8sObject, current: K8sObject | undefined): void
   /** Kind-specific problems, as 422 causes. */
   validate?(obj: K8sObject): StatusCause[]
+  /** Fields besides metadata.name/namespace that field selectors may use (kube's per-kind field labels). */
+  fieldSelectors?: readonly string[]
 }
 
 const RULES: Record<string, KindRules> = {
   '/namespaces': {
     labelName: true,
+    fieldSelectors: ['status.phase'],
     prepare(obj) {
       const status = isObject(obj.status) ? obj.status : {}
       obj.status = { ...status, phase: 'Active' }
     },
   },
+  // kubectl describe lists an object's events by these.
+  '/events': {
+    fieldSelectors: [
+      'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion',
+      'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'type',
+    ],
+  },
+  '/pods': { fieldSelectors: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] },
+  '/nodes': { fieldSelectors: ['spec.unschedulable'] },
   '/secrets': {
+    fieldSelectors: ['type'],
     prepare(obj) {
       // Like kube: stringData is write-only convenience, merged into data (base64) on write.
       if (!isObject(obj.stringData)) return

@@ -25,6 +25,7 @@ import { queryBool, queryInt, queryString, type Query } from '../params.js'
 import { parseResourceVersion, parseSelectors, scanPrefix } from './list.js'
 import { decodeStored, type K8sObject, type Target } from './objects.js'
 import { apiVersionOf, collectionPrefix } from './paths.js'
+import type { ResourceType } from './registry.js'
 import type { Selector } from './selectors.js'
 import { invalidOptions, statusOf, tooOldStatus } from './status.js'
 import { toTable, type IncludeObject } from './table.js'
@@ -50,7 +51,7 @@ export interface TableMode {
   include: IncludeObject
 }
 
-export function parseWatchOptions(q: Query): WatchOptions {
+export function parseWatchOptions(q: Query, rt: ResourceType): WatchOptions {
   const rv = parseResourceVersion(q)
   const match = queryString(q, 'resourceVersionMatch')
   const initial = queryString(q, 'sendInitialEvents')
@@ -68,7 +69,7 @@ export function parseWatchOptions(q: Query): WatchOptions {
     ...(sendInitialEvents === undefined ? {} : { sendInitialEvents }),
     allowBookmarks,
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
-    selector: parseSelectors(q),
+    selector: parseSelectors(q, rt),
   }
 }
 
@@ -93,6 +94,7 @@ export class ResourceWatch {
 
   async start(): Promise<void> {
     const { options } = this
+    if (this.closed) return
     if (options.timeoutSeconds !== undefined) this.timers.push(setTimeout(() => this.close(), options.timeoutSeconds * 1000))
     const initial = options.sendInitialEvents ?? (options.resourceVersion === undefined || options.resourceVersion === 0)
     let from = options.resourceVersion ?? 0

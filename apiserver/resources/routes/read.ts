@@ -15,7 +15,7 @@ export async function getObject(ctx: ApiContext, req: ResourceRequest, table: bo
 
 export async function listCollection(ctx: ApiContext, req: ResourceRequest, table: boolean): Promise<JsonObject> {
   const include = table ? includeObjectOf(req.query) : undefined
-  const result = await listObjects(ctx.log, req.target, parseListOptions(req.query))
+  const result = await listObjects(ctx.log, req.target, parseListOptions(req.query, req.target.rt))
   const metadata: JsonObject = { resourceVersion: String(result.revision) }
   if (result.continue !== undefined) metadata.continue = result.continue
   if (result.remainingItemCount !== undefined) metadata.remainingItemCount = result.remainingItemCount

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import { WebSocketServer } from 'ws'
 import { statusOf } from '../status.js'
 import { webSocketSender } from '../../watch/ws-sender.js'
@@ -27,13 +27,13 @@ export function isWatch(q: Query): boolean {
 }
 
 function newWatch(ctx: ApiContext, req: ResourceRequest, table: boolean, sink: EventSink): ResourceWatch {
-  const options = parseWatchOptions(req.query)
+  const options = parseWatchOptions(req.query, req.target.rt)
   if (req.name !== undefined) options.selector = both(options.selector, parseFieldSelector(`metadata.name=${req.name}`))
   const tableMode = table ? { include: includeObjectOf(req.query) } : undefined
   return new ResourceWatch(ctx.log, ctx.hub, req.target, options, sink, tableMode, ctx.bookmarkInterval)
 }
 
-export async function serveHttpWatch(ctx: ApiContext, req: ResourceRequest, table: boolean, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function serveHttpWatch(ctx: ApiContext, req: ResourceRequest, table: boolean, reply: FastifyReply): Promise<void> {
   const res = reply.raw
   let ended = false
   const watch = newWatch(ctx, req, table, {
@@ -50,7 +50,8 @@ export async function serveHttpWatch(ctx: ApiContext, req: ResourceRequest, tabl
   // Clients wait for the headers before they read events; a quiet watch must not leave them waiting.
   res.flushHeaders()
   res.on('drain', () => watch.drained())
-  request.raw.socket.on('close', () => watch.close())
+  // 'close' on the response: it finished, or the connection went away (kept-alive sockets outlive it).
+  res.on('close', () => watch.close())
   try {
     await watch.start()
   } catch (err) {
@@ -72,7 +73,7 @@ export function webSocketWatchHandler(ctx: ApiContext, options: WsWatchOptions, 
     let req: ResourceRequest
     try {
       req = resolve(request)
-      parseWatchOptions(req.query)
+      parseWatchOptions(req.query, req.target.rt)
     } catch (err) {
       const status = statusOf(err)
       const body = JSON.stringify(status)

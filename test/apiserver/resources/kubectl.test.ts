@@ -136,6 +136,8 @@ describe('resource API: kubectl', function () {
     expect(w.spec.size).to.equal(9)
     expect(JSON.parse(await kubectl('get', 'cm', 'settings', '-o', 'json')).data).to.deep.equal({ mode: 'fast', extra: '1' })
     expect(await kubectl('get', 'widgets', '-l', 'color=red', '-o', 'name')).to.equal('widget.example.com/w1\n')
+    // describe also lists the object's events, by involvedObject field selectors.
+    expect(await kubectl('describe', 'cm', 'settings')).to.match(/^Name:\s+settings$/m)
   })
 
   /** Starts `kubectl get ... -w`; `until` waits for its output to satisfy a predicate. */

@@ -107,6 +107,16 @@ describe('resource API: list', function () {
     expect(itemNames(byNs.body)).to.deep.equal(['z'])
   })
 
+  it('selects events by involvedObject fields (kubectl describe); other kinds do not have them', async () => {
+    const EV = '/api/v1/namespaces/lists/events'
+    const event = (name: string, target: string) => ({ metadata: { name }, involvedObject: { kind: 'ConfigMap', namespace: 'lists', name: target }, reason: 'Tested', type: 'Normal' })
+    await kube.mustCreate(EV, event('e1', 'a'))
+    await kube.mustCreate(EV, event('e2', 'b'))
+    const r = await kube.get(EV, { fieldSelector: 'involvedObject.name=b,involvedObject.kind=ConfigMap,type=Normal' })
+    expect(itemNames(r.body)).to.deep.equal(['e2'])
+    expectStatus(await kube.get(NS, { fieldSelector: 'involvedObject.name=b' }), 400, 'BadRequest')
+  })
+
   it('rejects malformed selectors with 400 BadRequest', async () => {
     for (const labelSelector of ['app in (', 'app in ()', '=x', 'a=b=c', 'app=in valid', 'BAD KEY!', 'app=web,', 'x>y', 'a/b/c=1']) {
       expectStatus(await kube.get(NS, { labelSelector }), 400, 'BadRequest')
