@@ -36,6 +36,8 @@ export const ERROR_STATUS: Record<ErrorCode, ProtocolStatus> = {
   COMPACTED: { http: 410, grpc: GRPC.OUT_OF_RANGE, k8sReason: 'Expired' },
   FUTURE_REVISION: { http: 400, grpc: GRPC.OUT_OF_RANGE, k8sReason: 'BadRequest' },
   LEASE_NOT_FOUND: { http: 404, grpc: GRPC.NOT_FOUND, k8sReason: 'NotFound' },
+  LEASE_EXISTS: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'AlreadyExists' },
+  LEASE_TTL_TOO_LARGE: { http: 400, grpc: GRPC.OUT_OF_RANGE, k8sReason: 'BadRequest' },
   NO_SPACE: { http: 507, grpc: GRPC.RESOURCE_EXHAUSTED, k8sReason: 'InternalError' },
   CLOSED: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
   NOT_FOUND: { http: 404, grpc: GRPC.NOT_FOUND, k8sReason: 'NotFound' },

@@ -9,7 +9,10 @@ import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
 import { retentionPolicy, startCompaction } from '../compaction/index.js'
 import { openLevelLog } from '../log/level-log.js'
+import { loadIdentity, Headers } from './etcd/identity.js'
+import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
+import { loadTls } from './tls.js'
 import { instrumentLog, Metrics } from './metrics.js'
 import { registerResourceApi } from './resources/index.js'
 import { WatchService } from './watch/service.js'
@@ -20,12 +23,15 @@ const CLOSE_GRACE_MS = 2000
 
 export interface RunningServer {
   http: string
+  /** The etcd gRPC endpoint, "host:port". */
+  grpc: string
   close(): Promise<void>
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
   // Settings that need more than the schema's checks are validated before anything is opened.
   const policy = retentionPolicy(config)
+  const tls = await loadTls(config)
   const store = await openLevelLog({
     dir: config.dataDir,
     fsync: config.fsync,
@@ -37,6 +43,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxBatchTxns: config.maxBatchTxns,
     compactionBatchRevisions: config.compactionBatchRevisions,
     compactionMaxDutyPercent: config.compactionMaxDutyPercent,
+    leaseMinTtl: config.leaseMinTtl,
+    leaseCheckInterval: config.leaseCheckInterval,
   })
   const metrics = new Metrics(store)
   const log = instrumentLog(store, metrics)
@@ -51,7 +59,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   })
   metrics.setWatchStats(() => watch.stats())
   metrics.setCompaction(compaction)
-  const app = buildHttpApp({ log, config, metrics, state, watch, compaction })
+  const app = buildHttpApp({ log, config, metrics, state, watch, compaction, tls })
   registerResourceApi(app, { log, watch, config })
   const websockets = attachWebSocketWatch(app.server, watch, {
     maxPayload: config.wsMaxPayload,
@@ -62,16 +70,22 @@ export async function startServer(config: Config): Promise<RunningServer> {
   await app.listen({ host, port })
   const address = app.server.address()
   const bound = typeof address === 'object' && address !== null ? address.port : port
-  const http = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`
+  const http = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${bound}`
+  const headers = new Headers(await loadIdentity(store), log)
+  const grpcAddress = parseAddress(config.listenGrpc)
+  const grpc = await startGrpcServer(
+    { log, headers, compactor: compaction.compactor, watch, config, clientUrl: () => grpc.url },
+    grpcAddress.host, grpcAddress.port, tls,
+  )
   state.ready = true
-  if (config.readyFile !== '') await writeAtomically(config.readyFile, JSON.stringify({ pid: process.pid, http }) + '\n')
+  if (config.readyFile !== '') await writeAtomically(config.readyFile, JSON.stringify({ pid: process.pid, http, grpc: grpc.address }) + '\n')
 
   let closing: Promise<void> | undefined
   const close = () => {
     closing ??= (async () => {
       state.ready = false
       watch.drain()
-      await websockets.close()
+      await Promise.all([websockets.close(), grpc.close(CLOSE_GRACE_MS)])
       // In-flight requests get a moment to finish; then every connection is cut, including ones that
       // never sent a request (Node does not count those as idle).
       const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS)
@@ -84,7 +98,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     })()
     return closing
   }
-  return { http, close }
+  return { http, grpc: grpc.address, close }
 }
 
 /** Write to a temp file beside the target, then rename: readers never see a partial file. */

@@ -79,8 +79,16 @@ export class AutoCompactor {
     return this.pending
   }
 
-  /** A manual compaction to `revision`, counted in the stats. */
-  async compactNow(revision: number): Promise<CompactResult> {
+  /**
+   * A manual compaction to `revision`, counted in the stats. With physical: false (etcd's default) it
+   * answers once the floor is durable; the removal then runs in the background and is not counted.
+   */
+  async compactNow(revision: number, options: { physical?: boolean } = {}): Promise<CompactResult> {
+    if (options.physical === false) {
+      const scheduled = this.log.compact(revision, { physical: false })
+      if (revision <= this.log.revision) this.pending = Math.max(this.pending, revision)
+      return scheduled
+    }
     const before = (await this.log.status()).dbSize
     const compacting = this.log.compact(revision)
     if (revision <= this.log.revision) this.pending = Math.max(this.pending, revision)

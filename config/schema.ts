@@ -65,6 +65,18 @@ export interface Config {
   wsHeartbeatInterval: number
   wsMaxBufferedBytes: number
   shutdownTimeout: number
+  leaseMinTtl: number
+  leaseCheckInterval: number
+  etcdVersion: string
+  memberName: string
+  grpcKeepaliveInterval: number
+  grpcKeepaliveTimeout: number
+  /** '' = no TLS. With both files set, the HTTP and gRPC listeners serve TLS only. */
+  tlsCertFile: string
+  tlsKeyFile: string
+  /** '' = no client certificates asked for. */
+  tlsClientCaFile: string
+  grpcMaxQueuedMessages: number
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -344,6 +356,94 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'On SIGTERM/SIGINT, wait this long for requests and streams to finish before closing them.',
     flag: '--shutdown-timeout',
     env: 'KVLOG_SHUTDOWN_TIMEOUT',
+  },
+  leaseMinTtl: {
+    key: 'leaseMinTtl',
+    type: 'integer',
+    default: 2,
+    min: 1,
+    max: 3600,
+    description: 'Shortest lease TTL in seconds; shorter grants are raised to it (etcd grants 2 s at least with its default timings).',
+    flag: '--lease-min-ttl',
+    env: 'KVLOG_LEASE_MIN_TTL',
+  },
+  leaseCheckInterval: {
+    key: 'leaseCheckInterval',
+    type: 'duration',
+    default: 500,
+    min: 10,
+    description: 'How often expired leases are looked for; each is revoked (its keys deleted) in its own revision.',
+    flag: '--lease-check-interval',
+    env: 'KVLOG_LEASE_CHECK_INTERVAL',
+  },
+  etcdVersion: {
+    key: 'etcdVersion',
+    type: 'string',
+    default: '3.5.16',
+    nonEmpty: true,
+    description: 'The etcd version the gRPC Status call reports. kube-apiserver sends watch progress requests only to etcd >= 3.5.13 (or 3.4.31).',
+    flag: '--etcd-version',
+    env: 'KVLOG_ETCD_VERSION',
+  },
+  memberName: {
+    key: 'memberName',
+    type: 'string',
+    default: 'default',
+    nonEmpty: true,
+    description: "This member's name in the etcd Cluster and Maintenance APIs.",
+    flag: '--member-name',
+    env: 'KVLOG_MEMBER_NAME',
+  },
+  grpcKeepaliveInterval: {
+    key: 'grpcKeepaliveInterval',
+    type: 'duration',
+    default: 2 * 60 * 60 * SECOND,
+    min: 1000,
+    description: "The gRPC server pings an idle connection this often (etcd's --grpc-keepalive-interval).",
+    flag: '--grpc-keepalive-interval',
+    env: 'KVLOG_GRPC_KEEPALIVE_INTERVAL',
+  },
+  grpcKeepaliveTimeout: {
+    key: 'grpcKeepaliveTimeout',
+    type: 'duration',
+    default: 20 * SECOND,
+    min: 100,
+    description: "A connection whose ping is not answered within this time is closed (etcd's --grpc-keepalive-timeout).",
+    flag: '--grpc-keepalive-timeout',
+    env: 'KVLOG_GRPC_KEEPALIVE_TIMEOUT',
+  },
+  tlsCertFile: {
+    key: 'tlsCertFile',
+    type: 'string',
+    default: '',
+    description: 'PEM certificate (chain) of the server; with tlsKeyFile, both listeners serve TLS only (https:// endpoints).',
+    flag: '--tls-cert-file',
+    env: 'KVLOG_TLS_CERT_FILE',
+  },
+  tlsKeyFile: {
+    key: 'tlsKeyFile',
+    type: 'string',
+    default: '',
+    description: 'PEM private key for tlsCertFile.',
+    flag: '--tls-key-file',
+    env: 'KVLOG_TLS_KEY_FILE',
+  },
+  tlsClientCaFile: {
+    key: 'tlsClientCaFile',
+    type: 'string',
+    default: '',
+    description: 'PEM CA bundle; when set, clients must present a certificate signed by it (needs tlsCertFile and tlsKeyFile).',
+    flag: '--tls-client-ca-file',
+    env: 'KVLOG_TLS_CLIENT_CA_FILE',
+  },
+  grpcMaxQueuedMessages: {
+    key: 'grpcMaxQueuedMessages',
+    type: 'integer',
+    default: 4096,
+    min: 16,
+    description: 'A gRPC watch stream with more unsent responses than this is paused; its watchers catch up from the log later.',
+    flag: '--grpc-max-queued-messages',
+    env: 'KVLOG_GRPC_MAX_QUEUED_MESSAGES',
   },
 }
 

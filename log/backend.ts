@@ -48,6 +48,11 @@ export interface DeleteResponse extends WriteResult {
 
 export type AlarmKind = 'NOSPACE'
 
+export type { LeaseGrant, LeaseTimeToLive } from './leases.js'
+import type { LeaseGrant, LeaseTimeToLive } from './leases.js'
+import type { SnapshotStream } from './snapshot.js'
+export type { SnapshotStream } from './snapshot.js'
+
 export interface Log {
   /** The latest committed (durable, acknowledged) revision. */
   readonly revision: number
@@ -66,12 +71,19 @@ export interface Log {
   history(key: BytesLike, options?: HistoryOptions): Promise<HistoryResult>
   /**
    * Raises the compact revision to `revision` and removes what no read at or above it needs. Never lowers
-   * it. Resolves when the removal is done and durable.
+   * it. Resolves when the removal is done and durable; with physical: false as soon as the new floor is
+   * durable (the removal goes on in the background and resumes after a crash).
    */
-  compact(revision: number): Promise<CompactResult>
+  compact(revision: number, options?: { physical?: boolean }): Promise<CompactResult>
   status(): Promise<LogStatus>
   /** The first revision committed at or after `timestamp` (ms since the epoch); revision + 1 if none. */
   revisionAt(timestamp: number): Promise<number>
+  /**
+   * A consistent copy of the whole store at the current revision, as a checksummed byte stream
+   * (log/snapshot.ts); restoreSnapshot() turns it back into a data directory. The snapshot holds its
+   * revision's state until the stream is consumed or abandoned (end the iteration to release it).
+   */
+  snapshot(chunkBytes?: number): Promise<SnapshotStream>
   /** Asks the storage engine to give the space of removed data back to the file system. */
   reclaimSpace(): Promise<void>
   /** Durable records for layers above the log (e.g. compaction/'s cursors); undefined removes one. */
@@ -80,6 +92,18 @@ export interface Log {
   /** Active alarms. With NOSPACE, writes that add data (any put) fail with NO_SPACE; reads and deletes work. */
   alarms(): AlarmKind[]
   setAlarm(kind: AlarmKind, active: boolean): Promise<void>
+  /**
+   * Leases (etcd's). grant: `id` 0 = the store picks one; TTL in seconds, raised to the minimum TTL;
+   * LEASE_EXISTS, LEASE_TTL_TOO_LARGE, NO_SPACE under the alarm. revoke: deletes the attached keys in one
+   * revision (none if it has no keys) and resolves with the store's revision after; LEASE_NOT_FOUND.
+   * keepAlive: restarts the deadline (durably); LEASE_NOT_FOUND. timeToLive: undefined if it does not exist.
+   * Expired leases are revoked by the store itself.
+   */
+  leaseGrant(ttl: number, id?: bigint): Promise<LeaseGrant>
+  leaseRevoke(id: bigint): Promise<{ revision: number }>
+  leaseKeepAlive(id: bigint): Promise<LeaseGrant>
+  leaseTimeToLive(id: bigint, options?: { keys?: boolean }): LeaseTimeToLive | undefined
+  leases(): bigint[]
   /** Commit hook for the watch hub: listeners run synchronously, in revision order, after each durable batch. */
   subscribe(listener: CommitListener): () => void
   /** Waits for queued writes, then closes. Later calls fail with CLOSED. */

@@ -72,16 +72,27 @@ export class Compactor {
     return this.enqueue(() => this.run(Date.now()))
   }
 
-  compact(revision: number): Promise<CompactResult> {
-    return this.enqueue(async () => {
+  /**
+   * physical (default): resolves when the removal is done. Otherwise resolves once the new floor is durable
+   * (reads below it fail from then on) and the removal goes on in the background, like etcd's Compact
+   * without `physical`.
+   */
+  compact(revision: number, physical = true): Promise<CompactResult> {
+    let scheduled!: (r: CompactResult) => void
+    const whenScheduled = new Promise<CompactResult>((resolve) => (scheduled = resolve))
+    const done = this.enqueue(async () => {
       const started = Date.now()
       const current = this.deps.currentRevision()
       if (revision <= this.state.floor) throw compacted(revision, this.state.floor, current)
       if (revision > current) throw futureRevision(revision, current)
       const next = this.state.job?.next ?? 0
       await this.save({ floor: revision, job: { to: revision, next } })
+      scheduled({ compactRevision: revision, removedRevisions: 0, removedVersions: 0, durationMs: Date.now() - started })
       return this.run(started)
     })
+    if (physical) return done
+    done.catch(() => undefined) // a failure after scheduling is the background's; the next open resumes
+    return Promise.race([whenScheduled, done])
   }
 
   /** Stops at the next batch boundary; the job stays scheduled and resumes on the next open. */

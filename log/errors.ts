@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   COMPACTED: 'The requested revision is below the compact revision; its history is gone. Relist.',
   FUTURE_REVISION: 'The requested revision is above the current revision.',
   LEASE_NOT_FOUND: 'The lease does not exist (never granted, revoked or expired).',
+  LEASE_EXISTS: 'A lease grant asked for an id that is already in use.',
+  LEASE_TTL_TOO_LARGE: 'A lease grant asked for a TTL above 9,000,000,000 seconds (etcd\'s limit).',
   NO_SPACE: 'The database is over its space quota; only reads and deletes are accepted until space is freed.',
   CLOSED: 'The store is closed or shutting down.',
   NOT_FOUND: 'The addressed resource or route does not exist.',

@@ -16,6 +16,7 @@ import { compacted, futureRevision, KvlogError } from './errors.js'
 import { readHistory } from './history-read.js'
 import { HistView } from './hist-view.js'
 import { LOG_END, LOG_START, logKey, logKeyRevision, metaKey } from './keys.js'
+import { checkLeaseId, LeaseTable, type LeaseGrant, type LeaseTimeToLive } from './leases.js'
 import { MetaStore } from './meta-store.js'
 import { LatestView, type Db } from './latest-view.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
@@ -23,6 +24,7 @@ import { rangeRead } from './range-read.js'
 import { ReadViews, type ReadView } from './read-views.js'
 import { decodeEntry } from './records.js'
 import { SegmentTable } from './segments.js'
+import { snapshotChunks, type SnapshotStream } from './snapshot.js'
 import type { StateView } from './state-view.js'
 import type {
   BytesLike,
@@ -99,6 +101,9 @@ async function lastEntry(db: Db): Promise<{ revision: number; timestamp: number 
 export class LevelLog implements Log {
   private closed = false
   private resumed: Promise<CompactResult> | undefined
+  private leaseTimer: NodeJS.Timeout | undefined
+  /** Leases being revoked for expiry, so a slow revoke is not queued twice. */
+  private readonly expiring = new Set<bigint>()
 
   private constructor(
     private readonly db: Db,
@@ -108,16 +113,20 @@ export class LevelLog implements Log {
     private readonly writer: Writer,
     private readonly compactor: Compactor,
     private readonly meta: MetaStore,
+    private readonly leaseTable: LeaseTable,
   ) {}
 
   static async start(db: Db, o: LevelLogOptions, segments: SegmentTable, revision: number, timestamp: number): Promise<LevelLog> {
     const views = new ReadViews(db, revision)
     // The writer checks the floor through the compactor, which writes through the writer.
     const late: { compactor?: Compactor } = {}
+    const leases = new LeaseTable(o.leaseMinTtl)
+    await leases.load(db)
     const writer = new Writer({
       db, views, segments, sync: o.fsync === 'always', maxBatchTxns: o.maxBatchTxns,
       compactRevision: () => late.compactor?.floor ?? 0,
-      leaseExists: () => false,
+      leaseExists: (id) => leases.has(id),
+      track: (ops, batch) => leases.track(ops, batch),
       lastTimestamp: timestamp,
     })
     const compactor = new Compactor({
@@ -128,9 +137,11 @@ export class LevelLog implements Log {
     await compactor.load()
     const meta = new MetaStore(db, writer)
     await meta.load()
-    const log = new LevelLog(db, o, views, segments, writer, compactor, meta)
+    const log = new LevelLog(db, o, views, segments, writer, compactor, meta, leases)
     log.resumed = compactor.resume()
     log.resumed?.catch(() => undefined)
+    log.leaseTimer = setInterval(() => log.revokeExpired(), o.leaseCheckInterval)
+    log.leaseTimer.unref()
     return log
   }
 
@@ -254,11 +265,73 @@ export class LevelLog implements Log {
   }
 
   // -------------------------------------------------------------------------------------------------------
+  // Leases (leases.ts)
+
+  async leaseGrant(ttl: number, id: bigint = 0n): Promise<LeaseGrant> {
+    this.checkOpen()
+    this.refuseIfNoSpace(true)
+    const grant = this.leaseTable.planGrant(ttl, checkLeaseId(id, 'id'))
+    await this.writer.submitRaw(() => {
+      // Checked again at its turn: a concurrent grant may have taken a client-chosen id meanwhile.
+      if (this.leaseTable.has(grant.id)) throw new KvlogError('LEASE_EXISTS', `lease ${grant.id} already exists`)
+      return [this.leaseTable.put(grant.id, grant.ttl, Date.now() + grant.ttl * 1000)]
+    })
+    return grant
+  }
+
+  async leaseRevoke(id: bigint): Promise<{ revision: number }> {
+    this.checkOpen()
+    const lease = checkLeaseId(id, 'id')
+    const limits = { ...this.limits, maxTxnOps: Infinity, maxRequestBytes: Infinity }
+    const r = await this.writer.submit(() => {
+      const { keys, records } = this.leaseTable.revoke(lease)
+      const txn = normalizeTxn({ success: keys.map((key) => ({ type: 'delete' as const, key })) }, limits)
+      return { txn, records }
+    })
+    return { revision: r.revision }
+  }
+
+  async leaseKeepAlive(id: bigint): Promise<LeaseGrant> {
+    this.checkOpen()
+    const lease = checkLeaseId(id, 'id')
+    let ttl = 0
+    await this.writer.submitRaw(() => {
+      const granted = this.leaseTable.grantedTtl(lease)
+      if (granted === undefined) throw new KvlogError('LEASE_NOT_FOUND', `requested lease not found: ${lease}`, { lease: lease.toString() })
+      ttl = granted
+      return [this.leaseTable.put(lease, granted, Date.now() + granted * 1000)]
+    })
+    return { id: lease, ttl }
+  }
+
+  leaseTimeToLive(id: bigint, options: { keys?: boolean } = {}): LeaseTimeToLive | undefined {
+    this.checkOpen()
+    return this.leaseTable.timeToLive(checkLeaseId(id, 'id'), options.keys === true, Date.now())
+  }
+
+  leases(): bigint[] {
+    this.checkOpen()
+    return this.leaseTable.ids()
+  }
+
+  /** Revokes every lease past its deadline, each in its own revision (as etcd does). */
+  private revokeExpired(): void {
+    if (this.closed) return
+    for (const id of this.leaseTable.expired(Date.now())) {
+      if (this.expiring.has(id)) continue
+      this.expiring.add(id)
+      this.leaseRevoke(id)
+        .catch(() => undefined) // gone meanwhile (revoked by hand), or the store is closing
+        .finally(() => this.expiring.delete(id))
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
   // Compaction, status, lifecycle
 
-  async compact(revision: number): Promise<CompactResult> {
+  async compact(revision: number, options: { physical?: boolean } = {}): Promise<CompactResult> {
     this.checkOpen()
-    return this.compactor.compact(checkRevision(revision, 'compact.revision'))
+    return this.compactor.compact(checkRevision(revision, 'compact.revision'), options.physical !== false)
   }
 
   async status(): Promise<LogStatus> {
@@ -293,6 +366,25 @@ export class LevelLog implements Log {
     })
   }
 
+  /** A consistent copy of the whole database at the current revision (snapshot.ts); `chunkBytes` per chunk. */
+  async snapshot(chunkBytes = 64 * 1024): Promise<SnapshotStream> {
+    this.checkOpen()
+    const view = this.views.acquire()
+    const estimatedBytes = await this.db.approximateSize(Buffer.alloc(0), Buffer.alloc(64, 0xff)).catch(() => 0)
+    const { db, views } = this
+    return {
+      revision: view.revision,
+      estimatedBytes,
+      chunks: (async function* () {
+        try {
+          yield* snapshotChunks(db, view.snapshot, chunkBytes)
+        } finally {
+          views.release(view)
+        }
+      })(),
+    }
+  }
+
   async reclaimSpace(): Promise<void> {
     this.checkOpen()
     await this.db.compactRange(Buffer.alloc(0), Buffer.alloc(64, 0xff))
@@ -324,6 +416,7 @@ export class LevelLog implements Log {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    clearInterval(this.leaseTimer)
     await this.compactor.stop()
     await this.writer.idle()
     await this.views.closeAll()

@@ -23,6 +23,10 @@ export interface LevelLogOptions {
   compactionBatchRevisions: number
   /** Compaction pauses between batches so it runs at most this percent of the time. */
   compactionMaxDutyPercent: number
+  /** Shortest lease TTL in seconds; shorter grants are raised to it (etcd: 2 s with default timings). */
+  leaseMinTtl: number
+  /** How often expired leases are looked for and revoked, in ms. */
+  leaseCheckInterval: number
 }
 
 export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
@@ -35,4 +39,6 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   maxBatchTxns: 2048,
   compactionBatchRevisions: 250,
   compactionMaxDutyPercent: 50,
+  leaseMinTtl: 2,
+  leaseCheckInterval: 500,
 }

@@ -34,7 +34,8 @@ import type { NTxn } from './validate.js'
 
 interface TxnJob {
   kind: 'txn'
-  txn: NTxn
+  /** The transaction, or a plan that makes it when its turn comes (e.g. a lease revoke's deletes). */
+  txn: NTxn | (() => PlannedTxn)
   resolve(result: TxnResult): void
   reject(err: unknown): void
 }
@@ -49,6 +50,12 @@ interface RawJob {
 
 type Job = TxnJob | RawJob
 
+/** A transaction made at evaluation time, with records that go into the same batch if it succeeds. */
+export interface PlannedTxn {
+  txn: NTxn
+  records: BatchOp[]
+}
+
 export interface WriterDeps {
   db: Db
   views: ReadViews
@@ -57,6 +64,8 @@ export interface WriterDeps {
   maxBatchTxns: number
   compactRevision(): number
   leaseExists(lease: bigint): boolean
+  /** Called with each writing transaction's ops as it is evaluated; may add records to its batch. */
+  track(ops: readonly LoggedOp[], batch: BatchOp[]): void
   lastTimestamp: number
 }
 
@@ -85,7 +94,8 @@ export class Writer {
     return () => this.listeners.delete(listener)
   }
 
-  submit(txn: NTxn): Promise<TxnResult> {
+  /** Queues a transaction; a function is called when the transaction's turn comes, to make it. */
+  submit(txn: NTxn | (() => PlannedTxn)): Promise<TxnResult> {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'txn', txn, resolve, reject }))
   }
 
@@ -184,23 +194,34 @@ export class Writer {
     const segmentWrites = new Map<number, Segment>()
     try {
       for (const job of group) {
+        let txn: NTxn
+        let records: BatchOp[] = []
+        try {
+          if (typeof job.txn === 'function') ({ txn, records } = job.txn())
+          else txn = job.txn
+        } catch (err) {
+          prepared.answers.push(() => job.reject(err))
+          continue
+        }
         // A lone write with no compares fails (if at all) before it changes anything, so it can write to
         // the group's overlay directly; anything else gets a layer of its own, dropped on failure.
-        const view = isLoneWrite(job.txn) ? changes : changes.child()
+        const view = isLoneWrite(txn) ? changes : changes.child()
         const ctx = {
           view, revision: prepared.revision + 1, readAt, leaseExists: this.deps.leaseExists,
           ops: [] as LoggedOp[], events: [] as Event[],
         }
         try {
-          const { succeeded, results } = await evaluateTxn(job.txn, ctx)
+          const { succeeded, results } = await evaluateTxn(txn, ctx)
           const wrote = ctx.ops.length > 0
           if (wrote) {
             prepared.revision++
             if (view !== changes) view.mergeIntoParent()
             const bytes = appendEntry(prepared.batch, prepared.revision, prepared.timestamp, ctx.ops)
+            this.deps.track(ctx.ops, prepared.batch)
             this.deps.segments.append(prepared.revision, prepared.timestamp, bytes, segmentWrites)
             prepared.entries.push({ revision: prepared.revision, timestamp: prepared.timestamp, events: ctx.events })
           }
+          prepared.batch.push(...records)
           const result: TxnResult = { succeeded, results, revision: prepared.revision, wrote }
           prepared.answers.push(() => job.resolve(result))
         } catch (err) {

@@ -8,6 +8,7 @@ import type { Compaction } from '../../compaction/index.js'
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
 import type { Metrics } from '../metrics.js'
+import type { TlsFiles } from '../tls.js'
 import { ndjsonWatchRoute } from '../watch/ndjson.js'
 import type { WatchService } from '../watch/service.js'
 import { clientErrorHandler, errorBody, errorHandler } from './errors.js'
@@ -29,10 +30,15 @@ export interface HttpAppDeps {
   state: HealthState
   watch: WatchService
   compaction: Compaction
+  /** Serve HTTPS (and require client certificates when `ca` is set). */
+  tls?: TlsFiles
 }
 
-export function buildHttpApp({ log, config, metrics, state, watch, compaction }: HttpAppDeps): FastifyInstance {
-  const app = Fastify({
+export function buildHttpApp({ log, config, metrics, state, watch, compaction, tls }: HttpAppDeps): FastifyInstance {
+  const https = tls && { key: tls.key, cert: tls.cert, ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }
+  // An HTTPS app is typed over https.Server; routes and hooks are the same, so it is used as the plain type.
+  const app = (Fastify as unknown as (o: object) => FastifyInstance)({
+    ...(https ? { https } : {}),
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.maxRequestBytes,
     onProtoPoisoning: 'error',

@@ -5,7 +5,7 @@
 import { WatchHub } from '../../log/watch/hub.js'
 import type { Log } from '../../log/backend.js'
 import type { WatchStats } from '../metrics.js'
-import { WatchStream, type Transport } from './stream.js'
+import { JSON_MESSAGES, WatchStream, type StreamOptions, type Transport } from './stream.js'
 
 export interface WatchServiceOptions {
   ringSize: number
@@ -19,8 +19,9 @@ export interface WatchServiceOptions {
 
 export class WatchService {
   readonly hub: WatchHub
-  private readonly streams = new Set<WatchStream>()
+  private readonly streams = new Set<WatchStream<unknown>>()
   private readonly timer: NodeJS.Timeout | undefined
+  private drained = false
 
   constructor(log: Log, private readonly options: WatchServiceOptions) {
     this.hub = new WatchHub(log, { ringSize: options.ringSize, catchUpBatch: options.catchUpBatch })
@@ -32,15 +33,26 @@ export class WatchService {
     }
   }
 
-  open(transport: Transport): WatchStream {
-    const stream = new WatchStream(this.hub, transport, this.options.maxWatchersPerConnection, this.options.resolveCursor)
-    this.streams.add(stream)
+  /** A stream for one connection; JSON messages and ids from 1 unless a protocol says otherwise. */
+  open(transport: Transport<string>): WatchStream<string>
+  open<M>(transport: Transport<M>, options: StreamOptions<M>): WatchStream<M>
+  open<M>(transport: Transport<M>, options?: StreamOptions<M>): WatchStream<M> {
+    const o = options ?? ({ messages: JSON_MESSAGES, firstId: 1 } as unknown as StreamOptions<M>)
+    const stream = new WatchStream<M>(this.hub, transport, this.options.maxWatchersPerConnection, this.options.resolveCursor, o)
+    // A connection that arrives while the server drains gets a stream that is closed at once.
+    if (this.draining) stream.close()
+    else this.streams.add(stream as WatchStream<unknown>)
     return stream
   }
 
-  release(stream: WatchStream): void {
+  /** True once drain() began: new connections should be turned away (1001, UNAVAILABLE). */
+  get draining(): boolean {
+    return this.drained
+  }
+
+  release<M>(stream: WatchStream<M>): void {
     stream.close()
-    this.streams.delete(stream)
+    this.streams.delete(stream as WatchStream<unknown>)
   }
 
   stats(): WatchStats {
@@ -52,6 +64,7 @@ export class WatchService {
 
   /** Shutdown: a final progress notice to every synced watch, then stop them all. */
   drain(): void {
+    this.drained = true
     if (this.timer) clearInterval(this.timer)
     for (const s of this.streams) s.finalProgress()
     for (const s of this.streams) s.close()

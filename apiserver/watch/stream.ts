@@ -8,18 +8,46 @@
  */
 import { isKvlogError, KvlogError } from '../../log/errors.js'
 import type { WatchHub } from '../../log/watch/hub.js'
-import type { WatchHandle } from '../../log/watch/types.js'
+import type { WatchBatch, WatchHandle } from '../../log/watch/types.js'
 import { canceledMessage, createdMessage, eventsMessage, progressMessage } from './messages.js'
 import type { CreateRequest } from './request.js'
 
-export interface Transport {
+/**
+ * How a protocol encodes the stream's messages: JSON text for the native WebSocket and NDJSON streams
+ * (messages.ts), protobuf for etcd's gRPC Watch. `events` is called once per watch per batch; the hub
+ * shares batch objects between watches, so an encoder can cache per batch.
+ */
+export interface WatchMessages<M> {
+  created(id: number, revision: number, startRevision?: number): M
+  events(id: number, batch: WatchBatch): M
+  progress(id: number, revision: number): M
+  /** err undefined: canceled by the client. */
+  canceled(id: number, err: KvlogError | undefined): M
+}
+
+export const JSON_MESSAGES: WatchMessages<string> = {
+  created: createdMessage,
+  events: eventsMessage,
+  progress: progressMessage,
+  canceled: canceledMessage,
+}
+
+export interface StreamOptions<M> {
+  messages: WatchMessages<M>
+  /** The first server-chosen watch id (etcd's is 0; the native protocol's 1). */
+  firstId: number
+}
+
+export interface Transport<M = string> {
   /** Queues one message; false when the connection is backed up (the message is still queued). */
-  send(text: string): boolean
+  send(message: M): boolean
   /**
    * For single-watch transports (NDJSON): called when the stream closes or its last watch is canceled by
    * the hub, to end the response.
    */
   end?(): void
+  /** Called once when the stream is closed (the connection went away, or the server is draining). */
+  closed?(): void
 }
 
 interface Watch {
@@ -31,17 +59,33 @@ interface Watch {
   paused: boolean
 }
 
-export class WatchStream {
+export class WatchStream<M = string> {
   private readonly watches = new Map<number, Watch>()
-  private nextId = 1
+  private nextId: number
   private closed = false
+  private readonly messages: WatchMessages<M>
 
   constructor(
     private readonly hub: WatchHub,
-    private readonly transport: Transport,
+    private readonly transport: Transport<M>,
     private readonly maxWatchers: number,
     private readonly resolveCursor: (name: string) => number,
-  ) {}
+    options: StreamOptions<M>,
+  ) {
+    this.messages = options.messages
+    this.nextId = options.firstId
+  }
+
+  /** True when every watch of the stream is at the head of the log (none catching up or paused). */
+  get allSynced(): boolean {
+    for (const w of this.watches.values()) if (w.paused || !w.handle.synced) return false
+    return true
+  }
+
+  /** The store's revision as the hub last saw it committed. */
+  get revision(): number {
+    return this.hub.revision
+  }
 
   get size(): number {
     return this.watches.size
@@ -68,8 +112,8 @@ export class WatchStream {
       } catch (err) {
         if (!isKvlogError(err, 'COMPACTED')) throw err
         // Like a start below the floor: created, then canceled with the floor to relist from.
-        this.transport.send(createdMessage(id, this.hub.revision))
-        this.transport.send(canceledMessage(id, err))
+        this.transport.send(this.messages.created(id, this.hub.revision))
+        this.transport.send(this.messages.canceled(id, err))
         if (this.watches.size === 0) this.transport.end?.()
         return id
       }
@@ -79,22 +123,22 @@ export class WatchStream {
     watch.handle = this.hub.watch(spec, {
       events: (batch) => {
         watch.active = true
-        const ok = this.transport.send(eventsMessage(id, batch))
+        const ok = this.transport.send(this.messages.events(id, batch))
         if (!ok) watch.paused = true
         return ok
       },
       canceled: (err) => {
         this.watches.delete(id)
-        this.transport.send(canceledMessage(id, err))
+        this.transport.send(this.messages.canceled(id, err))
         if (this.watches.size === 0) this.transport.end?.()
       },
       progress: (revision) => {
         watch.active = true
-        this.transport.send(progressMessage(id, revision))
+        this.transport.send(this.messages.progress(id, revision))
       },
     })
     this.watches.set(id, watch)
-    this.transport.send(createdMessage(id, this.hub.revision, watch.handle.nextRevision))
+    this.transport.send(this.messages.created(id, this.hub.revision, watch.handle.nextRevision))
     return id
   }
 
@@ -103,7 +147,7 @@ export class WatchStream {
     if (watch === undefined) throw new KvlogError('UNKNOWN_WATCH', `no watch ${id} on this connection`, { id })
     this.watches.delete(id)
     watch.handle.cancel()
-    this.transport.send(canceledMessage(id, undefined))
+    this.transport.send(this.messages.canceled(id, undefined))
   }
 
   /** A progress notice for every watch (each once it is synced). */
@@ -119,7 +163,7 @@ export class WatchStream {
   finalProgress(): void {
     for (const w of this.watches.values()) {
       if (w.handle.synced) w.handle.requestProgress()
-      else if (w.handle.nextRevision > 1) this.transport.send(progressMessage(w.id, w.handle.nextRevision - 1))
+      else if (w.handle.nextRevision > 1) this.transport.send(this.messages.progress(w.id, w.handle.nextRevision - 1))
     }
   }
 
@@ -147,6 +191,7 @@ export class WatchStream {
     for (const w of this.watches.values()) w.handle.cancel()
     this.watches.clear()
     this.transport.end?.()
+    this.transport.closed?.()
   }
 
   private freeId(): number {

@@ -54,6 +54,11 @@ export function attachWebSocketWatch(server: Server, service: WatchService, opti
 }
 
 function serveConnection(ws: WebSocket, service: WatchService, options: WebSocketOptions): void {
+  // Upgraded while the server drains: turn it away the way every open connection is being closed.
+  if (service.draining) {
+    ws.close(1001, 'server shutting down')
+    return
+  }
   // The drain callback only fires after a send, so `stream` exists by then.
   const sender = webSocketSender(ws, options, () => stream.drained())
   const stream = service.open({ send: (text) => sender.send(text) })

@@ -10,7 +10,7 @@ export async function serve(argv: string[]): Promise<number> {
   const { config, args } = loadConfig({ argv, env: process.env })
   if (args.length > 0) throw new UsageError(`serve takes no arguments, got ${args.join(' ')}`)
   const server = await startServer(config)
-  process.stderr.write(`kvlog serving ${server.http} (data in ${config.dataDir})\n`)
+  process.stderr.write(`kvlog serving ${server.http} and etcd gRPC on ${server.grpc} (data in ${config.dataDir})\n`)
   await new Promise<void>((resolve) => {
     const stop = () => {
       const timer = setTimeout(() => process.exit(1), config.shutdownTimeout)

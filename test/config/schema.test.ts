@@ -38,6 +38,16 @@ const EXPECTED_DEFAULTS: Config = {
   wsHeartbeatInterval: 30_000,
   wsMaxBufferedBytes: 8 * MiB,
   shutdownTimeout: 10_000,
+  leaseMinTtl: 2,
+  leaseCheckInterval: 500,
+  etcdVersion: '3.5.16',
+  memberName: 'default',
+  grpcKeepaliveInterval: 7_200_000,
+  grpcKeepaliveTimeout: 20_000,
+  tlsCertFile: '',
+  tlsKeyFile: '',
+  tlsClientCaFile: '',
+  grpcMaxQueuedMessages: 4096,
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)

@@ -26,6 +26,8 @@ function levelLogFactory(fsync: LevelLogOptions['fsync']): () => Promise<LogFixt
       maxTxnOps: DEFAULT_LIMITS.maxTxnOps,
       maxRequestBytes: DEFAULT_LIMITS.maxRequestBytes,
       compactionBatchRevisions: 3,
+      leaseMinTtl: DEFAULT_LIMITS.leaseMinTtl,
+      leaseCheckInterval: 50,
     }
     let log: Log = await openLevelLog(options)
     return {

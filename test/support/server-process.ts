@@ -13,6 +13,8 @@ export const KVLOG_BIN = fileURLToPath(new URL('../../../bin/kvlog', import.meta
 export interface ServerProcess {
   child: ChildProcess
   http: string
+  /** The etcd gRPC endpoint, "host:port". */
+  grpc: string
   dataDir: string
   stderr(): string
   /** Sends the signal and resolves with the exit code (or the signal name). */
@@ -24,7 +26,7 @@ export async function startServerProcess(extraArgs: string[] = [], dataDir?: str
   const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'kvlog-it-')))
   const readyFile = join(dir, '..', `${dir.split('/').pop()}.ready.json`)
   const child = spawn(process.execPath, [
-    KVLOG_BIN, 'serve', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--ready-file', readyFile,
+    KVLOG_BIN, 'serve', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0', '--ready-file', readyFile,
     '--log-level', 'warn', ...extraArgs,
   ], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
@@ -32,17 +34,20 @@ export async function startServerProcess(extraArgs: string[] = [], dataDir?: str
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))
   const deadline = Date.now() + 15_000
   let http: string | undefined
+  let grpc = ''
   while (http === undefined) {
     if (child.exitCode !== null) throw new Error(`kvlog serve exited with ${child.exitCode}: ${stderr}`)
     if (Date.now() > deadline) throw new Error(`kvlog serve did not get ready: ${stderr}`)
     try {
-      http = (JSON.parse(await readFile(readyFile, 'utf8')) as { http: string }).http
+      const ready = JSON.parse(await readFile(readyFile, 'utf8')) as { http: string; grpc: string }
+      http = ready.http
+      grpc = ready.grpc
     } catch {
       await new Promise((r) => setTimeout(r, 50))
     }
   }
   return {
-    child, http, dataDir: dir,
+    child, http, grpc, dataDir: dir,
     stderr: () => stderr,
     stop: (signal = 'SIGTERM') => {
       child.kill(signal)

@@ -23,6 +23,8 @@ export interface ConformanceLimits {
   maxTxnOps: number
   maxRequestBytes: number
   segmentMaxEntries: number
+  /** Shortest lease TTL in seconds; expired leases must be revoked within ~100 ms of their deadline. */
+  leaseMinTtl: number
 }
 
 export interface SuiteContext {

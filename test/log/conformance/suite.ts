@@ -11,6 +11,7 @@ import { concurrencyTests } from './concurrency.js'
 import { deleteTests } from './delete.js'
 import type { ConformanceLimits, OpenLog } from './helpers.js'
 import { historyTests } from './history.js'
+import { leaseTests } from './leases.js'
 import { putTests } from './put.js'
 import { rangeTests } from './range.js'
 import { revisionTests } from './revisions.js'
@@ -23,7 +24,7 @@ import { validationTests } from './validation.js'
 export type { ConformanceLimits, LogFixture, OpenLog } from './helpers.js'
 
 /** The limits the suite assumes unless told otherwise: small, so the edges are cheap to reach. */
-export const DEFAULT_LIMITS: ConformanceLimits = { maxTxnOps: 8, maxRequestBytes: 4096, segmentMaxEntries: 5 }
+export const DEFAULT_LIMITS: ConformanceLimits = { maxTxnOps: 8, maxRequestBytes: 4096, segmentMaxEntries: 5, leaseMinTtl: 1 }
 
 export function logConformanceSuite(name: string, open: OpenLog, limits: ConformanceLimits = DEFAULT_LIMITS): void {
   describe(`log conformance: ${name}`, function () {
@@ -37,6 +38,7 @@ export function logConformanceSuite(name: string, open: OpenLog, limits: Conform
     txnOpTests(ctx)
     historyTests(ctx)
     compactionTests(ctx)
+    leaseTests(ctx)
     validationTests(ctx)
     concurrencyTests(ctx)
     subscribeTests(ctx)

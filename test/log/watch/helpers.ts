@@ -53,7 +53,7 @@ export class SpyLog implements Log {
   delete: Log['delete'] = (k, o) => this.inner.delete(k, o)
   get: Log['get'] = (k, o) => this.inner.get(k, o)
   range: Log['range'] = (k, o) => this.inner.range(k, o)
-  compact: Log['compact'] = (r) => this.inner.compact(r)
+  compact: Log['compact'] = (r, o) => this.inner.compact(r, o)
   status: Log['status'] = () => this.inner.status()
   subscribe: Log['subscribe'] = (l) => this.inner.subscribe(l)
   close: Log['close'] = () => this.inner.close()
@@ -63,6 +63,12 @@ export class SpyLog implements Log {
   writeMeta: Log['writeMeta'] = (n, v) => this.inner.writeMeta(n, v)
   alarms: Log['alarms'] = () => this.inner.alarms()
   setAlarm: Log['setAlarm'] = (k, a) => this.inner.setAlarm(k, a)
+  leaseGrant: Log['leaseGrant'] = (t, i) => this.inner.leaseGrant(t, i)
+  leaseRevoke: Log['leaseRevoke'] = (i) => this.inner.leaseRevoke(i)
+  leaseKeepAlive: Log['leaseKeepAlive'] = (i) => this.inner.leaseKeepAlive(i)
+  leaseTimeToLive: Log['leaseTimeToLive'] = (i, o) => this.inner.leaseTimeToLive(i, o)
+  leases: Log['leases'] = () => this.inner.leases()
+  snapshot: Log['snapshot'] = (c) => this.inner.snapshot(c)
 
   async history(key: Parameters<Log['history']>[0], options: HistoryOptions = {}): Promise<HistoryResult> {
     this.reads.push({ from: options.fromRevision ?? 0, to: options.toRevision ?? 0 })

@@ -1,0 +1,16 @@
+/** What the etcd gRPC services are built from (composed in apiserver/server.ts). */
+import type { AutoCompactor } from '../../compaction/index.js'
+import type { Config } from '../../config/index.js'
+import type { Log } from '../../log/backend.js'
+import type { WatchService } from '../watch/service.js'
+import type { Headers } from './identity.js'
+
+export interface EtcdDeps {
+  log: Log
+  headers: Headers
+  compactor: AutoCompactor
+  watch: WatchService
+  config: Config
+  /** The gRPC URL clients reach this member at (MemberList's clientURLs), known once listening. */
+  clientUrl(): string
+}

@@ -1,0 +1,47 @@
+/**
+ * etcd's KV service: Range, Put, DeleteRange, Txn, Compact, over the log. Header revisions as etcd gives
+ * them: a write's own revision (or the store's, when it wrote nothing); a read's snapshot revision.
+ */
+import type { UntypedServiceImplementation } from '@grpc/grpc-js'
+import type { EtcdDeps } from './deps.js'
+import { deleteOp, int, kvMessage, putOp, rangeRequest, rangeResponse, responseOps, txnRequest } from './convert.js'
+import type { Message } from './proto.js'
+import { unary } from './unary.js'
+
+export function kvService({ log, headers, compactor }: EtcdDeps): UntypedServiceImplementation {
+  return {
+    Range: unary(async (request) => {
+      const { key, options } = rangeRequest(request)
+      const r = await log.range(key, options)
+      // A read at an older revision still reports the store's revision, as etcd does.
+      return rangeResponse(headers.header(Math.max(r.revision, options.revision ? log.revision : 0)), r)
+    }),
+
+    Put: unary(async (request) => {
+      const op = putOp(request)
+      if (op.type !== 'put') throw new TypeError('putOp')
+      const r = await log.put(op.key, op.value ?? '', op)
+      const response: Message = { header: headers.header(r.revision) }
+      if (r.prevKv) response.prev_kv = kvMessage(r.prevKv)
+      return response
+    }),
+
+    DeleteRange: unary(async (request) => {
+      const op = deleteOp(request)
+      if (op.type !== 'delete') throw new TypeError('deleteOp')
+      const r = await log.delete(op.key, op)
+      return { header: headers.header(r.revision), deleted: r.deleted, prev_kvs: (r.prevKvs ?? []).map(kvMessage) }
+    }),
+
+    Txn: unary(async (request) => {
+      const r = await log.txn(txnRequest(request))
+      const header = headers.header(r.revision)
+      return { header, succeeded: r.succeeded, responses: responseOps(r.results, header) }
+    }),
+
+    Compact: unary(async (request) => {
+      await compactor.compactNow(int(request.revision, 'revision'), { physical: request.physical === true })
+      return { header: headers.header() }
+    }),
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * etcd's Maintenance service for one member: Status, Alarm (NOSPACE from the quota), Defragment (gives
+ * space back), Hash/HashKV (CRC-32 of the state), Snapshot (the log's checksummed snapshot stream).
+ * MoveLeader: there is no other member (FAILED_PRECONDITION, etcd's "bad leader transferee") unless the
+ * target is this member. Downgrade: not served (kvlog has no cluster version to downgrade).
+ */
+import { crc32 } from 'node:zlib'
+import { status, type sendUnaryData, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js'
+import type { Log } from '../../log/backend.js'
+import { KvlogError } from '../../log/errors.js'
+import type { EtcdDeps } from './deps.js'
+import { int } from './convert.js'
+import { grpcError, toGrpcError, unimplemented } from './errors.js'
+import { ALARM_TYPE, type Message } from './proto.js'
+import { unary } from './unary.js'
+
+const ALL_KEYS = Buffer.from([0])
+/** Keys per read while hashing, so a big store is hashed in bounded memory. */
+const HASH_PAGE = 1000
+
+export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation {
+  const { log, headers, config } = deps
+  const memberId = headers.identity.memberId
+  const alarmList = () => log.alarms().map((a) => ({ memberID: memberId, alarm: ALARM_TYPE[a] }))
+  return {
+    Status: unary(async () => {
+      const s = await log.status()
+      return {
+        header: headers.header(s.revision), version: config.etcdVersion, dbSize: s.dbSize, dbSizeInUse: s.dbSize,
+        leader: memberId, raftIndex: s.revision, raftTerm: headers.header().raft_term, raftAppliedIndex: s.revision,
+        errors: log.alarms().map((a) => `memberID:${memberId} alarm:${a} `), isLearner: false,
+      }
+    }),
+
+    Alarm: unary(async (request) => {
+      const kind = request.alarm === 'NOSPACE' ? 'NOSPACE' : undefined
+      switch (request.action) {
+        case 'GET':
+          return { header: headers.header(), alarms: alarmList().filter((a) => request.alarm === 'NONE' || a.alarm === ALARM_TYPE[kind ?? 'NONE']) }
+        case 'ACTIVATE':
+        case 'DEACTIVATE': {
+          if (kind === undefined) return { header: headers.header(), alarms: [] }
+          const active = log.alarms().includes(kind)
+          const on = request.action === 'ACTIVATE'
+          await log.setAlarm(kind, on)
+          // etcd answers with the alarms the call changed.
+          return { header: headers.header(), alarms: active !== on ? [{ memberID: memberId, alarm: ALARM_TYPE[kind] }] : [] }
+        }
+        default:
+          throw new KvlogError('INVALID_ARGUMENT', `unknown alarm action ${String(request.action)}`, { field: 'action' })
+      }
+    }),
+
+    Defragment: unary(async () => {
+      await log.reclaimSpace()
+      return { header: headers.header() }
+    }),
+
+    Hash: unary(async () => {
+      const { hash, revision } = await hashState(log, 0)
+      return { header: headers.header(revision), hash }
+    }),
+
+    HashKV: unary(async (request) => {
+      const asked = int(request.revision, 'revision')
+      const { hash, revision } = await hashState(log, asked > 0 ? asked : 0)
+      return { header: headers.header(), hash, compact_revision: log.compactRevision, hash_revision: revision }
+    }),
+
+    Snapshot: (call: ServerWritableStream<Message, Message>) => void streamSnapshot(call, deps),
+
+    MoveLeader: unary((request) => {
+      if (String(request.targetID) === memberId) return { header: headers.header() }
+      throw grpcError(status.FAILED_PRECONDITION, 'etcdserver: bad leader transferee')
+    }),
+
+    Downgrade: (_call: unknown, callback: sendUnaryData<Message>) =>
+      callback(unimplemented('Downgrade: kvlog has no cluster version to downgrade')),
+  }
+}
+
+/**
+ * CRC-32 (IEEE, as etcd) over every key's key, value, create and mod revision and version at `revision`
+ * (0 = the latest), read page by page at one revision. Equal states give equal hashes.
+ */
+async function hashState(log: Log, revision: number): Promise<{ hash: number; revision: number }> {
+  let hash = 0
+  let at = revision
+  let from = ALL_KEYS
+  for (;;) {
+    const page = await log.range(from, { rangeEnd: ALL_KEYS, revision: at, limit: HASH_PAGE })
+    at = page.revision
+    for (const kv of page.kvs) {
+      const meta = Buffer.allocUnsafe(24)
+      meta.writeBigUInt64BE(BigInt(kv.createRevision), 0)
+      meta.writeBigUInt64BE(BigInt(kv.modRevision), 8)
+      meta.writeBigUInt64BE(BigInt(kv.version), 16)
+      hash = crc32(kv.value, crc32(meta, crc32(kv.key, hash)))
+    }
+    if (!page.more) return { hash, revision: at }
+    from = Buffer.concat([page.kvs[page.kvs.length - 1].key, ALL_KEYS])
+  }
+}
+
+async function streamSnapshot(call: ServerWritableStream<Message, Message>, { log, headers, config }: EtcdDeps): Promise<void> {
+  try {
+    const snap = await log.snapshot()
+    let sent = 0
+    for await (const blob of snap.chunks) {
+      if (call.cancelled) break
+      sent += blob.length
+      const ok = call.write({
+        header: headers.header(snap.revision), remaining_bytes: Math.max(0, snap.estimatedBytes - sent), blob, version: config.etcdVersion,
+      })
+      if (!ok) await new Promise((resolve) => call.once('drain', resolve))
+    }
+    // The last message says nothing remains (etcd's clients stop on remaining_bytes 0 or EOF).
+    if (!call.cancelled) call.write({ header: headers.header(snap.revision), remaining_bytes: 0, blob: Buffer.alloc(0) })
+    call.end()
+  } catch (err) {
+    call.destroy(toGrpcError(err) as unknown as Error)
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * etcd's Watch service: one bidi stream, many watches, over the shared watch stream (flow control,
+ * catch-up, COMPACTED cancels) with etcd's encoding (watch-messages.ts).
+ *
+ * - Create: watch_id 0 = server-chosen (from 0, as etcd); a rejected create is answered as etcd does:
+ *   watch_id -1, created and canceled, with the reason.
+ * - Cancel: answered with canceled; an unknown id is ignored (etcd).
+ * - Progress request: one response with watch_id -1 and the store revision, sent once every watch on the
+ *   stream is synced, so it means "every event up to here was sent" for all of them.
+ * - Flow control: a stream with more than grpcMaxQueuedMessages unsent responses pauses its watches;
+ *   they catch up from the log when it drains (nothing is dropped).
+ */
+import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js'
+import { invalid, isKvlogError, KvlogError } from '../../log/errors.js'
+import type { WatchSpec } from '../../log/watch/types.js'
+import type { CreateRequest } from '../watch/request.js'
+import type { WatchStream } from '../watch/stream.js'
+import { int } from './convert.js'
+import type { EtcdDeps } from './deps.js'
+import type { Message } from './proto.js'
+import { EtcdWatchMessages, type EncodedResponses } from './watch-messages.js'
+
+/** etcd's clientv3.InvalidWatchID: the id of progress responses and of rejected creates. */
+const NO_WATCH = -1
+/** How often a pending progress request checks whether the stream's watches are synced. */
+const PROGRESS_POLL_MS = 10
+
+export function watchService(deps: EtcdDeps): UntypedServiceImplementation {
+  return { Watch: (call: ServerDuplexStream<Message, Buffer>) => serveWatch(call, deps) }
+}
+
+function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): void {
+  const { watch, headers, config } = deps
+  const messages = new EtcdWatchMessages(headers, config.maxRequestBytes)
+  let closed = false
+  const write = (buffer: Buffer): boolean => {
+    if (closed || !call.writable) return true
+    call.write(buffer)
+    return call.writableLength <= config.grpcMaxQueuedMessages
+  }
+  const stream: WatchStream<EncodedResponses> = watch.open<EncodedResponses>({
+    send(responses) {
+      if (!Array.isArray(responses)) return write(responses)
+      let ok = true
+      for (const r of responses) ok = write(r) && ok
+      return ok
+    },
+    // The server is draining (or the call ended): end the call so the client reconnects and resumes.
+    closed() {
+      if (!closed && call.writable) call.end()
+      close()
+    },
+  }, { messages, firstId: 0 })
+  call.on('drain', () => stream.drained())
+
+  let progressTimer: NodeJS.Timeout | undefined
+  const answerProgress = () => {
+    progressTimer = undefined
+    if (closed) return
+    if (!stream.allSynced) {
+      progressTimer = setTimeout(answerProgress, PROGRESS_POLL_MS)
+      return
+    }
+    write(messages.response({ header: headers.header(stream.revision), watch_id: NO_WATCH }))
+  }
+
+  call.on('data', (request: Message) => {
+    try {
+      switch (request.request_union) {
+        case 'create_request':
+          create(request.create_request as Message)
+          break
+        case 'cancel_request': {
+          const id = int((request.cancel_request as Message).watch_id, 'watch_id')
+          try {
+            stream.cancel(id)
+          } catch (err) {
+            if (!isKvlogError(err, 'UNKNOWN_WATCH')) throw err
+          }
+          break
+        }
+        case 'progress_request':
+          progressTimer ??= setTimeout(answerProgress, 0)
+          break
+        default:
+          break // an empty WatchRequest: nothing to do (etcd ignores it too)
+      }
+    } catch (err) {
+      reject(err)
+    }
+  })
+
+  const create = (c: Message) => {
+    const request = createRequest(c)
+    try {
+      const id = stream.create(request)
+      if (c.fragment === true) messages.fragmenting.add(id)
+    } catch (err) {
+      reject(err)
+    }
+  }
+  const reject = (err: unknown) => {
+    const e = isKvlogError(err) ? err : new KvlogError('INTERNAL', String(err))
+    write(messages.response({ header: headers.header(), watch_id: NO_WATCH, created: true, canceled: true, cancel_reason: etcdReason(e) }))
+  }
+
+  const close = () => {
+    if (closed) return
+    closed = true
+    if (progressTimer) clearTimeout(progressTimer)
+    watch.release(stream)
+  }
+  call.on('end', () => {
+    close()
+    call.end()
+  })
+  call.on('cancelled', close)
+  call.on('close', close)
+  call.on('error', close)
+}
+
+/** etcd's wording for the create errors its clients may see. */
+function etcdReason(err: KvlogError): string {
+  switch (err.code) {
+    case 'WATCH_ID_EXISTS':
+      return 'mvcc: duplicate watch ID provided on the WatchStream'
+    case 'EMPTY_KEY':
+      return 'mvcc: watcher range is empty'
+    default:
+      return err.message
+  }
+}
+
+function createRequest(c: Message): CreateRequest {
+  const key = c.key as Buffer
+  const rangeEnd = c.range_end as Buffer
+  const id = int(c.watch_id, 'watch_id')
+  if (id < 0) throw invalid('watch_id', 'must not be negative')
+  const filters = (c.filters as string[]) ?? []
+  const startRevision = int(c.start_revision, 'start_revision')
+  const spec: WatchSpec = {
+    key,
+    rangeEnd: rangeEnd.length > 0 ? rangeEnd : undefined,
+    startRevision: startRevision > 0 ? startRevision : undefined,
+    prevKv: c.prev_kv === true,
+    filters: { noPut: filters.includes('NOPUT'), noDelete: filters.includes('NODELETE') },
+  }
+  return { ...(id > 0 ? { id } : {}), spec, progressNotify: c.progress_notify === true }
+}

@@ -1,0 +1,75 @@
+/**
+ * A raw gRPC client for kvlog's etcd door, built from the same .proto files (apiserver/etcd/proto.ts), for
+ * tests that need exact control of requests (fragments, progress requests, bad ids) beyond etcdctl.
+ */
+import { credentials, makeGenericClientConstructor, type Client, type ChannelCredentials, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js'
+import { serviceDefinition, type Message } from '../../apiserver/etcd/proto.js'
+
+type Unary = (request: Message, callback: (err: ServiceError | null, response: Message) => void) => void
+
+export interface EtcdGrpc {
+  call(service: string, method: string, request?: Message): Promise<Message>
+  stream(service: string, method: string): ClientDuplexStream<Message, Message>
+  /** A server stream (Maintenance.Snapshot) collected into an array. */
+  collect(service: string, method: string, request?: Message): Promise<Message[]>
+  close(): void
+}
+
+export function etcdGrpc(address: string, creds: ChannelCredentials = credentials.createInsecure()): EtcdGrpc {
+  const clients = new Map<string, Client & Record<string, unknown>>()
+  const client = (service: string) => {
+    let c = clients.get(service)
+    if (c === undefined) {
+      const Ctor = makeGenericClientConstructor(serviceDefinition(`etcdserverpb.${service}`), service)
+      c = new Ctor(address, creds) as Client & Record<string, unknown>
+      clients.set(service, c)
+    }
+    return c
+  }
+  return {
+    call: (service, method, request = {}) => new Promise((resolve, reject) => {
+      const c = client(service)
+      ;(c[method] as Unary).call(c, request, (err, response) => (err ? reject(err) : resolve(response)))
+    }),
+    stream: (service, method) => {
+      const c = client(service)
+      return (c[method] as () => ClientDuplexStream<Message, Message>).call(c)
+    },
+    collect: (service, method, request = {}) => new Promise((resolve, reject) => {
+      const c = client(service)
+      const out: Message[] = []
+      const s = (c[method] as (r: Message) => NodeJS.ReadableStream).call(c, request)
+      s.on('data', (m: Message) => out.push(m))
+      s.on('end', () => resolve(out))
+      s.on('error', reject)
+    }),
+    close: () => {
+      for (const c of clients.values()) c.close()
+    },
+  }
+}
+
+/** Reads responses from a bidi stream one at a time. */
+export function responses(stream: ClientDuplexStream<Message, Message>): { next(timeoutMs?: number): Promise<Message> } {
+  const queue: Message[] = []
+  const waiting: Array<(m: Message) => void> = []
+  stream.on('data', (m: Message) => {
+    const w = waiting.shift()
+    if (w) w(m)
+    else queue.push(m)
+  })
+  stream.on('error', () => undefined)
+  return {
+    next: (timeoutMs = 5000) => {
+      const m = queue.shift()
+      if (m !== undefined) return Promise.resolve(m)
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('no response in time')), timeoutMs)
+        waiting.push((msg) => {
+          clearTimeout(t)
+          resolve(msg)
+        })
+      })
+    },
+  }
+}
