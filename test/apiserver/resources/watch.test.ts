@@ -1,10 +1,12 @@
 /**
  * Watches against a real server, over the HTTP stream and over WebSocket: resourceVersion semantics,
  * bookmarks, sendInitialEvents with the initial-events-end bookmark, timeoutSeconds, selector
- * transitions, list → watch → disconnect → resume without gaps or duplicates, and compaction → one
- * ERROR 410 Expired event in Kubernetes' exact shape → relist → watch again.
+ * transitions, list → watch → disconnect → resume without gaps or duplicates, compaction → one
+ * ERROR 410 Expired event in Kubernetes' exact shape → relist → watch again, and backpressure (a
+ * watcher that stops reading is paused and catches up, nothing dropped).
  */
 import { expect } from 'chai'
+import { request, type IncomingMessage } from 'node:http'
 import { configMap, expectStatus, Kube, names, openWatch, openWsWatch, useServer, type EventStream, type Json, type WatchEvent } from './helpers.js'
 
 const BOOKMARK_MS = 200
@@ -239,5 +241,52 @@ describe('resource API: watch', function () {
       }
       expect(error?.message).to.match(/upgrade answered 400/)
     })
+  })
+})
+
+describe('resource API: watch backpressure', function () {
+  this.timeout(60_000)
+  const server = useServer()
+
+  it('a watcher that stops reading is paused, not dropped: it gets every event, in order, once it reads again', async () => {
+    const base = server().process.http
+    const kube = new Kube(base)
+    const NS = '/api/v1/namespaces/slow/configmaps'
+    const from = await kube.revision()
+    const lines: string[] = []
+    let res!: IncomingMessage
+    await new Promise<void>((resolve, reject) => {
+      const req = request(`${base}${NS}?watch=true&resourceVersion=${from}`, (r) => {
+        res = r
+        r.pause()
+        resolve()
+      })
+      req.on('error', reject)
+      req.end()
+    })
+    // Big objects fill the socket buffers long before the writes are done.
+    const blob = 'x'.repeat(64 * 1024)
+    const COUNT = 120
+    for (let i = 0; i < COUNT; i++) await kube.mustCreate(NS, configMap(`o${String(i).padStart(3, '0')}`, undefined, { blob }))
+    const metrics = String((await kube.get('/metrics')).body)
+    expect(metrics, 'the watch is paused meanwhile').to.match(/^kvlog_slow_watchers 1$/m)
+    let buffer = ''
+    res.setEncoding('utf8')
+    res.on('data', (chunk: string) => {
+      buffer += chunk
+      let nl: number
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        lines.push(buffer.slice(0, nl))
+        buffer = buffer.slice(nl + 1)
+      }
+    })
+    res.resume()
+    const deadline = Date.now() + 30_000
+    while (lines.length < COUNT && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    res.destroy()
+    const events = lines.map((l) => JSON.parse(l) as WatchEvent)
+    expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).to.deep.equal(Array.from({ length: COUNT }, (_, i) => `ADDED o${String(i).padStart(3, '0')}`))
+    const rvs = events.map((e) => Number(e.object.metadata.resourceVersion))
+    expect(rvs).to.deep.equal(Array.from({ length: COUNT }, (_, i) => from + 1 + i))
   })
 })
