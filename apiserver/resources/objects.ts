@@ -199,12 +199,10 @@ function checkStringMap(value: unknown, field: string, each: (k: string, v: stri
   }
 }
 
-/** The name of the object a request body names (for errors before it is validated). */
-export function nameOf(obj: K8sObject): string {
-  return typeof obj.metadata.name === 'string' ? obj.metadata.name : ''
-}
-
-/** A JSON body the server cannot store (not an object): never reached with a valid request. */
+/**
+ * A stored value that is not a JSON object (written through another front door): it cannot be served as
+ * an object. Lists and watches skip such keys; a get, update or delete of one is this InternalError.
+ */
 export function notAnObject(key: string): KvlogError {
   return new KvlogError('INTERNAL', `the value stored at ${key} is not a JSON object`)
 }

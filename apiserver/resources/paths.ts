@@ -65,15 +65,7 @@ export function objectKey(rt: ResourceType, namespace: string | undefined, name:
   return `${collectionPrefix(rt, namespace)}${name}`
 }
 
-/** The namespace and name an object key holds (under the kind's whole-collection prefix). */
-export function keyParts(rt: ResourceType, key: string): { namespace?: string; name: string } {
-  const rest = key.slice(collectionPrefix(rt, undefined).length)
-  if (!rt.namespaced) return { name: rest }
-  const slash = rest.indexOf('/')
-  return { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) }
-}
-
-/** The path of a collection (for selfLink-like messages and tests). */
+/** The apiVersion of a group and version: "v1" for the core group, else "group/version". */
 export function apiVersionOf(group: string, version: string): string {
   return group === '' ? version : `${group}/${version}`
 }
