@@ -11,23 +11,19 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
 
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024
 
-export function dns1123Label(value: string): string[] {
-  const out: string[] = []
-  if (value.length > 63) out.push('must be no more than 63 characters')
-  if (!DNS1123_LABEL.test(value)) {
-    out.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character")
-  }
-  return out
+/** A check of a length bound and a pattern, returning kube-style messages. */
+function rule(max: number, pattern: RegExp, message: string): (value: string) => string[] {
+  return (value) => [...(value.length > max ? [`must be no more than ${max} characters`] : []), ...(pattern.test(value) ? [] : [message])]
 }
 
-export function dns1123Subdomain(value: string): string[] {
-  const out: string[] = []
-  if (value.length > 253) out.push('must be no more than 253 characters')
-  if (!DNS1123_SUBDOMAIN.test(value)) {
-    out.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")
-  }
-  return out
-}
+export const dns1123Label = rule(63, DNS1123_LABEL,
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character")
+
+export const dns1123Subdomain = rule(253, DNS1123_SUBDOMAIN,
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")
+
+export const labelValue = rule(63, LABEL_VALUE,
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")
 
 /** A label or annotation key: `[prefix/]name`, prefix a DNS-1123 subdomain, name at most 63 characters. */
 export function qualifiedName(value: string): string[] {
@@ -43,15 +39,6 @@ export function qualifiedName(value: string): string[] {
   else if (name.length > 63) out.push('name part must be no more than 63 characters')
   else if (!QUALIFIED_NAME.test(name)) {
     out.push("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")
-  }
-  return out
-}
-
-export function labelValue(value: string): string[] {
-  const out: string[] = []
-  if (value.length > 63) out.push('must be no more than 63 characters')
-  if (!LABEL_VALUE.test(value)) {
-    out.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")
   }
   return out
 }

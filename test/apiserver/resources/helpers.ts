@@ -6,6 +6,7 @@
 import { expect } from 'chai'
 import WebSocket from 'ws'
 import { queryString, type Query } from '../http/helpers.js'
+import { jsonLines } from '../../support/json-lines.js'
 import { wsUrl } from '../../support/watch-client.js'
 
 export { useServer, type TestServer } from '../http/helpers.js'
@@ -177,18 +178,8 @@ export async function openWatch(base: string, path: string, query: Record<string
   }
   stream.close = () => controller.abort()
   void (async () => {
-    const decoder = new TextDecoder()
-    let buffer = ''
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true })
-        let nl: number
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl)
-          buffer = buffer.slice(nl + 1)
-          if (line.trim() !== '') push(JSON.parse(line) as WatchEvent)
-        }
-      }
+      for await (const event of jsonLines<WatchEvent>(res.body)) push(event)
     } catch {
       // aborted by the test
     } finally {
