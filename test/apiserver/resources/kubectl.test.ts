@@ -98,6 +98,11 @@ describe('resource API: kubectl', function () {
     const out = await kubectl('api-resources')
     const rows = out.trim().split('\n').slice(1).map((l) => l.split(/\s+/)[0])
     expect(rows).to.include.members(['configmaps', 'namespaces', 'pods', 'secrets', 'events', 'nodes', 'leases', 'customresourcedefinitions'])
+    // Without any kubeconfig, just --server.
+    const { stdout } = await run(KUBECTL, ['--cache-dir', join(dir, 'cache2'), '--server', server().process.http, 'get', 'namespaces'], {
+      env: { ...env, KUBECONFIG: '/dev/null' }, timeout: 20_000,
+    })
+    expect(stdout).to.equal('')
   })
 
   it('create -f, then get as a table, -o yaml and -o json', async () => {
