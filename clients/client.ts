@@ -7,8 +7,8 @@
  *   for await (const page of kv.list('/config/', { prefix: true, pageSize: 500 })) ...
  *   const w = kv.watch('/config/', { prefix: true, startRevision: revision + 1 })
  */
-import { bytesField, bytesParam, readEvent, readKv, type Bytes, type HistoryEvent, type KeyValue } from './codec.js'
-import { exchange, type HttpOptions } from './http.js'
+import { bytesField, bytesParam, leaseId, readBytes, readEvent, readKv, type Bytes, type HistoryEvent, type KeyValue, type LeaseId } from './codec.js'
+import { download, exchange, type HttpOptions } from './http.js'
 import { Watch, type WatchOptions } from './watch.js'
 
 export interface ClientOptions {
@@ -83,6 +83,31 @@ export interface TxnResult {
   results: Array<Record<string, unknown>>
 }
 
+export interface LeaseGrant {
+  id: bigint
+  /** Seconds: the TTL granted (the server raises short ones to its minimum), or after a keep-alive, restarted. */
+  ttl: number
+}
+
+export interface LeaseTimeToLive {
+  id: bigint
+  /** Seconds left before the lease expires (rounded down). */
+  ttl: number
+  grantedTtl: number
+  /** The attached keys, when asked for with `keys: true`. */
+  keys?: Buffer[]
+}
+
+/** A snapshot being downloaded (GET /v1/snapshot): iterate `chunks` to the end, or `cancel()`. */
+export interface SnapshotDownload {
+  /** The revision the snapshot holds. */
+  revision: number
+  /** The server's estimate of the size, for progress; the real length may differ. */
+  estimatedBytes: number
+  chunks: AsyncIterable<Buffer>
+  cancel(): Promise<void>
+}
+
 type Json = Record<string, unknown>
 
 export class KvlogClient {
@@ -97,11 +122,11 @@ export class KvlogClient {
   // ------------------------------------------------------------------------------------------------------
   // Keys and values
 
-  async put(key: Bytes, value: Bytes, options: { lease?: bigint | string; prevKv?: boolean } = {}): Promise<{ revision: number; prevKv?: KeyValue }> {
+  async put(key: Bytes, value: Bytes, options: { lease?: LeaseId; prevKv?: boolean } = {}): Promise<{ revision: number; prevKv?: KeyValue }> {
     const body: Json = {}
     bytesField(body, 'key', key)
     bytesField(body, 'value', value)
-    if (options.lease !== undefined) body.lease = String(options.lease)
+    if (options.lease !== undefined) body.lease = leaseId(options.lease)
     if (options.prevKv) body.prevKv = true
     const r = await exchange<Json>(this.http, { method: 'PUT', path: '/v1/kv', body, idempotent: false })
     return { revision: header(r), ...(r.prevKv ? { prevKv: readKv(r.prevKv as Json) } : {}) }
@@ -188,6 +213,71 @@ export class KvlogClient {
 
   async deleteCursor(name: string): Promise<void> {
     await exchange(this.http, { method: 'DELETE', path: `/v1/cursors/${encodeURIComponent(name)}`, idempotent: true })
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Leases (ids are bigints; strings are accepted as decimal ids and checked, so no id loses precision)
+
+  /** Grants a lease of `ttl` seconds; `id` 0 or absent: the server picks one. LEASE_EXISTS, LEASE_TTL_TOO_LARGE. */
+  async leaseGrant(ttl: number, options: { id?: LeaseId } = {}): Promise<LeaseGrant> {
+    const body: Json = { ttl }
+    if (options.id !== undefined) body.id = leaseId(options.id)
+    const r = await exchange<Json>(this.http, { method: 'POST', path: '/v1/leases', body, idempotent: false })
+    return { id: BigInt(r.id as string), ttl: r.ttl as number }
+  }
+
+  /** Revokes a lease, deleting its keys in one revision; LEASE_NOT_FOUND when it does not exist. */
+  async leaseRevoke(id: LeaseId): Promise<{ revision: number }> {
+    const r = await exchange<Json>(this.http, { method: 'DELETE', path: `/v1/leases/${leaseId(id)}`, idempotent: false })
+    return { revision: header(r) }
+  }
+
+  /** Restarts the lease's TTL once (safe to retry); LEASE_NOT_FOUND when it is gone. */
+  async leaseKeepAlive(id: LeaseId): Promise<LeaseGrant> {
+    const r = await exchange<Json>(this.http, { method: 'POST', path: `/v1/leases/${leaseId(id)}/keepalive`, idempotent: true })
+    return { id: BigInt(r.id as string), ttl: r.ttl as number }
+  }
+
+  /** The lease's remaining and granted TTL (and with `keys`, its keys); undefined when it does not exist. */
+  async leaseTimeToLive(id: LeaseId, options: { keys?: boolean } = {}): Promise<LeaseTimeToLive | undefined> {
+    const query = new URLSearchParams(options.keys ? { keys: 'true' } : {})
+    let r: Json
+    try {
+      r = await exchange<Json>(this.http, { method: 'GET', path: `/v1/leases/${leaseId(id)}`, query, idempotent: true })
+    } catch (err) {
+      if ((err as { code?: string }).code === 'LEASE_NOT_FOUND') return undefined
+      throw err
+    }
+    const out: LeaseTimeToLive = { id: BigInt(r.id as string), ttl: r.ttl as number, grantedTtl: r.grantedTtl as number }
+    if (Array.isArray(r.keys)) out.keys = (r.keys as Json[]).map((k) => readBytes(k, 'key'))
+    return out
+  }
+
+  /** The ids of every live lease. */
+  async leases(): Promise<bigint[]> {
+    const r = await exchange<{ leases: Array<{ id: string }> }>(this.http, { method: 'GET', path: '/v1/leases', idempotent: true })
+    return r.leases.map((l) => BigInt(l.id))
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Snapshot
+
+  /**
+   * Starts downloading a snapshot of the whole database: a consistent copy at `revision`, ending in a
+   * sha256 checksum (docs/api.md). The server holds the copy until the stream is read or cancelled.
+   */
+  async snapshot(): Promise<SnapshotDownload> {
+    const res = await download(this.http, '/v1/snapshot')
+    const body = res.body
+    if (body === null) throw new TypeError('the snapshot answer has no body')
+    return {
+      revision: Number(res.headers.get('x-kvlog-revision')),
+      estimatedBytes: Number(res.headers.get('x-kvlog-snapshot-size-estimate') ?? 0),
+      chunks: (async function* () {
+        for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+      })(),
+      cancel: () => body.cancel().catch(() => undefined),
+    }
   }
 
   // ------------------------------------------------------------------------------------------------------

@@ -28,6 +28,16 @@ export interface HistoryEvent extends WatchEvent {
   time: string
 }
 
+/** A lease id: a bigint, or its decimal string (kept exact: 64-bit ids do not fit a JS number). */
+export type LeaseId = bigint | string
+
+/** The decimal form of a lease id; anything but 0 .. 2^64-1 is a TypeError (a caller's mistake). */
+export function leaseId(id: LeaseId): string {
+  const text = typeof id === 'bigint' ? id.toString() : id
+  if (!/^[0-9]{1,20}$/.test(text) || BigInt(text) >= 1n << 64n) throw new TypeError(`not a lease id: ${JSON.stringify(String(id))}`)
+  return BigInt(text).toString()
+}
+
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** Sets `name` or `nameBase64` on `out` so that any bytes survive JSON. */

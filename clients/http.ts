@@ -36,6 +36,29 @@ function causeCode(err: unknown): string | undefined {
 }
 
 export async function exchange<T>(o: HttpOptions, x: Exchange): Promise<T> {
+  const res = await respond(o, x, () => AbortSignal.timeout(o.timeoutMs))
+  return parseBody(await res.text()) as T
+}
+
+/**
+ * A GET whose answer is a byte stream (GET /v1/snapshot): the timeout covers the wait for the response
+ * headers only, since a download may rightly take longer. The caller reads (or cancels) `res.body`.
+ */
+export async function download(o: HttpOptions, path: string): Promise<Response> {
+  const abort = new AbortController()
+  const timer = setTimeout(() => abort.abort(new Error(`no answer from ${o.endpoint} within ${o.timeoutMs} ms`)), o.timeoutMs)
+  try {
+    return await respond(o, { method: 'GET', path, idempotent: true }, () => abort.signal)
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * Sends the request (retrying reads after connection failures); an answer that is not 2xx is thrown.
+ * `signal` gives each attempt its abort signal.
+ */
+async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): Promise<Response> {
   const url = `${o.endpoint.replace(/\/$/, '')}${x.path}${x.query && [...x.query].length > 0 ? `?${x.query}` : ''}`
   for (let attempt = 0; ; attempt++) {
     let res: Response
@@ -44,7 +67,7 @@ export async function exchange<T>(o: HttpOptions, x: Exchange): Promise<T> {
         method: x.method,
         headers: x.body === undefined ? {} : { 'content-type': 'application/json' },
         body: x.body === undefined ? undefined : JSON.stringify(x.body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
-        signal: AbortSignal.timeout(o.timeoutMs),
+        signal: signal(),
       })
     } catch (err) {
       const code = causeCode(err)
@@ -58,14 +81,15 @@ export async function exchange<T>(o: HttpOptions, x: Exchange): Promise<T> {
       if (x.idempotent) throw new UnreachableError(`request to ${o.endpoint} failed: ${String(code ?? err)}`, err)
       throw new OutcomeUnknownError(`the connection failed during ${x.method} ${x.path}; the write may or may not have been applied`, err)
     }
-    const text = await res.text()
-    let body: unknown
-    try {
-      body = text === '' ? undefined : JSON.parse(text)
-    } catch {
-      body = undefined
-    }
-    if (!res.ok) throw errorFromBody(res.status, body)
-    return body as T
+    if (!res.ok) throw errorFromBody(res.status, parseBody(await res.text()))
+    return res
+  }
+}
+
+function parseBody(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text)
+  } catch {
+    return undefined
   }
 }

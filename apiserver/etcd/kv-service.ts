@@ -35,8 +35,8 @@ export function kvService({ log, headers, compactor }: EtcdDeps): UntypedService
 
     Txn: unary(async (request) => {
       const r = await log.txn(txnRequest(request))
-      const header = headers.header(r.revision)
-      return { header, succeeded: r.succeeded, responses: responseOps(r.results, header) }
+      // etcd gives the ops' own responses a header with only the revision.
+      return { header: headers.header(r.revision), succeeded: r.succeeded, responses: responseOps(r.results, { revision: r.revision }) }
     }),
 
     Compact: unary(async (request) => {

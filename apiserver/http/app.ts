@@ -20,7 +20,12 @@ import { historyRoute } from './routes/history.js'
 import { kvDeleteRoute } from './routes/kv-delete.js'
 import { kvPutRoute } from './routes/kv-put.js'
 import { kvRangeRoute } from './routes/kv-range.js'
+import { leaseGrantRoute } from './routes/lease-grant.js'
+import { leaseKeepAliveRoute } from './routes/lease-keepalive.js'
+import { leaseReadRoutes } from './routes/lease-read.js'
+import { leaseRevokeRoute } from './routes/lease-revoke.js'
 import { metricsRoute } from './routes/metrics.js'
+import { snapshotRoute } from './routes/snapshot.js'
 import { txnRoute } from './routes/txn.js'
 
 export interface HttpAppDeps {
@@ -63,6 +68,11 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   compactRoute(app, log, compaction.compactor)
   cursorRoutes(app, log, compaction.cursors)
   alarmRoutes(app, log)
+  leaseGrantRoute(app, log)
+  leaseReadRoutes(app, log)
+  leaseKeepAliveRoute(app, log)
+  leaseRevokeRoute(app, log)
+  snapshotRoute(app, log)
   metricsRoute(app, metrics)
   ndjsonWatchRoute(app, watch)
   return app

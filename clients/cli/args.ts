@@ -70,3 +70,12 @@ export function outputMode(p: Parsed): 'table' | 'json' {
   if (o !== 'table' && o !== 'json') throw new UsageError(`-o: expected table or json, got ${String(o)}`)
   return o
 }
+
+/** A lease id argument: decimal, 1 .. 2^64-1 (kept as a string, so no digit is lost). */
+export function leaseIdArg(text: string | undefined, what = 'ID'): string {
+  if (text === undefined) throw new UsageError(`missing lease ${what}`)
+  if (!/^[0-9]{1,20}$/.test(text) || BigInt(text) === 0n || BigInt(text) >= 1n << 64n) {
+    throw new UsageError(`not a lease id: ${JSON.stringify(text)} (expected a decimal number between 1 and 2^64-1)`)
+  }
+  return BigInt(text).toString()
+}

@@ -9,6 +9,8 @@ import { parseArgs, UsageError, type CommandSpec } from './args.js'
 import { compact, cursor, status } from './commands/admin.js'
 import { diff, history, watch } from './commands/events.js'
 import { del, get, put, txn } from './commands/kv.js'
+import { lease } from './commands/lease.js'
+import { snapshot } from './commands/snapshot.js'
 import { context, type Context } from './context.js'
 
 interface Command extends CommandSpec {
@@ -39,6 +41,16 @@ const COMMANDS: Record<string, Command> = {
   compact: { usage: 'compact REV | --keep N', summary: 'remove history below a revision (or keep the last N revisions)', flags: { keep: 'int' }, positionals: ['REV'], min: 0, run: compact },
   status: { usage: 'status', summary: 'revision, floor, segments, db size, watchers, cursors, alarms', flags: {}, positionals: [], min: 0, run: status },
   cursor: { usage: 'cursor list | commit NAME REV | delete NAME', summary: 'consumer cursors', flags: {}, positionals: ['VERB', 'NAME', 'REV'], min: 1, run: cursor },
+  lease: {
+    usage: 'lease grant TTL [--id ID] | revoke ID | list | ttl ID [--keys] | keep-alive ID [--once]',
+    summary: 'leases: keys put with --lease ID are deleted when the lease is revoked or expires',
+    flags: { id: 'string', keys: 'bool', once: 'bool' }, positionals: ['VERB', 'ARG'], min: 1, run: lease,
+  },
+  snapshot: {
+    usage: 'snapshot save FILE | snapshot restore FILE --data-dir DIR',
+    summary: 'save a consistent, checksummed copy of the database; restore one into a new data dir (offline)',
+    flags: { 'data-dir': 'string' }, positionals: ['VERB', 'FILE'], min: 1, run: snapshot,
+  },
 }
 
 const HELP = `kvlog — a datastore for control planes: an append-only, revisioned log that is the database

@@ -10,30 +10,10 @@ import { join } from 'node:path'
 import { expect } from 'chai'
 import { KvlogClient } from '../../clients/index.js'
 import { KVLOG_BIN, startServerProcess, type ServerProcess } from '../support/server-process.js'
+import { jsonLines, kvlog, type Run } from './run-cli.js'
 import { closedPort } from './tcp-proxy.js'
 
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-function kvlog(args: string[], o: { endpoint?: string; input?: string } = {}): Promise<Run> {
-  const env = { ...process.env }
-  delete env.KVLOG_ENDPOINT
-  if (o.endpoint !== undefined) env.KVLOG_ENDPOINT = o.endpoint
-  const child = spawn(process.execPath, [KVLOG_BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => (stdout += d))
-  child.stderr.on('data', (d) => (stderr += d))
-  child.stdin.end(o.input ?? '')
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
-}
-
-const jsonLines = (text: string) => text.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
 
 /** A running `kvlog watch`: its stdout lines as they come, and a way to stop it. */
 function watchProcess(args: string[], endpoint: string) {
@@ -432,7 +412,7 @@ describe('kvlog CLI (real server)', function () {
   })
 
   it('--help on every command exits 0 and prints its usage', async () => {
-    const commands = ['put', 'get', 'del', 'txn', 'watch', 'history', 'diff', 'compact', 'status', 'cursor', 'serve']
+    const commands = ['put', 'get', 'del', 'txn', 'watch', 'history', 'diff', 'compact', 'status', 'cursor', 'lease', 'snapshot', 'serve']
     const runs = await Promise.all([...commands.map((c) => kvlog([c, '--help'])), kvlog(['--help']), kvlog(['get', '-h'])])
     commands.forEach((c, i) => {
       expect(runs[i].code, `${c} --help`).to.equal(0)

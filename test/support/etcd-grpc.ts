@@ -2,7 +2,7 @@
  * A raw gRPC client for kvlog's etcd door, built from the same .proto files (apiserver/etcd/proto.ts), for
  * tests that need exact control of requests (fragments, progress requests, bad ids) beyond etcdctl.
  */
-import { credentials, makeGenericClientConstructor, type Client, type ChannelCredentials, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js'
+import { credentials, makeGenericClientConstructor, type Client, type ChannelCredentials, type ClientDuplexStream, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js'
 import { serviceDefinition, type Message } from '../../apiserver/etcd/proto.js'
 
 type Unary = (request: Message, callback: (err: ServiceError | null, response: Message) => void) => void
@@ -15,12 +15,21 @@ export interface EtcdGrpc {
   close(): void
 }
 
-export function etcdGrpc(address: string, creds: ChannelCredentials = credentials.createInsecure()): EtcdGrpc {
+/**
+ * `define` gives the service definition for a service name ('KV', 'Watch', ...): by default from our own
+ * .proto files; test/support/etcd3-proto.ts passes the etcd3 package's copy of etcd's, for tests that
+ * also run against a real etcd.
+ */
+export function etcdGrpc(
+  address: string,
+  creds: ChannelCredentials = credentials.createInsecure(),
+  define: (service: string) => ServiceDefinition = (service) => serviceDefinition(`etcdserverpb.${service}`),
+): EtcdGrpc {
   const clients = new Map<string, Client & Record<string, unknown>>()
   const client = (service: string) => {
     let c = clients.get(service)
     if (c === undefined) {
-      const Ctor = makeGenericClientConstructor(serviceDefinition(`etcdserverpb.${service}`), service)
+      const Ctor = makeGenericClientConstructor(define(service), service)
       c = new Ctor(address, creds) as Client & Record<string, unknown>
       clients.set(service, c)
     }

@@ -1,11 +1,13 @@
 /** put, get, del, txn. */
 import { readFile } from 'node:fs/promises'
+import { leaseIdArg } from '../args.js'
 import { bool, int, str, type Context } from '../context.js'
 import { display, kvJson, table } from '../output.js'
 
 export async function put(c: Context): Promise<number> {
   const [key, value] = c.p.args
-  const r = await c.client.put(key, value, { prevKv: bool(c, 'prev-kv'), ...(str(c, 'lease') ? { lease: str(c, 'lease') } : {}) })
+  const lease = str(c, 'lease')
+  const r = await c.client.put(key, value, { prevKv: bool(c, 'prev-kv'), ...(lease !== undefined ? { lease: leaseIdArg(lease, '--lease') } : {}) })
   if (c.mode === 'json') c.out(JSON.stringify({ revision: r.revision, ...(r.prevKv ? { prevKv: kvJson(r.prevKv) } : {}) }))
   else c.out(`OK revision ${r.revision}${r.prevKv ? ` (was ${display(r.prevKv.value)})` : ''}`)
   return 0

@@ -1,0 +1,49 @@
+/**
+ * The implementation of `kvlog snapshot restore FILE --data-dir DIR`: offline, it writes a fresh data
+ * directory from a snapshot file with log/snapshot.ts's restoreSnapshot, which checks the trailing sha256
+ * before the last batch is written. A CLI file named serve* may load server code (eslint.config.js); it is
+ * imported only when restore runs, so the other client commands never load log/.
+ *
+ * DIR must be missing or empty. On any failure (a corrupt or truncated file included) what was written is
+ * removed again: DIR itself if this created it, else its contents.
+ */
+import { createReadStream } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { mkdir, readdir, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { restoreSnapshot } from '../../log/snapshot.js'
+import type { Progress } from './progress.js'
+
+export interface RestoredFile {
+  records: number
+  bytes: number
+  /** sha256 of the whole file, as `sha256sum` prints it. */
+  sha256: string
+}
+
+export async function restoreFile(file: string, dir: string, progress: (totalBytes: number) => Progress): Promise<RestoredFile> {
+  const existing = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined
+    throw err
+  })
+  if (existing !== undefined && existing.length > 0) throw new Error(`${dir} is not empty: restore writes a fresh data directory`)
+  const { size } = await stat(file)
+  await mkdir(dir, { recursive: true })
+  const bar = progress(size)
+  const hash = createHash('sha256')
+  const source = (async function* () {
+    for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) {
+      hash.update(chunk as Buffer)
+      yield chunk as Buffer
+    }
+  })()
+  try {
+    const r = await restoreSnapshot(source, dir, (bytes) => bar.update(bytes))
+    bar.done()
+    return { ...r, sha256: hash.digest('hex') }
+  } catch (err) {
+    if (existing === undefined) await rm(dir, { recursive: true, force: true })
+    else for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true })
+    throw err
+  }
+}

@@ -1,0 +1,44 @@
+/** Runs `node bin/kvlog ...` as a child process (KVLOG_ENDPOINT only when given) and collects its output. */
+import { spawn } from 'node:child_process'
+import { KVLOG_BIN } from '../support/server-process.js'
+
+export interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+export function kvlog(args: string[], o: { endpoint?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+  const env = { ...process.env, ...o.env }
+  delete env.KVLOG_ENDPOINT
+  if (o.endpoint !== undefined) env.KVLOG_ENDPOINT = o.endpoint
+  const child = spawn(process.execPath, [KVLOG_BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => (stdout += d))
+  child.stderr.on('data', (d) => (stderr += d))
+  child.stdin.end(o.input ?? '')
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
+}
+
+export const jsonLines = (text: string) => text.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
+
+/**
+ * The same command run in this process through main() (what bin/kvlog calls), capturing its output: for
+ * the many quick cases (usage errors) where spawning a node process each would cost most of the time.
+ * Runs one at a time (it swaps process.stdout/stderr.write while the command runs).
+ */
+export async function kvlogInProcess(args: string[], endpoint?: string): Promise<Run> {
+  const { main } = await import('../../clients/cli/main.js')
+  const out = { stdout: '', stderr: '' }
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write }
+  process.stdout.write = ((chunk: string) => ((out.stdout += chunk), true)) as typeof process.stdout.write
+  process.stderr.write = ((chunk: string) => ((out.stderr += chunk), true)) as typeof process.stderr.write
+  try {
+    const code = await main(args, endpoint === undefined ? {} : { KVLOG_ENDPOINT: endpoint })
+    return { code, ...out }
+  } finally {
+    process.stdout.write = writes.stdout
+    process.stderr.write = writes.stderr
+  }
+}

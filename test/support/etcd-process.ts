@@ -1,0 +1,127 @@
+/**
+ * Starts a real etcd (Debian's /usr/bin/etcd, 3.4) on loopback for compatibility tests: a temp data dir,
+ * free ports for the client and peer URLs (never the default 2379/2380, which a packaged etcd service may
+ * hold), a one-member cluster with short raft timers so it elects itself quickly, and a stop that kills it
+ * and removes the data dir.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createConnection, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sleep } from './wait.js'
+
+export const ETCD_BIN = process.env.ETCD_BIN ?? '/usr/bin/etcd'
+
+export interface EtcdProcess {
+  child: ChildProcess
+  /** host:port of the client URL (what etcdctl --endpoints and gRPC clients take). */
+  endpoint: string
+  dataDir: string
+  stderr(): string
+  /** Kills etcd (SIGTERM, then SIGKILL after 5 s) and removes its data dir. */
+  stop(): Promise<void>
+}
+
+export interface EtcdOptions {
+  /** Extra flags, e.g. ['--max-request-bytes', '1024']. */
+  args?: string[]
+}
+
+
+/** A port that was free a moment ago on 127.0.0.1 (the OS picks it; the caller binds it soon after). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = createConnection({ host: '127.0.0.1', port })
+    sock.once('connect', () => {
+      sock.destroy()
+      resolve(true)
+    })
+    sock.once('error', () => resolve(false))
+  })
+}
+
+export async function startEtcd(o: EtcdOptions = {}): Promise<EtcdProcess> {
+  // Two free ports can still race with another process between close and bind: retry a few times.
+  let lastError: unknown
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await startOnce(o)
+    } catch (e) {
+      lastError = e
+    }
+  }
+  throw lastError
+}
+
+async function startOnce(o: EtcdOptions): Promise<EtcdProcess> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'kvlog-etcd-'))
+  const clientPort = await freePort()
+  let peerPort = await freePort()
+  while (peerPort === clientPort) peerPort = await freePort()
+  const client = `http://127.0.0.1:${clientPort}`
+  const peer = `http://127.0.0.1:${peerPort}`
+  const child = spawn(ETCD_BIN, [
+    '--name', 'compat', '--data-dir', dataDir,
+    '--listen-client-urls', client, '--advertise-client-urls', client,
+    '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
+    '--initial-cluster', `compat=${peer}`, '--initial-cluster-state', 'new',
+    '--initial-cluster-token', `compat-${clientPort}`,
+    // A single member elects itself after one election timeout: keep it short for a quick start.
+    '--heartbeat-interval', '10', '--election-timeout', '100',
+    '--logger', 'zap', '--log-level', 'error',
+    ...(o.args ?? []),
+  ], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+      await exited
+      clearTimeout(timer)
+    }
+    await rm(dataDir, { recursive: true, force: true })
+  }
+  try {
+    await waitReady(child, clientPort, () => stderr)
+  } catch (e) {
+    await stop()
+    throw e
+  }
+  return { child, endpoint: `127.0.0.1:${clientPort}`, dataDir, stderr: () => stderr, stop }
+}
+
+/**
+ * Ready = the client port accepts connections and the member has a leader: a quorum read through the
+ * /health endpoint of the client URL answers {"health":"true"}.
+ */
+async function waitReady(child: ChildProcess, port: number, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 15_000
+  while (true) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`etcd exited (${child.exitCode ?? child.signalCode}): ${stderr()}`)
+    if (Date.now() > deadline) throw new Error(`etcd did not get ready: ${stderr()}`)
+    if (await canConnect(port)) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/health`)
+        const body = (await res.json()) as { health?: string }
+        if (body.health === 'true') return
+      } catch {
+        // not serving yet
+      }
+    }
+    await sleep(50)
+  }
+}
