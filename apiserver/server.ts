@@ -14,6 +14,7 @@ import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
 import { loadTls } from './tls.js'
 import { instrumentLog, Metrics } from './metrics.js'
+import { registerResourceApi } from './resources/index.js'
 import { WatchService } from './watch/service.js'
 import { attachWebSocketWatch } from './watch/websocket.js'
 
@@ -59,6 +60,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   metrics.setWatchStats(() => watch.stats())
   metrics.setCompaction(compaction)
   const app = buildHttpApp({ log, config, metrics, state, watch, compaction, tls })
+  registerResourceApi(app, { log, watch, config })
   const websockets = attachWebSocketWatch(app.server, watch, {
     maxPayload: config.wsMaxPayload,
     heartbeatInterval: config.wsHeartbeatInterval,

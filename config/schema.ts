@@ -309,7 +309,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'duration',
     default: 10 * SECOND,
     min: 0,
-    description: 'Idle watchers get a progress notice this often (0: off).',
+    description: 'Idle watchers get a progress notice this often; resource-API watches with allowWatchBookmarks get a BOOKMARK this often (0: off).',
     flag: '--watch-progress-interval',
     env: 'KVLOG_WATCH_PROGRESS_INTERVAL',
   },
