@@ -35,8 +35,22 @@ function causeCode(err: unknown): string | undefined {
   return undefined
 }
 
+export function requestUrl(endpoint: string, path: string, query?: URLSearchParams): string {
+  return `${endpoint.replace(/\/$/, '')}${path}${query && [...query].length > 0 ? `?${query}` : ''}`
+}
+
+/** The body of a response as JSON, or undefined when it is empty or not JSON. */
+export async function jsonBody(res: Response): Promise<unknown> {
+  const text = await res.text()
+  try {
+    return text === '' ? undefined : JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
 export async function exchange<T>(o: HttpOptions, x: Exchange): Promise<T> {
-  const url = `${o.endpoint.replace(/\/$/, '')}${x.path}${x.query && [...x.query].length > 0 ? `?${x.query}` : ''}`
+  const url = requestUrl(o.endpoint, x.path, x.query)
   for (let attempt = 0; ; attempt++) {
     let res: Response
     try {
@@ -58,13 +72,7 @@ export async function exchange<T>(o: HttpOptions, x: Exchange): Promise<T> {
       if (x.idempotent) throw new UnreachableError(`request to ${o.endpoint} failed: ${String(code ?? err)}`, err)
       throw new OutcomeUnknownError(`the connection failed during ${x.method} ${x.path}; the write may or may not have been applied`, err)
     }
-    const text = await res.text()
-    let body: unknown
-    try {
-      body = text === '' ? undefined : JSON.parse(text)
-    } catch {
-      body = undefined
-    }
+    const body = await jsonBody(res)
     if (!res.ok) throw errorFromBody(res.status, body)
     return body as T
   }
