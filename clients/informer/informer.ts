@@ -67,6 +67,9 @@ export interface InformerOptions<T extends KubeObject> extends Selection {
 
 type WatchOutcome = 'ended' | 'expired'
 
+/** A watch that ends sooner than this without any event counts as a failure (backoff before the next). */
+const SHORT_WATCH_MS = 500
+
 export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
   readonly store: Store<T>
   /** Where the next watch resumes: the last resourceVersion seen (list or event). */
@@ -200,12 +203,17 @@ export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
     this.watch = w
     this.watches++
     this.emit('watch', this.resourceVersion)
+    const started = performance.now()
     try {
       for await (const event of w) {
         if (this.stopped) break
         if (this.apply(event) === 'expired') return 'expired'
         this.failures = 0
         this.expiredStreak = 0
+      }
+      // A server (or proxy) that ends every watch at once would make the informer spin: back off instead.
+      if (!this.stopped && w.received === 0 && performance.now() - started < SHORT_WATCH_MS) {
+        throw new UnreachableError(`the watch ended after ${Math.round(performance.now() - started)} ms without an event`)
       }
       return 'ended'
     } finally {
