@@ -43,5 +43,10 @@ export const ERROR_STATUS: Record<ErrorCode, ProtocolStatus> = {
   WATCH_ID_EXISTS: { http: 409, grpc: GRPC.ALREADY_EXISTS, k8sReason: 'AlreadyExists' },
   TOO_MANY_WATCHERS: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, k8sReason: 'TooManyRequests' },
   UNAVAILABLE: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
+  ALREADY_EXISTS: { http: 409, grpc: GRPC.ALREADY_EXISTS, k8sReason: 'AlreadyExists' },
+  CONFLICT: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'Conflict' },
+  INVALID_OBJECT: { http: 422, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'Invalid' },
+  METHOD_NOT_ALLOWED: { http: 405, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'MethodNotAllowed' },
+  UNSUPPORTED_MEDIA_TYPE: { http: 415, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'UnsupportedMediaType' },
   INTERNAL: { http: 500, grpc: GRPC.INTERNAL, k8sReason: 'InternalError' },
 }

@@ -11,6 +11,7 @@ import { retentionPolicy, startCompaction } from '../compaction/index.js'
 import { openLevelLog } from '../log/level-log.js'
 import { buildHttpApp } from './http/app.js'
 import { instrumentLog, Metrics } from './metrics.js'
+import { registerResourceApi } from './resources/index.js'
 import { WatchService } from './watch/service.js'
 import { attachWebSocketWatch } from './watch/websocket.js'
 
@@ -51,6 +52,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   metrics.setWatchStats(() => watch.stats())
   metrics.setCompaction(compaction)
   const app = buildHttpApp({ log, config, metrics, state, watch, compaction })
+  registerResourceApi(app, { log, watch, config })
   const websockets = attachWebSocketWatch(app.server, watch, {
     maxPayload: config.wsMaxPayload,
     heartbeatInterval: config.wsHeartbeatInterval,

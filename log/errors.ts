@@ -26,6 +26,11 @@ export const ERROR_CODES = {
   WATCH_ID_EXISTS: 'A watch with the requested id already exists on this connection.',
   TOO_MANY_WATCHERS: 'The connection already has maxWatchersPerConnection watches.',
   UNAVAILABLE: 'The server cannot serve the request right now; retry later.',
+  ALREADY_EXISTS: 'The object to create already exists (resource API).',
+  CONFLICT: 'A precondition (resourceVersion or uid) does not hold: the object was modified or replaced meanwhile. Reread and retry.',
+  INVALID_OBJECT: 'The object fails validation: a bad name, label, annotation or field (resource API; details.causes lists the fields).',
+  METHOD_NOT_ALLOWED: 'The resource does not support this method on this path (resource API).',
+  UNSUPPORTED_MEDIA_TYPE: 'The request body has a content type the route does not accept (e.g. server-side apply).',
   INTERNAL: 'An unexpected failure inside the server. The store stays consistent; see the server log.',
 } as const
 

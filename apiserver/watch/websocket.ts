@@ -2,16 +2,12 @@
  * WebSocket watch: `GET /v1/watch` with `Upgrade: websocket`, many watches per connection (messages.ts).
  *
  * - maxPayload (wsMaxPayload) bounds a client frame; permessage-deflate stays off.
- * - Heartbeat: a ping every wsHeartbeatInterval; a peer that did not answer the previous ping is
- *   terminated (its watches end; nothing is lost: the client resumes from its last revision).
- * - Backpressure: when bufferedAmount exceeds wsMaxBufferedBytes the connection's watches pause; a timer
- *   watches the buffer drain below half of that and resumes them (they catch up from the log).
+ * - Heartbeat and backpressure (wsHeartbeatInterval, wsMaxBufferedBytes): ws-sender.ts. Paused
+ *   watches resume once the buffer drains and catch up from the log.
  * - Bad input (malformed JSON, binary frames, unknown ops, bad fields) gets an `error` message with a
  *   code; the connection and its other watches carry on.
  */
-import type { IncomingMessage, Server } from 'node:http'
-import type { Socket } from 'node:net'
-import type { Duplex } from 'node:stream'
+import type { Server } from 'node:http'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { invalid, isKvlogError, KvlogError } from '../../log/errors.js'
 import type { JsonObject } from '../codec.js'
@@ -20,6 +16,8 @@ import { errorMessage } from './messages.js'
 import { createFromJson } from './request.js'
 import type { WatchService } from './service.js'
 import type { WatchStream } from './stream.js'
+import { onUpgrade } from './upgrade.js'
+import { webSocketSender } from './ws-sender.js'
 
 export interface WebSocketOptions {
   maxPayload: number
@@ -34,12 +32,7 @@ const CLOSE_GRACE_MS = 1000
 
 export function attachWebSocketWatch(server: Server, service: WatchService, options: WebSocketOptions): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
-  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = (request.url ?? '').split('?')[0]
-    if (path !== WATCH_PATH) {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n')
-      return
-    }
+  onUpgrade(server, (path) => path === WATCH_PATH, (request, socket, head) => {
     wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, service, options))
   })
   return {
@@ -61,53 +54,12 @@ export function attachWebSocketWatch(server: Server, service: WatchService, opti
 }
 
 function serveConnection(ws: WebSocket, service: WatchService, options: WebSocketOptions): void {
-  let drainTimer: NodeJS.Timeout | undefined
-  // One commit fans out to many watches on a connection: cork the socket until the end of the tick so
-  // their frames leave in one writev. ws does not expose its socket publicly; this is its documented field.
-  const socket = (ws as unknown as { _socket: Socket })._socket
-  let corked = false
-  const uncork = () => {
-    corked = false
-    socket.uncork()
-  }
-  const stream = service.open({
-    send(text) {
-      if (ws.readyState !== ws.OPEN) return true
-      if (!corked) {
-        corked = true
-        socket.cork()
-        process.nextTick(uncork)
-      }
-      ws.send(text)
-      const ok = ws.bufferedAmount <= options.maxBufferedBytes
-      if (!ok) watchDrain()
-      return ok
-    },
-  })
-  const watchDrain = () => {
-    drainTimer ??= setInterval(() => {
-      if (ws.bufferedAmount > options.maxBufferedBytes / 2) return
-      clearInterval(drainTimer)
-      drainTimer = undefined
-      stream.drained()
-    }, 20)
-  }
-
-  let alive = true
-  ws.on('pong', () => (alive = true))
-  const heartbeat = setInterval(() => {
-    if (!alive) {
-      ws.terminate()
-      return
-    }
-    alive = false
-    ws.ping()
-  }, options.heartbeatInterval)
-
+  // The drain callback only fires after a send, so `stream` exists by then.
+  const sender = webSocketSender(ws, options, () => stream.drained())
+  const stream = service.open({ send: (text) => sender.send(text) })
   ws.on('message', (data, isBinary) => handleMessage(ws, stream, data as Buffer, isBinary))
   ws.on('close', () => {
-    clearInterval(heartbeat)
-    if (drainTimer) clearInterval(drainTimer)
+    sender.stop()
     service.release(stream)
   })
   ws.on('error', () => ws.terminate())

@@ -11,7 +11,7 @@ import type { Log } from '../../../log/backend.js'
 import { invalid } from '../../../log/errors.js'
 import type { RangeOptions, SortOrder, SortTarget } from '../../../log/types.js'
 import { kvToJson } from '../../codec.js'
-import { decodeContinue, encodeContinue } from '../paging.js'
+import { decodeContinue, encodeContinue } from '../../paging.js'
 import {
   KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, queryEnum, queryInt, queryString, type Query,
 } from '../../params.js'

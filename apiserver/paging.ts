@@ -1,10 +1,11 @@
 /**
- * Continue tokens for paged ranges. A token holds the revision of the first page and the key to start
- * the next page at, so all pages read one snapshot; it also holds the range it belongs to, so it cannot be
- * replayed against another. Opaque to clients (base64url JSON). Once the revision is compacted the next
- * page fails with COMPACTED (HTTP 410): relist from the start.
+ * Continue tokens for paged ranges (the native range API and the resource API's lists). A token holds the
+ * revision of the first page and the key to start the next page at, so all pages read one snapshot; it
+ * also holds the range it belongs to, so it cannot be replayed against another. Opaque to clients
+ * (base64url JSON). Once the revision is compacted the next page fails with COMPACTED (HTTP 410): relist
+ * from the start.
  */
-import { invalid } from '../../log/errors.js'
+import { invalid } from '../log/errors.js'
 
 interface TokenBody {
   v: 1

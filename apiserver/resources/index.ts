@@ -1,0 +1,136 @@
+/**
+ * The Kubernetes-style resource API (docs/api.md, "Resource API"), served on the native HTTP listener:
+ * `/api`, `/apis`, `/version`, discovery, CRUD, list and watch (HTTP stream and WebSocket) of objects
+ * stored as JSON at /registry/[group/]resource/[namespace/]name.
+ *
+ * registerResourceApi() is called once by the composition root (apiserver/server.ts) before listen.
+ * Its routes live in their own fastify scope, so errors there are Kubernetes Status objects while the
+ * native API keeps its own error shape.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Config } from '../../config/index.js'
+import type { Log } from '../../log/backend.js'
+import { isKvlogError, KvlogError, type ErrorCode } from '../../log/errors.js'
+import type { Query } from '../params.js'
+import type { WatchService } from '../watch/service.js'
+import { onUpgrade } from '../watch/upgrade.js'
+import { resolveResource, type ApiContext } from './context.js'
+import { CrdSync } from './crds.js'
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js'
+import { openApiGroupVersion, openApiRoot } from './openapi.js'
+import { PATCH_TYPES } from './patch.js'
+import { parsePath } from './paths.js'
+import { Registry } from './registry.js'
+import { deleteCollection, deleteObject } from './routes/delete.js'
+import { getObject, listCollection } from './routes/read.js'
+import { isWatch, serveHttpWatch, webSocketWatchHandler } from './routes/watch.js'
+import { createObject, patchObject, replaceObject } from './routes/write.js'
+import { methodNotAllowed, noSuchPath, statusOf } from './status.js'
+import { ObjectStore } from './store.js'
+import { wantsTable } from './table.js'
+
+export interface ResourceApiDeps {
+  log: Log
+  watch: WatchService
+  config: Config
+}
+
+const API_PATH = /^\/apis?(\/|$)/
+
+export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps): void {
+  const { log, watch, config } = deps
+  const registry = new Registry()
+  const crds = new CrdSync(log, watch.hub, registry)
+  const ctx: ApiContext = {
+    log,
+    hub: watch.hub,
+    registry,
+    store: new ObjectStore(log, (rt, name, obj, revision) => crds.onWrite(rt, name, obj, revision)),
+    bookmarkInterval: config.watchProgressInterval,
+  }
+
+  void app.register(async (scope) => {
+    await crds.start()
+    scope.addHook('onClose', async () => crds.stop())
+    scope.setErrorHandler(statusErrorHandler)
+    scope.addContentTypeParser([...PATCH_TYPES], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))
+    const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
+    for (const url of ['/api', '/api/*', '/apis', '/apis/*']) {
+      scope.route({ method: [...methods], url, handler: (request, reply) => handle(ctx, request, reply) })
+    }
+    scope.get('/version', async () => versionInfo())
+    scope.get('/openapi/v3', async () => openApiRoot(registry))
+    scope.get('/openapi/v3/*', async (request) => openApiGroupVersion(registry, request.url.split('?')[0].slice('/openapi/v3/'.length)))
+  })
+
+  onUpgrade(app.server, (path) => API_PATH.test(path), webSocketWatchHandler(ctx, {
+    maxPayload: config.wsMaxPayload,
+    heartbeatInterval: config.wsHeartbeatInterval,
+    maxBufferedBytes: config.wsMaxBufferedBytes,
+  }, (request) => {
+    const url = new URL(request.url ?? '/', 'http://localhost')
+    const parsed = parsePath(url.pathname)
+    if (parsed.type !== 'resource') throw noSuchPath()
+    const query: Query = Object.fromEntries(url.searchParams)
+    const req = resolveResource(registry, parsed, query)
+    if (request.method !== 'GET' || !isWatch(query)) throw methodNotAllowed()
+    return req
+  }))
+}
+
+async function handle(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const path = request.url.split('?')[0]
+  const query = request.query as Query
+  const parsed = parsePath(path)
+  if (parsed.type === 'discovery') {
+    if (request.method !== 'GET') throw methodNotAllowed()
+    switch (parsed.what) {
+      case 'api':
+        return apiVersions(request.headers.host ?? '')
+      case 'apis':
+        return apiGroupList(ctx.registry)
+      case 'group':
+        return apiGroup(ctx.registry, parsed.group)
+      case 'groupVersion':
+        return apiResourceList(ctx.registry, parsed.group, parsed.version)
+    }
+  }
+  const req = resolveResource(ctx.registry, parsed, query)
+  const table = wantsTable(request.headers.accept)
+  switch (request.method) {
+    case 'GET':
+      if (isWatch(query)) return serveHttpWatch(ctx, req, table, request, reply)
+      return req.name === undefined ? listCollection(ctx, req, table) : getObject(ctx, req, table)
+    case 'POST':
+      reply.code(201)
+      return createObject(ctx, req, request.body)
+    case 'PUT':
+      return replaceObject(ctx, req, request.body)
+    case 'PATCH':
+      return patchObject(ctx, req, request.body, request.headers['content-type'])
+    case 'DELETE':
+      return req.name === undefined ? deleteCollection(ctx, req, request.body) : deleteObject(ctx, req, request.body)
+    default:
+      throw methodNotAllowed()
+  }
+}
+
+/** fastify's own client errors (bad JSON, body too large, unknown content type) as our codes. */
+function clientErrorCode(err: FastifyError): ErrorCode | undefined {
+  const status = err.statusCode
+  if (status === undefined || status < 400 || status >= 500) return undefined
+  if (status === 413) return 'REQUEST_TOO_LARGE'
+  if (status === 415) return 'UNSUPPORTED_MEDIA_TYPE'
+  return 'INVALID_ARGUMENT'
+}
+
+function statusErrorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
+  let e: unknown = err
+  if (!isKvlogError(err)) {
+    const code = clientErrorCode(err as FastifyError)
+    if (code !== undefined) e = new KvlogError(code, err.message)
+    else request.log.error({ err }, 'unexpected error')
+  }
+  const status = statusOf(e)
+  void reply.status(status.code).send(status)
+}

@@ -1,0 +1,102 @@
+/**
+ * The two transports of a resource watch (watch.ts):
+ *
+ * - HTTP: `GET ...?watch=true` answers 200 with a chunked stream, one JSON watch event per line
+ *   (`{"type":"ADDED","object":{...}}`), as kube-apiserver does; it ends at timeoutSeconds, on a
+ *   too-old ERROR, or when the server drains.
+ * - WebSocket: the same URL with `Upgrade: websocket`; one text frame per event. Bad requests are
+ *   answered as HTTP errors (a Status) before the upgrade.
+ *
+ * Named watches (`GET .../pods/foo?watch=true`) watch the collection with fieldSelector metadata.name.
+ */
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { WebSocketServer } from 'ws'
+import { statusOf } from '../status.js'
+import { webSocketSender } from '../../watch/ws-sender.js'
+import type { Query } from '../../params.js'
+import type { ApiContext, ResourceRequest } from '../context.js'
+import { both, parseFieldSelector } from '../selectors.js'
+import { includeObjectOf } from '../table.js'
+import { parseWatchOptions, ResourceWatch, type EventSink } from '../watch.js'
+
+/** Is this a watch request (`watch=true` or `watch=1`)? */
+export function isWatch(q: Query): boolean {
+  return q.watch === 'true' || q.watch === '1'
+}
+
+function newWatch(ctx: ApiContext, req: ResourceRequest, table: boolean, sink: EventSink): ResourceWatch {
+  const options = parseWatchOptions(req.query)
+  if (req.name !== undefined) options.selector = both(options.selector, parseFieldSelector(`metadata.name=${req.name}`))
+  const tableMode = table ? { include: includeObjectOf(req.query) } : undefined
+  return new ResourceWatch(ctx.log, ctx.hub, req.target, options, sink, tableMode, ctx.bookmarkInterval)
+}
+
+export async function serveHttpWatch(ctx: ApiContext, req: ResourceRequest, table: boolean, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const res = reply.raw
+  let ended = false
+  const watch = newWatch(ctx, req, table, {
+    send: (text) => (ended ? true : res.write(text + '\n')),
+    end: () => {
+      if (ended) return
+      ended = true
+      res.end()
+    },
+  })
+  // Options were valid: from here on the response is a stream.
+  reply.hijack()
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
+  // Clients wait for the headers before they read events; a quiet watch must not leave them waiting.
+  res.flushHeaders()
+  res.on('drain', () => watch.drained())
+  request.raw.socket.on('close', () => watch.close())
+  try {
+    await watch.start()
+  } catch (err) {
+    res.write(JSON.stringify({ type: 'ERROR', object: statusOf(err) }) + '\n')
+    watch.close()
+  }
+}
+
+export interface WsWatchOptions {
+  maxPayload: number
+  heartbeatInterval: number
+  maxBufferedBytes: number
+}
+
+/** Upgrade handler for resource watches over WebSocket; `resolve` turns the request into a watch request. */
+export function webSocketWatchHandler(ctx: ApiContext, options: WsWatchOptions, resolve: (request: IncomingMessage) => ResourceRequest) {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
+  return (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    let req: ResourceRequest
+    try {
+      req = resolve(request)
+      parseWatchOptions(req.query)
+    } catch (err) {
+      const status = statusOf(err)
+      const body = JSON.stringify(status)
+      socket.end(`HTTP/1.1 ${status.code} ${status.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+      return
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      // The drain callback only fires after a send, so `watch` exists by then.
+      const sender = webSocketSender(ws, options, () => watch.drained())
+      const watch = newWatch(ctx, req, false, {
+        send: (text) => sender.send(text),
+        end: () => {
+          if (ws.readyState === ws.OPEN) ws.close(1000)
+        },
+      })
+      ws.on('close', () => {
+        sender.stop()
+        watch.close()
+      })
+      ws.on('error', () => ws.terminate())
+      watch.start().catch((err: unknown) => {
+        sender.send(JSON.stringify({ type: 'ERROR', object: statusOf(err) }))
+        watch.close()
+      })
+    })
+  }
+}

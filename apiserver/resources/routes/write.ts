@@ -1,0 +1,26 @@
+/**
+ * POST (create), PUT (replace) and PATCH of one object. A resourceVersion in a PUT body, or one a patch
+ * sets, is a precondition (409 Conflict when stale); without one, a lost race is retried (store.ts).
+ */
+import type { K8sObject } from '../objects.js'
+import type { ApiContext, ResourceRequest } from '../context.js'
+import { dryRunOf } from '../context.js'
+import { applyPatch, patchType } from '../patch.js'
+import { methodNotAllowed } from '../status.js'
+
+export async function createObject(ctx: ApiContext, req: ResourceRequest, body: unknown): Promise<K8sObject> {
+  const { rt, namespace } = req.target
+  if (req.name !== undefined || (rt.namespaced && namespace === undefined)) throw methodNotAllowed()
+  return ctx.store.create(req.target, body, { dryRun: dryRunOf(req.query) })
+}
+
+export async function replaceObject(ctx: ApiContext, req: ResourceRequest, body: unknown): Promise<K8sObject> {
+  if (req.name === undefined) throw methodNotAllowed()
+  return ctx.store.update(req.target, req.name, () => body, { dryRun: dryRunOf(req.query) })
+}
+
+export async function patchObject(ctx: ApiContext, req: ResourceRequest, body: unknown, contentType: string | undefined): Promise<K8sObject> {
+  if (req.name === undefined) throw methodNotAllowed()
+  const type = patchType(contentType)
+  return ctx.store.update(req.target, req.name, (current) => applyPatch(type, current, body), { dryRun: dryRunOf(req.query) })
+}
