@@ -56,7 +56,11 @@ export interface InformerOptions<T extends KubeObject> extends Selection {
   pageSize?: number
   /** The server ends each watch after this long; the informer watches again. Default: 300–600 s, random. */
   watchTimeoutSeconds?: number
-  /** Abort a watch that received nothing (bookmarks included) for this long, ms. Default: never. */
+  /**
+   * Abort a watch that received nothing (bookmarks included) for this long, ms, and watch again from the
+   * last resourceVersion. Default: never. kvlog sends a BOOKMARK every watchProgressInterval (10 s by
+   * default) to watches with bookmarks, so a value above that only fires on a dead or silent connection.
+   */
   stallTimeoutMs?: number
   /** Ask for bookmarks (default true): they advance the resume point without object changes. */
   allowWatchBookmarks?: boolean

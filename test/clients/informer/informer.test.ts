@@ -7,6 +7,7 @@
  *   history compacted (POST /v1/compact) so the resume gets 410 Expired; the relist emits exactly the missed
  *   changes, the vanished objects as deletes with DeletedFinalStateUnknown, and the cache equals the list;
  * - a stalled (black-holed) watch is detected and resumed from its resourceVersion without a relist;
+ * - bookmarks keep a quiet watch from looking stalled and move the resume point past a compaction;
  * - watches ended by the server (timeoutSeconds) are resumed without a gap or a relist;
  * - label selection (leaving it is a delete), namespace / label / custom indexes, resync, late handlers.
  */
@@ -138,6 +139,30 @@ describe('Informer (real server)', function () {
     expect(inf.watches).to.be.greaterThan(watches)
     expect(inf.lists).to.equal(1)
     expect(seen).to.deep.equal(['add st/a', 'add st/b', 'delete st/a'])
+  })
+
+  it('bookmarks keep a quiet watch alive and move its resume point, so a resume after compaction needs no relist', async () => {
+    const s = await server(['--watch-progress-interval', '150ms'])
+    const proxy = await proxyTo(s)
+    const direct = configMaps(s.http)
+    const { inf, seen } = await recorded(proxy.url, { namespace: 'bm', stallTimeoutMs: 1000 })
+    // Writes elsewhere move the store's revision; the informer's selection sees none of them.
+    let head = 0
+    for (let i = 0; i < 5; i++) head = Number((await direct.create(configMap('elsewhere', `x${i}`))).metadata.resourceVersion)
+    await eventually('a bookmark at the head', () => Number(inf.resourceVersion) >= head)
+    await new Promise((r) => setTimeout(r, 1500))
+    expect(inf.watches).to.equal(1) // quiet but alive: bookmarks, no stall
+
+    const native = new KvlogClient({ endpoint: s.http })
+    await native.compact(head)
+    let retries = 0
+    inf.on('retry', () => retries++)
+    proxy.cutAll()
+    await eventually('the informer to notice the cut', () => retries >= 1 || inf.watches > 1)
+    await direct.create(configMap('bm', 'after'))
+    await converged(inf, s.http, { namespace: 'bm' })
+    expect(seen).to.deep.equal(['add bm/after'])
+    expect(inf.lists).to.equal(1)
   })
 
   it('resumes watches the server ends (timeoutSeconds) without a gap, a duplicate or a relist', async () => {
