@@ -20,6 +20,8 @@ export interface Exchange {
   path: string
   query?: URLSearchParams
   body?: unknown
+  /** Cancels the request (and its retries); the caller gets the abort reason. */
+  signal?: AbortSignal
   /** Reads are idempotent; writes (and compaction) are not. */
   idempotent: boolean
 }
@@ -58,9 +60,10 @@ export async function exchange<T>(o: HttpOptions, x: Exchange): Promise<T> {
         method: x.method,
         headers: x.body === undefined ? {} : { 'content-type': 'application/json' },
         body: x.body === undefined ? undefined : JSON.stringify(x.body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
-        signal: AbortSignal.timeout(o.timeoutMs),
+        signal: x.signal ? AbortSignal.any([x.signal, AbortSignal.timeout(o.timeoutMs)]) : AbortSignal.timeout(o.timeoutMs),
       })
     } catch (err) {
+      if (x.signal?.aborted) throw x.signal.reason
       const code = causeCode(err)
       // fetch refuses some ports (the spec's "bad port" list) before sending anything.
       const badPort = (err as { cause?: { message?: string } }).cause?.message === 'bad port'

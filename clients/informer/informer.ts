@@ -92,6 +92,8 @@ export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
   private wakeSleep: (() => void) | undefined
   /** Failures since the last progress (a list, or a watch event); they grow the backoff. */
   private failures = 0
+  /** Aborted by stop(): cancels a list in flight. */
+  private readonly abort = new AbortController()
   /** Expired answers with no watch event in between: a relist that expires again at once backs off. */
   private expiredStreak = 0
 
@@ -134,6 +136,7 @@ export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
   /** Stops watching; resolves when the loop has ended. The cache stays readable. */
   async stop(): Promise<void> {
     this.stopped = true
+    this.abort.abort(new Error('the informer was stopped'))
     clearInterval(this.resyncTimer)
     clearTimeout(this.sleepTimer)
     this.wakeSleep?.()
@@ -175,7 +178,7 @@ export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
 
   private async relist(): Promise<void> {
     const o = this.options
-    const list = await this.client.listAll({ namespace: o.namespace, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, pageSize: o.pageSize })
+    const list = await this.client.listAll({ namespace: o.namespace, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, pageSize: o.pageSize, signal: this.abort.signal })
     if (this.stopped) return
     this.lists++
     const initial = !this.hasSynced
@@ -198,6 +201,8 @@ export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
   }
 
   private async watchOnce(): Promise<WatchOutcome> {
+    // stop() closes the watch it finds; one started after it would run until its timeout.
+    if (this.stopped) return 'ended'
     const o = this.options
     const w = this.client.watch({
       namespace: o.namespace, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector,

@@ -45,6 +45,8 @@ export interface ListOptions extends Selection {
   /** Unset: the most recent state (a consistent read). "0": any state. N: see resourceVersionMatch. */
   resourceVersion?: string
   resourceVersionMatch?: 'Exact' | 'NotOlderThan'
+  /** Cancels the request. */
+  signal?: AbortSignal
 }
 
 export class ResourceClient<T extends KubeObject = KubeObject> {
@@ -71,7 +73,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     if (options.continue) q.set('continue', options.continue)
     if (options.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion)
     if (options.resourceVersionMatch) q.set('resourceVersionMatch', options.resourceVersionMatch)
-    return exchange<ObjectList<T>>(this.http, { method: 'GET', path: this.path(options.namespace), query: q, idempotent: true })
+    return exchange<ObjectList<T>>(this.http, { method: 'GET', path: this.path(options.namespace), query: q, idempotent: true, signal: options.signal })
   }
 
   /**

@@ -182,6 +182,24 @@ describe('Informer (real server)', function () {
     expect(seen).to.deep.equal(expected)
   })
 
+  it('stop() ends at once, also while a list hangs (the list is canceled) and while the watch is quiet', async () => {
+    const s = await server()
+    const proxy = await proxyTo(s)
+    proxy.swallowResponses = true
+    const hanging = informer(proxy.url, { namespace: 'stop' }).start()
+    await eventually('the list request', () => proxy.count('GET /api/v1/namespaces/stop/configmaps') >= 1)
+    let t0 = performance.now()
+    await hanging.stop()
+    expect(performance.now() - t0).to.be.lessThan(1000)
+    expect(hanging.isSynced).to.equal(false)
+
+    const { inf } = await recorded(s.http, { namespace: 'stop' })
+    await eventually('the watch', () => inf.watches === 1)
+    t0 = performance.now()
+    await inf.stop()
+    expect(performance.now() - t0).to.be.lessThan(1000)
+  })
+
   it('label selection: only matching objects; leaving the selection is a delete, entering an add', async () => {
     const s = await server()
     const direct = configMaps(s.http)
