@@ -7,6 +7,7 @@
 // - the front doors (apiserver/http, apiserver/resources, apiserver/etcd) never import each other;
 //   what they share lives in apiserver/watch or apiserver/*.ts below them.
 // - clients/ imports nothing from the server side, except the CLI's `serve` command (clients/cli/serve*).
+// - examples/ use the client package only (clients/index.js), like a user's program would.
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
@@ -79,5 +80,12 @@ export default tseslint.config(
     files: ['clients/**/*.ts'],
     ignores: ['clients/cli/serve*.ts'],
     rules: forbid([SERVER, 'the client library imports nothing from the server side; only the CLI `serve` command loads apiserver/.']),
+  },
+  {
+    files: ['examples/**/*.ts'],
+    rules: forbid(
+      [SERVER, 'examples use the client package only, never the server side.'],
+      [['**/clients/**', '!**/clients/index.js'], 'examples import the client package (clients/index.js), not its internals.'],
+    ),
   },
 )

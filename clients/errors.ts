@@ -2,6 +2,7 @@
  * Errors the client raises. The client imports nothing from the server side, so the stable codes are
  * restated here as a string type (docs/errors.md is the registry).
  */
+import { isStatus, type Status } from './resources/types.js'
 
 export type ErrorCode =
   | 'INVALID_ARGUMENT' | 'EMPTY_KEY' | 'KEY_NOT_FOUND' | 'DUPLICATE_KEY' | 'TOO_MANY_OPS' | 'REQUEST_TOO_LARGE'
@@ -53,7 +54,24 @@ export class UnreachableError extends Error {
   }
 }
 
+/**
+ * An error of the Kubernetes-style resource API, answered as a Status. `code` is the Status reason
+ * (NotFound, AlreadyExists, Conflict, Expired, Gone, Invalid, BadRequest, ...), `status` its HTTP code.
+ * Expired (410) means the resourceVersion or continue token is older than the history kept: relist.
+ */
+export class StatusError extends KvlogClientError {
+  constructor(readonly statusObject: Status, httpStatus: number) {
+    super(statusObject.reason ?? (httpStatus === 410 ? 'Expired' : 'Unknown'), statusObject.message ?? `HTTP ${httpStatus}`, statusObject.code ?? httpStatus, statusObject.details ?? {})
+  }
+}
+
+/** True when `err` is a resource API error with this reason, e.g. isReason(err, 'NotFound'). */
+export function isReason(err: unknown, reason: string): boolean {
+  return err instanceof StatusError && err.code === reason
+}
+
 export function errorFromBody(status: number, body: unknown): KvlogClientError {
+  if (isStatus(body)) return new StatusError(body, status)
   const e = (body as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined)?.error
   const code = e?.code ?? (status >= 500 ? 'UNAVAILABLE' : 'INVALID_ARGUMENT')
   const message = e?.message ?? `HTTP ${status}`

@@ -20,6 +20,8 @@ export interface Exchange {
   path: string
   query?: URLSearchParams
   body?: unknown
+  /** Cancels the request (and its retries); the caller gets the abort reason. */
+  signal?: AbortSignal
   /** Reads are idempotent; writes (and compaction) are not. */
   idempotent: boolean
 }
@@ -35,9 +37,23 @@ function causeCode(err: unknown): string | undefined {
   return undefined
 }
 
+export function requestUrl(endpoint: string, path: string, query?: URLSearchParams): string {
+  return `${endpoint.replace(/\/$/, '')}${path}${query && [...query].length > 0 ? `?${query}` : ''}`
+}
+
+/** The body of a response as JSON, or undefined when it is empty or not JSON. */
+export async function jsonBody(res: Response): Promise<unknown> {
+  const text = await res.text()
+  try {
+    return text === '' ? undefined : JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
 export async function exchange<T>(o: HttpOptions, x: Exchange): Promise<T> {
   const res = await respond(o, x, () => AbortSignal.timeout(o.timeoutMs))
-  return parseBody(await res.text()) as T
+  return (await jsonBody(res)) as T
 }
 
 /**
@@ -59,7 +75,7 @@ export async function download(o: HttpOptions, path: string): Promise<Response> 
  * `signal` gives each attempt its abort signal.
  */
 async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): Promise<Response> {
-  const url = `${o.endpoint.replace(/\/$/, '')}${x.path}${x.query && [...x.query].length > 0 ? `?${x.query}` : ''}`
+  const url = requestUrl(o.endpoint, x.path, x.query)
   for (let attempt = 0; ; attempt++) {
     let res: Response
     try {
@@ -67,9 +83,10 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
         method: x.method,
         headers: x.body === undefined ? {} : { 'content-type': 'application/json' },
         body: x.body === undefined ? undefined : JSON.stringify(x.body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
-        signal: signal(),
+        signal: x.signal ? AbortSignal.any([x.signal, signal()]) : signal(),
       })
     } catch (err) {
+      if (x.signal?.aborted) throw x.signal.reason
       const code = causeCode(err)
       // fetch refuses some ports (the spec's "bad port" list) before sending anything.
       const badPort = (err as { cause?: { message?: string } }).cause?.message === 'bad port'
@@ -81,15 +98,7 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
       if (x.idempotent) throw new UnreachableError(`request to ${o.endpoint} failed: ${String(code ?? err)}`, err)
       throw new OutcomeUnknownError(`the connection failed during ${x.method} ${x.path}; the write may or may not have been applied`, err)
     }
-    if (!res.ok) throw errorFromBody(res.status, parseBody(await res.text()))
+    if (!res.ok) throw errorFromBody(res.status, await jsonBody(res))
     return res
-  }
-}
-
-function parseBody(text: string): unknown {
-  try {
-    return text === '' ? undefined : JSON.parse(text)
-  } catch {
-    return undefined
   }
 }
