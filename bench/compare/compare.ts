@@ -1,5 +1,6 @@
 /**
- * npm run bench:compare [-- --json] [--quick] [--svg FILE] [--only NAME,...]
+ * npm run bench:compare [-- --json] [--quick] [--svg FILE] [--only NAME,...] [--seconds S]
+ *   [--big-keys N] [--big-revisions N]
  *
  * kvlog side by side with a real etcd 3.4, both on loopback with durable writes, each on a fresh data dir,
  * the same workloads through the same client code (grpc-js with our etcd .proto definitions, in forked
@@ -15,7 +16,8 @@
  */
 import { writeFile } from 'node:fs/promises'
 import { endProgress, parseBenchArgs, progress, table } from '../lib/report.js'
-import { FULL, isBetter, QUICK, ratio, type Figure, type Pair, type Scale } from './figures.js'
+import { isBetter, ratio, scaleFrom, type Figure, type Pair, type Scale } from './figures.js'
+import { closeGenerators } from './generators.js'
 import { chart } from './svg.js'
 import { checkEtcdInstalled, startEtcd, startKvlog } from './systems.js'
 import { bigStore, bigStoreFigures } from './workloads/big-store.js'
@@ -31,13 +33,14 @@ const WORKLOADS: Record<string, (pair: Pair, scale: Scale) => Promise<Figure[]>>
   watch,
 }
 
+const T0 = Date.now()
 const args = parseBenchArgs()
-const scale = args.quick ? QUICK : FULL
+const scale = scaleFrom(args.quick, args.flags)
 const only = args.flags.get('only')?.split(',')
 const wanted = (name: string) => only === undefined || only.includes(name)
 const note = (text: string) => {
   progress(text)
-  if (!process.stderr.isTTY && process.env.BENCH_VERBOSE) process.stderr.write(`${text}\n`)
+  if (!process.stderr.isTTY && process.env.BENCH_VERBOSE) process.stderr.write(`${((Date.now() - T0) / 1000).toFixed(1)}s ${text}\n`)
 }
 
 async function withPair<T>(fn: (pair: Pair) => Promise<T>): Promise<T> {
@@ -97,6 +100,8 @@ try {
   endProgress()
   console.error(err)
   process.exitCode = 1
+} finally {
+  closeGenerators()
 }
 // Generators and gRPC channels are closed; anything left (a stuck child) must not keep the script alive.
 setTimeout(() => process.exit(), 1000).unref()

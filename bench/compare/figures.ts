@@ -38,6 +38,11 @@ export interface Scale {
   bigRevisions: number
   /** Steady write load while compacting. */
   compactRate: number
+  /** --quick only: how long the check perf model runs (full runs use etcdctl's minute). */
+  checkPerfModelMs: number
+  /** Pause before reading RSS; wait for the tail of watch deliveries at most this long. */
+  settleMs: number
+  graceMs: number
 }
 
 export const FULL: Scale = {
@@ -45,13 +50,29 @@ export const FULL: Scale = {
   watchers: 1000, watchStreams: 50, watchRate: 1000, watchSeconds: 10,
   resumeWatchers: 100, resumeRevisions: 10_000,
   bigKeys: 100_000, bigRevisions: 1_000_000, compactRate: 1000,
+  checkPerfModelMs: 0, settleMs: 2000, graceMs: 10_000,
 }
 
+/** Small enough for CI (< 60 s on a busy 2-core machine): it shows that everything runs and reports. */
 export const QUICK: Scale = {
-  quick: true, seconds: 1, generators: 2, putClients: [1, 64, 1000], rangeKeys: 1000,
-  watchers: 100, watchStreams: 10, watchRate: 200, watchSeconds: 1.5,
-  resumeWatchers: 10, resumeRevisions: 1000,
-  bigKeys: 2000, bigRevisions: 10_000, compactRate: 200,
+  quick: true, seconds: 0.5, generators: 1, putClients: [1, 64, 1000], rangeKeys: 100,
+  watchers: 20, watchStreams: 4, watchRate: 100, watchSeconds: 0.5,
+  resumeWatchers: 10, resumeRevisions: 200,
+  bigKeys: 200, bigRevisions: 1000, compactRate: 100,
+  checkPerfModelMs: 500, settleMs: 200, graceMs: 2000,
+}
+
+/** FULL with the big store's sizes from flags (--big-keys, --big-revisions) when the machine is too slow. */
+export function scaleFrom(quick: boolean, flags: Map<string, string>): Scale {
+  const scale = { ...(quick ? QUICK : FULL) }
+  for (const [flag, field] of [['big-keys', 'bigKeys'], ['big-revisions', 'bigRevisions'], ['seconds', 'seconds']] as const) {
+    const v = flags.get(flag)
+    if (v === undefined) continue
+    const n = Number(v)
+    if (!(n > 0)) throw new Error(`--${flag} must be a positive number, got ${v}`)
+    scale[field] = n
+  }
+  return scale
 }
 
 export function ratio(f: Pick<Figure, 'kvlog' | 'etcd'>): number {

@@ -13,6 +13,18 @@ export function forkWorker(): ChildProcess {
   return fork(WORKER, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
 }
 
+/** Idle load generators, reused between loads (forking one costs about a second on a busy machine). */
+const idle: ChildProcess[] = []
+
+function takeWorkers(n: number): ChildProcess[] {
+  return Array.from({ length: n }, () => idle.pop() ?? forkWorker())
+}
+
+/** Ends the idle generators (call once at the end). */
+export function closeGenerators(): void {
+  for (const w of idle.splice(0)) w.kill()
+}
+
 export function ask<T>(child: ChildProcess, msg: object, kind: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const onExit = () => reject(new Error('load generator exited'))
@@ -32,6 +44,8 @@ export function ask<T>(child: ChildProcess, msg: object, kind: string): Promise<
 export interface Throughput {
   opsPerSec: number
   ops: number
+  /** When the first generator started (ms since the epoch). */
+  startedAt: number
   p50: number
   p99: number
   max: number
@@ -49,7 +63,7 @@ function split(n: number, parts: number, i: number): number {
  */
 export async function runLoad(command: PutsCommand | RangesCommand, processes: number, stop?: Promise<unknown>): Promise<Throughput> {
   const n = Math.max(1, Math.min(processes, command.clients))
-  const workers = Array.from({ length: n }, forkWorker)
+  const workers = takeWorkers(n)
   void stop?.then(() => {
     for (const w of workers) if (w.connected) w.send({ cmd: 'stop' })
   })
@@ -67,6 +81,7 @@ export async function runLoad(command: PutsCommand | RangesCommand, processes: n
       }
       return ask<LoadResult>(w, part, 'done')
     }))
+    idle.push(...workers)
     const failed = results.find((r) => r.errors > 0)
     if (failed) throw new Error(`${failed.errors} requests failed, e.g. ${failed.firstError}`)
     const latencies = results.flatMap((r) => r.latencies)
@@ -76,13 +91,15 @@ export async function runLoad(command: PutsCommand | RangesCommand, processes: n
     return {
       opsPerSec: ops / Math.max(...results.map((r) => r.seconds)),
       ops,
+      startedAt: Math.min(...results.map((r) => r.startedAt)),
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       max: latencies.reduce((m, x) => Math.max(m, x), 0),
       stddev,
     }
-  } finally {
-    for (const w of workers) w.kill()
+  } catch (err) {
+    for (const w of workers) if (!idle.includes(w)) w.kill()
+    throw err
   }
 }
 

@@ -61,6 +61,8 @@ export interface LoadResult {
   ops: number
   errors: number
   firstError?: string
+  /** ms since the epoch. */
+  startedAt: number
   seconds: number
   /** ms, every op (or a uniform sample when there are very many). */
   latencies: number[]
@@ -142,7 +144,7 @@ async function drive(clients: number, durationMs: number, count: number, rate: n
       }
     }
   }))
-  return { kind: 'done', ops: next - errors, errors, firstError, seconds: (now() - start) / 1000, latencies: samples.values }
+  return { kind: 'done', ops: next - errors, errors, firstError, startedAt: start, seconds: (now() - start) / 1000, latencies: samples.values }
 }
 
 function valueFor(c: PutsCommand): () => Buffer {

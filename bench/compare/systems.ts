@@ -98,7 +98,7 @@ async function startSystem(name: SystemName, launch: () => Launch, grpc: string,
     try {
       await waitForRange(grpc, 300_000)
     } catch (err) {
-      throw new Error(`${name} did not start: ${String(err)}\n${stderr}`)
+      throw new Error(`${name} did not start: ${String(err)}\n${stderr}`, { cause: err })
     }
     return performance.now() - started
   }

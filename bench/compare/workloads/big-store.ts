@@ -33,7 +33,7 @@ export async function bigStore(system: System, scale: Scale, note: (text: string
   }, scale.generators)
   note(`${system.name}: ${scale.bigKeys} keys of 1 KiB`)
   await load(scale.bigKeys, 0, 1024)
-  await new Promise((r) => setTimeout(r, 2000))
+  await new Promise((r) => setTimeout(r, scale.settleMs))
   const rssBytes = await system.rss()
 
   note(`${system.name}: superseding puts up to ${scale.bigRevisions} revisions`)

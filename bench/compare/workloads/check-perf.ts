@@ -38,7 +38,7 @@ function etcdctl(system: System, load: string): Promise<CheckResult> {
 async function model(system: System, load: keyof typeof LOADS, scale: Scale, run: number): Promise<CheckResult> {
   const { limit, clients } = LOADS[load]
   const t = await runLoad({
-    cmd: 'puts', target: system.grpc, clients, connections: 100, durationMs: 3000, rate: limit,
+    cmd: 'puts', target: system.grpc, clients, connections: 100, durationMs: scale.checkPerfModelMs, rate: limit,
     keyPrefix: `/check-perf-model/${load}/${run}/`, keys: 1_000_000, valueBytes: 1024,
   }, scale.generators)
   return { writesPerSec: t.opsPerSec, pass: t.opsPerSec >= 0.9 * limit && t.max <= 500 && t.stddev <= 100 }

@@ -3,7 +3,7 @@
  * its own connection), held by 2 generator processes that read responses cheaply (grpc.ts), while one
  * paced writer process commits `watchRate` revisions/s (puts of a {"t": send time} value over 100 keys).
  * Deliveries/s = events received by all watchers / time from the first put to the last delivery (or a
- * 10-s grace). Latency = receipt - send time of the put: commit (fsync) included, an upper bound of
+ * grace of 10 s). Latency = receipt - send time of the put: commit (fsync) included, an upper bound of
  * commit-to-receipt. Also kvlog's native WebSocket watch (bench/lib/watch-clients.ts) with the same
  * watchers, connections and writer (native HTTP puts), against etcd's gRPC figures.
  *
@@ -15,13 +15,12 @@ import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { percentile } from '../../lib/report.js'
 import { bothSides, type Figure, type Pair, type Scale } from '../figures.js'
-import { ask, runLoad, WatchGenerators } from '../generators.js'
+import { ask, runLoad, WatchGenerators, type Throughput } from '../generators.js'
 import { connect, put } from '../grpc.js'
 import type { System } from '../systems.js'
 
 const WS_CLIENT = fileURLToPath(new URL('../../lib/watch-clients.js', import.meta.url))
 const now = () => performance.timeOrigin + performance.now()
-const GRACE_MS = 10_000
 
 interface FanOut {
   deliveriesPerSec: number
@@ -37,13 +36,11 @@ interface Progress {
 }
 
 /** Writes at the scale's rate while `progress` reports; waits for the tail; computes the figures. */
-async function measure(scale: Scale, writer: () => Promise<{ ops: number }>, progress: (latencies: boolean) => Promise<Progress>): Promise<FanOut> {
+async function measure(scale: Scale, writer: () => Promise<Throughput>, progress: (latencies: boolean) => Promise<Progress>): Promise<FanOut> {
   const before = await progress(false)
-  const t0 = now()
-  const { ops } = await writer()
-  const writeSeconds = (now() - t0) / 1000
+  const { ops, opsPerSec, startedAt: t0 } = await writer()
   let last = await progress(false)
-  while (last.minEvents - before.minEvents < ops && now() - t0 < scale.watchSeconds * 1000 + GRACE_MS) {
+  while (last.minEvents - before.minEvents < ops && now() - t0 < scale.watchSeconds * 1000 + scale.graceMs) {
     await new Promise((r) => setTimeout(r, 50))
     last = await progress(false)
   }
@@ -53,7 +50,7 @@ async function measure(scale: Scale, writer: () => Promise<{ ops: number }>, pro
     deliveriesPerSec: (final.events - before.events) / elapsed,
     p50: percentile(final.latencies, 50),
     p99: percentile(final.latencies, 99),
-    writesPerSec: ops / writeSeconds,
+    writesPerSec: opsPerSec,
   }
 }
 
@@ -115,7 +112,7 @@ async function resume(system: System, scale: Scale): Promise<number> {
   const g = WatchGenerators.fork(2)
   try {
     const t0 = now()
-    await g.watch({ cmd: 'watch', target: system.grpc, watchers: scale.resumeWatchers, streams: 10, prefix, startRevision: from, expectEvents: scale.resumeRevisions })
+    await g.watch({ cmd: 'watch', target: system.grpc, watchers: scale.resumeWatchers, streams: Math.min(10, scale.resumeWatchers), prefix, startRevision: from, expectEvents: scale.resumeRevisions })
     for (;;) {
       const r = await g.report()
       if (r.every((x) => x.doneAt !== undefined)) return Math.max(...r.map((x) => x.doneAt!)) - t0
