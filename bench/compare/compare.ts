@@ -12,10 +12,11 @@
  *   watch       4. watch fan-out (+ kvlog native WebSocket), 5. resume
  *   big-store   7. memory, 8. restart, 6. compaction (on a second, fresh pair of data dirs)
  * Prints a table; `--json` ends with one line {"workloads":{name:{kvlog,etcd,unit,higherIsBetter,ratio}}};
- * `--svg FILE` writes the chart (docs/bench-compare.svg). `--quick` runs a small version of everything.
+ * `--svg FILE` writes the chart (docs/bench-compare.svg), `--markdown FILE` the table for docs/benchmarks.md.
+ * `--quick` runs a small version of everything.
  */
 import { writeFile } from 'node:fs/promises'
-import { endProgress, parseBenchArgs, progress, table } from '../lib/report.js'
+import { endProgress, formatNumber, parseBenchArgs, progress, table } from '../lib/report.js'
 import { isBetter, ratio, scaleFrom, type Figure, type Pair, type Scale } from './figures.js'
 import { closeGenerators } from './generators.js'
 import { chart } from './svg.js'
@@ -74,6 +75,8 @@ async function main(): Promise<void> {
   for (const f of figures) rows.push([f.name, f.kvlog, f.etcd, f.unit, ratio(f).toFixed(2), isBetter(f) ? 'better' : 'worse', f.note ?? ''])
   console.log(`kvlog vs etcd ${etcdVersion}${scale.quick ? ' (--quick)' : ''}, ${new Date().toISOString().slice(0, 10)}, ${((Date.now() - started) / 1000).toFixed(0)} s`)
   console.log(table(rows))
+  const markdown = args.flags.get('markdown')
+  if (markdown !== undefined) await writeFile(markdown, markdownTable(figures))
   const svg = args.flags.get('svg')
   if (svg !== undefined) {
     await writeFile(svg, chart(figures, `kvlog vs etcd ${etcdVersion} — ${new Date().toISOString().slice(0, 10)}${scale.quick ? ' (quick)' : ''}`))
@@ -88,6 +91,15 @@ async function main(): Promise<void> {
     }
     console.log(JSON.stringify({ workloads }))
   }
+}
+
+/** The table for docs/benchmarks.md. */
+function markdownTable(figures: Figure[]): string {
+  const lines = ['| workload | kvlog | etcd | unit | kvlog / etcd | | note |', '|---|---:|---:|---|---:|---|---|']
+  for (const f of figures) {
+    lines.push(`| ${f.name} | ${formatNumber(f.kvlog)} | ${formatNumber(f.etcd)} | ${f.unit} | ${ratio(f).toFixed(2)} | ${isBetter(f) ? 'better' : '**worse**'} | ${f.note ?? ''} |`)
+  }
+  return lines.join('\n') + '\n'
 }
 
 function round(x: number): number {

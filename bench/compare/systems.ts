@@ -145,7 +145,7 @@ export async function startKvlog(extraArgs: string[] = []): Promise<System> {
   const root = await mkdtemp(join(tmpdir(), 'bench-kvlog-'))
   const dataDir = join(root, 'data')
   const [grpc, http] = [await freePort(), await freePort()]
-  const args = [...(process.env.KVLOG_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), KVLOG_BIN, 'serve',
+  const args = [KVLOG_BIN, 'serve',
     '--data-dir', dataDir, '--listen-grpc', `127.0.0.1:${grpc}`, '--listen-http', `127.0.0.1:${http}`,
     '--fsync', 'always', '--quota-backend-bytes', QUOTA, '--log-level', 'warn', ...extraArgs]
   return startSystem('kvlog', () => ({ command: process.execPath, args }), `127.0.0.1:${grpc}`, dataDir, root,

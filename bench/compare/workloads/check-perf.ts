@@ -21,7 +21,7 @@ interface CheckResult {
 
 function etcdctl(system: System, load: string): Promise<CheckResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('etcdctl', ['--endpoints', system.grpc, 'check', 'perf', `--load=${load}`, '--auto-compact', '--auto-defrag'],
+    const child = spawn('etcdctl', ['--endpoints', system.grpc, 'check', 'perf', `--load=${load}`],
       { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
