@@ -1,0 +1,129 @@
+/**
+ * Load generator processes (load-worker.ts, forked): a load is split over several of them so the
+ * generator is not the bottleneck, and their results are merged.
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { percentile } from '../lib/report.js'
+import type { LoadResult, PutsCommand, RangesCommand, WatchCommand, WatchReport } from './load-worker.js'
+
+const WORKER = fileURLToPath(new URL('./load-worker.js', import.meta.url))
+
+export function forkWorker(): ChildProcess {
+  return fork(WORKER, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+}
+
+/** Idle load generators, reused between loads (forking one costs about a second on a busy machine). */
+const idle: ChildProcess[] = []
+
+function takeWorkers(n: number): ChildProcess[] {
+  return Array.from({ length: n }, () => idle.pop() ?? forkWorker())
+}
+
+/** Ends the idle generators (call once at the end). */
+export function closeGenerators(): void {
+  for (const w of idle.splice(0)) w.kill()
+}
+
+export function ask<T>(child: ChildProcess, msg: object, kind: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onExit = () => reject(new Error('load generator exited'))
+    const on = (m: { kind: string; message?: string }) => {
+      if (m.kind !== kind && m.kind !== 'error') return
+      child.off('message', on)
+      child.off('exit', onExit)
+      if (m.kind === 'error') reject(new Error(m.message))
+      else resolve(m as T)
+    }
+    child.on('message', on)
+    child.once('exit', onExit)
+    child.send(msg)
+  })
+}
+
+export interface Throughput {
+  opsPerSec: number
+  ops: number
+  /** When the first generator started (ms since the epoch). */
+  startedAt: number
+  p50: number
+  p99: number
+  max: number
+  stddev: number
+}
+
+function split(n: number, parts: number, i: number): number {
+  return Math.floor(n / parts) + (i < n % parts ? 1 : 0)
+}
+
+/**
+ * Runs one load over `processes` generators (clients, connections, count and rate split between them)
+ * and merges: ops/s over the longest generator's time, latency percentiles over all samples (ms).
+ * When `stop` settles, the generators finish the operations in flight and report.
+ */
+export async function runLoad(command: PutsCommand | RangesCommand, processes: number, stop?: Promise<unknown>): Promise<Throughput> {
+  const n = Math.max(1, Math.min(processes, command.clients))
+  const workers = takeWorkers(n)
+  void stop?.then(() => {
+    for (const w of workers) if (w.connected) w.send({ cmd: 'stop' })
+  })
+  try {
+    let keyStart = command.cmd !== 'ranges' ? command.keyStart ?? 0 : 0
+    const results = await Promise.all(workers.map((w, i) => {
+      const part = { ...command, clients: split(command.clients, n, i), connections: Math.max(1, split(command.connections, n, i)) }
+      if (part.cmd !== 'ranges') {
+        if (part.count !== undefined) {
+          part.count = split(part.count, n, i)
+          part.keyStart = keyStart
+          keyStart += part.count
+        }
+        if (part.rate !== undefined) part.rate = (part.rate * part.clients) / command.clients
+      }
+      return ask<LoadResult>(w, part, 'done')
+    }))
+    idle.push(...workers)
+    const failed = results.find((r) => r.errors > 0)
+    if (failed) throw new Error(`${failed.errors} requests failed, e.g. ${failed.firstError}`)
+    const latencies = results.flatMap((r) => r.latencies)
+    const ops = results.reduce((s, r) => s + r.ops, 0)
+    const mean = latencies.reduce((s, x) => s + x, 0) / Math.max(1, latencies.length)
+    const stddev = Math.sqrt(latencies.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(1, latencies.length))
+    return {
+      opsPerSec: ops / Math.max(...results.map((r) => r.seconds)),
+      ops,
+      startedAt: Math.min(...results.map((r) => r.startedAt)),
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      max: latencies.reduce((m, x) => Math.max(m, x), 0),
+      stddev,
+    }
+  } catch (err) {
+    for (const w of workers) if (!idle.includes(w)) w.kill()
+    throw err
+  }
+}
+
+/** Watch generators holding `command.watchers` watchers in total. */
+export class WatchGenerators {
+  private constructor(private readonly workers: ChildProcess[]) {}
+
+  static fork(processes: number): WatchGenerators {
+    return new WatchGenerators(Array.from({ length: processes }, forkWorker))
+  }
+
+  /** Creates the watches (spread over the processes); resolves once every one is created. */
+  async watch(command: WatchCommand): Promise<void> {
+    const n = this.workers.length
+    await Promise.all(this.workers.map((w, i) => ask(w, {
+      ...command, watchers: split(command.watchers, n, i), streams: Math.max(1, split(command.streams, n, i)),
+    }, 'ready')))
+  }
+
+  report(latencies = false): Promise<WatchReport[]> {
+    return Promise.all(this.workers.map((w) => ask<WatchReport>(w, { cmd: 'report', latencies }, 'report')))
+  }
+
+  stop(): void {
+    for (const w of this.workers) w.kill()
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * A load generator process for bench/compare (started with child_process.fork, so the generators do not
+ * share the event loop of the script or of each other). The same code drives etcd and kvlog: grpc-js
+ * with our etcd .proto definitions; `http-puts` drives kvlog's native HTTP API for its own figures.
+ *
+ * parent → one command (below); child → { kind: 'done', ... } for loads, or for `watch`: { kind: 'ready' }
+ * once every watch is created, then { kind: 'report', ... } on each { cmd: 'report' }.
+ */
+import { Agent, request as httpRequest } from 'node:http'
+import type { ClientDuplexStream } from '@grpc/grpc-js'
+import type { Message } from '../../apiserver/etcd/proto.js'
+import { connect, readWatchResponse, type EtcdClient } from './grpc.js'
+
+export interface PutsCommand {
+  cmd: 'puts' | 'http-puts'
+  /** gRPC "host:port", or the HTTP base URL for http-puts. */
+  target: string
+  clients: number
+  /** TCP connections the clients share (gRPC); clients are spread round-robin. */
+  connections: number
+  /** Stop after this long, or after `count` puts, whichever first. */
+  durationMs: number
+  count?: number
+  keyPrefix: string
+  /** Put i writes key keyPrefix + (keyStart + i) % keys, zero-padded. */
+  keys: number
+  keyStart?: number
+  valueBytes: number
+  /** Paced: this many puts/s in total, latency from each put's scheduled time (no coordinated omission). */
+  rate?: number
+  /** Values carry the send time ({"t":ms}) for watch latency. */
+  stamp?: boolean
+}
+
+export interface RangesCommand {
+  cmd: 'ranges'
+  target: string
+  clients: number
+  connections: number
+  durationMs: number
+  /** point: get one of `keys` keys under prefix; prefix: list everything under prefix. */
+  mode: 'point' | 'prefix'
+  prefix: string
+  keys: number
+}
+
+export interface WatchCommand {
+  cmd: 'watch'
+  target: string
+  watchers: number
+  /** Watch streams (each on its own connection); watchers are spread over them. */
+  streams: number
+  prefix: string
+  startRevision?: number
+  /** Report doneAt once every watcher has received this many events. */
+  expectEvents?: number
+}
+
+export interface LoadResult {
+  kind: 'done'
+  ops: number
+  errors: number
+  firstError?: string
+  /** ms since the epoch. */
+  startedAt: number
+  seconds: number
+  /** ms, every op (or a uniform sample when there are very many). */
+  latencies: number[]
+}
+
+export interface WatchReport {
+  kind: 'report'
+  events: number
+  latencies: number[]
+  minEvents: number
+  doneAt?: number
+}
+
+const now = () => performance.timeOrigin + performance.now()
+const MAX_SAMPLES = 400_000
+
+class Samples {
+  values: number[] = []
+  private seen = 0
+  add(ms: number): void {
+    this.seen++
+    if (this.values.length < MAX_SAMPLES) this.values.push(ms)
+    else {
+      const j = Math.floor(Math.random() * this.seen)
+      if (j < MAX_SAMPLES) this.values[j] = ms
+    }
+  }
+}
+
+/** Set by { cmd: 'stop' }: loads end after their operations in flight. */
+let stopped = false
+
+const pad = (n: number) => n.toString().padStart(8, '0')
+
+function unary(client: EtcdClient, method: 'Put' | 'Range', request: Message): Promise<void> {
+  return new Promise((resolve, reject) => client.kv[method](request, (err) => (err ? reject(err) : resolve())))
+}
+
+function httpPut(agent: Agent, url: URL, body: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'PUT', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume()
+      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/** Runs `clients` loops of op() until the deadline / count; op(i) does the i-th operation. */
+async function drive(clients: number, durationMs: number, count: number, rate: number | undefined,
+  op: (i: number, client: number) => Promise<void>): Promise<LoadResult> {
+  const samples = new Samples()
+  let next = 0
+  let errors = 0
+  let firstError: string | undefined
+  const start = now()
+  const deadline = start + durationMs
+  stopped = false
+  await Promise.all(Array.from({ length: clients }, async (_, c) => {
+    // Paced: client c does its k-th put at start + (c + k * clients) / rate.
+    let k = 0
+    while (now() < deadline && next < count && !stopped) {
+      let scheduled = now()
+      if (rate !== undefined) {
+        scheduled = start + ((c + k++ * clients) / rate) * 1000
+        const wait = scheduled - now()
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+        if (now() >= deadline || stopped) break
+      }
+      const i = next++
+      try {
+        await op(i, c)
+        samples.add(now() - scheduled)
+      } catch (err) {
+        errors++
+        firstError ??= String(err)
+        if (errors > 1000) throw err
+      }
+    }
+  }))
+  return { kind: 'done', ops: next - errors, errors, firstError, startedAt: start, seconds: (now() - start) / 1000, latencies: samples.values }
+}
+
+function valueFor(c: PutsCommand): () => Buffer {
+  const fixed = Buffer.alloc(c.valueBytes, 'v')
+  if (!c.stamp) return () => fixed
+  return () => {
+    const stamp = Buffer.from(JSON.stringify({ t: now() }))
+    return stamp.length >= c.valueBytes ? stamp : Buffer.concat([stamp, fixed.subarray(stamp.length)])
+  }
+}
+
+async function puts(c: PutsCommand): Promise<LoadResult> {
+  const value = valueFor(c)
+  const keyOf = (i: number) => c.keyPrefix + pad(((c.keyStart ?? 0) + i) % c.keys)
+  const count = c.count ?? Number.MAX_SAFE_INTEGER
+  if (c.cmd === 'http-puts') {
+    const agent = new Agent({ keepAlive: true, maxSockets: c.connections })
+    const url = new URL('/v1/kv', c.target)
+    try {
+      return await drive(c.clients, c.durationMs, count, c.rate, (i) =>
+        httpPut(agent, url, JSON.stringify({ key: keyOf(i), value: value().toString() })))
+    } finally {
+      agent.destroy()
+    }
+  }
+  const conns = Array.from({ length: c.connections }, () => connect(c.target))
+  try {
+    return await drive(c.clients, c.durationMs, count, c.rate, (i, client) =>
+      unary(conns[client % conns.length], 'Put', { key: Buffer.from(keyOf(i)), value: value() }))
+  } finally {
+    for (const conn of conns) conn.close()
+  }
+}
+
+async function ranges(c: RangesCommand): Promise<LoadResult> {
+  const conns = Array.from({ length: c.connections }, () => connect(c.target))
+  const prefix = Buffer.from(c.prefix)
+  const end = Buffer.from(prefix)
+  end[end.length - 1]++
+  try {
+    return await drive(c.clients, c.durationMs, Number.MAX_SAFE_INTEGER, undefined, (i, client) =>
+      unary(conns[client % conns.length], 'Range', c.mode === 'point'
+        ? { key: Buffer.from(c.prefix + pad((i * 7919) % c.keys)) }
+        : { key: prefix, range_end: end }))
+  } finally {
+    for (const conn of conns) conn.close()
+  }
+}
+
+// ---- watch ----
+
+const watchState = { events: 0, perWatcher: [] as number[], latencies: new Samples(), expect: 0, doneAt: undefined as number | undefined }
+
+async function watch(c: WatchCommand): Promise<void> {
+  watchState.perWatcher = new Array(c.watchers).fill(0)
+  watchState.expect = c.expectEvents ?? 0
+  const key = Buffer.from(c.prefix)
+  const end = Buffer.from(key)
+  end[end.length - 1]++
+  const perStream = Math.ceil(c.watchers / c.streams)
+  const streams: Array<ClientDuplexStream<Message, Buffer>> = []
+  await Promise.all(Array.from({ length: c.streams }, (_, s) => new Promise<void>((resolve, reject) => {
+    const base = s * perStream
+    const count = Math.min(perStream, c.watchers - base)
+    if (count <= 0) return resolve()
+    const client = connect(c.target)
+    const stream = client.watch.Watch()
+    streams.push(stream)
+    let created = 0
+    // Watch ids are per stream, given by the server in creation order (0, 1, ...).
+    const ids = new Map<number, number>()
+    stream.on('error', (err) => (created < count ? reject(err) : undefined))
+    stream.on('data', (bytes: Buffer) => {
+      const r = readWatchResponse(bytes, watchState.latencies.values.length < MAX_SAMPLES)
+      if (r.created) {
+        ids.set(r.watchId, base + created)
+        if (++created === count) resolve()
+        return
+      }
+      if (r.events === 0) return
+      watchState.events += r.events
+      const w = ids.get(r.watchId)
+      if (w !== undefined) watchState.perWatcher[w] += r.events
+      if (r.firstValue !== undefined && r.firstValue[0] === 0x7b) {
+        const t = Number(/"t":([0-9.]+)/.exec(r.firstValue.toString('latin1'))?.[1])
+        if (t > 0) watchState.latencies.add(now() - t)
+      }
+      if (watchState.expect > 0 && watchState.doneAt === undefined && w !== undefined
+        && watchState.perWatcher[w] >= watchState.expect && watchState.perWatcher.every((n) => n >= watchState.expect)) {
+        watchState.doneAt = now()
+      }
+    })
+    // Creates go one at a time per stream (etcd answers in order), so ids map to watchers.
+    for (let i = 0; i < count; i++) {
+      const create: Message = { key, range_end: end }
+      if (c.startRevision !== undefined) create.start_revision = c.startRevision
+      stream.write({ create_request: create })
+    }
+  })))
+}
+
+process.on('message', (m: PutsCommand | RangesCommand | WatchCommand | { cmd: 'report'; latencies?: boolean } | { cmd: 'stop' } | { cmd: 'exit' }) => {
+  const fail = (err: unknown) => process.send!({ kind: 'error', message: String(err) })
+  switch (m.cmd) {
+    case 'puts':
+    case 'http-puts':
+      puts(m).then((r) => process.send!(r), fail)
+      break
+    case 'ranges':
+      ranges(m).then((r) => process.send!(r), fail)
+      break
+    case 'watch':
+      watch(m).then(() => process.send!({ kind: 'ready' }), fail)
+      break
+    case 'report': {
+      const report: WatchReport = {
+        kind: 'report', events: watchState.events, latencies: m.latencies ? watchState.latencies.values : [],
+        minEvents: Math.min(...watchState.perWatcher), doneAt: watchState.doneAt,
+      }
+      process.send!(report)
+      break
+    }
+    case 'stop':
+      stopped = true
+      break
+    default:
+      process.exit(0)
+  }
+})

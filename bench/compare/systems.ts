@@ -1,0 +1,153 @@
+/**
+ * Starting and stopping the two systems under comparison on loopback, each on its own data dir with
+ * durable writes: a real etcd 3.4 (Debian's etcd-server, fsync on by default) and `kvlog serve`
+ * (--fsync always). Both get the same 8 GiB backend quota and no automatic compaction.
+ *
+ * "Ready" is measured the same way for both: from spawn to the first gRPC Range that succeeds.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { waitForRange } from './grpc.js'
+
+const KVLOG_BIN = fileURLToPath(new URL('../../../bin/kvlog', import.meta.url))
+const ETCD_BIN = process.env.ETCD_BIN ?? 'etcd'
+const QUOTA = String(8 * 1024 ** 3)
+
+export type SystemName = 'kvlog' | 'etcd'
+
+export interface System {
+  name: SystemName
+  /** gRPC "host:port". */
+  grpc: string
+  /** kvlog's native HTTP base URL (kvlog only). */
+  http?: string
+  dataDir: string
+  pid(): number
+  /** Resident set size of the server process, bytes. */
+  rss(): Promise<number>
+  /**
+   * Bytes the store holds on disk: kvlog's LevelDB directory (its write-ahead log included); etcd's
+   * backend file member/snap/db (what `etcdctl endpoint status` reports; its raft WAL is not counted).
+   */
+  diskBytes(): Promise<number>
+  /** Stops the process (SIGTERM, then SIGKILL after 10 s); the data dir stays. */
+  stop(): Promise<void>
+  /** Starts it again on the same data dir and ports; resolves with the ms until it answered a Range. */
+  restart(): Promise<number>
+  /** Stops it and removes its data dir. */
+  destroy(): Promise<void>
+}
+
+/** Fails with how to install etcd when it is missing. */
+export function checkEtcdInstalled(): string {
+  const r = spawnSync(ETCD_BIN, ['--version'], { encoding: 'utf8' })
+  if (r.error || r.status !== 0) {
+    throw new Error('etcd not found. Install Debian\'s etcd 3.4 with `sudo apt-get install etcd-server etcd-client` '
+      + '(or set ETCD_BIN to an etcd 3.4 binary; etcdctl must be on PATH for `check perf`).')
+  }
+  return /etcd Version: (\S+)/.exec(r.stdout)?.[1] ?? 'unknown'
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024
+}
+
+/** Sum of the sizes of the files under dir. */
+export async function bytesUnder(path: string): Promise<number> {
+  const s = await stat(path).catch(() => undefined)
+  if (s === undefined) return 0
+  if (!s.isDirectory()) return s.size
+  let total = 0
+  for (const entry of await readdir(path)) total += await bytesUnder(join(path, entry))
+  return total
+}
+
+interface Launch {
+  command: string
+  args: string[]
+}
+
+async function startSystem(name: SystemName, launch: () => Launch, grpc: string, dataDir: string, root: string,
+  disk: () => Promise<number>, http?: string): Promise<System> {
+  let child: ChildProcess
+  let exited: Promise<void>
+  let stderr = ''
+  const spawnIt = async (): Promise<number> => {
+    const { command, args } = launch()
+    const started = performance.now()
+    stderr = ''
+    child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)))
+    exited = new Promise((resolve) => child.on('exit', () => resolve()))
+    try {
+      await waitForRange(grpc, 300_000)
+    } catch (err) {
+      throw new Error(`${name} did not start: ${String(err)}\n${stderr}`, { cause: err })
+    }
+    return performance.now() - started
+  }
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    child.kill('SIGTERM')
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000)
+    await exited
+    clearTimeout(kill)
+  }
+  await spawnIt()
+  return {
+    name, grpc, http, dataDir,
+    pid: () => child.pid!,
+    rss: () => rssOf(child.pid!),
+    diskBytes: disk,
+    stop,
+    restart: async () => {
+      await stop()
+      return spawnIt()
+    },
+    destroy: async () => {
+      await stop()
+      await rm(root, { recursive: true, force: true })
+    },
+  }
+}
+
+export async function startEtcd(): Promise<System> {
+  const root = await mkdtemp(join(tmpdir(), 'bench-etcd-'))
+  const dataDir = join(root, 'data')
+  const [client, peer] = [await freePort(), await freePort()]
+  const clientUrl = `http://127.0.0.1:${client}`
+  const peerUrl = `http://127.0.0.1:${peer}`
+  const args = ['--name', 'b', '--data-dir', dataDir,
+    '--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl,
+    '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl, '--initial-cluster', `b=${peerUrl}`,
+    '--quota-backend-bytes', QUOTA, '--logger', 'zap', '--log-level', 'error']
+  return startSystem('etcd', () => ({ command: ETCD_BIN, args }), `127.0.0.1:${client}`, dataDir, root,
+    () => bytesUnder(join(dataDir, 'member', 'snap', 'db')))
+}
+
+export async function startKvlog(extraArgs: string[] = []): Promise<System> {
+  const root = await mkdtemp(join(tmpdir(), 'bench-kvlog-'))
+  const dataDir = join(root, 'data')
+  const [grpc, http] = [await freePort(), await freePort()]
+  const args = [KVLOG_BIN, 'serve',
+    '--data-dir', dataDir, '--listen-grpc', `127.0.0.1:${grpc}`, '--listen-http', `127.0.0.1:${http}`,
+    '--fsync', 'always', '--quota-backend-bytes', QUOTA, '--log-level', 'warn', ...extraArgs]
+  return startSystem('kvlog', () => ({ command: process.execPath, args }), `127.0.0.1:${grpc}`, dataDir, root,
+    () => bytesUnder(dataDir), `http://127.0.0.1:${http}`)
+}

@@ -1,0 +1,142 @@
+/**
+ * Workload 4, watch fan-out: `watchers` gRPC watchers on one prefix over `watchStreams` streams (each on
+ * its own connection), held by 2 generator processes that read responses cheaply (grpc.ts), while one
+ * paced writer process commits `watchRate` revisions/s (puts of a {"t": send time} value over 100 keys).
+ * Deliveries/s = events received by all watchers / time from the first put to the last delivery (or a
+ * grace of 10 s). Latency = receipt - send time of the put: commit (fsync) included, an upper bound of
+ * commit-to-receipt. Also kvlog's native WebSocket watch (bench/lib/watch-clients.ts) with the same
+ * watchers, connections and writer (native HTTP puts), against etcd's gRPC figures.
+ *
+ * Workload 5, resume: `resumeWatchers` watchers (10 streams) created `resumeRevisions` revisions behind
+ * the head: ms from sending the creates until every watcher has received every event.
+ */
+import type { ChildProcess } from 'node:child_process'
+import { fork } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { percentile } from '../../lib/report.js'
+import { bothSides, type Figure, type Pair, type Scale } from '../figures.js'
+import { ask, runLoad, WatchGenerators, type Throughput } from '../generators.js'
+import { connect, put } from '../grpc.js'
+import type { System } from '../systems.js'
+
+const WS_CLIENT = fileURLToPath(new URL('../../lib/watch-clients.js', import.meta.url))
+const now = () => performance.timeOrigin + performance.now()
+
+interface FanOut {
+  deliveriesPerSec: number
+  p99: number
+  p50: number
+  writesPerSec: number
+}
+
+interface Progress {
+  events: number
+  minEvents: number
+  latencies: number[]
+}
+
+/** Writes at the scale's rate while `progress` reports; waits for the tail; computes the figures. */
+async function measure(scale: Scale, writer: () => Promise<Throughput>, progress: (latencies: boolean) => Promise<Progress>): Promise<FanOut> {
+  const before = await progress(false)
+  const { ops, opsPerSec, startedAt: t0 } = await writer()
+  let last = await progress(false)
+  while (last.minEvents - before.minEvents < ops && now() - t0 < scale.watchSeconds * 1000 + scale.graceMs) {
+    await new Promise((r) => setTimeout(r, 50))
+    last = await progress(false)
+  }
+  const elapsed = (now() - t0) / 1000
+  const final = await progress(true)
+  return {
+    deliveriesPerSec: (final.events - before.events) / elapsed,
+    p50: percentile(final.latencies, 50),
+    p99: percentile(final.latencies, 99),
+    writesPerSec: opsPerSec,
+  }
+}
+
+function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: string) {
+  return () => runLoad({
+    cmd, target, clients: 64, connections: 4, durationMs: scale.watchSeconds * 1000, rate: scale.watchRate,
+    keyPrefix: prefix, keys: 100, valueBytes: 0, stamp: true,
+  }, 1)
+}
+
+async function grpcFanOut(system: System, scale: Scale): Promise<FanOut> {
+  const prefix = '/bench/watch/'
+  const g = WatchGenerators.fork(2)
+  try {
+    await g.watch({ cmd: 'watch', target: system.grpc, watchers: scale.watchers, streams: scale.watchStreams, prefix })
+    return await measure(scale, paced(system.grpc, 'puts', scale, prefix), async (latencies) => {
+      const r = await g.report(latencies)
+      return { events: r.reduce((s, x) => s + x.events, 0), minEvents: Math.min(...r.map((x) => x.minEvents)), latencies: r.flatMap((x) => x.latencies) }
+    })
+  } finally {
+    g.stop()
+  }
+}
+
+async function nativeFanOut(system: System, scale: Scale): Promise<FanOut> {
+  const prefix = '/bench/watch-native/'
+  const clients: ChildProcess[] = [0, 1].map(() => fork(WS_CLIENT, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }))
+  try {
+    await Promise.all(clients.map((c) => ask(c, {
+      cmd: 'watch', url: system.http, connections: scale.watchStreams / 2, watchersPerConnection: scale.watchers / scale.watchStreams, prefix,
+    }, 'ready')))
+    // watch-clients.ts tracks revisions, not counts: a watcher has everything once its last revision is the head.
+    let head = 0
+    return await measure(scale, async () => {
+      const r = await paced(system.http!, 'http-puts', scale, prefix)()
+      const client = connect(system.grpc)
+      head = await put(client, '/bench/other', Buffer.from('x')) - 1
+      client.close()
+      return r
+    }, async () => {
+      const r = await Promise.all(clients.map((c) => ask<{ events: number; lastRevisionMin: number; latencies: number[] }>(c, { cmd: 'report' }, 'report')))
+      const caughtUp = head > 0 && r.every((x) => x.lastRevisionMin >= head)
+      return { events: r.reduce((s, x) => s + x.events, 0), minEvents: caughtUp ? Infinity : 0, latencies: r.flatMap((x) => x.latencies) }
+    })
+  } finally {
+    for (const c of clients) c.kill()
+  }
+}
+
+async function resume(system: System, scale: Scale): Promise<number> {
+  const prefix = '/bench/resume/'
+  const client = connect(system.grpc)
+  const from = await put(client, `${prefix}first`, Buffer.alloc(256, 'v'))
+  client.close()
+  await runLoad({
+    cmd: 'puts', target: system.grpc, clients: 64, connections: 4, durationMs: 600_000, count: scale.resumeRevisions - 1,
+    keyPrefix: prefix, keys: 1000, valueBytes: 256,
+  }, 1)
+  const g = WatchGenerators.fork(2)
+  try {
+    const t0 = now()
+    await g.watch({ cmd: 'watch', target: system.grpc, watchers: scale.resumeWatchers, streams: Math.min(10, scale.resumeWatchers), prefix, startRevision: from, expectEvents: scale.resumeRevisions })
+    for (;;) {
+      const r = await g.report()
+      if (r.every((x) => x.doneAt !== undefined)) return Math.max(...r.map((x) => x.doneAt!)) - t0
+      if (now() - t0 > 300_000) throw new Error(`${system.name}: resume did not finish in 300 s`)
+      await new Promise((res) => setTimeout(res, 20))
+    }
+  } finally {
+    g.stop()
+  }
+}
+
+export async function watch(pair: Pair, scale: Scale): Promise<Figure[]> {
+  const fan = await bothSides(pair, 'etcd', (s) => grpcFanOut(s, scale))
+  const native = await nativeFanOut(pair.kvlog, scale)
+  const resumed = await bothSides(pair, 'kvlog', (s) => resume(s, scale))
+  const w = `${scale.watchers}w-${scale.watchRate}rps`
+  const nativeNote = 'kvlog native WebSocket vs etcd gRPC'
+  return [
+    { name: `watch-${w}-deliveries-per-sec`, kvlog: fan.kvlog.deliveriesPerSec, etcd: fan.etcd.deliveriesPerSec, unit: 'events/s', higherIsBetter: true,
+      note: `writer reached ${Math.round(fan.kvlog.writesPerSec)} / ${Math.round(fan.etcd.writesPerSec)} rev/s` },
+    { name: `watch-${w}-p99-ms`, kvlog: fan.kvlog.p99, etcd: fan.etcd.p99, unit: 'ms', higherIsBetter: false,
+      note: `p50 ${fan.kvlog.p50.toFixed(1)} / ${fan.etcd.p50.toFixed(1)} ms` },
+    { name: `native-ws-watch-${w}-deliveries-per-sec`, kvlog: native.deliveriesPerSec, etcd: fan.etcd.deliveriesPerSec, unit: 'events/s', higherIsBetter: true, note: nativeNote },
+    { name: `native-ws-watch-${w}-p99-ms`, kvlog: native.p99, etcd: fan.etcd.p99, unit: 'ms', higherIsBetter: false, note: nativeNote },
+    { name: `watch-resume-${scale.resumeWatchers}w-${scale.resumeRevisions}-behind-ms`, kvlog: resumed.kvlog, etcd: resumed.etcd, unit: 'ms', higherIsBetter: false },
+  ]
+}
