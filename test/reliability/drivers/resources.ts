@@ -15,7 +15,8 @@
  * closes as a whole when any of its streams ends, so the watch pool resumes them all from their last
  * resourceVersion. Events are recorded in the native wire shape, for a spec with objectView
  * (test/apiserver/watch/checker.ts): ADDED/MODIFIED = PUT, DELETED = DELETE (its value is the deleted
- * object), BOOKMARK = progress, ERROR 410 Expired = canceled COMPACTED.
+ * object), BOOKMARK = progress, ERROR 410 Expired = canceled COMPACTED, ERROR 503 (the server drains)
+ * = the connection ends; any other ERROR is recorded as an error (a violation).
  */
 import { KvlogClientError } from '../../../clients/errors.js'
 import { ResourceClient } from '../../../clients/resources/http.js'
@@ -173,7 +174,10 @@ export class ResourceWatchConn extends MessageBook implements WatchConn {
     } else if (e.type === 'ERROR') {
       const status = e.object
       const floor = /\((\d+)\)/.exec(status.message ?? '')?.[1]
-      if (status.code === 410 && floor !== undefined) {
+      if (status.code === 503) {
+        // The server is draining (SIGTERM): like a dropped connection, the stream ends and the watch resumes.
+        return
+      } else if (status.code === 410 && floor !== undefined) {
         this.record(id, { type: 'canceled', id, reason: String(status.message), code: 'COMPACTED', compactRevision: Number(floor) })
       } else {
         this.record(id, { type: 'error', id, code: String(status.reason), message: String(status.message) })
