@@ -46,6 +46,13 @@ export type Operation =
   | { type: 'compact'; revision: number }
   | { type: 'leaseGrant'; ttlSeconds: number }
   | { type: 'leaseRevoke'; lease: string }
+  /**
+   * A resource-API write of the object stored at `keyBase64`, with kube-apiserver's preconditions:
+   * create (the key must be absent), update and delete (its mod revision must be `resourceVersion`).
+   * The server builds the stored bytes (uid, timestamps), so a put is told apart by `tag`, a unique value
+   * the object carries (objectTag); the stored bytes come back in the result.
+   */
+  | { type: 'object'; verb: 'create' | 'update' | 'delete'; keyBase64: string; resourceVersion?: number; tag: string }
 
 /** What one txn op answered (only what the checker compares). */
 export interface TxnOpResult {
@@ -62,6 +69,8 @@ export interface OpResult {
   kvs?: WireKv[]
   results?: TxnOpResult[]
   lease?: string
+  /** An object op's stored bytes (create, update); for a delete, `revision` is the deleted version's. */
+  valueBase64?: string
 }
 
 /**
@@ -111,12 +120,34 @@ export interface History {
 
 /** Whether an operation may change the store. */
 export function isWrite(op: Operation): boolean {
-  return op.type === 'put' || op.type === 'delete' || op.type === 'txn' || op.type === 'leaseRevoke'
+  return op.type === 'put' || op.type === 'delete' || op.type === 'txn' || op.type === 'leaseRevoke' || op.type === 'object'
 }
 
-/** Every value an operation would put, on any branch: unique values tie an event to its operation. */
+/** The field of a resource-API object that carries a write's unique tag (data.<OBJECT_TAG_FIELD>). */
+export const OBJECT_TAG_FIELD = 'soakTag'
+
+/** The identity of an object write's value: its tag (never valid base64, so it cannot clash with a value). */
+export const tagIdentity = (tag: string) => `tag:${tag}`
+
+/** The tag identity of a stored value that is a resource-API object carrying one, else undefined. */
+export function objectTag(valueBase64: string): string | undefined {
+  const text = Buffer.from(valueBase64, 'base64').toString('utf8')
+  if (!text.startsWith('{') || !text.includes(OBJECT_TAG_FIELD)) return undefined
+  try {
+    const tag = (JSON.parse(text) as { data?: Record<string, unknown> }).data?.[OBJECT_TAG_FIELD]
+    return typeof tag === 'string' ? tagIdentity(tag) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Every value an operation would put, on any branch: unique values tie an event to its operation. Object
+ * writes give their tag identity (objectTag of the stored value).
+ */
 export function putValues(op: Operation): string[] {
   if (op.type === 'put') return [op.valueBase64]
+  if (op.type === 'object') return op.verb === 'delete' ? [] : [tagIdentity(op.tag)]
   if (op.type !== 'txn') return []
   return [...op.success, ...op.failure].flatMap((o) => (o.type === 'put' ? [o.valueBase64] : []))
 }
@@ -133,6 +164,9 @@ export function describeOp(r: OpRecord): string {
     case 'delete':
     case 'range':
       what = `${op.type} ${key(op.sel.keyBase64)}${op.sel.prefix ? '*' : op.sel.fromKey ? '..' : op.sel.rangeEndBase64 ? `..${key(op.sel.rangeEndBase64)}` : ''}`
+      break
+    case 'object':
+      what = `${op.verb} ${key(op.keyBase64)}${op.resourceVersion !== undefined ? ` if rv ${op.resourceVersion}` : ''}`
       break
     case 'txn':
       what = `txn(${op.compare.length} compares, ${op.success.length}/${op.failure.length} ops)`

@@ -1,10 +1,10 @@
 /**
- * The short soak (the long one is `npm run soak`): ~30 s of concurrent clients on the native and gRPC
- * doors, watches and compaction against a real server while every kind of fault is injected (SIGKILL,
+ * The short soak (the long one is `npm run soak`): ~30 s of concurrent clients on the native, gRPC and
+ * resource API doors, watches and compaction against a real server while every kind of fault is injected (SIGKILL,
  * SIGKILL during compaction and during a snapshot download, SIGTERM, SIGSTOP/SIGCONT, dropped
  * connections, NO_SPACE from a tiny quota); the run goes on until each kind happened. The checker must find no
  * violation and no lost acknowledged write. Then the same recorded history, doctored in three ways, must
- * be caught: the checker is sensitive on this very data.
+ * be caught, and two of the resource door's records: the checker is sensitive on this very data.
  */
 import { expect } from 'chai'
 import type { OracleEvent } from '../apiserver/watch/checker.js'
@@ -38,6 +38,7 @@ describe('reliability: short soak (real server, every fault kind, history checke
     expect(report.operations).to.be.greaterThan(500)
     expect(report.operationsByDoor.native ?? 0, 'native').to.be.greaterThan(100)
     expect(report.operationsByDoor.grpc ?? 0, 'grpc').to.be.greaterThan(100)
+    expect(report.operationsByDoor.resources ?? 0, 'resources').to.be.greaterThan(100)
     expect(report.ackedWrites).to.be.greaterThan(150)
     expect(report.watchEvents).to.be.greaterThan(1000)
     expect(report.restarts).to.be.at.least(4)
@@ -71,5 +72,28 @@ describe('reliability: short soak (real server, every fault kind, history checke
     const watches = history.watches.map((l) => (l === w ? { ...l, segments } : l))
     // A gap: [reliable], or [bookmarkable] when a later progress notice vouched for the missing revision.
     expect(Object.keys(checkHistory({ ...history, watches }).byKind)).to.include.oneOf(['reliable', 'bookmarkable'])
+  })
+
+  it('catches a resource write answered as failed that was applied', () => {
+    const i = history.ops.findIndex((o) => o.outcome === 'ok' && o.op.type === 'object' && o.op.verb !== 'delete')
+    const ops = [...history.ops]
+    ops[i] = { ...ops[i], outcome: 'fail', code: 'Conflict' }
+    expect(checkHistory({ ...history, ops }).stats.failedButApplied).to.equal(1)
+  })
+
+  it('catches a resource watch event whose object was changed', () => {
+    const w = history.watches.find((l) => l.spec.objectView && l.segments.some((s) => s.messages.some((m) => (m as Received).msg.type === 'events')))!
+    const segments = w.segments.map((s) => ({
+      ...s,
+      messages: s.messages.map((m) => {
+        const r = m as Received
+        if (r.msg.type !== 'events' || r.msg.events![0].type !== 'PUT') return r
+        const e = r.msg.events![0]
+        const valueBase64 = Buffer.from(Buffer.from(e.kv.valueBase64!, 'base64').toString('utf8').replace('"data"', '"Data"')).toString('base64')
+        return { ...r, msg: { ...r.msg, events: [{ ...e, kv: { ...e.kv, valueBase64 } }] } }
+      }),
+    }))
+    const watches = history.watches.map((l) => (l === w ? { ...l, segments } : l))
+    expect(checkHistory({ ...history, watches }).byKind).to.have.property('createFlag')
   })
 })

@@ -111,6 +111,11 @@ export interface WatchSelection {
   prevKv?: boolean
   noPut?: boolean
   noDelete?: boolean
+  /**
+   * The door shows objects, not kvs (the resource API): an event is compared by type, key, revision and
+   * value only; a DELETE's value is the deleted object, compared with the oracle's prevKv.
+   */
+  objectView?: boolean
 }
 
 export interface Bounds {
@@ -379,7 +384,8 @@ function checkSegment(
           if (e.type === 'DELETE' && spec.noDelete) report(`[filtered] ${describe(e)} despite noDelete`)
           if (!inBounds(bounds, keyBytes(e.kv))) report(`[filtered] ${describe(e)} is outside the watched keys`)
           if (!spec.prevKv && e.prevKv !== undefined) report(`[prevKv] ${describe(e)} carries a prevKv that was not asked for`)
-          checkKvShape(e, report)
+          if (!spec.objectView) checkKvShape(e, report)
+          else if (e.kv.modRevision !== e.revision) report(`[createFlag] ${describe(e)}: kv.modRevision ${e.kv.modRevision} is not the event's revision`)
           if (!messageOfRevision.has(e.revision)) messageOfRevision.set(e.revision, i)
           lastEventRevision = Math.max(lastEventRevision, e.revision)
           delivered.push(e)
@@ -424,7 +430,7 @@ function checkSegment(
   })
 
   // Pass 2: everything from start to lastSeen, revision by revision, against the oracle.
-  compareByRevision(expected, delivered, spec.prevKv === true, report)
+  compareByRevision(expected, delivered, spec.prevKv === true, spec.objectView === true, report)
 
   sink.push(...out.slice(0, max))
   if (out.length > max) sink.push(`[more] ${name}: ${out.length - max} more violations`)
@@ -458,7 +464,16 @@ function groupByRevision<T extends { revision: number }>(events: readonly T[]): 
   return out
 }
 
-function compareByRevision(expected: readonly OracleEvent[], delivered: readonly WireEvent[], prevKv: boolean, report: (v: string) => void): void {
+/** What an object view shows of an event: key, revision, and the object's bytes (a DELETE: the deleted one). */
+function canonObject(e: WireEvent | OracleEvent, oracle: boolean): string {
+  const shown = e.type === 'DELETE' && oracle ? e.prevKv : e.kv
+  const value = shown === undefined ? '' : (bytes(shown.value, shown.valueBase64) ?? Buffer.alloc(0)).toString('base64')
+  return `${e.type}@${e.revision}:${keyB64(e.kv)}|${value}`
+}
+
+function compareByRevision(
+  expected: readonly OracleEvent[], delivered: readonly WireEvent[], prevKv: boolean, objectView: boolean, report: (v: string) => void,
+): void {
   const want = groupByRevision(expected)
   const got = groupByRevision(delivered)
   const revisions = [...new Set([...want.keys(), ...got.keys()])].sort((a, b) => a - b)
@@ -482,6 +497,8 @@ function compareByRevision(expected: readonly OracleEvent[], delivered: readonly
       const b = g[i]
       if (a.type !== b.type || keyB64(a.kv) !== keyB64(b.kv)) {
         report(`[atomic] revision ${r}, event ${i}: delivered ${describe(b)}, the oracle has ${describe(a)} (op order)`)
+      } else if (objectView) {
+        if (canonObject(a, true) !== canonObject(b, false)) report(`[createFlag] ${describe(b)}: object ${canonObject(b, false).slice(0, 300)}, the oracle has ${canonObject(a, true).slice(0, 300)}`)
       } else if (canonKv(a.kv) !== canonKv(b.kv)) {
         report(`[createFlag] ${describe(b)}: kv ${JSON.stringify(b.kv)}, the oracle has ${JSON.stringify(a.kv)}`)
       } else if (prevKv && canonKv(a.prevKv) !== canonKv(b.prevKv)) {

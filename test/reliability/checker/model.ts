@@ -66,6 +66,12 @@ export class Timeline {
     return this.first === 2 && revision >= 1 && revision <= this.last
   }
 
+  /** The first change of a key after `revision` (a PUT or a DELETE), if the log has one. */
+  nextChange(keyBase64: string, revision: number): { type: 'PUT' | 'DELETE'; revision: number } | undefined {
+    const v = (this.keys.get(keyBase64) ?? []).find((x) => x.revision > revision)
+    return v === undefined ? undefined : { type: v.kv === undefined ? 'DELETE' : 'PUT', revision: v.revision }
+  }
+
   stateAt(revision: number): State {
     const state: State = new Map()
     for (const [key, versions] of this.keys) {

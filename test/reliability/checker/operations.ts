@@ -12,7 +12,7 @@
  * Returns, per operation that has one, its linearization point (for the real-time order check).
  */
 import { canonKv, type OracleEvent, type OracleView } from '../../apiserver/watch/checker.js'
-import { describeOp, isWrite, putValues, type OpRecord, type TxnCompare, type TxnOp } from '../history.js'
+import { describeOp, isWrite, objectTag, putValues, type OpRecord, type OpResult, type TxnCompare, type TxnOp } from '../history.js'
 import { canonList, evalTxn, selectKvs, Timeline, toStateKv, type Effect } from './model.js'
 
 export interface Point {
@@ -71,6 +71,8 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
     if (e.type !== 'PUT') continue
     const v = toStateKv(e.kv).valueBase64
     valueCount.set(v, (valueCount.get(v) ?? 0) + 1)
+    const tag = objectTag(v)
+    if (tag !== undefined) valueCount.set(tag, (valueCount.get(tag) ?? 0) + 1)
   }
   const stats: OutcomeStats = {
     ackedWrites: 0, reads: 0, ackedWritesLost: 0, failedButApplied: 0, unknown: 0, unknownApplied: 0, unknownNotApplied: 0, unknownUndecided: 0,
@@ -101,7 +103,18 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
     }
     const res = r.result
     if (res === undefined || !complete) continue
-    const rev = res.revision
+    let rev = res.revision
+    if (op.type === 'object' && op.verb === 'delete') {
+      // The resource API answers a delete with the deleted version: the delete is the key's next change.
+      const next = timeline.nextChange(op.keyBase64, rev)
+      if (next?.type !== 'DELETE') {
+        stats.ackedWrites++
+        stats.ackedWritesLost++
+        sink(`[durability] ${describeOp(r)}: acknowledged, but the log's next change of the key after ${rev} is ${next === undefined ? 'none' : `a ${next.type} at ${next.revision}`}`)
+        continue
+      }
+      rev = next.revision
+    }
     if (op.type === 'compact' || op.type === 'leaseGrant' || op.type === 'leaseRevoke') continue
 
     if (op.type === 'range') {
@@ -120,9 +133,10 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
     }
 
     // put, delete, txn: did it write (then at `rev`), or was it a read at `rev`?
-    const { compare, success, failure } = asTxn(op)
+    const { compare, success, failure } = asTxn(op, res)
     const branch = op.type === 'txn' ? (res.succeeded ? success : failure) : success
-    const deletedSomething = op.type === 'delete' ? (res.deleted ?? 0) > 0 : (res.results ?? []).some((x) => (x.deleted ?? 0) > 0)
+    const deletedSomething = op.type === 'delete' ? (res.deleted ?? 0) > 0
+      : op.type === 'object' ? op.verb === 'delete' : (res.results ?? []).some((x) => (x.deleted ?? 0) > 0)
     const wrote = branch.some((o) => o.type === 'put') || deletedSomething
     if (wrote && (rev > timeline.last || !timeline.covers(rev - 1))) {
       stats.ackedWrites++
@@ -150,7 +164,9 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
       if (expected.effects.length > 0) sink(`[linearizable] ${describeOp(r)}: wrote nothing at ${rev}, but on the state at ${rev} it would do ${showEvents(expected.effects)}`)
       points.push({ op: r, revision: rev, write: false })
     }
-    if (op.type === 'txn') {
+    if (op.type === 'object' && !expected.succeeded) {
+      sink(`[linearizable] ${describeOp(r)}: succeeded, but on the state before ${rev} its precondition does not hold`)
+    } else if (op.type === 'txn') {
       if (expected.succeeded !== res.succeeded) sink(`[linearizable] ${describeOp(r)}: took the ${res.succeeded ? 'success' : 'failure'} branch, the compares on the state before ${rev} say otherwise`)
       else checkTxnResults(r, expected.results, sink)
     } else if (op.type === 'delete' && expected.effects.length !== (res.deleted ?? 0) && wrote) {
@@ -160,8 +176,14 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
   return { points, stats }
 }
 
-function asTxn(op: OpRecord['op']): { compare: TxnCompare[]; success: TxnOp[]; failure: TxnOp[] } {
+/** An operation as the transaction it is on the log (an object write: kube-apiserver's, REFERENCE.md). */
+function asTxn(op: OpRecord['op'], res: OpResult): { compare: TxnCompare[]; success: TxnOp[]; failure: TxnOp[] } {
   if (op.type === 'txn') return op
+  if (op.type === 'object') {
+    const compare: TxnCompare[] = [{ keyBase64: op.keyBase64, target: 'MOD', result: 'EQUAL', value: op.resourceVersion ?? 0 }]
+    const write: TxnOp = op.verb === 'delete' ? { type: 'delete', sel: { keyBase64: op.keyBase64 } } : { type: 'put', keyBase64: op.keyBase64, valueBase64: res.valueBase64 ?? '' }
+    return { compare, success: [write], failure: [] }
+  }
   if (op.type === 'put') return { compare: [], success: [{ type: 'put', keyBase64: op.keyBase64, valueBase64: op.valueBase64, lease: op.lease }], failure: [] }
   if (op.type === 'delete') return { compare: [], success: [{ type: 'delete', sel: op.sel }], failure: [] }
   return { compare: [], success: [], failure: [] }

@@ -109,8 +109,8 @@ export class GrpcDriver implements Driver {
     this.lease = new s.Lease(address, grpc.credentials.createInsecure())
   }
 
-  supports(): boolean {
-    return true
+  supports(type: Operation['type']): boolean {
+    return type !== 'object'
   }
 
   private call(client: ServiceClient, method: string, request: Json): Promise<Json> {
@@ -143,6 +143,8 @@ export class GrpcDriver implements Driver {
       }
       case 'leaseRevoke':
         return { revision: revisionOf(await this.call(this.lease, 'LeaseRevoke', { ID: op.lease })) }
+      default:
+        throw new TypeError(`the gRPC door has no ${op.type}`)
     }
   }
 
@@ -306,6 +308,7 @@ export function grpcDoor(address: string): Door {
     name: 'grpc',
     driver: () => new GrpcDriver(address),
     connectWatch: (label) => GrpcWatchConn.connect(address, label),
+    watches: (spec) => spec.objectView !== true,
     close: async () => undefined,
   }
 }

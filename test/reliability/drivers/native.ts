@@ -41,6 +41,14 @@ function rangeOptions(sel: KeySelection): { prefix?: boolean; fromKey?: boolean;
   return { prefix: sel.prefix, fromKey: sel.fromKey, ...(sel.rangeEndBase64 !== undefined ? { rangeEnd: buf(sel.rangeEndBase64) } : {}) }
 }
 
+/** What an error of the client library (clients/) says about a write's outcome (also the resource client's). */
+export function classifyClientError(err: unknown): Classified {
+  if (err instanceof OutcomeUnknownError) return { outcome: 'unknown', code: err.code }
+  if (err instanceof UnreachableError) return { outcome: 'fail', code: err.code }
+  if (err instanceof KvlogClientError) return { outcome: 'fail', code: err.code }
+  throw err
+}
+
 export class NativeDriver implements Driver {
   readonly door = 'native'
   private readonly client: KvlogClient
@@ -50,7 +58,7 @@ export class NativeDriver implements Driver {
   }
 
   supports(type: Operation['type']): boolean {
-    return type !== 'leaseGrant' && type !== 'leaseRevoke'
+    return type !== 'leaseGrant' && type !== 'leaseRevoke' && type !== 'object'
   }
 
   async execute(op: Operation): Promise<OpResult> {
@@ -85,10 +93,7 @@ export class NativeDriver implements Driver {
   }
 
   classify(err: unknown): Classified {
-    if (err instanceof OutcomeUnknownError) return { outcome: 'unknown', code: err.code }
-    if (err instanceof UnreachableError) return { outcome: 'fail', code: err.code }
-    if (err instanceof KvlogClientError) return { outcome: 'fail', code: err.code }
-    throw err
+    return classifyClientError(err)
   }
 
   async close(): Promise<void> {}
@@ -100,6 +105,7 @@ export function nativeDoor(endpoint: string): Door {
     name: 'native',
     driver: () => new NativeDriver(endpoint),
     connectWatch: (label) => WatchConnection.connect(endpoint, label),
+    watches: (spec) => spec.objectView !== true,
     close: async () => undefined,
   }
 }

@@ -7,9 +7,10 @@
  *   WatchConn      one connection carrying many watches, recording every message per watch id in the
  *                  native wire shape (test/support/watch-client.ts), which the watch checker reads.
  *
- * Implementations: native.ts (HTTP + WebSocket); a gRPC driver plugs in the same way.
+ * Implementations: native.ts (HTTP + WebSocket), grpc.ts (etcd v3), resources.ts (the Kubernetes-style API).
  */
 import type { CreateRequest, Received } from '../../support/watch-client.js'
+import type { WatchSpec } from '../../support/watch-specs.js'
 import type { Operation, OpResult, Outcome } from '../history.js'
 
 export interface Classified {
@@ -45,5 +46,7 @@ export interface Door {
   readonly name: string
   driver(label: string): Driver
   connectWatch(label: string): Promise<WatchConn>
+  /** Whether this door can carry a watch of `spec` (the resource API only watches its collections). */
+  watches(spec: WatchSpec): boolean
   close(): Promise<void>
 }

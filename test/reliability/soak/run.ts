@@ -10,12 +10,14 @@ import { sleep } from '../../support/watch-client.js'
 import { checkHistory, type CheckReport } from '../checker/index.js'
 import { grpcDoor } from '../drivers/grpc.js'
 import { nativeDoor } from '../drivers/native.js'
+import { CONFIGMAP_WATCH, ResourcesDriver, resourcesDoor } from '../drivers/resources.js'
 import type { Door } from '../drivers/types.js'
 import type { History } from '../history.js'
 import { Cluster } from './cluster.js'
 import { FAULT_KINDS, Faults, type FaultKind } from './faults.js'
 import { WATCH_SPECS as SPECS } from '../../support/watch-specs.js'
 import { WatchPool } from './watches.js'
+import { runResourceClient } from './resource-clients.js'
 import { Recorder, runClient, type WorkloadContext } from './workload.js'
 
 export interface SoakOptions {
@@ -79,7 +81,7 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
   const log = options.log ?? (() => undefined)
   const rnd = rng(options.seed)
   const cluster = await Cluster.start([...SERVER_ARGS, '--fsync', options.fsync ?? 'always'])
-  const doors: Door[] = [nativeDoor(cluster.http), grpcDoor(cluster.grpc)]
+  const doors: Door[] = [nativeDoor(cluster.http), grpcDoor(cluster.grpc), resourcesDoor(cluster.http)]
   const recorder = new Recorder()
   let stopped = false
   const ctx: WorkloadContext = { recorder, seen: { revision: 1 }, floor: () => cluster.floor, stopped: () => stopped }
@@ -91,11 +93,14 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
     for (let i = 0; i < (options.watchSlots ?? 4); i++) watches.addSlot(`${doors[i % doors.length].name}${i}`, doors[i % doors.length])
     const clients = Array.from({ length: options.clients ?? 6 }, (_, n) => {
       const door = doors[n % doors.length]
-      return runClient(`${door.name}${n}`, door.driver(`c${n}`), rng(options.seed * 31 + n), ctx)
+      const driver = door.driver(`c${n}`)
+      const rand = rng(options.seed * 31 + n)
+      return driver instanceof ResourcesDriver ? runResourceClient(`${door.name}${n}`, driver, rand, ctx) : runClient(`${door.name}${n}`, driver, rand, ctx)
     })
     // Some history first, so past start revisions mean something; then the first watches.
     await sleep(500)
     SPECS.forEach((spec, i) => watches.add(`w${i}`, spec, startRevision(rnd, ctx, cluster.floor, i), i))
+    for (let i = 0; i < 3; i++) watches.add(`r${i}`, CONFIGMAP_WATCH, startRevision(rnd, ctx, cluster.floor, i * 3), i)
 
     let stopLoops = false
     const compaction = (async () => {
@@ -113,7 +118,9 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
     const adder = (async () => {
       for (let i = 0; !stopLoops && i < 60; i++) {
         await sleep(800 + rnd() * 800)
-        if (!stopLoops) watches.add(`late${i}`, SPECS[Math.floor(rnd() * SPECS.length)], startRevision(rnd, ctx, cluster.floor, i), i)
+        // Every third late watch goes through the resource API.
+        const spec = i % 3 === 2 ? CONFIGMAP_WATCH : SPECS[Math.floor(rnd() * SPECS.length)]
+        if (!stopLoops) watches.add(`late${i}`, spec, startRevision(rnd, ctx, cluster.floor, i), i)
       }
     })()
     const [minGap, maxGap] = options.faultEveryMs ?? [1000, 3000]

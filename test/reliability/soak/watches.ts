@@ -56,9 +56,11 @@ export class WatchPool {
     return this.logicals
   }
 
-  /** Adds a logical watch from `start` on slot `index` (modulo the slots). */
+  /** Adds a logical watch from `start` on slot `index` (modulo the slots whose door can carry it). */
   add(name: string, spec: Spec, start: number, index: number): void {
-    const slot = this.slots[index % this.slots.length]
+    const slots = this.slots.filter((s) => s.door.watches(spec))
+    if (slots.length === 0) throw new TypeError(`no watch slot's door can carry ${JSON.stringify(spec)}`)
+    const slot = slots[index % slots.length]
     const l: Logical = { name, spec, segments: [], resumeFrom: start, slot, ended: false }
     this.logicals.push(l)
     slot.watches.add(l)
@@ -136,7 +138,8 @@ export class WatchPool {
     for (let attempt = 0; attempt < 600; attempt++) {
       try {
         const r = await this.relister.execute({ type: 'range', sel })
-        this.add(`${old.name}'`, old.spec, r.revision + 1, this.slots.indexOf(old.slot))
+        const slots = this.slots.filter((s) => s.door.watches(old.spec))
+        this.add(`${old.name}'`, old.spec, r.revision + 1, slots.indexOf(old.slot))
         return
       } catch {
         await sleep(100)
