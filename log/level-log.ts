@@ -372,17 +372,28 @@ export class LevelLog implements Log {
     const view = this.views.acquire()
     const estimatedBytes = await this.db.approximateSize(Buffer.alloc(0), Buffer.alloc(64, 0xff)).catch(() => 0)
     const { db, views } = this
-    return {
-      revision: view.revision,
-      estimatedBytes,
-      chunks: (async function* () {
-        try {
-          yield* snapshotChunks(db, view.snapshot, chunkBytes)
-        } finally {
-          views.release(view)
-        }
-      })(),
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      views.release(view)
     }
+    const inner = (async function* () {
+      try {
+        yield* snapshotChunks(db, view.snapshot, chunkBytes)
+      } finally {
+        release()
+      }
+    })()
+    // return() releases the snapshot also when iteration never started (a generator's finally would not run).
+    const iterator: AsyncIterator<Buffer> = {
+      next: () => inner.next(),
+      return: async (value?: unknown) => {
+        release()
+        return inner.return(value as undefined)
+      },
+    }
+    return { revision: view.revision, estimatedBytes, chunks: { [Symbol.asyncIterator]: () => iterator } }
   }
 
   async reclaimSpace(): Promise<void> {
