@@ -147,14 +147,19 @@ export function queryString(query: Query | undefined): string {
  */
 const EARLY_REPLY_BYTES = 64 * 1024
 
+/** How long a large upload waits, after its headers, for an answer given by the announced length alone. */
+const EARLY_REPLY_WAIT_MS = 1000
+
 function earlyReplyRequest<T>(method: string, url: string, headers: Record<string, string>, body: string | Buffer): Promise<Reply<T>> {
   return new Promise((resolve, reject) => {
     let answered = false
     const req = httpRequest(url, { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       answered = true
+      clearTimeout(upload)
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => {
+        req.destroy() // the body may never have been sent: this request is over either way
         const text = Buffer.concat(chunks).toString('utf8')
         const type = String(res.headers['content-type'] ?? '')
         const h = new Headers()
@@ -166,7 +171,10 @@ function earlyReplyRequest<T>(method: string, url: string, headers: Record<strin
     req.on('error', (err) => {
       if (!answered) reject(err)
     })
-    req.end(body)
+    // Headers first: a server that refuses the body by its announced length answers before the upload,
+    // and that answer is read instead of racing an EPIPE from an upload it cut short (seen in CI).
+    req.flushHeaders()
+    const upload = setTimeout(() => req.end(body), EARLY_REPLY_WAIT_MS)
   })
 }
 
