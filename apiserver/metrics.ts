@@ -62,7 +62,7 @@ export class Metrics {
     const registers = [this.registry]
     const stats = () => compaction.compactor.stats()
     new Gauge({ name: 'kvlog_compaction_runs_total', help: 'Compactions run (automatic and manual).', registers, collect() { this.set(stats().runs) } })
-    new Gauge({ name: 'kvlog_compaction_removed_revisions_total', help: 'Log entries removed by compaction.', registers, collect() { this.set(stats().removedRevisionsTotal) } })
+    new Gauge({ name: 'kvlog_compaction_removed_revisions_total', help: 'Revisions compacted: log entries below the floor whose history was removed.', registers, collect() { this.set(stats().removedRevisionsTotal) } })
     new Gauge({ name: 'kvlog_compaction_bytes_freed_total', help: 'Database bytes given back by compaction.', registers, collect() { this.set(stats().bytesFreedTotal) } })
     new Gauge({ name: 'kvlog_compaction_last_duration_seconds', help: 'Duration of the last compaction.', registers, collect() { this.set((stats().last?.durationMs ?? 0) / 1000) } })
     const log = this.log

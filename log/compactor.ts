@@ -4,35 +4,58 @@
  *
  * What survives: every log entry at or above R, and for every key its newest version below R unless that
  * is a delete. (That is one version more than etcd keeps for keys written at exactly R, so a watch resumed
- * from R still gets the prevKv of those events.) The entries below R are read in order; each op's
- * prevRevision names the version it superseded, which goes; each surviving put is copied from its log
- * entry into the hist record (MATERIALIZED) before the entry goes.
+ * from R still gets the prevKv of those events.) A surviving version stays where it was written: in its log
+ * entry below R, which its hist record (IN_LOG) points at, so nothing is copied. The entries below R are
+ * scanned in order in batches (compact-batch.ts); each op's prevRevision names the version it superseded,
+ * which goes from hist and from its entry; deletes go too; an entry goes once no op is left in it.
+ *
+ *   log  ──────────────────────────────────────────────────────────────────────────────────────▶ revision
+ *        [ survivors of earlier compactions ][  scanned by this job: F ≤ rev < R  ][ untouched ≥ R ]
+ *        ▲ kept: only entries holding a live  ▲ F = the floor before   ▲ next       ▲ R = the new floor
+ *          version (below the floor, not in     (a new job starts here)
+ *          the segment table, counted in
+ *          status().belowFloor)
+ *
+ * The segment table describes the readable log (at or above the floor) only: a scanned entry leaves it
+ * whether it is deleted or kept, and the kept ones are counted in belowFloor instead. Reads never see the
+ * kept entries as history: history and watches start at or above the floor, and an entry below it is only
+ * reached through a hist record, for the version it still holds.
  *
  * Crash safety, as states of the meta record "compact":
  *
- *   { floor: F }  ──compact(R)──▶  { floor: R, job: { to: R, next: N } }  ──batch──▶ next advances ──▶ { floor: R }
- *       idle                          scheduled: reads below R fail               finished
+ *   { floor: F }  ──compact(R)──▶  { floor: R, job: { to: R, next: N, from } }  ──batch──▶ next advances ──▶ { floor: R }
+ *       idle                          scheduled: reads below R fail                            finished
  *
- * Every batch deletes its log entries, rewrites the hist records and advances `next` in one LevelDB write,
- * so a crash leaves a consistent state and the job resumes at `next` on open. Batches go through the
- * writer's queue, between transaction groups, and compaction pauses between batches so that it runs at
- * most maxDutyPercent of the time: writers are never blocked for long.
+ * Every batch rewrites its log entries and hist records, advances `next` and the belowFloor figures in one
+ * LevelDB write, so a crash leaves a consistent state and the job resumes at `next` on open (a batch that
+ * runs again finds its work partly done: see compact-batch.ts). Batches go through the writer's queue,
+ * between transaction groups, and compaction pauses between batches so that it runs at most
+ * maxDutyPercent of the time: writers are never blocked for long.
  */
 import { Packr } from 'msgpackr'
 import { compacted, futureRevision } from './errors.js'
-import { histKey, keyId, LOG_START, logKey, logKeyRevision, metaKey } from './keys.js'
+import { planBatch, SingleOpEntries, type BatchPlan } from './compact-batch.js'
+import { LOG_START, logKey, logKeyRevision, metaKey } from './keys.js'
 import type { Db } from './latest-view.js'
-import { decodeEntry, encodeMaterialized, OP_PUT, opKeyValue } from './records.js'
-import type { BatchOp, SegmentTable } from './segments.js'
-import type { CompactResult, KeyValue } from './types.js'
+import type { SegmentTable } from './segments.js'
+import type { BelowFloor, CompactResult } from './types.js'
 import type { Writer } from './writer.js'
 
 const COMPACT_KEY = metaKey('compact')
 const packr = new Packr({ useRecords: false })
 
+interface Job {
+  to: number
+  next: number
+  /** Where the job started scanning (absent in jobs scheduled before entries were kept). */
+  from?: number
+}
+
 interface CompactState {
   floor: number
-  job?: { to: number; next: number }
+  job?: Job
+  /** Log entries kept below the scan position (they hold surviving versions); absent = none. */
+  belowFloor?: BelowFloor
 }
 
 export interface CompactorDeps {
@@ -50,6 +73,8 @@ export class Compactor {
   /** Serializes compactions: each waits for the one before. */
   private chain: Promise<unknown> = Promise.resolve()
   private stopping = false
+  /** Entries below the scan position known to hold one op: deleted without a read (compact-batch.ts). */
+  private readonly singles = new SingleOpEntries()
 
   constructor(private readonly deps: CompactorDeps) {}
 
@@ -60,6 +85,10 @@ export class Compactor {
 
   get floor(): number {
     return this.state.floor
+  }
+
+  get belowFloor(): BelowFloor {
+    return { ...(this.state.belowFloor ?? { entries: 0, bytes: 0 }) }
   }
 
   get job(): { target: number; progress: number } | undefined {
@@ -85,8 +114,10 @@ export class Compactor {
       const current = this.deps.currentRevision()
       if (revision <= this.state.floor) throw compacted(revision, this.state.floor, current)
       if (revision > current) throw futureRevision(revision, current)
-      const next = this.state.job?.next ?? 0
-      await this.save({ floor: revision, job: { to: revision, next } })
+      // Below the old floor only kept entries are left, each holding a live version: nothing to scan there.
+      const next = this.state.job?.next ?? this.state.floor
+      const from = this.state.job === undefined ? next : this.state.job.from
+      await this.save({ ...this.state, floor: revision, job: { to: revision, next, ...(from === undefined ? {} : { from }) } })
       scheduled({ compactRevision: revision, removedRevisions: 0, removedVersions: 0, durationMs: Date.now() - started })
       return this.run(started)
     })
@@ -118,63 +149,46 @@ export class Compactor {
     const result: CompactResult = { compactRevision: this.state.floor, removedRevisions: 0, removedVersions: 0, durationMs: 0 }
     const job = this.state.job
     if (job === undefined) return result
+    const { db, batchRevisions } = this.deps
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
-    while (!this.stopping) {
+    const read = (from: number) => db.iterator({ gte: logKey(from), lt: logKey(job.to), limit: batchRevisions }).all()
+    // Start where the job's progress says, not where it began, or the read would wade through the
+    // deletion markers of all earlier batches.
+    let rows = this.stopping ? [] : await read(job.next)
+    while (!this.stopping && rows.length > 0) {
       const t0 = performance.now()
-      // Each batch records its progress in this.state.job: start the next read there, not where the job
-      // began, or every read would wade through the deletion markers of all earlier batches.
-      const done = await this.batch(job.to, this.state.job?.next ?? job.next, result)
-      if (done) break
+      const last = logKeyRevision(rows[rows.length - 1][0])
+      const plan = await planBatch(db, rows, this.singles)
+      const written = this.write(job, last, plan)
+      // The next rows are above every entry this batch changes: read them while it is written.
+      const following = rows.length < batchRevisions ? Promise.resolve([]) : read(last + 1)
+      following.catch(() => undefined) // awaited below, unless the write fails first
+      await written
+      // Only now: the batch is durable, so what it says about the entries is true on disk.
+      this.singles.apply(plan.singles)
+      result.removedRevisions += rows.length
+      result.removedVersions += plan.removedVersions
+      rows = await following
       // Background work yields: writers get (100 - duty)% of the time between batches.
-      if (pauseFactor > 0) await new Promise((r) => setTimeout(r, (performance.now() - t0) * pauseFactor))
+      if (rows.length > 0 && pauseFactor > 0) await new Promise((r) => setTimeout(r, (performance.now() - t0) * pauseFactor))
     }
     if (!this.stopping) {
-      await this.save({ floor: this.state.floor })
-      // Give the log's disk space back now; hist records are scattered and LevelDB reclaims them over time.
-      await this.deps.db.compactRange(LOG_START, logKey(job.to))
+      await this.save({ floor: this.state.floor, ...(this.state.belowFloor ? { belowFloor: this.state.belowFloor } : {}) })
+      // Give the space of the scanned span back now. The entries and hist records removed further down
+      // (superseded survivors of earlier compactions) are scattered; LevelDB reclaims them over time, and
+      // reclaimSpace() at once.
+      await this.deps.db.compactRange(job.from === undefined ? LOG_START : logKey(job.from), logKey(job.to))
     }
     result.durationMs = Date.now() - started
     return result
   }
 
-  /** Removes up to batchRevisions entries from `next`; true when nothing below `to` is left. */
-  private async batch(to: number, next: number, result: CompactResult): Promise<boolean> {
-    const { db, batchRevisions } = this.deps
-    const rows = await db.iterator({ gte: logKey(next), lt: logKey(to), limit: batchRevisions }).all()
-    if (rows.length === 0) return true
-
-    const ops: BatchOp[] = []
-    // The newest put of each key within this batch: written out as MATERIALIZED once the batch is scanned.
-    const survivors = new Map<string, { rev: number; kv: KeyValue }>()
-    const removed = new Map<number, { rev: number; bytes: number; timestamp: number }>()
-    for (const [k, v] of rows) {
-      const rev = logKeyRevision(k)
-      const entry = decodeEntry(v)
-      removed.set(rev, { rev, bytes: v.length, timestamp: entry.timestamp })
-      ops.push({ type: 'del', key: k })
-      for (const op of entry.ops) {
-        const id = keyId(op.key)
-        if (op.prevRevision > 0) {
-          ops.push({ type: 'del', key: histKey(op.key, op.prevRevision) })
-          result.removedVersions++
-        }
-        if (op.kind === OP_PUT) {
-          survivors.set(id, { rev, kv: opKeyValue(op, rev) })
-        } else {
-          survivors.delete(id)
-          ops.push({ type: 'del', key: histKey(op.key, rev) })
-          result.removedVersions++
-        }
-      }
-    }
-    for (const { rev, kv } of survivors.values()) {
-      ops.push({ type: 'put', key: histKey(kv.key, rev), value: encodeMaterialized(kv) })
-    }
-    const last = logKeyRevision(rows[rows.length - 1][0])
-    const job = { to, next: last + 1 }
-    await this.deps.writer.submitRaw(() => {
+  /** Writes a batch's plan, its segment accounting and the job's progress (up to `last`) as one LevelDB write. */
+  private write(job: Job, last: number, plan: BatchPlan): Promise<void> {
+    return this.deps.writer.submitRaw(() => {
+      const ops = plan.ops
       const perSegment = new Map<number, { entries: number; bytes: number; lastTimestamp: number }>()
-      for (const r of removed.values()) {
+      for (const r of plan.scanned) {
         const segment = this.deps.segments.segmentOf(r.rev)
         if (segment === undefined) continue
         const acc = perSegment.get(segment.id) ?? { entries: 0, bytes: 0, lastTimestamp: 0 }
@@ -184,11 +198,11 @@ export class Compactor {
         perSegment.set(segment.id, acc)
       }
       this.deps.segments.trim(last + 1, perSegment, ops)
-      this.state = { floor: this.state.floor, job }
+      const kept = this.belowFloor
+      const belowFloor = { entries: kept.entries + plan.kept.entries, bytes: kept.bytes + plan.kept.bytes }
+      this.state = { floor: this.state.floor, job: { ...job, next: last + 1 }, belowFloor }
       ops.push({ type: 'put', key: COMPACT_KEY, value: packr.pack(this.state) })
       return ops
     })
-    result.removedRevisions += rows.length
-    return rows.length < batchRevisions
   }
 }

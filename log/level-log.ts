@@ -342,6 +342,7 @@ export class LevelLog implements Log {
       compactRevision: this.compactor.floor,
       dbSize: await directorySize(this.options.dir),
       segments: this.segments.list(),
+      belowFloor: this.compactor.belowFloor,
       ...(job ? { compaction: job } : {}),
       formatVersion: FORMAT_VERSION,
     }

@@ -7,12 +7,16 @@
  * hist record, first byte says where the version's value lives:
  *   0x01 IN_LOG        a put whose op is in the log entry at the same revision (the common case)
  *   0x02 TOMBSTONE     the key was deleted at this revision
- *   0x03 MATERIALIZED  a put whose log entry was compacted away; a kv record follows
+ *   0x03 MATERIALIZED  a put whose log entry was compacted away; a kv record follows. Written by
+ *                      compaction before it kept surviving versions in their log entries: still read
+ *                      (databases have them), no longer written (encodeMaterialized serves tests of that)
  *
  * log entry: msgpackr array [timestamp, ops], op = [kind, key, value, createRev, version, lease, prevRev]
  *   kind 0 = put, 1 = delete; value is null for deletes; lease is 0 or a bigint;
  *   prevRev = modRevision of the key's previous live version (0 if it did not exist): the pointer that
- *   finds prevKv, and that compaction follows to drop superseded versions.
+ *   finds prevKv, and that compaction follows to drop superseded versions. Compaction may rewrite an
+ *   entry below the compact revision without some of its ops (their versions are gone); an entry holds
+ *   at most one op per key, so a reader finds a version's op by its key.
  */
 import { Packr } from 'msgpackr'
 import { readRev, writeRev } from './keys.js'

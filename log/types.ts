@@ -220,12 +220,25 @@ export interface Segment {
   bytes: number
 }
 
+/**
+ * Log entries below the compact revision that compaction kept because they hold a key's surviving version
+ * (its newest below the floor, read through the hist index). They are not history (history and watches
+ * start at the floor), so the segment table, which describes the readable log, does not count them.
+ */
+export interface BelowFloor {
+  entries: number
+  /** Encoded bytes of those entries. */
+  bytes: number
+}
+
 export interface LogStatus {
   revision: number
   compactRevision: number
   /** Bytes of the database files on disk. */
   dbSize: number
+  /** The readable log, at or above the compact revision. */
   segments: Segment[]
+  belowFloor: BelowFloor
   /** Compaction in progress (scheduled, not finished), if any. */
   compaction?: { target: number; progress: number }
   /** The on-disk format version. */
@@ -235,7 +248,10 @@ export interface LogStatus {
 export interface CompactResult {
   /** The compact revision after the call (never lowered). */
   compactRevision: number
-  /** Log entries removed by this call. */
+  /**
+   * Revisions compacted by this call: the log entries below the new floor it went through. Their history
+   * is gone; an entry that holds a surviving version stays (see LogStatus.belowFloor).
+   */
   removedRevisions: number
   /** History index entries removed by this call. */
   removedVersions: number

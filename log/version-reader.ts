@@ -1,7 +1,8 @@
 /**
  * Finds the stored version of a key at a revision, wherever its value lives: in the log entry of that
- * revision (hist record IN_LOG) or, once compaction removed that entry, in the hist record itself
- * (MATERIALIZED). Decoded log entries are cached for the reader's lifetime (one request).
+ * revision (hist record IN_LOG; compaction keeps the entry of a surviving version, also below the floor)
+ * or in the hist record itself (MATERIALIZED, in databases compacted by earlier versions of kvlog).
+ * Decoded log entries are cached for the reader's lifetime (one request).
  */
 import { histKey, keyId, logKey } from './keys.js'
 import { syncGetOptions, type Db, type Snapshot } from './latest-view.js'

@@ -1,0 +1,184 @@
+/**
+ * One batch of a compaction (compactor.ts has the job around it): given the log entries of a span of
+ * revisions below the target R, what to write so that only what a read at or above R needs stays.
+ *
+ * For each op of a scanned entry at revision r:
+ *
+ *   op.prevRevision = p > 0   the version at p is superseded: delete hist(key, p) and take the op out of
+ *                             log entry p (p < r, so p was scanned by this batch or an earlier one)
+ *   op is a delete            its tombstone is not needed below R: delete hist(key, r) and take the op out
+ *                             of entry r itself
+ *
+ * Taking an op out of an entry: the entry goes when no op is left, else it is written back without it.
+ * What stays below R is, per key, its newest put below R (unless superseded at or above R), in the log entry
+ * it was written in, pointed at by its hist record (IN_LOG) as before: the value is never copied.
+ *
+ *   scanned:   [r5: put a]  [r6: put a, put b]  [r7: put a]  [r8: del b]        compact(9), prev a: 5→6→7, b: 6→8
+ *   after:     (r5 gone)    (r6 gone)           [r7: put a]  (r8 gone)          hist a@5, a@6, b@6, b@8 gone
+ *
+ * Knowing how many ops an entry holds without reading it: the caller remembers the size of every entry it
+ * scanned that kept exactly one op (SingleOpEntries); those are deleted blind. Every other entry a batch
+ * needs (multi-op, or below where this process started scanning) is read in one getMany per batch.
+ * Idempotent when a crash makes a batch run twice: a missing hist key deletes to nothing, and an op
+ * already gone from its entry (or an entry already gone) is skipped.
+ */
+import { histKey, logKey, logKeyRevision } from './keys.js'
+import type { Db } from './latest-view.js'
+import { decodeEntry, encodeEntry, OP_DELETE, type LoggedOp } from './records.js'
+import type { BatchOp } from './segments.js'
+
+/** Entries at most this many: beyond it, entries are read instead of remembered (about 80 bytes each). */
+const SINGLE_OP_ENTRIES_MAX = 1 << 18
+
+/**
+ * Encoded sizes of entries below the scan position that hold exactly one op, so that a batch can delete
+ * them without reading them. Only the compactor changes entries below the floor, so this stays true for
+ * the life of the process as long as it is updated with every durable batch (and not with a failed one).
+ */
+export class SingleOpEntries {
+  private readonly sizes = new Map<number, number>()
+
+  constructor(private readonly max = SINGLE_OP_ENTRIES_MAX) {}
+
+  get(rev: number): number | undefined {
+    return this.sizes.get(rev)
+  }
+
+  apply(updates: ReadonlyMap<number, number>): void {
+    for (const [rev, bytes] of updates) {
+      if (bytes < 0) this.sizes.delete(rev)
+      else if (this.sizes.size < this.max || this.sizes.has(rev)) this.sizes.set(rev, bytes)
+    }
+  }
+}
+
+/** A log entry a batch touches: scanned by it, or holding a version it supersedes. */
+interface Touched {
+  rev: number
+  timestamp: number
+  /** The ops still in the entry; undefined when not read (known to hold exactly one op). */
+  ops: LoggedOp[] | undefined
+  count: number
+  /** Encoded size before this batch. */
+  bytes: number
+  scanned: boolean
+  changed: boolean
+}
+
+export interface ScannedEntry {
+  rev: number
+  bytes: number
+  timestamp: number
+}
+
+export interface BatchPlan {
+  /** The log and hist writes. */
+  ops: BatchOp[]
+  /** The scanned entries as the segment table counted them (they leave it). */
+  scanned: ScannedEntry[]
+  /** Change in the entries left below the scan position and their encoded bytes. */
+  kept: { entries: number; bytes: number }
+  removedVersions: number
+  /** For SingleOpEntries.apply once the batch is durable: rev → size, or -1 when no longer single-op. */
+  singles: Map<number, number>
+}
+
+/** Plans the batch for `rows` (log entries in revision order, all below the target). */
+export async function planBatch(db: Db, rows: ReadonlyArray<[Buffer, Buffer]>, known: SingleOpEntries): Promise<BatchPlan> {
+  const touched = new Map<number, Touched>()
+  const scannedOps: Array<{ rev: number; ops: LoggedOp[] }> = []
+  for (const [k, v] of rows) {
+    const rev = logKeyRevision(k)
+    const entry = decodeEntry(v)
+    touched.set(rev, { rev, timestamp: entry.timestamp, ops: [...entry.ops], count: entry.ops.length, bytes: v.length, scanned: true, changed: false })
+    scannedOps.push({ rev, ops: entry.ops })
+  }
+  await loadSuperseded(db, scannedOps, touched, known)
+
+  const plan: BatchPlan = { ops: [], scanned: [], kept: { entries: 0, bytes: 0 }, removedVersions: 0, singles: new Map() }
+  for (const { rev, ops } of scannedOps) {
+    for (const op of ops) {
+      if (op.prevRevision > 0) {
+        plan.ops.push({ type: 'del', key: histKey(op.key, op.prevRevision) })
+        plan.removedVersions++
+        takeOut(touched.get(op.prevRevision), op.key)
+      }
+      if (op.kind === OP_DELETE) {
+        plan.ops.push({ type: 'del', key: histKey(op.key, rev) })
+        plan.removedVersions++
+        takeOut(touched.get(rev), op.key)
+      }
+    }
+  }
+  for (const t of touched.values()) settle(t, plan)
+  return plan
+}
+
+/** Adds to `touched` the entries outside `rows` that hold a superseded version: remembered or read. */
+async function loadSuperseded(
+  db: Db, scanned: ReadonlyArray<{ ops: LoggedOp[] }>, touched: Map<number, Touched>, known: SingleOpEntries,
+): Promise<void> {
+  const unknown: number[] = []
+  for (const { ops } of scanned) {
+    for (const op of ops) {
+      const p = op.prevRevision
+      if (p === 0 || touched.has(p)) continue
+      const bytes = known.get(p)
+      if (bytes !== undefined) {
+        touched.set(p, { rev: p, timestamp: 0, ops: undefined, count: 1, bytes, scanned: false, changed: false })
+      } else {
+        // Marked so that a second op naming p is not read twice; filled in (or dropped) below.
+        touched.set(p, { rev: p, timestamp: 0, ops: [], count: 0, bytes: 0, scanned: false, changed: false })
+        unknown.push(p)
+      }
+    }
+  }
+  if (unknown.length === 0) return
+  const values = await db.getMany(unknown.map(logKey))
+  for (let i = 0; i < unknown.length; i++) {
+    const v = values[i]
+    // Gone already (a database compacted before entries were kept, which copied survivors into hist).
+    if (v === undefined) {
+      touched.delete(unknown[i])
+      continue
+    }
+    const entry = decodeEntry(v)
+    touched.set(unknown[i], { rev: unknown[i], timestamp: entry.timestamp, ops: entry.ops, count: entry.ops.length, bytes: v.length, scanned: false, changed: false })
+  }
+}
+
+/** Takes the op on `key` out of the entry; nothing if the entry or the op is gone already. */
+function takeOut(t: Touched | undefined, key: Buffer): void {
+  if (t === undefined || t.count === 0) return
+  if (t.ops === undefined) {
+    t.count = 0
+  } else {
+    const i = t.ops.findIndex((op) => op.key.equals(key))
+    if (i < 0) return
+    t.ops.splice(i, 1)
+    t.count--
+  }
+  t.changed = true
+}
+
+/** The entry's write (delete or rewrite), and its share of the accounting. */
+function settle(t: Touched, plan: BatchPlan): void {
+  let bytes = t.bytes
+  if (t.changed && t.count === 0) {
+    plan.ops.push({ type: 'del', key: logKey(t.rev) })
+    bytes = 0
+  } else if (t.changed) {
+    const value = encodeEntry({ timestamp: t.timestamp, ops: t.ops ?? [] })
+    plan.ops.push({ type: 'put', key: logKey(t.rev), value })
+    bytes = value.length
+  }
+  if (t.scanned) {
+    plan.scanned.push({ rev: t.rev, bytes: t.bytes, timestamp: t.timestamp })
+    if (t.count > 0) plan.kept.entries++
+    plan.kept.bytes += bytes
+  } else {
+    if (t.count === 0) plan.kept.entries--
+    plan.kept.bytes += bytes - t.bytes
+  }
+  plan.singles.set(t.rev, t.count === 1 ? bytes : -1)
+}

@@ -1,0 +1,268 @@
+/**
+ * log/compactor.ts + compact-batch.ts, on disk: a surviving version stays in its log entry below the floor
+ * (no copy), an entry goes once none of its ops is live, multi-op entries are rewritten without their
+ * superseded ops, deletes leave nothing below the floor, and status().belowFloor counts exactly what is
+ * kept. The database is opened raw (between runs of the log) to look at the log and hist tables.
+ */
+import { expect } from 'chai'
+import { ClassicLevel } from 'classic-level'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { planBatch, SingleOpEntries } from '../../log/compact-batch.js'
+import {
+  histKey, histPrefixUserKey, LOG_END, LOG_START, logKey, logKeyRevision, parseHistKey, prefixEnd, TAG_HIST,
+} from '../../log/keys.js'
+import { openLevelLog, type LevelLog } from '../../log/level-log.js'
+import type { Db } from '../../log/latest-view.js'
+import { decodeEntry, encodeMaterialized, opKeyValue, type LoggedEntry } from '../../log/records.js'
+import { writeBatch } from '../../log/segments.js'
+import type { KeyValue } from '../../log/types.js'
+
+const ZERO = Buffer.from([0])
+
+interface Raw {
+  /** Log entries by revision, with their encoded size. */
+  log: Map<number, LoggedEntry & { bytes: number }>
+  /** Every hist record as "key@rev". */
+  hist: string[]
+}
+
+async function withRaw<T>(dir: string, fn: (db: Db) => Promise<T>): Promise<T> {
+  const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' })
+  await db.open()
+  try {
+    return await fn(db)
+  } finally {
+    await db.close()
+  }
+}
+
+async function readRaw(db: Db): Promise<Raw> {
+  const log = new Map<number, LoggedEntry & { bytes: number }>()
+  for await (const [k, v] of db.iterator({ gte: LOG_START, lt: LOG_END })) log.set(logKeyRevision(k), { ...decodeEntry(v), bytes: v.length })
+  const hist: string[] = []
+  for await (const k of db.keys({ gte: Buffer.from([TAG_HIST]), lt: Buffer.from([TAG_HIST + 1]) })) {
+    const { prefix, rev } = parseHistKey(k)
+    hist.push(`${histPrefixUserKey(prefix).toString()}@${rev}`)
+  }
+  return { log, hist }
+}
+
+const keysOf = (e: LoggedEntry | undefined): string[] | undefined => e?.ops.map((op) => op.key.toString())
+const below = (raw: Raw, floor: number): number[] => [...raw.log.keys()].filter((rev) => rev < floor)
+const view = (kv: KeyValue | undefined) => kv && { key: kv.key.toString(), value: kv.value.toString(), createRevision: kv.createRevision, modRevision: kv.modRevision, version: kv.version }
+
+describe('log/compactor: surviving versions stay in their log entries', function () {
+  this.timeout(60_000)
+  let dir = ''
+  let log: LevelLog
+  const open = (batch = 5) => openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: batch, segmentMaxEntries: 40 })
+
+  /** Closes the log, runs fn on the raw database, reopens the log. */
+  async function raw<T>(fn: (db: Db) => Promise<T>, batch?: number): Promise<T> {
+    await log.close()
+    try {
+      return await withRaw(dir, fn)
+    } finally {
+      log = await open(batch)
+    }
+  }
+
+  /** status().belowFloor equals the entries below the floor actually on disk. */
+  async function expectBelowFloorCounted(): Promise<Raw> {
+    const floor = log.compactRevision
+    const counted = (await log.status()).belowFloor
+    const r = await raw(readRaw)
+    const kept = below(r, floor)
+    expect(counted, 'status().belowFloor').to.deep.equal({ entries: kept.length, bytes: kept.reduce((n, rev) => n + r.log.get(rev)!.bytes, 0) })
+    return r
+  }
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kvlog-compactor-'))
+    log = await open()
+  })
+  afterEach(async () => {
+    await log.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('rewrites a multi-op entry without its superseded op, and removes it once the last op is superseded', async () => {
+    const txn = await log.txn({ success: [{ type: 'put', key: 'k1', value: 'one' }, { type: 'put', key: 'k2', value: 'two' }] })
+    const r = txn.revision
+    await log.put('k1', 'one again')
+    for (let i = 0; i < 12; i++) await log.put(`other/${i % 3}`, `v${i}`)
+    const floor = log.revision - 2
+    const k2Before = view(await log.get('k2', { revision: floor }))
+    await log.compact(floor)
+
+    for (const at of [floor, floor + 1, log.revision]) {
+      expect(view(await log.get('k2', { revision: at })), `k2 at ${at}`).to.deep.equal({ key: 'k2', value: 'two', createRevision: r, modRevision: r, version: 1 })
+    }
+    expect(k2Before?.value).to.equal('two')
+    let disk = await expectBelowFloorCounted()
+    expect(keysOf(disk.log.get(r)), 'entry r keeps only k2').to.deep.equal(['k2'])
+    expect(disk.hist).to.include(`k2@${r}`).and.not.include(`k1@${r}`)
+
+    // The survivor of the first compaction is superseded above its floor; the next compaction takes it.
+    const w = await log.put('k2', 'two again', { prevKv: true })
+    expect(view(w.prevKv), 'prevKv of the put above the floor: the kept version').to.deep.equal({ key: 'k2', value: 'two', createRevision: r, modRevision: r, version: 1 })
+    const history = await log.history('k2', { fromRevision: w.revision, prevKv: true })
+    expect(view(history.entries[0].events[0].prevKv)).to.deep.equal({ key: 'k2', value: 'two', createRevision: r, modRevision: r, version: 1 })
+    await log.put('other/0', 'later') // so that the put of k2 is below the floor: only then is k2@r superseded there
+    await log.compact(log.revision)
+    expect(view(await log.get('k2'))).to.deep.equal({ key: 'k2', value: 'two again', createRevision: r, modRevision: w.revision, version: 2 })
+    disk = await expectBelowFloorCounted()
+    expect(disk.log.has(r), 'entry r is gone').to.equal(false)
+    expect(disk.hist.filter((h) => h.startsWith('k2@'))).to.deep.equal([`k2@${w.revision}`])
+  })
+
+  it('deletes below the floor leave no entry and no hist record', async () => {
+    await log.put('gone', '1')
+    await log.put('gone', '2')
+    await log.txn({ success: [{ type: 'put', key: 'gone/a', value: 'a' }, { type: 'put', key: 'stay', value: 's' }] })
+    await log.delete('gone', { rangeEnd: prefixEnd('gone') })
+    const stay = await log.put('stay', 's2')
+    await log.put('again', '1')
+    await log.delete('again')
+    await log.put('tail', 't')
+    await log.compact(log.revision)
+    const disk = await expectBelowFloorCounted()
+    expect(disk.hist.filter((h) => h.startsWith('gone') || h.startsWith('again@')), 'no hist of deleted keys').to.deep.equal([])
+    expect(below(disk, log.compactRevision)).to.deep.equal([stay.revision])
+    expect(keysOf(disk.log.get(stay.revision))).to.deep.equal(['stay'])
+    expect(await log.get('gone', { revision: log.compactRevision })).to.equal(undefined)
+    expect((await log.range(ZERO, { rangeEnd: ZERO })).kvs.map((kv) => kv.key.toString())).to.deep.equal(['stay', 'tail'])
+  })
+
+  it('a second compaction finds the survivors of the first, also after a reopen (entries read, not remembered)', async () => {
+    for (let i = 0; i < 30; i++) await log.put(`k/${i % 6}`, `a${i}`)
+    await log.txn({ success: [{ type: 'put', key: 'm/1', value: 'x' }, { type: 'put', key: 'm/2', value: 'y' }, { type: 'put', key: 'k/0', value: 'z' }] })
+    const first = log.revision
+    const early = (await log.history(ZERO, { rangeEnd: ZERO, toRevision: first - 1 })).entries
+    await log.compact(first)
+    let disk = await expectBelowFloorCounted() // reopens: the compactor's memory of single-op entries is gone
+    // k/0 is superseded at the floor itself, so its version below stays too (a read at the floor needs it).
+    expect(below(disk, first).length, 'one kept entry per key below the floor').to.equal(6)
+
+    const states = new Map<number, unknown>()
+    for (let i = 0; i < 10; i++) {
+      await log.put(i % 2 === 0 ? 'm/1' : `k/${i % 6}`, `b${i}`)
+      states.set(log.revision, (await log.range(ZERO, { rangeEnd: ZERO })).kvs.map(view))
+    }
+    await log.delete('k/3')
+    const second = log.revision - 5
+    const late = (await log.history(ZERO, { rangeEnd: ZERO, fromRevision: first })).entries
+    const historyAfter = await log.history(ZERO, { rangeEnd: ZERO, fromRevision: second, prevKv: true })
+    await log.compact(second)
+    for (const [rev, kvs] of states) {
+      if (rev >= second) expect((await log.range(ZERO, { rangeEnd: ZERO, revision: rev })).kvs.map(view), `state at ${rev}`).to.deep.equal(kvs)
+    }
+    expect((await log.history(ZERO, { rangeEnd: ZERO, fromRevision: second, prevKv: true })).entries).to.deep.equal(historyAfter.entries)
+    disk = await expectBelowFloorCounted()
+    // What is kept below the floor is exactly each key's newest version below it, unless that is a delete.
+    const newest = new Map<string, string>()
+    for (const e of [...early, ...late].filter((x) => x.revision < second)) {
+      for (const ev of e.events) newest.set(ev.kv.key.toString(), ev.type === 'PUT' ? `${ev.kv.key.toString()}@${e.revision}` : '')
+    }
+    const expected = [...newest.values()].filter((v) => v !== '').sort()
+    const kept = below(disk, second).flatMap((rev) => disk.log.get(rev)!.ops.map((op) => `${op.key.toString()}@${rev}`)).sort()
+    expect(kept, 'ops kept below the floor').to.deep.equal(expected)
+    expect(disk.hist.filter((h) => Number(h.split('@')[1]) < second).sort(), 'hist below the floor').to.deep.equal(expected)
+  })
+
+  it('keeps at most one entry per key below the floor: 20,000 revisions over 100 keys', async () => {
+    await log.close()
+    log = await open(250)
+    const value = 'v'.repeat(64)
+    for (let i = 0; i < 20_000; i += 500) {
+      await Promise.all(Array.from({ length: 500 }, (_, j) => log.put(`key/${(i + j) % 100}`, `${value}${i + j}`)))
+    }
+    const floor = log.revision - 50
+    const before = (await log.range(ZERO, { rangeEnd: ZERO, revision: floor })).kvs.map(view)
+    const result = await log.compact(floor)
+    expect(result.removedRevisions).to.equal(floor - 2)
+    expect((await log.range(ZERO, { rangeEnd: ZERO, revision: floor })).kvs.map(view)).to.deep.equal(before)
+    const status = await log.status()
+    expect(status.belowFloor.entries, 'entries below the floor: one per key').to.equal(100)
+    expect(status.segments.reduce((n, s) => n + s.entries, 0), 'the segments count the readable log only').to.equal(log.revision - floor + 1)
+    const disk = await expectBelowFloorCounted()
+    expect(below(disk, floor).length).to.equal(status.belowFloor.entries)
+    expect(disk.hist.filter((h) => Number(h.split('@')[1]) < floor).length).to.equal(status.belowFloor.entries)
+  })
+
+  it('still reads versions that earlier compactions copied into hist (MATERIALIZED), and compacts them away', async () => {
+    await log.put('old', 'o1')
+    await log.put('old', 'o2')
+    const kept = await log.put('legacy', 'l1')
+    for (let i = 0; i < 8; i++) await log.put('busy', `b${i}`)
+    const floor = log.revision
+    await log.compact(floor)
+    // Turn the kept entry of `legacy` into what the compactor used to leave: no entry, the version in hist.
+    const kv = (await log.get('legacy'))!
+    await raw(async (db) => {
+      await writeBatch(db, [
+        { type: 'del', key: logKey(kept.revision) },
+        { type: 'put', key: histKey(kv.key, kept.revision), value: encodeMaterialized(kv) },
+      ], true)
+    })
+    expect(view(await log.get('legacy', { revision: floor }))).to.deep.equal(view(kv))
+    const next = await log.put('legacy', 'l2', { prevKv: true })
+    expect(view(next.prevKv)).to.deep.equal(view(kv))
+    await log.put('busy', 'last')
+    await log.compact(log.revision)
+    expect(view(await log.get('legacy'))).to.deep.include({ value: 'l2', version: 2, createRevision: kept.revision })
+    const disk = await raw(readRaw)
+    expect(disk.hist.filter((h) => h.startsWith('legacy@'))).to.deep.equal([`legacy@${next.revision}`])
+    expect(disk.log.has(kept.revision)).to.equal(false)
+  })
+})
+
+describe('log/compact-batch: a batch that runs again after a crash', function () {
+  this.timeout(30_000)
+  let dir = ''
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kvlog-compact-batch-'))
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('tolerates superseded versions already removed from their entries', async () => {
+    const log = await openLevelLog({ dir, fsync: 'never' })
+    const t = await log.txn({ success: [{ type: 'put', key: 'a', value: '1' }, { type: 'put', key: 'b', value: '1' }] })
+    const single = await log.put('c', '1')
+    await log.put('x', 'filler')
+    const from = log.revision + 1
+    await log.put('a', '2')
+    await log.put('c', '2')
+    await log.delete('b')
+    const to = log.revision + 1
+    await log.close()
+
+    await withRaw(dir, async (db) => {
+      const rows = await db.iterator({ gte: logKey(from), lt: logKey(to) }).all()
+      const known = new SingleOpEntries()
+      known.apply(new Map([[single.revision, (await db.get(logKey(single.revision)))!.length]]))
+      const first = await planBatch(db, rows, known)
+      const isLog = (op: { key: Buffer }) => op.key[0] === LOG_START[0]
+      // Part of the batch landed: the superseded versions are gone, the scanned entries are untouched.
+      await writeBatch(db, first.ops.filter((op) => !isLog(op) || logKeyRevision(op.key) < from), true)
+      const once = await readRaw(db)
+      expect(once.log.has(t.revision), 'entry of a, b gone').to.equal(false)
+      expect(once.log.has(single.revision), 'entry of c gone').to.equal(false)
+
+      // Run the same batch again, as after a restart: the same result.
+      const again = await planBatch(db, rows, new SingleOpEntries())
+      expect(again.ops.filter((op) => isLog(op) && logKeyRevision(op.key) < from), 'no writes to entries already settled').to.deep.equal([])
+      await writeBatch(db, again.ops, true)
+      const twice = await readRaw(db)
+      await writeBatch(db, first.ops, true)
+      expect(twice).to.deep.equal(await readRaw(db))
+      const scanned = [...twice.log.entries()].filter(([rev]) => rev >= from && rev < to).map(([rev, e]) => [rev, keysOf(e)])
+      expect(scanned, 'the puts of a and c stay, the delete of b goes').to.deep.equal([[from, ['a']], [from + 1, ['c']]])
+      expect(opKeyValue(twice.log.get(from)!.ops[0], from).value.toString()).to.equal('2')
+    })
+  })
+})
