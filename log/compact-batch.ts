@@ -19,8 +19,9 @@
  * Knowing how many ops an entry holds without reading it: the caller remembers the size of every entry it
  * scanned that kept exactly one op (SingleOpEntries); those are deleted blind. Every other entry a batch
  * needs (multi-op, or below where this process started scanning) is read in one getMany per batch.
- * Idempotent when a crash makes a batch run twice: a missing hist key deletes to nothing, and an op
- * already gone from its entry (or an entry already gone) is skipped.
+ * Tolerant of work found done: a missing hist key deletes to nothing, and an op already gone from its
+ * entry, or an entry already gone (databases compacted by an older kvlog copied survivors into hist and
+ * removed their entries), is skipped. So a batch planned again over the same rows writes the same result.
  */
 import { histKey, logKey, logKeyRevision } from './keys.js'
 import type { Db } from './latest-view.js'

@@ -9,12 +9,13 @@
  * scanned in order in batches (compact-batch.ts); each op's prevRevision names the version it superseded,
  * which goes from hist and from its entry; deletes go too; an entry goes once no op is left in it.
  *
- *   log  ──────────────────────────────────────────────────────────────────────────────────────▶ revision
- *        [ survivors of earlier compactions ][  scanned by this job: F ≤ rev < R  ][ untouched ≥ R ]
- *        ▲ kept: only entries holding a live  ▲ F = the floor before   ▲ next       ▲ R = the new floor
- *          version (below the floor, not in     (a new job starts here)
- *          the segment table, counted in
- *          status().belowFloor)
+ *   log ──────────────────────────────────────────────────────────────────────────────────────▶ revision
+ *   │ kept entries: survivors of       │ scanned by this job in batches:   │ untouched: every entry │
+ *   │ earlier jobs (status.belowFloor) │ F ≤ rev < R, progress at `next`   │ at or above R          │
+ *   └──────────────────────────────────┴───────────────────────────────────┴────────────────────────┘
+ *                                      F = the floor before                R = the new floor
+ *
+ * A job starts at F: an op that supersedes a kept entry's version is at or above F, so the scan finds it.
  *
  * The segment table describes the readable log (at or above the floor) only: a scanned entry leaves it
  * whether it is deleted or kept, and the kept ones are counted in belowFloor instead. Reads never see the
@@ -27,8 +28,8 @@
  *       idle                          scheduled: reads below R fail                            finished
  *
  * Every batch rewrites its log entries and hist records, advances `next` and the belowFloor figures in one
- * LevelDB write, so a crash leaves a consistent state and the job resumes at `next` on open (a batch that
- * runs again finds its work partly done: see compact-batch.ts). Batches go through the writer's queue,
+ * LevelDB write, so a crash leaves a consistent state and the job resumes at `next` on open, redoing at
+ * most the batch that did not land. Batches go through the writer's queue,
  * between transaction groups, and compaction pauses between batches so that it runs at most
  * maxDutyPercent of the time: writers are never blocked for long.
  */
@@ -114,7 +115,7 @@ export class Compactor {
       const current = this.deps.currentRevision()
       if (revision <= this.state.floor) throw compacted(revision, this.state.floor, current)
       if (revision > current) throw futureRevision(revision, current)
-      // Below the old floor only kept entries are left, each holding a live version: nothing to scan there.
+      // Below the old floor only kept entries are left; what supersedes them is at or above it.
       const next = this.state.job?.next ?? this.state.floor
       const from = this.state.job === undefined ? next : this.state.job.from
       await this.save({ ...this.state, floor: revision, job: { to: revision, next, ...(from === undefined ? {} : { from }) } })
