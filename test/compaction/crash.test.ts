@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openLevelLog, type LevelLog } from '../../log/level-log.js'
 import { expectCode } from '../log/conformance/helpers.js'
+import { belowFloorOf, readRawTables, withRawDb } from '../support/raw-db.js'
 import { CRASH_LOG_OPTIONS, KeyWriter, WRITERS, type WireOps } from './crash-workload.js'
 import { plain, plainEntries, rng, waitUntil, type PlainEntry, type PlainEvent, type PlainKv } from './helpers.js'
 
@@ -252,6 +253,8 @@ describe('compaction crash safety (SIGKILL mid-compaction, real disk)', function
       else if (resuming) stats.killedWhileResuming++
 
       const log = await openLevelLog({ dir, ...CRASH_LOG_OPTIONS })
+      /** status().belowFloor once no compaction runs: checked against the disk after close. */
+      let kept: { floor: number; entries: number; bytes: number } | undefined
       try {
         const status = await log.status()
         // never lowered; R once the child saw durable progress (or finished)
@@ -285,6 +288,7 @@ describe('compaction crash safety (SIGKILL mid-compaction, real disk)', function
           expect(after.compaction).to.equal(undefined)
           expect(after.segments[0].firstRevision, `cycle ${cycle}: segments start at the floor`).to.equal(R)
           expect(after.segments.reduce((n, s) => n + s.entries, 0)).to.equal(verified - R + 1)
+          kept = { floor: R, ...after.belowFloor }
           floor = R
           pendingR = undefined
         } else {
@@ -297,6 +301,10 @@ describe('compaction crash safety (SIGKILL mid-compaction, real disk)', function
         floor = log.compactRevision
       } finally {
         await log.close()
+      }
+      if (kept !== undefined) {
+        const onDisk = belowFloorOf(await withRawDb(dir, readRawTables), kept.floor)
+        expect(onDisk, `cycle ${cycle}: entries kept below the floor, as status() counted them`).to.deep.equal({ entries: kept.entries, bytes: kept.bytes })
       }
     }
     if (process.env.KVLOG_CRASH_STATS !== undefined) process.stderr.write(`compaction crash test: ${JSON.stringify({ ...stats, revision: verified, floor })}\n`)

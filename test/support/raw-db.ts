@@ -1,0 +1,49 @@
+/**
+ * Looks at a LevelLog's database directly (while no log has it open): the log table's entries and the
+ * hist table's keys, for tests of what compaction leaves on disk.
+ */
+import { ClassicLevel } from 'classic-level'
+import { histPrefixUserKey, LOG_END, LOG_START, logKeyRevision, parseHistKey, TAG_HIST } from '../../log/keys.js'
+import type { Db } from '../../log/latest-view.js'
+import { decodeEntry, type LoggedEntry } from '../../log/records.js'
+
+export interface RawTables {
+  /** Log entries by revision, with their encoded size. */
+  log: Map<number, LoggedEntry & { bytes: number }>
+  /** Every hist record as "key@rev" (keys as UTF-8). */
+  hist: string[]
+}
+
+/** Opens the database at `dir` raw for `fn` (the log must be closed). */
+export async function withRawDb<T>(dir: string, fn: (db: Db) => Promise<T>): Promise<T> {
+  const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' })
+  await db.open()
+  try {
+    return await fn(db)
+  } finally {
+    await db.close()
+  }
+}
+
+export async function readRawTables(db: Db): Promise<RawTables> {
+  const log = new Map<number, LoggedEntry & { bytes: number }>()
+  for await (const [k, v] of db.iterator({ gte: LOG_START, lt: LOG_END })) log.set(logKeyRevision(k), { ...decodeEntry(v), bytes: v.length })
+  const hist: string[] = []
+  for await (const k of db.keys({ gte: Buffer.from([TAG_HIST]), lt: Buffer.from([TAG_HIST + 1]) })) {
+    const { prefix, rev } = parseHistKey(k)
+    hist.push(`${histPrefixUserKey(prefix).toString()}@${rev}`)
+  }
+  return { log, hist }
+}
+
+/** The log entries below `floor`: how many, and their encoded bytes (what status().belowFloor counts). */
+export function belowFloorOf(tables: RawTables, floor: number): { entries: number; bytes: number } {
+  let entries = 0
+  let bytes = 0
+  for (const [rev, e] of tables.log) {
+    if (rev >= floor) continue
+    entries++
+    bytes += e.bytes
+  }
+  return { entries, bytes }
+}
