@@ -77,6 +77,7 @@ export interface Config {
   /** '' = no client certificates asked for. */
   tlsClientCaFile: string
   grpcMaxQueuedMessages: number
+  grpcMaxQueuedBytes: number
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -444,6 +445,15 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'A gRPC watch stream with more unsent responses than this is paused; its watchers catch up from the log later.',
     flag: '--grpc-max-queued-messages',
     env: 'KVLOG_GRPC_MAX_QUEUED_MESSAGES',
+  },
+  grpcMaxQueuedBytes: {
+    key: 'grpcMaxQueuedBytes',
+    type: 'bytes',
+    default: 64 * MiB,
+    min: MiB,
+    description: 'A gRPC watch stream with more unsent response bytes than this is paused; its watchers catch up from the log later.',
+    flag: '--grpc-max-queued-bytes',
+    env: 'KVLOG_GRPC_MAX_QUEUED_BYTES',
   },
 }
 

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Log } from '../../log/backend.js'
 import type { Message } from './proto.js'
+import { HeaderEncoder } from './wire.js'
 
 const IDENTITY_RECORD = 'etcd/identity'
 export const RAFT_TERM = 2
@@ -26,7 +27,16 @@ export async function loadIdentity(log: Log): Promise<Identity> {
 }
 
 export class Headers {
-  constructor(readonly identity: Identity, private readonly log: Log) {}
+  private readonly encoder: HeaderEncoder
+
+  constructor(readonly identity: Identity, private readonly log: Log) {
+    this.encoder = new HeaderEncoder(BigInt(identity.clusterId), BigInt(identity.memberId), RAFT_TERM)
+  }
+
+  /** The same header, encoded (wire.ts): for the responses encoded by hand. */
+  encoded(revision: number = this.log.revision): Buffer {
+    return this.encoder.header(revision)
+  }
 
   /** A ResponseHeader at `revision` (default: the store's current revision). */
   header(revision: number = this.log.revision): Message {

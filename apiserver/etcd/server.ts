@@ -35,6 +35,8 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
     'grpc.max_send_message_length': UNLIMITED,
     'grpc.keepalive_time_ms': config.grpcKeepaliveInterval,
     'grpc.keepalive_timeout_ms': config.grpcKeepaliveTimeout,
+    // Channelz keeps per-call statistics nobody reads here; it costs ~5% of a small unary call's CPU.
+    'grpc.enable_channelz': 0,
   })
   server.addService(serviceDefinition('etcdserverpb.KV'), kvService(deps))
   server.addService(serviceDefinition('etcdserverpb.Watch'), watchService(deps))

@@ -3,11 +3,12 @@ import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js'
 import { toGrpcError } from './errors.js'
 import type { Message } from './proto.js'
 
-export type UnaryHandler = (call: ServerUnaryCall<Message, Message>, callback: sendUnaryData<Message>) => void
+/** A handler may answer with an object for proto.ts to encode, or with bytes it encoded itself (wire.ts). */
+export type UnaryHandler = (call: ServerUnaryCall<Message, Message | Buffer>, callback: sendUnaryData<Message | Buffer>) => void
 
-export function unary(handler: (request: Message) => Promise<Message> | Message): UnaryHandler {
+export function unary(handler: (request: Message) => Promise<Message | Buffer> | Message | Buffer): UnaryHandler {
   return (call, callback) => {
-    let result: Promise<Message>
+    let result: Promise<Message | Buffer>
     try {
       result = Promise.resolve(handler(call.request))
     } catch (err) {

@@ -1,34 +1,30 @@
 /**
  * etcd's WatchResponse encoding for the shared watch stream (apiserver/watch/stream.ts).
  *
- * Encode once: protobuf messages are concatenations of their fields, so a response is encoded as its
- * small per-watch part (header, watch_id) followed by the events part, and the events part is encoded once
- * per batch and shared by every watch the hub handed the same batch to.
+ * Encode once: protobuf messages are concatenations of their fields, so an events response is its small
+ * per-watch head (header, watch_id) followed by the events fields, and those are encoded once per event
+ * (wire.ts) and joined once per batch, shared by every watch the hub handed the same batch to. Events
+ * responses are not finished here: the outbox (watch-outbox.ts) adds the head when the response leaves,
+ * after joining the batches that queued up behind it.
  *
  * Fragments: a watch created with `fragment` whose response would exceed the request size limit gets it
  * split into several responses, all but the last with fragment = true (etcd's rule; clients join them).
  */
 import type { KvlogError } from '../../log/errors.js'
-import type { Event } from '../../log/types.js'
 import type { WatchBatch } from '../../log/watch/types.js'
 import type { WatchMessages } from '../watch/stream.js'
-import { kvMessage } from './convert.js'
 import type { Headers } from './identity.js'
-import { encode, EVENT_TYPE, messageType, type Message } from './proto.js'
+import { encode, messageType, type Message } from './proto.js'
+import { eventsField, eventsFields, watchHead } from './wire.js'
 
 const WatchResponse = messageType('etcdserverpb.WatchResponse')
 
-/** One or more encoded WatchResponses, written in order. */
-export type EncodedResponses = Buffer | Buffer[]
+/** What the stream hands the transport: finished responses, or one batch's events for the outbox. */
+export type WatchOutput =
+  | { kind: 'responses'; id: number; responses: Buffer[] }
+  | { kind: 'events'; id: number; revision: number; fields: Buffer }
 
-function eventMessage(e: Event): Message {
-  const m: Message = { kv: kvMessage(e.kv) }
-  if (e.type === 'DELETE') m.type = EVENT_TYPE.DELETE
-  if (e.prevKv !== undefined) m.prev_kv = kvMessage(e.prevKv)
-  return m
-}
-
-export class EtcdWatchMessages implements WatchMessages<EncodedResponses> {
+export class EtcdWatchMessages implements WatchMessages<WatchOutput> {
   private readonly encoded = new WeakMap<WatchBatch, Buffer>()
   /** Watches that asked for fragmented responses. */
   readonly fragmenting = new Set<number>()
@@ -39,53 +35,61 @@ export class EtcdWatchMessages implements WatchMessages<EncodedResponses> {
     return encode(WatchResponse, fields)
   }
 
-  created(id: number, revision: number): Buffer {
-    return this.response({ header: this.headers.header(revision), watch_id: id, created: true })
+  /** The head of an events response: header at `revision`, watch_id. */
+  head(id: number, revision: number): Buffer {
+    return watchHead(this.headers.encoded(revision), id)
   }
 
-  events(id: number, batch: WatchBatch): EncodedResponses {
-    let events = this.encoded.get(batch)
-    if (events === undefined) {
-      events = encode(WatchResponse, { events: batch.events.map(eventMessage) })
-      this.encoded.set(batch, events)
+  created(id: number, revision: number): WatchOutput {
+    return this.finished(id, { header: this.headers.header(revision), watch_id: id, created: true })
+  }
+
+  events(id: number, batch: WatchBatch): WatchOutput {
+    let fields = this.encoded.get(batch)
+    if (fields === undefined) {
+      fields = eventsFields(batch.events)
+      this.encoded.set(batch, fields)
     }
-    const head = this.response({ header: this.headers.header(batch.revision), watch_id: id })
-    if (!this.fragmenting.has(id) || head.length + events.length <= this.maxResponseBytes) return Buffer.concat([head, events])
-    return this.fragments(id, batch)
+    if (this.fragmenting.has(id) && fields.length + 64 > this.maxResponseBytes) {
+      return { kind: 'responses', id, responses: this.fragments(id, batch) }
+    }
+    return { kind: 'events', id, revision: batch.revision, fields }
   }
 
   private fragments(id: number, batch: WatchBatch): Buffer[] {
     const out: Buffer[] = []
-    let part: Message[] = []
+    let part: Buffer[] = []
     let size = 0
     const flush = (last: boolean) => {
-      const fields: Message = { header: this.headers.header(batch.revision), watch_id: id, events: part }
-      if (!last) fields.fragment = true
-      out.push(this.response(fields))
+      const head = last ? this.head(id, batch.revision) : this.response({ header: this.headers.header(batch.revision), watch_id: id, fragment: true })
+      out.push(Buffer.concat([head, ...part]))
       part = []
       size = 0
     }
     for (const e of batch.events) {
-      const m = eventMessage(e)
-      const bytes = encode(WatchResponse, { events: [m] }).length
-      if (part.length > 0 && size + bytes > this.maxResponseBytes) flush(false)
-      part.push(m)
-      size += bytes
+      const field = eventsField(e)
+      if (part.length > 0 && size + field.length > this.maxResponseBytes) flush(false)
+      part.push(field)
+      size += field.length
     }
     flush(true)
     return out
   }
 
-  progress(id: number, revision: number): Buffer {
-    return this.response({ header: this.headers.header(revision), watch_id: id })
+  progress(id: number, revision: number): WatchOutput {
+    return this.finished(id, { header: this.headers.header(revision), watch_id: id })
   }
 
-  canceled(id: number, err: KvlogError | undefined): Buffer {
+  canceled(id: number, err: KvlogError | undefined): WatchOutput {
     this.fragmenting.delete(id)
     const fields: Message = { header: this.headers.header(), watch_id: id, canceled: true }
     // A compacted start or resume carries the floor; etcd's clients turn it into ErrCompacted.
     if (err?.code === 'COMPACTED') fields.compact_revision = err.details.compactRevision
     else if (err !== undefined) fields.cancel_reason = err.message
-    return this.response(fields)
+    return this.finished(id, fields)
+  }
+
+  private finished(id: number, fields: Message): WatchOutput {
+    return { kind: 'responses', id, responses: [this.response(fields)] }
   }
 }

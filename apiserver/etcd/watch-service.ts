@@ -7,8 +7,10 @@
  * - Cancel: answered with canceled; an unknown id is ignored (etcd).
  * - Progress request: one response with watch_id -1 and the store revision, sent once every watch on the
  *   stream is synced, so it means "every event up to here was sent" for all of them.
- * - Flow control: a stream with more than grpcMaxQueuedMessages unsent responses pauses its watches;
- *   they catch up from the log when it drains (nothing is dropped).
+ * - Flow control (watch-outbox.ts): responses queue in the stream's outbox, where a watch's events
+ *   coalesce while the stream is backed up; more than grpcMaxQueuedMessages responses or
+ *   grpcMaxQueuedBytes bytes queued pause the stream's watches; they catch up from the log when it
+ *   drains (nothing is dropped).
  */
 import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js'
 import { invalid, isKvlogError, KvlogError } from '../../log/errors.js'
@@ -18,10 +20,13 @@ import type { WatchStream } from '../watch/stream.js'
 import { int } from './convert.js'
 import type { EtcdDeps } from './deps.js'
 import type { Message } from './proto.js'
-import { EtcdWatchMessages, type EncodedResponses } from './watch-messages.js'
+import { EtcdWatchMessages, type WatchOutput } from './watch-messages.js'
+import { WatchOutbox } from './watch-outbox.js'
 
 /** etcd's clientv3.InvalidWatchID: the id of progress responses and of rejected creates. */
 const NO_WATCH = -1
+/** Responses handed to grpc-js at a time; the rest wait in the outbox, where they coalesce. */
+const OUTBOX_INFLIGHT = 8
 /** How often a pending progress request checks whether the stream's watches are synced. */
 const PROGRESS_POLL_MS = 10
 
@@ -33,16 +38,25 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
   const { watch, headers, config } = deps
   const messages = new EtcdWatchMessages(headers, config.maxRequestBytes)
   let closed = false
-  const write = (buffer: Buffer): boolean => {
-    if (closed || !call.writable) return true
-    call.write(buffer)
-    return call.writableLength <= config.grpcMaxQueuedMessages
-  }
-  const stream: WatchStream<EncodedResponses> = watch.open<EncodedResponses>({
-    send(responses) {
-      if (!Array.isArray(responses)) return write(responses)
+  const outbox = new WatchOutbox(
+    {
+      inflight: OUTBOX_INFLIGHT,
+      maxMessages: config.grpcMaxQueuedMessages,
+      maxBytes: config.grpcMaxQueuedBytes,
+      maxResponseBytes: config.maxRequestBytes,
+    },
+    (response, written) => {
+      if (closed || !call.writable) return
+      call.write(response, written)
+    },
+    (id, revision) => messages.head(id, revision),
+    () => stream.drained(),
+  )
+  const stream: WatchStream<WatchOutput> = watch.open<WatchOutput>({
+    send(output) {
+      if (output.kind === 'events') return outbox.events(output.id, output.revision, output.fields)
       let ok = true
-      for (const r of responses) ok = write(r) && ok
+      for (const r of output.responses) ok = outbox.response(output.id, r) && ok
       return ok
     },
     // The server is draining (or the call ended): end the call so the client reconnects and resumes.
@@ -51,7 +65,6 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
       close()
     },
   }, { messages, firstId: 0 })
-  call.on('drain', () => stream.drained())
 
   let progressTimer: NodeJS.Timeout | undefined
   const answerProgress = () => {
@@ -61,7 +74,7 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
       progressTimer = setTimeout(answerProgress, PROGRESS_POLL_MS)
       return
     }
-    write(messages.response({ header: headers.header(stream.revision), watch_id: NO_WATCH }))
+    outbox.response(undefined, messages.response({ header: headers.header(stream.revision), watch_id: NO_WATCH }))
   }
 
   call.on('data', (request: Message) => {
@@ -101,12 +114,13 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
   }
   const reject = (err: unknown) => {
     const e = isKvlogError(err) ? err : new KvlogError('INTERNAL', String(err))
-    write(messages.response({ header: headers.header(), watch_id: NO_WATCH, created: true, canceled: true, cancel_reason: etcdReason(e) }))
+    outbox.response(undefined, messages.response({ header: headers.header(), watch_id: NO_WATCH, created: true, canceled: true, cancel_reason: etcdReason(e) }))
   }
 
   const close = () => {
     if (closed) return
     closed = true
+    outbox.close()
     if (progressTimer) clearTimeout(progressTimer)
     watch.release(stream)
   }

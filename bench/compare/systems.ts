@@ -141,11 +141,17 @@ export async function startEtcd(): Promise<System> {
     () => bytesUnder(join(dataDir, 'member', 'snap', 'db')))
 }
 
+/**
+ * Extra Node.js flags for the kvlog server process only, e.g. BENCH_KVLOG_NODE_ARGS="--cpu-prof
+ * --cpu-prof-dir=/tmp/prof" to profile the server under a workload (Node refuses --cpu-prof in NODE_OPTIONS; the name must not start with KVLOG_, which kvlog serve reads as settings).
+ */
+const KVLOG_NODE_ARGS = (process.env.BENCH_KVLOG_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
+
 export async function startKvlog(extraArgs: string[] = []): Promise<System> {
   const root = await mkdtemp(join(tmpdir(), 'bench-kvlog-'))
   const dataDir = join(root, 'data')
   const [grpc, http] = [await freePort(), await freePort()]
-  const args = [KVLOG_BIN, 'serve',
+  const args = [...KVLOG_NODE_ARGS, KVLOG_BIN, 'serve',
     '--data-dir', dataDir, '--listen-grpc', `127.0.0.1:${grpc}`, '--listen-http', `127.0.0.1:${http}`,
     '--fsync', 'always', '--quota-backend-bytes', QUOTA, '--log-level', 'warn', ...extraArgs]
   return startSystem('kvlog', () => ({ command: process.execPath, args }), `127.0.0.1:${grpc}`, dataDir, root,

@@ -34,7 +34,18 @@ export interface CatchUpHost {
   end(w: Watcher, err: KvlogError): void
 }
 
+/** Ring selections kept for other watchers catching up over the same revisions (cleared when full). */
+const SHARED_SELECTIONS = 256
+
 export class CatchUp {
+  /**
+   * Selections from the ring by watcher selection key and revision span. Watchers that resume together
+   * from the same revision with the same spec (an apiserver's reconnect storm, or a benchmark's) walk the
+   * ring in the same steps: the first builds each batch, the others share it, and so do the front doors'
+   * encodings of it (they cache per batch object). Ring entries never change, so an entry never goes stale.
+   */
+  private readonly shared = new Map<string, WatchBatch>()
+
   constructor(
     private readonly log: WatchSource,
     private readonly ring: Ring,
@@ -79,9 +90,16 @@ export class CatchUp {
     const head = this.host.revision()
     while (w.state === 'unsynced' && w.next <= head) {
       const to = Math.min(head, w.next + this.batchRevisions - 1)
-      const entries: LogEntry[] = []
-      for (let rev = w.next; rev <= to; rev++) entries.push(this.ring.get(rev))
-      if (!this.send(w, entries, to)) return
+      const key = `${w.selectionKey}|${w.next}|${to}`
+      let batch = this.shared.get(key)
+      if (batch === undefined) {
+        const entries: LogEntry[] = []
+        for (let rev = w.next; rev <= to; rev++) entries.push(this.ring.get(rev))
+        batch = w.select(entries, w.next)
+        if (this.shared.size >= SHARED_SELECTIONS) this.shared.clear()
+        this.shared.set(key, batch)
+      }
+      if (!this.deliverBatch(w, batch, to)) return
     }
   }
 
@@ -107,7 +125,10 @@ export class CatchUp {
 
   /** Delivers the watcher's share of entries up to `to` (if any) and moves it past `to`. */
   private send(w: Watcher, entries: readonly LogEntry[], to: number): boolean {
-    const batch = w.select(entries, w.next)
+    return this.deliverBatch(w, w.select(entries, w.next), to)
+  }
+
+  private deliverBatch(w: Watcher, batch: WatchBatch, to: number): boolean {
     w.next = to + 1
     if (batch.events.length === 0) return true
     return this.host.deliver(w, batch)

@@ -20,7 +20,7 @@ import { inBounds, toBytes, type Bounds } from '../keys.js'
 import { checkRevision, normalizeBounds } from '../validate.js'
 import type { Event, LogEntry } from '../types.js'
 import type { WatchHandle, WatchSink, WatchSpec } from './types.js'
-import type { WatchView } from './watcher-index.js'
+import { classify, type WatchView } from './watcher-index.js'
 
 export type WatcherState = 'unsynced' | 'synced' | 'paused' | 'canceled'
 
@@ -70,9 +70,18 @@ function flag(value: unknown, field: string): boolean {
 }
 
 /** The event as seen without prevKv (a new object only when there is a prevKv to drop). */
+/**
+ * The event without its prevKv. One copy per event, shared by every watcher and batch that takes it (the
+ * ring's events are delivered to many watchers, and front doors cache their encoding per event object).
+ */
 export function withoutPrevKv(event: Event): Event {
-  return event.prevKv === undefined ? event : { type: event.type, kv: event.kv }
+  if (event.prevKv === undefined) return event
+  let bare = bareEvents.get(event)
+  if (bare === undefined) bareEvents.set(event, (bare = { type: event.type, kv: event.kv }))
+  return bare
 }
+
+const bareEvents = new WeakMap<Event, Event>()
 
 export class Watcher implements WatchHandle {
   state: WatcherState = 'unsynced'
@@ -98,6 +107,18 @@ export class Watcher implements WatchHandle {
     start: number,
   ) {
     this.next = start
+  }
+
+  private selectionKeyCache: string | undefined
+
+  /** Equal for watchers whose select() gives the same events from the same entries (same range, filters, prevKv). */
+  get selectionKey(): string {
+    if (this.selectionKeyCache === undefined) {
+      const { kind, id } = classify(this.spec.bounds)
+      const { prevKv, noPut, noDelete } = this.spec
+      this.selectionKeyCache = `${kind}:${id}:${prevKv ? 1 : 0}${noPut ? 1 : 0}${noDelete ? 1 : 0}`
+    }
+    return this.selectionKeyCache
   }
 
   get nextRevision(): number {

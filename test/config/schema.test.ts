@@ -48,6 +48,7 @@ const EXPECTED_DEFAULTS: Config = {
   tlsKeyFile: '',
   tlsClientCaFile: '',
   grpcMaxQueuedMessages: 4096,
+  grpcMaxQueuedBytes: 64 * 1024 * 1024,
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)

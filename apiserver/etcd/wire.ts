@@ -1,0 +1,159 @@
+/**
+ * Hand-written protobuf encoding for the hottest responses: response headers, PutResponse, and the parts
+ * of WatchResponse (per-watch head, events). protobufjs (proto.ts) encodes everything else; these are the
+ * messages sent once per write or once per watcher per batch, where building a plain object and converting
+ * its 64-bit fields through Long cost more than the write itself (see docs/benchmarks.md).
+ *
+ * The bytes are what protobuf's canonical encoding gives (fields in number order, zero values and empty
+ * bytes left out, as etcd's Go server writes them); test/apiserver/etcd/wire.test.ts decodes them with
+ * protobufjs and compares with the messages proto.ts would encode.
+ *
+ * Field numbers (apiserver/etcd/proto/*.proto):
+ *   ResponseHeader  1 cluster_id u64 · 2 member_id u64 · 3 revision i64 · 4 raft_term u64
+ *   PutResponse     1 header · 2 prev_kv
+ *   WatchResponse   1 header · 2 watch_id i64 · … · 11 events (repeated Event)
+ *   Event           1 type (DELETE = 1) · 2 kv · 3 prev_kv
+ *   KeyValue        1 key · 2 create_revision · 3 mod_revision · 4 version · 5 value · 6 lease
+ */
+import type { Event, KeyValue } from '../../log/types.js'
+
+/** Wire type 0 (varint) and 2 (length-delimited) tags: (field << 3) | type. */
+const varintTag = (field: number) => field << 3
+const bytesTag = (field: number) => (field << 3) | 2
+
+/** Bytes needed for a non-negative integer (a safe integer or a uint64 bigint) as a varint. */
+function varintSize(n: number | bigint): number {
+  let size = 1
+  if (typeof n === 'bigint') {
+    while (n >= 0x80n) {
+      n >>= 7n
+      size++
+    }
+    return size
+  }
+  while (n >= 0x80) {
+    n = Math.floor(n / 128)
+    size++
+  }
+  return size
+}
+
+/** Writes a non-negative varint at `at`; returns the offset after it. */
+function writeVarint(out: Buffer, at: number, n: number | bigint): number {
+  if (typeof n === 'bigint') {
+    while (n >= 0x80n) {
+      out[at++] = Number(n & 0x7fn) | 0x80
+      n >>= 7n
+    }
+    out[at++] = Number(n)
+    return at
+  }
+  while (n >= 0x80) {
+    out[at++] = (n % 128) | 0x80
+    n = Math.floor(n / 128)
+  }
+  out[at++] = n
+  return at
+}
+
+/** An int64 as protobuf writes it: negative numbers as their 64-bit two's complement (10 bytes). */
+function int64(n: number): number | bigint {
+  return n >= 0 ? n : BigInt.asUintN(64, BigInt(n))
+}
+
+/** A message built from fields, sized first and written once. */
+class Fields {
+  private readonly parts: Array<[tag: number, value: number | bigint | Buffer]> = []
+  private size = 0
+
+  varint(field: number, value: number | bigint): this {
+    if (value === 0 || value === 0n) return this
+    this.parts.push([varintTag(field), value])
+    this.size += 1 + varintSize(value)
+    return this
+  }
+
+  bytes(field: number, value: Buffer): this {
+    if (value.length === 0) return this
+    this.parts.push([bytesTag(field), value])
+    this.size += 1 + varintSize(value.length) + value.length
+    return this
+  }
+
+  /** A nested message, or already-encoded fields: written as is, even when empty. */
+  message(field: number, value: Buffer): this {
+    this.parts.push([bytesTag(field), value])
+    this.size += 1 + varintSize(value.length) + value.length
+    return this
+  }
+
+  finish(): Buffer {
+    const out = Buffer.allocUnsafe(this.size)
+    let at = 0
+    for (const [tag, value] of this.parts) {
+      out[at++] = tag
+      if (Buffer.isBuffer(value)) {
+        at = writeVarint(out, at, value.length)
+        at += value.copy(out, at)
+      } else {
+        at = writeVarint(out, at, value)
+      }
+    }
+    return out
+  }
+}
+
+/** ResponseHeaders for one member: the constant part is encoded once. */
+export class HeaderEncoder {
+  constructor(private readonly clusterId: bigint, private readonly memberId: bigint, private readonly raftTerm: number) {}
+
+  header(revision: number): Buffer {
+    return new Fields().varint(1, this.clusterId).varint(2, this.memberId).varint(3, revision).varint(4, this.raftTerm).finish()
+  }
+}
+
+export function keyValue(kv: KeyValue): Buffer {
+  return new Fields()
+    .bytes(1, kv.key)
+    .varint(2, kv.createRevision)
+    .varint(3, kv.modRevision)
+    .varint(4, kv.version)
+    .bytes(5, kv.value)
+    .varint(6, kv.lease)
+    .finish()
+}
+
+export function putResponse(header: Buffer, prevKv: KeyValue | undefined): Buffer {
+  const fields = new Fields().message(1, header)
+  if (prevKv !== undefined) fields.message(2, keyValue(prevKv))
+  return fields.finish()
+}
+
+/** A WatchResponse's header and watch_id: followed by eventsField() parts, it is the whole response. */
+export function watchHead(header: Buffer, watchId: number): Buffer {
+  return new Fields().message(1, header).varint(2, int64(watchId)).finish()
+}
+
+/**
+ * One event as WatchResponse field 11 (tag, length, Event). Encoded once per event object: the hub shares
+ * event objects between watchers and batches (and the prevKv-less copy of each), so a fan-out to a
+ * thousand watchers, or a catch-up from the ring, encodes each event once.
+ */
+const encodedEvents = new WeakMap<Event, Buffer>()
+
+export function eventsField(event: Event): Buffer {
+  let bytes = encodedEvents.get(event)
+  if (bytes === undefined) {
+    const e = new Fields().varint(1, event.type === 'DELETE' ? 1 : 0).message(2, keyValue(event.kv))
+    if (event.prevKv !== undefined) e.message(3, keyValue(event.prevKv))
+    bytes = new Fields().message(11, e.finish()).finish()
+    encodedEvents.set(event, bytes)
+  }
+  return bytes
+}
+
+/** The events of a batch as WatchResponse fields (protobuf messages concatenate: append to a head). */
+export function eventsFields(events: readonly Event[]): Buffer {
+  if (events.length === 1) return eventsField(events[0])
+  return Buffer.concat(events.map(eventsField))
+}
