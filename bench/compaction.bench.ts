@@ -1,8 +1,8 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S]
  *
- * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, default
- * compactionBatchRevisions 1000):
+ * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
+ * compactionBatchRevisions and compactionMaxDutyPercent):
  * 1. Load: N superseded revisions (default 1,000,000; --quick 50,000): puts over 1,000 keys, 256-byte
  *    values, 2,048 in flight (group commit). Then dbBytesBefore = status().dbSize (this includes LevelDB's
  *    write-ahead log, up to its 32 MiB write buffer).
