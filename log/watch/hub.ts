@@ -180,12 +180,13 @@ export class WatchHub implements WatcherHost {
       for (const event of entry.events) {
         groups.length = 0
         this.index.collect(event.kv.key, groups)
+        let bare: Event | undefined
         for (const group of groups) {
           for (const view of group.views.values()) {
             if (event.type === 'PUT' ? view.noPut : view.noDelete) continue
             let p = pending.get(view)
             if (p === undefined) pending.set(view, (p = { events: [], revisions: [], times: [] }))
-            p.events.push(view.prevKv ? event : withoutPrevKv(event))
+            p.events.push(view.prevKv ? event : (bare ??= withoutPrevKv(event)))
             p.revisions.push(entry.revision)
             p.times.push(entry.timestamp)
           }

@@ -69,7 +69,6 @@ function flag(value: unknown, field: string): boolean {
   return value
 }
 
-/** The event as seen without prevKv (a new object only when there is a prevKv to drop). */
 /**
  * The event without its prevKv. One copy per event, shared by every watcher and batch that takes it (the
  * ring's events are delivered to many watchers, and front doors cache their encoding per event object).
