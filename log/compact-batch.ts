@@ -8,13 +8,23 @@
  *                             log entry p (p < r, so p was scanned by this batch or an earlier one)
  *   op is a delete            its tombstone is not needed below R: delete hist(key, r) and take the op out
  *                             of entry r itself
+ *   op is a put that is still the key's live version (its kv record has modRevision r)
+ *                             the kv record holds the same key and value: take the op out of entry r; its
+ *                             hist record (IN_LOG) stays, and readers find the version in the kv record
  *
  * Taking an op out of an entry: the entry goes when no op is left, else it is written back without it.
- * What stays below R is, per key, its newest put below R (unless superseded at or above R), in the log entry
- * it was written in, pointed at by its hist record (IN_LOG) as before: the value is never copied.
+ * What stays below R is, per key, its newest put below R (unless superseded at or above R): in the kv record
+ * when the key has not been written since, else in the log entry it was written in; its hist record points
+ * at it (IN_LOG) as before. Nothing is copied, and each version's value is stored once.
  *
- *   scanned:   [r5: put a]  [r6: put a, put b]  [r7: put a]  [r8: del b]        compact(9), prev a: 5→6→7, b: 6→8
- *   after:     (r5 gone)    (r6 gone)           [r7: put a]  (r8 gone)          hist a@5, a@6, b@6, b@8 gone
+ *   scanned:   [r5: put a]  [r6: put a, put b]  [r7: put a]  [r8: del b]  [r9: put c]     compact(10),
+ *   after:     (r5 gone)    (r6 gone)           [r7: put a]  (r8 gone)    (r9 gone)       a written at 12
+ *   prev a: 5→6→7→12, b: 6→8; hist a@5, a@6, b@6, b@8 gone; c@9 stays (IN_LOG) and its value is kv(c).
+ *
+ * When the key is written again after the floor was raised (the kv record about to be replaced is then
+ * the only copy of a version below R), the writer copies that version into its hist record (MATERIALIZED)
+ * in the same batch as the write (writer.ts). So a kv record read here that is replaced before this batch
+ * is written loses nothing: the writer copied it first.
  *
  * Knowing how many ops an entry holds without reading it: the caller remembers the size of every entry it
  * scanned that kept exactly one op (SingleOpEntries); those are deleted blind. Every other entry a batch
@@ -23,9 +33,9 @@
  * entry, or an entry already gone (databases compacted by an older kvlog copied survivors into hist and
  * removed their entries), is skipped. So a batch planned again over the same rows writes the same result.
  */
-import { histKey, logKey, logKeyRevision } from './keys.js'
+import { histKey, keyId, kvKey, logKey, logKeyRevision } from './keys.js'
 import type { Db } from './latest-view.js'
-import { decodeEntry, encodeEntry, OP_DELETE, type LoggedOp } from './records.js'
+import { decodeEntry, encodeEntry, kvRecordModRevision, OP_DELETE, OP_PUT, type LoggedOp } from './records.js'
 import type { BatchOp } from './segments.js'
 
 /** Entries at most this many: beyond it, entries are read instead of remembered (about 80 bytes each). */
@@ -94,7 +104,7 @@ export async function planBatch(db: Db, rows: ReadonlyArray<[Buffer, Buffer]>, k
     touched.set(rev, { rev, timestamp: entry.timestamp, ops: [...entry.ops], count: entry.ops.length, bytes: v.length, scanned: true, changed: false })
     scannedOps.push({ rev, ops: entry.ops })
   }
-  await loadSuperseded(db, scannedOps, touched, known)
+  const [live] = await Promise.all([liveVersions(db, scannedOps), loadSuperseded(db, scannedOps, touched, known)])
 
   const plan: BatchPlan = { ops: [], scanned: [], kept: { entries: 0, bytes: 0 }, removedVersions: 0, singles: new Map() }
   for (const { rev, ops } of scannedOps) {
@@ -111,8 +121,32 @@ export async function planBatch(db: Db, rows: ReadonlyArray<[Buffer, Buffer]>, k
       }
     }
   }
+  // The key's live version: its value is in the kv record too (readers find it there).
+  for (const { rev, key } of live) takeOut(touched.get(rev), key)
   for (const t of touched.values()) settle(t, plan)
   return plan
+}
+
+/**
+ * The scanned puts that are their key's live version: only the last put of a key in the batch can be,
+ * and it is if the kv record's modRevision is its revision. One getMany for the batch.
+ */
+async function liveVersions(db: Db, scanned: ReadonlyArray<{ rev: number; ops: LoggedOp[] }>): Promise<Array<{ rev: number; key: Buffer }>> {
+  const last = new Map<string, { rev: number; key: Buffer }>()
+  for (const { rev, ops } of scanned) {
+    for (const op of ops) {
+      const id = keyId(op.key)
+      if (op.kind === OP_PUT) last.set(id, { rev, key: op.key })
+      else last.delete(id)
+    }
+  }
+  const candidates = [...last.values()]
+  if (candidates.length === 0) return []
+  const records = await db.getMany(candidates.map((c) => kvKey(c.key)))
+  return candidates.filter((c, i) => {
+    const record = records[i]
+    return record !== undefined && kvRecordModRevision(record) === c.rev
+  })
 }
 
 /** Adds to `touched` the entries outside `rows` that hold a superseded version: remembered or read. */

@@ -4,10 +4,12 @@
  *
  * What survives: every log entry at or above R, and for every key its newest version below R unless that
  * is a delete. (That is one version more than etcd keeps for keys written at exactly R, so a watch resumed
- * from R still gets the prevKv of those events.) A surviving version stays where it was written: in its log
- * entry below R, which its hist record (IN_LOG) points at, so nothing is copied. The entries below R are
- * scanned in order in batches (compact-batch.ts); each op's prevRevision names the version it superseded,
- * which goes from hist and from its entry; deletes go too; an entry goes once no op is left in it.
+ * from R still gets the prevKv of those events.) A surviving version is stored once: if it is still the
+ * key's live version, in the kv record only (its op leaves its log entry); else where it was written, in
+ * its log entry below R. Its hist record (IN_LOG) points at it either way (version-reader.ts). The entries
+ * below R are scanned in order in batches (compact-batch.ts); each op's prevRevision names the version it
+ * superseded, which goes from hist and from its entry; deletes go too; an entry goes once no op is left in
+ * it. A write that later replaces a live version below R copies it into hist first (writer.ts).
  *
  *   log ──────────────────────────────────────────────────────────────────────────────────────▶ revision
  *   │ kept entries: survivors of       │ scanned by this job in batches:   │ untouched: every entry │

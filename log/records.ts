@@ -5,11 +5,13 @@
  *   [createRevision 8][modRevision 8][version 8][lease 8, unsigned][value ...]
  *
  * hist record, first byte says where the version's value lives:
- *   0x01 IN_LOG        a put whose op is in the log entry at the same revision (the common case)
+ *   0x01 IN_LOG        a put whose op is in the log entry at the same revision (the common case); or, below
+ *                      the compact revision, the key's live version whose op compaction took out of the
+ *                      entry: then the kv record (modRevision = this revision) is its one copy
  *   0x02 TOMBSTONE     the key was deleted at this revision
- *   0x03 MATERIALIZED  a put whose log entry was compacted away; a kv record follows. Written by
- *                      compaction before it kept surviving versions in their log entries: still read
- *                      (databases have them), no longer written (encodeMaterialized serves tests of that)
+ *   0x03 MATERIALIZED  a put whose value is here (a kv record follows): written by the writer when it
+ *                      replaces or deletes a live version below the compact revision (whose kv record may
+ *                      be its only copy), and by compactions of kvlog before 2026-11-23 for every survivor
  *
  * log entry: msgpackr array [timestamp, ops], op = [kind, key, value, createRev, version, lease, prevRev]
  *   kind 0 = put, 1 = delete; value is null for deletes; lease is 0 or a bigint;
@@ -37,6 +39,11 @@ function writeKvRecord(out: Buffer, offset: number, kv: KeyValue): void {
   writeRev(out, offset + 16, kv.version)
   out.writeBigUInt64BE(kv.lease, offset + 24)
   kv.value.copy(out, offset + HEADER)
+}
+
+/** The modRevision of an encoded kv record, without decoding the rest. */
+export function kvRecordModRevision(record: Buffer): number {
+  return readRev(record, 8)
 }
 
 export function decodeKvRecord(key: Buffer, record: Buffer, offset = 0, keysOnly = false): KeyValue {

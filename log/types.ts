@@ -222,7 +222,8 @@ export interface Segment {
 
 /**
  * Log entries below the compact revision that compaction kept because they hold a key's surviving version
- * (its newest below the floor, read through the hist index). They are not history (history and watches
+ * (its newest below the floor, read through the hist index) that is no longer live: a live one is kept
+ * in the key's kv record only. They are not history (history and watches
  * start at the floor), so the segment table, which describes the readable log, does not count them.
  */
 export interface BelowFloor {

@@ -1,16 +1,18 @@
 /**
- * Finds the stored version of a key at a revision, wherever its value lives: in the log entry of that
- * revision (hist record IN_LOG; compaction keeps the entry of a surviving version, also below the floor)
- * or in the hist record itself (MATERIALIZED, in databases compacted by earlier versions of kvlog).
+ * Finds the stored version of a key at a revision, wherever its value lives (records.ts): in the log entry
+ * of that revision (hist record IN_LOG; compaction keeps the entry of a surviving version below the floor
+ * while the key has been written since), else in the key's kv record (IN_LOG, but compaction took the op
+ * out of its entry because the version is still live), or in the hist record itself (MATERIALIZED).
  * Decoded log entries are cached for the reader's lifetime (one request).
  */
-import { histKey, keyId, logKey } from './keys.js'
+import { histKey, keyId, kvKey, logKey } from './keys.js'
 import { syncGetOptions, type Db, type Snapshot } from './latest-view.js'
 import {
   decodeEntry,
   decodeKvRecord,
   HIST_IN_LOG,
   HIST_MATERIALIZED,
+  kvRecordModRevision,
   opKeyValue,
   type LoggedEntry,
   type LoggedOp,
@@ -53,7 +55,7 @@ export class VersionReader {
     if (record[0] === HIST_MATERIALIZED) return decodeKvRecord(key, record, 1, keysOnly)
     if (record[0] !== HIST_IN_LOG) return undefined
     const op = this.opFor(key, rev)
-    if (op === undefined) return undefined
+    if (op === undefined) return this.liveVersion(key, rev, keysOnly)
     const kv = opKeyValue(op, rev)
     if (keysOnly) kv.value = Buffer.alloc(0)
     return kv
@@ -63,6 +65,13 @@ export class VersionReader {
   versionAt(key: Buffer, rev: number): KeyValue | undefined {
     const record = this.db.getSync(histKey(key, rev), this.getOptions)
     return record === undefined ? undefined : this.resolve(key, rev, record)
+  }
+
+  /** The key's kv record, if it is the version written at `rev`. */
+  private liveVersion(key: Buffer, rev: number, keysOnly: boolean): KeyValue | undefined {
+    const record = this.db.getSync(kvKey(key), this.getOptions)
+    if (record === undefined || kvRecordModRevision(record) !== rev) return undefined
+    return decodeKvRecord(key, record, 0, keysOnly)
   }
 
   private opFor(key: Buffer, rev: number): LoggedOp | undefined {

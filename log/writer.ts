@@ -21,6 +21,7 @@ import { ReadViews } from './read-views.js'
 import {
   encodeEntry,
   encodeKvRecord,
+  encodeMaterialized,
   HIST_IN_LOG_RECORD,
   HIST_TOMBSTONE_RECORD,
   OP_PUT,
@@ -216,7 +217,7 @@ export class Writer {
           if (wrote) {
             prepared.revision++
             if (view !== changes) view.mergeIntoParent()
-            const bytes = appendEntry(prepared.batch, prepared.revision, prepared.timestamp, ctx.ops)
+            const bytes = appendEntry(prepared.batch, prepared.revision, prepared.timestamp, ctx, this.deps.compactRevision())
             this.deps.track(ctx.ops, prepared.batch)
             this.deps.segments.append(prepared.revision, prepared.timestamp, bytes, segmentWrites)
             prepared.entries.push({ revision: prepared.revision, timestamp: prepared.timestamp, events: ctx.events })
@@ -340,11 +341,21 @@ interface PreparedGroup {
 /** Below this many queued transactions an idle writer takes them all instead of splitting. */
 const SPLIT_MIN = 16
 
-/** Adds one entry's log, kv and hist writes to the batch; returns the encoded entry's size. */
-function appendEntry(batch: BatchOp[], revision: number, timestamp: number, ops: LoggedOp[]): number {
+/**
+ * Adds one entry's log, kv and hist writes to the batch; returns the encoded entry's size.
+ *
+ * A write that replaces or deletes a live version below the compact revision copies that version into
+ * its hist record (MATERIALIZED): compaction may have taken its op out of its log entry (compact-batch.ts),
+ * leaving the kv record being replaced here as its one copy, and reads at or above the floor still need it.
+ */
+function appendEntry(
+  batch: BatchOp[], revision: number, timestamp: number, written: { ops: LoggedOp[]; events: Event[] }, floor: number,
+): number {
+  const { ops, events } = written
   const encoded = encodeEntry({ timestamp, ops })
   batch.push({ type: 'put', key: logKey(revision), value: encoded })
-  for (const op of ops) {
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]
     if (op.kind === OP_PUT) {
       batch.push({
         type: 'put',
@@ -358,6 +369,10 @@ function appendEntry(batch: BatchOp[], revision: number, timestamp: number, ops:
     } else {
       batch.push({ type: 'del', key: kvKey(op.key) })
       batch.push({ type: 'put', key: histKey(op.key, revision), value: HIST_TOMBSTONE_RECORD })
+    }
+    const prev = events[i].prevKv
+    if (op.prevRevision > 0 && op.prevRevision < floor && prev !== undefined) {
+      batch.push({ type: 'put', key: histKey(op.key, op.prevRevision), value: encodeMaterialized(prev) })
     }
   }
   return encoded.length

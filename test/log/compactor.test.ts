@@ -1,8 +1,10 @@
 /**
- * log/compactor.ts + compact-batch.ts, on disk: a surviving version stays in its log entry below the floor
- * (no copy), an entry goes once none of its ops is live, multi-op entries are rewritten without their
- * superseded ops, deletes leave nothing below the floor, and status().belowFloor counts exactly what is
- * kept. The database is opened raw (between runs of the log) to look at the log and hist tables.
+ * log/compactor.ts + compact-batch.ts + the writer's copy, on disk: a surviving version below the floor is
+ * stored once (in the kv record while it is live, else in its log entry), an entry goes once none of its
+ * ops is needed, multi-op entries are rewritten without the ops they no longer need, deletes leave nothing
+ * below the floor, a write that replaces a live version below the floor copies it into hist first, and
+ * status().belowFloor counts exactly what is kept. The database is opened raw (between runs of the log)
+ * to look at the log and hist tables.
  */
 import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -12,7 +14,7 @@ import { planBatch, SingleOpEntries } from '../../log/compact-batch.js'
 import { histKey, LOG_START, logKey, logKeyRevision, prefixEnd } from '../../log/keys.js'
 import { openLevelLog, type LevelLog } from '../../log/level-log.js'
 import type { Db } from '../../log/latest-view.js'
-import { encodeMaterialized, opKeyValue, type LoggedEntry } from '../../log/records.js'
+import { encodeMaterialized, HIST_IN_LOG, HIST_MATERIALIZED, type LoggedEntry } from '../../log/records.js'
 import { writeBatch } from '../../log/segments.js'
 import type { KeyValue } from '../../log/types.js'
 import { belowFloorOf, readRawTables as readRaw, withRawDb as withRaw, type RawTables as Raw } from '../support/raw-db.js'
@@ -23,11 +25,11 @@ const keysOf = (e: LoggedEntry | undefined): string[] | undefined => e?.ops.map(
 const below = (raw: Raw, floor: number): number[] => [...raw.log.keys()].filter((rev) => rev < floor)
 const view = (kv: KeyValue | undefined) => kv && { key: kv.key.toString(), value: kv.value.toString(), createRevision: kv.createRevision, modRevision: kv.modRevision, version: kv.version }
 
-describe('log/compactor: surviving versions stay in their log entries', function () {
+describe('log/compactor: each surviving version is stored once', function () {
   this.timeout(60_000)
   let dir = ''
   let log: LevelLog
-  const open = (batch = 5) => openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: batch, segmentMaxEntries: 40 })
+  const open = (batch = 5, duty = 50) => openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: batch, compactionMaxDutyPercent: duty, segmentMaxEntries: 40 })
 
   /** Closes the log, runs fn on the raw database, reopens the log. */
   async function raw<T>(fn: (db: Db) => Promise<T>, batch?: number): Promise<T> {
@@ -57,34 +59,93 @@ describe('log/compactor: surviving versions stay in their log entries', function
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('rewrites a multi-op entry without its superseded op, and removes it once the last op is superseded', async () => {
-    const txn = await log.txn({ success: [{ type: 'put', key: 'k1', value: 'one' }, { type: 'put', key: 'k2', value: 'two' }] })
+  /** The first byte of the hist record of key@rev (IN_LOG, TOMBSTONE, MATERIALIZED), undefined if none. */
+  const histKind = (key: string, rev: number) => raw(async (db) => (await db.get(histKey(Buffer.from(key), rev)))?.[0])
+
+  it('rewrites a multi-op entry without the ops it no longer needs, and removes it once none is left', async () => {
+    const txn = await log.txn({ success: [{ type: 'put', key: 'k1', value: 'one' }, { type: 'put', key: 'k2', value: 'two' }, { type: 'put', key: 'k3', value: 'three' }] })
     const r = txn.revision
-    await log.put('k1', 'one again')
+    await log.put('k1', 'one again') // k1@r is superseded below the floor
     for (let i = 0; i < 12; i++) await log.put(`other/${i % 3}`, `v${i}`)
     const floor = log.revision - 2
-    const k2Before = view(await log.get('k2', { revision: floor }))
+    await log.put('k3', 'three again') // k3@r survives, but is no longer live when compaction runs
     await log.compact(floor)
 
-    for (const at of [floor, floor + 1, log.revision]) {
-      expect(view(await log.get('k2', { revision: at })), `k2 at ${at}`).to.deep.equal({ key: 'k2', value: 'two', createRevision: r, modRevision: r, version: 1 })
+    const k2 = { key: 'k2', value: 'two', createRevision: r, modRevision: r, version: 1 }
+    const k3 = { key: 'k3', value: 'three', createRevision: r, modRevision: r, version: 1 }
+    for (const at of [floor, floor + 1]) {
+      expect(view(await log.get('k2', { revision: at })), `k2 at ${at}`).to.deep.equal(k2)
+      expect(view(await log.get('k3', { revision: at })), `k3 at ${at}`).to.deep.equal(k3)
     }
-    expect(k2Before?.value).to.equal('two')
     let disk = await expectBelowFloorCounted()
-    expect(keysOf(disk.log.get(r)), 'entry r keeps only k2').to.deep.equal(['k2'])
-    expect(disk.hist).to.include(`k2@${r}`).and.not.include(`k1@${r}`)
+    expect(keysOf(disk.log.get(r)), 'entry r keeps only k3: k2 is live, its kv record holds it').to.deep.equal(['k3'])
+    expect(disk.hist).to.include(`k2@${r}`).and.include(`k3@${r}`).and.not.include(`k1@${r}`)
 
-    // The survivor of the first compaction is superseded above its floor; the next compaction takes it.
+    // k2's live version below the floor is replaced: the writer copies it into hist first.
     const w = await log.put('k2', 'two again', { prevKv: true })
-    expect(view(w.prevKv), 'prevKv of the put above the floor: the kept version').to.deep.equal({ key: 'k2', value: 'two', createRevision: r, modRevision: r, version: 1 })
+    expect(view(w.prevKv), 'prevKv of the put above the floor: the kept version').to.deep.equal(k2)
+    expect(await histKind('k2', r), 'hist record of k2@r').to.equal(HIST_MATERIALIZED)
+    expect(view(await log.get('k2', { revision: floor })), 'k2 at the floor, after the replace').to.deep.equal(k2)
     const history = await log.history('k2', { fromRevision: w.revision, prevKv: true })
-    expect(view(history.entries[0].events[0].prevKv)).to.deep.equal({ key: 'k2', value: 'two', createRevision: r, modRevision: r, version: 1 })
-    await log.put('other/0', 'later') // so that the put of k2 is below the floor: only then is k2@r superseded there
+    expect(view(history.entries[0].events[0].prevKv)).to.deep.equal(k2)
+
+    await log.put('k3', 'three, third') // k3's newest version below the next floor is not live: nothing copied
+    await log.put('other/0', 'later')
     await log.compact(log.revision)
     expect(view(await log.get('k2'))).to.deep.equal({ key: 'k2', value: 'two again', createRevision: r, modRevision: w.revision, version: 2 })
     disk = await expectBelowFloorCounted()
     expect(disk.log.has(r), 'entry r is gone').to.equal(false)
-    expect(disk.hist.filter((h) => h.startsWith('k2@'))).to.deep.equal([`k2@${w.revision}`])
+    expect(disk.hist.filter((h) => h.startsWith('k2@')), 'the copy went with the version').to.deep.equal([`k2@${w.revision}`])
+    // other/0 was written at the floor itself, so its version below is needed and not live: kept in its entry.
+    expect(below(disk, log.compactRevision).map((rev) => keysOf(disk.log.get(rev))), 'entries kept below the floor').to.deep.equal([['other/0']])
+  })
+
+  it('a delete (also a delete range) of a live version below the floor copies it into hist first', async () => {
+    const a = await log.put('d/a', 'a1')
+    const b = await log.put('d/b', 'b1')
+    const c = await log.put('solo', 'c1')
+    await log.put('tail', 't')
+    const floor = log.revision
+    await log.compact(floor)
+    expect(below(await expectBelowFloorCounted(), floor)).to.deep.equal([])
+    const before = (await log.range(ZERO, { rangeEnd: ZERO, revision: floor })).kvs.map(view)
+    const del = await log.delete('d/', { rangeEnd: prefixEnd('d/'), prevKv: true })
+    expect(del.prevKvs?.map(view)).to.deep.equal([{ key: 'd/a', value: 'a1', createRevision: a.revision, modRevision: a.revision, version: 1 },
+      { key: 'd/b', value: 'b1', createRevision: b.revision, modRevision: b.revision, version: 1 }])
+    await log.delete('solo')
+    expect((await log.range(ZERO, { rangeEnd: ZERO, revision: floor })).kvs.map(view), 'the state at the floor').to.deep.equal(before)
+    expect([await histKind('d/a', a.revision), await histKind('d/b', b.revision), await histKind('solo', c.revision)]).to.deep.equal([HIST_MATERIALIZED, HIST_MATERIALIZED, HIST_MATERIALIZED])
+    expect(await histKind('tail', floor), 'an untouched live version keeps its pointer').to.equal(HIST_IN_LOG)
+    const history = await log.history(ZERO, { rangeEnd: ZERO, fromRevision: del.revision, prevKv: true })
+    expect(history.entries[0].events.map((e) => e.prevKv?.value.toString())).to.deep.equal(['a1', 'b1'])
+  })
+
+  it('versions replaced while the compaction job runs are read correctly at every revision after', async () => {
+    await log.close()
+    log = await open(1, 10)
+    for (let i = 0; i < 60; i++) await log.put(`k/${i % 20}`, `a${i}`)
+    const floor = log.revision
+    const states = new Map<number, unknown>()
+    const snap = async () => states.set(log.revision, (await log.range(ZERO, { rangeEnd: ZERO })).kvs.map(view))
+    await snap()
+    // The job goes batch by batch through the writer's queue. Each live version is replaced right after
+    // the job's progress passed it (its op has left its entry): the writer's copy is then its only one.
+    const lives = (await log.range(ZERO, { rangeEnd: ZERO })).kvs.map((kv) => ({ key: kv.key.toString(), rev: kv.modRevision }))
+    const job = log.compact(floor)
+    let during = 0
+    for (const [i, { key, rev }] of lives.sort((a, b) => a.rev - b.rev).entries()) {
+      while (((await log.status()).compaction?.progress ?? Infinity) <= rev) await new Promise((r) => setTimeout(r, 1))
+      if ((await log.status()).compaction !== undefined) during++
+      if (i % 7 === 3) await log.delete(key)
+      else await log.put(key, `b${i}`)
+      await snap()
+    }
+    await job
+    expect(during, 'writes while the job ran').to.be.greaterThan(5)
+    for (const [rev, kvs] of states) {
+      expect((await log.range(ZERO, { rangeEnd: ZERO, revision: rev })).kvs.map(view), `state at ${rev}`).to.deep.equal(kvs)
+    }
+    await expectBelowFloorCounted()
   })
 
   it('deletes below the floor leave no entry and no hist record', async () => {
@@ -99,8 +160,9 @@ describe('log/compactor: surviving versions stay in their log entries', function
     await log.compact(log.revision)
     const disk = await expectBelowFloorCounted()
     expect(disk.hist.filter((h) => h.startsWith('gone') || h.startsWith('again@')), 'no hist of deleted keys').to.deep.equal([])
-    expect(below(disk, log.compactRevision)).to.deep.equal([stay.revision])
-    expect(keysOf(disk.log.get(stay.revision))).to.deep.equal(['stay'])
+    expect(below(disk, log.compactRevision), 'stay is live: its kv record holds it').to.deep.equal([])
+    expect(disk.hist).to.include(`stay@${stay.revision}`)
+    expect(view(await log.get('stay', { revision: log.compactRevision }))).to.deep.include({ value: 's2', modRevision: stay.revision })
     expect(await log.get('gone', { revision: log.compactRevision })).to.equal(undefined)
     expect((await log.range(ZERO, { rangeEnd: ZERO })).kvs.map((kv) => kv.key.toString())).to.deep.equal(['stay', 'tail'])
   })
@@ -112,8 +174,9 @@ describe('log/compactor: surviving versions stay in their log entries', function
     const early = (await log.history(ZERO, { rangeEnd: ZERO, toRevision: first - 1 })).entries
     await log.compact(first)
     let disk = await expectBelowFloorCounted() // reopens: the compactor's memory of single-op entries is gone
-    // k/0 is superseded at the floor itself, so its version below stays too (a read at the floor needs it).
-    expect(below(disk, first).length, 'one kept entry per key below the floor').to.equal(6)
+    // k/0 is superseded at the floor itself, so its version below stays in its entry (a read at the floor
+    // needs it); the other keys' survivors are live: their kv records hold them.
+    expect(below(disk, first).length, 'kept entries below the floor').to.equal(1)
 
     const states = new Map<number, unknown>()
     for (let i = 0; i < 10; i++) {
@@ -129,19 +192,24 @@ describe('log/compactor: surviving versions stay in their log entries', function
       if (rev >= second) expect((await log.range(ZERO, { rangeEnd: ZERO, revision: rev })).kvs.map(view), `state at ${rev}`).to.deep.equal(kvs)
     }
     expect((await log.history(ZERO, { rangeEnd: ZERO, fromRevision: second, prevKv: true })).entries).to.deep.equal(historyAfter.entries)
+    const live = new Set((await log.range(ZERO, { rangeEnd: ZERO })).kvs.map((kv) => `${kv.key.toString()}@${kv.modRevision}`))
     disk = await expectBelowFloorCounted()
-    // What is kept below the floor is exactly each key's newest version below it, unless that is a delete.
+    // What survives below the floor is exactly each key's newest version below it, unless that is a delete,
+    // stored once: in the kv record (live), in its log entry, or copied into hist (replaced since the floor).
     const newest = new Map<string, string>()
     for (const e of [...early, ...late].filter((x) => x.revision < second)) {
       for (const ev of e.events) newest.set(ev.kv.key.toString(), ev.type === 'PUT' ? `${ev.kv.key.toString()}@${e.revision}` : '')
     }
     const expected = [...newest.values()].filter((v) => v !== '').sort()
     const kept = below(disk, second).flatMap((rev) => disk.log.get(rev)!.ops.map((op) => `${op.key.toString()}@${rev}`)).sort()
-    expect(kept, 'ops kept below the floor').to.deep.equal(expected)
+    const places = (v: string) => [live.has(v), kept.includes(v), disk.histKinds.get(v) === HIST_MATERIALIZED]
+    for (const v of expected) expect(places(v).filter(Boolean), `${v} is stored once`).to.have.length(1)
+    for (const place of [0, 1, 2]) expect(expected.some((v) => places(v)[place]), `a survivor in place ${place}`).to.equal(true)
+    expect(kept.filter((v) => !expected.includes(v)), 'no other op kept').to.deep.equal([])
     expect(disk.hist.filter((h) => Number(h.split('@')[1]) < second).sort(), 'hist below the floor').to.deep.equal(expected)
   })
 
-  it('keeps at most one entry per key below the floor: 20,000 revisions over 100 keys', async () => {
+  it('keeps one version per key below the floor, in its entry only if written since: 20,000 revisions over 100 keys', async () => {
     await log.close()
     log = await open(250)
     const value = 'v'.repeat(64)
@@ -154,11 +222,13 @@ describe('log/compactor: surviving versions stay in their log entries', function
     expect(result.removedRevisions).to.equal(floor - 2)
     expect((await log.range(ZERO, { rangeEnd: ZERO, revision: floor })).kvs.map(view)).to.deep.equal(before)
     const status = await log.status()
-    expect(status.belowFloor.entries, 'entries below the floor: one per key').to.equal(100)
+    const writtenSince = new Set((await log.history(ZERO, { rangeEnd: ZERO, fromRevision: floor })).entries.flatMap((e) => e.events.map((ev) => ev.kv.key.toString())))
+    expect(writtenSince.size).to.be.greaterThan(0).and.lessThan(100)
+    expect(status.belowFloor.entries, 'entries below the floor: one per key written at or above it').to.equal(writtenSince.size)
     expect(status.segments.reduce((n, s) => n + s.entries, 0), 'the segments count the readable log only').to.equal(log.revision - floor + 1)
     const disk = await expectBelowFloorCounted()
     expect(below(disk, floor).length).to.equal(status.belowFloor.entries)
-    expect(disk.hist.filter((h) => Number(h.split('@')[1]) < floor).length).to.equal(status.belowFloor.entries)
+    expect(disk.hist.filter((h) => Number(h.split('@')[1]) < floor).length, 'one hist record per key below the floor').to.equal(100)
   })
 
   it('still reads versions that earlier compactions copied into hist (MATERIALIZED), and compacts them away', async () => {
@@ -230,8 +300,8 @@ describe('log/compact-batch: a batch that runs again after a crash', function ()
       await writeBatch(db, first.ops, true)
       expect(twice).to.deep.equal(await readRaw(db))
       const scanned = [...twice.log.entries()].filter(([rev]) => rev >= from && rev < to).map(([rev, e]) => [rev, keysOf(e)])
-      expect(scanned, 'the puts of a and c stay, the delete of b goes').to.deep.equal([[from, ['a']], [from + 1, ['c']]])
-      expect(opKeyValue(twice.log.get(from)!.ops[0], from).value.toString()).to.equal('2')
+      expect(scanned, 'the puts of a and c are live (their kv records hold them), the delete of b goes').to.deep.equal([])
+      expect(twice.hist.filter((h) => /^[abc]@/.test(h)).sort()).to.deep.equal([`a@${from}`, `c@${from + 1}`])
     })
   })
 })

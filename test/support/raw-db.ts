@@ -12,6 +12,8 @@ export interface RawTables {
   log: Map<number, LoggedEntry & { bytes: number }>
   /** Every hist record as "key@rev" (keys as UTF-8). */
   hist: string[]
+  /** The kind of each hist record (its first byte: IN_LOG, TOMBSTONE, MATERIALIZED) by "key@rev". */
+  histKinds: Map<string, number>
 }
 
 /** Opens the database at `dir` raw for `fn` (the log must be closed). */
@@ -29,11 +31,14 @@ export async function readRawTables(db: Db): Promise<RawTables> {
   const log = new Map<number, LoggedEntry & { bytes: number }>()
   for await (const [k, v] of db.iterator({ gte: LOG_START, lt: LOG_END })) log.set(logKeyRevision(k), { ...decodeEntry(v), bytes: v.length })
   const hist: string[] = []
-  for await (const k of db.keys({ gte: Buffer.from([TAG_HIST]), lt: Buffer.from([TAG_HIST + 1]) })) {
+  const histKinds = new Map<string, number>()
+  for await (const [k, v] of db.iterator({ gte: Buffer.from([TAG_HIST]), lt: Buffer.from([TAG_HIST + 1]) })) {
     const { prefix, rev } = parseHistKey(k)
-    hist.push(`${histPrefixUserKey(prefix).toString()}@${rev}`)
+    const name = `${histPrefixUserKey(prefix).toString()}@${rev}`
+    hist.push(name)
+    histKinds.set(name, v[0])
   }
-  return { log, hist }
+  return { log, hist, histKinds }
 }
 
 /** The log entries below `floor`: how many, and their encoded bytes (what status().belowFloor counts). */
