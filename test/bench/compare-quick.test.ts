@@ -20,7 +20,7 @@ const EXPECTED = [
   /^native-ws-watch-\d+w-\d+rps-deliveries-per-sec$/,
   /^watch-resume-\d+w-\d+-behind-ms$/,
   /^compaction-\d+-revisions-ms$/, /^compaction-write-p99-ms$/,
-  /^disk-after-compact-mb$/, /^disk-after-compact-defrag-mb$/,
+  /^disk-after-compact-mb$/, /^disk-after-compact-defrag-mb$/, /^disk-live-data-mb$/,
   /^memory-rss-\d+-keys-1KiB-mb$/, /^restart-\d+-keys-\d+-revisions-ms$/,
 ]
 
