@@ -43,6 +43,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxBatchTxns: config.maxBatchTxns,
     compactionBatchRevisions: config.compactionBatchRevisions,
     compactionMaxDutyPercent: config.compactionMaxDutyPercent,
+    compactionCompactsRange: config.compactionCompactsRange,
     leaseMinTtl: config.leaseMinTtl,
     leaseCheckInterval: config.leaseCheckInterval,
   })

@@ -1,5 +1,6 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S]
+ *                                [--compacts-range] [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
  * compactionBatchRevisions and compactionMaxDutyPercent):
@@ -11,12 +12,17 @@
  *    each put's scheduled time to its durable acknowledgement, so a stall counts for every put it delays
  *    (no coordinated omission).
  * 3. The same load continues; after 0.5 s, compact(current - 1000). Latencies of puts scheduled while
- *    compact() runs are the "during compaction" figures; compact() includes the LevelDB compaction of the
- *    removed log range it ends with.
+ *    compact() runs are the "during compaction" figures. With --compacts-range (compactionCompactsRange)
+ *    compact() ends with a LevelDB compaction of the removed log range, and that is measured too.
  * 4. The load stops; reclaimSpace(); dbBytesAfter. It holds the revisions from the target on: the 1,000
  *    kept plus everything the load wrote while compact() ran (retainedRevisions).
+ * --trace FILE writes what it takes to find where slow puts come from, as JSON: every put's scheduled time
+ * and latency, LevelDB's level-0 file count every 10 ms (a gap between samples is the event loop blocked),
+ * event-loop delay per phase, GC pauses, LevelDB batch writes (ms, ops), calls into LevelDB that block the
+ * main thread > 2 ms (snapshot, iterator, getProperty: LevelDB's lock), and leveldb.stats.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
@@ -32,6 +38,8 @@ const KEYS = 1000
 const VALUE_BYTES = 256
 const LOAD_IN_FLIGHT = 2048
 const KEEP = 1000
+const COMPACTS_RANGE = args.flags.get('compacts-range') === 'true'
+const TRACE_FILE = args.flags.get('trace')
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')
 const keyOf = (i: number) => `/registry/bench/compaction/key-${(i % KEYS).toString().padStart(4, '0')}`
@@ -103,19 +111,86 @@ function stats(samples: Sample[], from: number, to: number): { n: number; p50: n
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const round3 = (x: number) => Number(x.toFixed(3))
 
+type Leveldb = Record<string, unknown> & { getProperty(name: string): string }
+
+/**
+ * --trace: level-0 files every 10 ms, GC pauses, and LevelDB calls timed (those that run on the main
+ * thread and take LevelDB's lock, and batch writes); written with the samples by save(). Off unless
+ * --trace: getProperty takes LevelDB's lock itself.
+ */
+class Trace {
+  private readonly l0: Array<[number, number]> = []
+  private readonly calls: Array<{ k: string; t: number; ms: number; n?: number }> = []
+  private readonly gcs: Array<{ t: number; ms: number; kind: number }> = []
+  private readonly sampler: NodeJS.Timeout
+  private readonly gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) this.gcs.push({ t: e.startTime, ms: e.duration, kind: (e as unknown as { detail: { kind: number } }).detail.kind })
+  })
+
+  constructor(private readonly db: Leveldb) {
+    for (const name of ['snapshot', 'iterator', 'getProperty']) this.timeSync(name)
+    this.timeBatches()
+    this.gc.observe({ entryTypes: ['gc'] })
+    this.sampler = setInterval(() => this.l0.push([performance.now(), Number(db.getProperty('leveldb.num-files-at-level0'))]), 10)
+  }
+
+  stats(): string {
+    return this.db.getProperty('leveldb.stats')
+  }
+
+  async save(file: string, phases: Record<string, unknown>): Promise<void> {
+    clearInterval(this.sampler)
+    this.gc.disconnect()
+    await writeFile(file, JSON.stringify({ origin: performance.timeOrigin, ...phases, l0: this.l0, calls: this.calls, gcs: this.gcs }))
+  }
+
+  private timeSync(name: string): void {
+    const f = this.db[name] as (...a: unknown[]) => unknown
+    this.db[name] = (...a: unknown[]) => {
+      const t = performance.now()
+      const r = f.apply(this.db, a)
+      const ms = performance.now() - t
+      if (ms > 2) this.calls.push({ k: name, t, ms })
+      return r
+    }
+  }
+
+  private timeBatches(): void {
+    const batch = this.db.batch as (...a: unknown[]) => { write(o: unknown): Promise<void>; length: number }
+    this.db.batch = (...a: unknown[]) => {
+      const b = batch.apply(this.db, a)
+      const write = b.write.bind(b)
+      b.write = async (o: unknown) => {
+        const n = b.length
+        const t = performance.now()
+        await write(o)
+        this.calls.push({ k: 'batch', t, ms: performance.now() - t, n })
+      }
+      return b
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
-  const log = await openLevelLog({ dir, fsync: 'always' })
+  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE })
   try {
     const loadSeconds = await load(log)
     const dbBytesBefore = (await log.status()).dbSize
 
+    const trace = TRACE_FILE === undefined ? undefined : new Trace((log as unknown as { db: Leveldb }).db)
+    const eld = monitorEventLoopDelay({ resolution: 5 })
+    eld.enable()
     progress(`baseline: ${WRITERS} writers at ${RATE} puts/s for ${SECONDS}s`)
     const baselineLoad = steadyLoad(log)
     const b0 = performance.now()
     await sleep(SECONDS * 1000)
     const b1 = performance.now()
-    const baseline = stats(await baselineLoad.stop(), b0 + 500, b1) // the first 0.5 s warms up
+    const baselineSamples = await baselineLoad.stop()
+    const baseline = stats(baselineSamples, b0 + 500, b1) // the first 0.5 s warms up
+    const eldBaseline = { p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 }
+    const statsBaseline = trace?.stats()
+    eld.reset()
 
     progress('compacting under the same load')
     const duringLoad = steadyLoad(log)
@@ -127,7 +202,14 @@ async function main(): Promise<void> {
     const c1 = performance.now()
     clearInterval(ticker)
     await sleep(500)
-    const during = stats(await duringLoad.stop(), c0, c1)
+    const duringSamples = await duringLoad.stop()
+    const during = stats(duringSamples, c0, c1)
+    const eldDuring = { p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 }
+    eld.disable()
+    if (trace !== undefined && TRACE_FILE !== undefined) {
+      const statsDuring = trace.stats()
+      await trace.save(TRACE_FILE, { b0, b1, c0, c1, eldBaseline, eldDuring, statsBaseline, statsDuring, baselineSamples, duringSamples })
+    }
     const compactionSeconds = (c1 - c0) / 1000
 
     progress('reclaiming space')
@@ -148,6 +230,8 @@ async function main(): Promise<void> {
       writeP99MsDuringCompaction: round3(during.p99),
       writeP999MsDuringCompaction: round3(during.p999),
       writeMaxMsDuringCompaction: round3(during.max),
+      eventLoopDelayP99MsBaseline: round3(eldBaseline.p99),
+      eventLoopDelayP99MsDuringCompaction: round3(eldDuring.p99),
       putsPerSecBaseline: Math.round(baseline.putsPerSec),
       putsPerSecDuringCompaction: Math.round(during.putsPerSec),
       compactedRevisionsPerSec: Math.round(result.removedRevisions / compactionSeconds),
@@ -165,6 +249,7 @@ async function main(): Promise<void> {
       valueBytes: VALUE_BYTES,
       keys: KEYS,
       compactionBatchRevisions: DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions,
+      compactionCompactsRange: COMPACTS_RANGE,
       fsync: 'always',
       cpus: availableParallelism(),
     }
@@ -175,6 +260,7 @@ async function main(): Promise<void> {
       ['write p99.9 ms', out.writeP999MsBaseline.toFixed(2), out.writeP999MsDuringCompaction.toFixed(2)],
       ['write max ms', out.writeMaxMsBaseline.toFixed(2), out.writeMaxMsDuringCompaction.toFixed(2)],
       ['puts/s achieved', out.putsPerSecBaseline, out.putsPerSecDuringCompaction],
+      ['event-loop delay p99 ms', out.eventLoopDelayP99MsBaseline.toFixed(2), out.eventLoopDelayP99MsDuringCompaction.toFixed(2)],
       ['puts measured', baseline.n, during.n],
     ]))
     console.log()

@@ -45,6 +45,7 @@ export interface Config {
   maxBatchTxns: number
   compactionBatchRevisions: number
   compactionMaxDutyPercent: number
+  compactionCompactsRange: boolean
   autoCompactionMode: AutoCompactionMode
   autoCompactionRetention: string
   quotaBackendBytes: number
@@ -195,6 +196,14 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Compaction pauses between batches so that it runs at most this share of the time, leaving the rest to writers.',
     flag: '--compaction-max-duty-percent',
     env: 'KVLOG_COMPACTION_MAX_DUTY_PERCENT',
+  },
+  compactionCompactsRange: {
+    key: 'compactionCompactsRange',
+    type: 'boolean',
+    default: false,
+    description: "Each compaction ends by compacting LevelDB's range of the removed log, giving its disk space back at once. LevelDB deletes files under its lock, so this stalls writes for tens of milliseconds at a time; off, LevelDB's background compaction gives the space back over time (and automatic compaction reclaims space after large removals).",
+    flag: '--compaction-compacts-range',
+    env: 'KVLOG_COMPACTION_COMPACTS_RANGE',
   },
 
   autoCompactionMode: {

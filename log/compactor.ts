@@ -34,6 +34,14 @@
  * most the batch that did not land. Batches go through the writer's queue,
  * between transaction groups, and compaction pauses between batches so that it runs at most
  * maxDutyPercent of the time: writers are never blocked for long.
+ *
+ * Giving space back: the removed entries and hist records are LevelDB deletion markers until LevelDB's
+ * background compaction drops them, over time, as writes go on; reclaimSpace() drops them at once (the
+ * automatic compaction calls it after large removals). The compactor does not compact the scanned range
+ * itself unless compactsRange is set: doing so deletes the range's table files in a burst, and LevelDB
+ * 1.20 unlinks obsolete files while holding the database lock that every write takes. An unlink costs
+ * ~2 ms + ~0.45 ms per MiB here (ext4, 2 cores), so the burst stalled all writes for 50-80 ms at a time
+ * (bench:compaction with --trace: a dozen unlinks of 5-38 ms in a row, a getProperty blocked 71 ms).
  */
 import { Packr } from 'msgpackr'
 import { compacted, futureRevision } from './errors.js'
@@ -68,6 +76,8 @@ export interface CompactorDeps {
   batchRevisions: number
   /** Pause between batches so compaction runs at most this percent of the time (100 = no pause). */
   maxDutyPercent: number
+  /** End with a LevelDB compaction of the scanned log span (see "Giving space back" above). */
+  compactsRange: boolean
   currentRevision(): number
 }
 
@@ -177,10 +187,8 @@ export class Compactor {
     }
     if (!this.stopping) {
       await this.save({ floor: this.state.floor, ...(this.state.belowFloor ? { belowFloor: this.state.belowFloor } : {}) })
-      // Give the space of the scanned span back now. The entries and hist records removed further down
-      // (superseded survivors of earlier compactions) are scattered; LevelDB reclaims them over time, and
-      // reclaimSpace() at once.
-      await this.deps.db.compactRange(job.from === undefined ? LOG_START : logKey(job.from), logKey(job.to))
+      // Only if asked: see "Giving space back" above.
+      if (this.deps.compactsRange) await this.deps.db.compactRange(job.from === undefined ? LOG_START : logKey(job.from), logKey(job.to))
     }
     result.durationMs = Date.now() - started
     return result

@@ -131,6 +131,7 @@ export class LevelLog implements Log {
     })
     const compactor = new Compactor({
       db, writer, segments, batchRevisions: o.compactionBatchRevisions, maxDutyPercent: o.compactionMaxDutyPercent,
+      compactsRange: o.compactionCompactsRange,
       currentRevision: () => views.revision,
     })
     late.compactor = compactor
