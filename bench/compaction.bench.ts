@@ -1,6 +1,6 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S]
- *                                [--compacts-range] [--trace FILE]
+ *                                [--compacts-range false] [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
  * compactionBatchRevisions and compactionMaxDutyPercent):
@@ -12,8 +12,9 @@
  *    each put's scheduled time to its durable acknowledgement, so a stall counts for every put it delays
  *    (no coordinated omission).
  * 3. The same load continues; after 0.5 s, compact(current - 1000). Latencies of puts scheduled while
- *    compact() runs are the "during compaction" figures. With --compacts-range (compactionCompactsRange)
- *    compact() ends with a LevelDB compaction of the removed log range, and that is measured too.
+ *    compact() runs are the "during compaction" figures. compact() ends with a LevelDB compaction of the
+ *    removed log range (compactionCompactsRange, the default), and that is measured too; not with
+ *    --compacts-range false.
  * 4. The load stops; reclaimSpace(); dbBytesAfter. It holds the revisions from the target on: the 1,000
  *    kept plus everything the load wrote while compact() ran (retainedRevisions).
  * --trace FILE writes what it takes to find where slow puts come from, as JSON: every put's scheduled time
@@ -38,7 +39,7 @@ const KEYS = 1000
 const VALUE_BYTES = 256
 const LOAD_IN_FLIGHT = 2048
 const KEEP = 1000
-const COMPACTS_RANGE = args.flags.get('compacts-range') === 'true'
+const COMPACTS_RANGE = args.flags.get('compacts-range') !== 'false'
 const TRACE_FILE = args.flags.get('trace')
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')

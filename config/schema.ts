@@ -200,8 +200,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
   compactionCompactsRange: {
     key: 'compactionCompactsRange',
     type: 'boolean',
-    default: false,
-    description: "Each compaction ends by compacting LevelDB's range of the removed log, giving its disk space back at once. LevelDB deletes files under its lock, so this stalls writes for tens of milliseconds at a time; off, LevelDB's background compaction gives the space back over time (and automatic compaction reclaims space after large removals).",
+    default: true,
+    description: "Each compaction ends by compacting LevelDB's range of the removed log, giving its disk space back at once. LevelDB deletes files under its lock, so this stalls writes for tens of milliseconds at a time at the end of a large compaction; false: LevelDB's background compaction gives the space back over time (and automatic compaction reclaims space after large removals).",
     flag: '--compaction-compacts-range',
     env: 'KVLOG_COMPACTION_COMPACTS_RANGE',
   },

@@ -25,9 +25,9 @@ export interface LevelLogOptions {
   compactionMaxDutyPercent: number
   /**
    * Whether a compaction ends by compacting LevelDB's range of the log it scanned, so that the space comes
-   * back at once. Off: LevelDB's own background compaction gives it back over time, and reclaimSpace()
-   * at once. Compacting the range deletes LevelDB's table files in a burst, and LevelDB holds its lock
-   * while it deletes files, which stalls every write (compactor.ts).
+   * back at once (default). Compacting the range deletes LevelDB's table files in a burst, and LevelDB
+   * holds its lock while it deletes files, which stalls every write for a while (compactor.ts). Off:
+   * LevelDB's own background compaction gives the space back over time, and reclaimSpace() at once.
    */
   compactionCompactsRange: boolean
   /** Shortest lease TTL in seconds; shorter grants are raised to it (etcd: 2 s with default timings). */
@@ -46,7 +46,7 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   maxBatchTxns: 2048,
   compactionBatchRevisions: 250,
   compactionMaxDutyPercent: 50,
-  compactionCompactsRange: false,
+  compactionCompactsRange: true,
   leaseMinTtl: 2,
   leaseCheckInterval: 500,
 }

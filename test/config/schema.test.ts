@@ -20,7 +20,7 @@ const EXPECTED_DEFAULTS: Config = {
   maxBatchTxns: 2048,
   compactionBatchRevisions: 250,
   compactionMaxDutyPercent: 50,
-  compactionCompactsRange: false,
+  compactionCompactsRange: true,
   autoCompactionMode: 'off',
   autoCompactionRetention: '0',
   quotaBackendBytes: 2 * 1024 * MiB,

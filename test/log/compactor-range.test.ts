@@ -39,14 +39,14 @@ describe('log/compactor: compactionCompactsRange', function () {
     return before
   }
 
-  it('on: the space of the removed log comes back when compact() resolves', async () => {
+  it('on (the default): the space of the removed log comes back when compact() resolves', async () => {
     const before = await fill(true)
     await log!.compact(log!.revision)
     const after = (await log!.status()).dbSize
     expect(after, `db size ${before} -> ${after}`).to.be.lessThan(before / 4)
   })
 
-  it('off (the default): compact() leaves the space to LevelDB, and reclaimSpace() gives it back', async () => {
+  it('off: compact() leaves the space to LevelDB, and reclaimSpace() gives it back', async () => {
     const before = await fill(false)
     const result = await log!.compact(log!.revision)
     expect(result.removedRevisions).to.be.greaterThan(2900)
