@@ -44,6 +44,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     compactionBatchRevisions: config.compactionBatchRevisions,
     compactionMaxDutyPercent: config.compactionMaxDutyPercent,
     compactionCompactsRange: config.compactionCompactsRange,
+    deferFileDeletes: config.deferFileDeletes,
+    fileDeleteBytesPerSecond: config.fileDeleteBytesPerSecond,
     leaseMinTtl: config.leaseMinTtl,
     leaseCheckInterval: config.leaseCheckInterval,
   })

@@ -1,6 +1,6 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S]
- *                                [--compacts-range false] [--trace FILE]
+ *                                [--compacts-range false] [--defer-file-deletes false] [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
  * compactionBatchRevisions and compactionMaxDutyPercent):
@@ -14,7 +14,8 @@
  * 3. The same load continues; after 0.5 s, compact(current - 1000). Latencies of puts scheduled while
  *    compact() runs are the "during compaction" figures. compact() ends with a LevelDB compaction of the
  *    removed log range (compactionCompactsRange, the default), and that is measured too; not with
- *    --compacts-range false.
+ *    --compacts-range false. LevelDB's file deletes are deferred off its lock (deferFileDeletes, the
+ *    default; log/deferred-deletes.ts), not with --defer-file-deletes false.
  * 4. The load stops; reclaimSpace(); dbBytesAfter. It holds the revisions from the target on: the 1,000
  *    kept plus everything the load wrote while compact() ran (retainedRevisions).
  * --trace FILE writes what it takes to find where slow puts come from, as JSON: every put's scheduled time
@@ -40,6 +41,7 @@ const VALUE_BYTES = 256
 const LOAD_IN_FLIGHT = 2048
 const KEEP = 1000
 const COMPACTS_RANGE = args.flags.get('compacts-range') !== 'false'
+const DEFER_FILE_DELETES = args.flags.get('defer-file-deletes') !== 'false'
 const TRACE_FILE = args.flags.get('trace')
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')
@@ -174,7 +176,7 @@ class Trace {
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
-  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE })
+  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, deferFileDeletes: DEFER_FILE_DELETES })
   try {
     const loadSeconds = await load(log)
     const dbBytesBefore = (await log.status()).dbSize
@@ -251,6 +253,7 @@ async function main(): Promise<void> {
       keys: KEYS,
       compactionBatchRevisions: DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions,
       compactionCompactsRange: COMPACTS_RANGE,
+      deferFileDeletes: DEFER_FILE_DELETES,
       fsync: 'always',
       cpus: availableParallelism(),
     }

@@ -46,6 +46,8 @@ export interface Config {
   compactionBatchRevisions: number
   compactionMaxDutyPercent: number
   compactionCompactsRange: boolean
+  deferFileDeletes: boolean
+  fileDeleteBytesPerSecond: number
   autoCompactionMode: AutoCompactionMode
   autoCompactionRetention: string
   quotaBackendBytes: number
@@ -204,6 +206,23 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "Each compaction ends by compacting LevelDB's range of the removed log, giving its disk space back at once. LevelDB deletes files under its lock, so this stalls writes for tens of milliseconds at a time at the end of a large compaction; false: LevelDB's background compaction gives the space back over time (and automatic compaction reclaims space after large removals).",
     flag: '--compaction-compacts-range',
     env: 'KVLOG_COMPACTION_COMPACTS_RANGE',
+  },
+  deferFileDeletes: {
+    key: 'deferFileDeletes',
+    type: 'boolean',
+    default: true,
+    description: "LevelDB's table and log files get a second name (a hard link in <dataDir>/trash) as they appear, so that LevelDB's own delete of a file, made under the lock every write takes, only drops a name; kvlog frees the file's blocks afterwards, off that lock. false: LevelDB deletes files itself, stalling writes for milliseconds per file.",
+    flag: '--defer-file-deletes',
+    env: 'KVLOG_DEFER_FILE_DELETES',
+  },
+  fileDeleteBytesPerSecond: {
+    key: 'fileDeleteBytesPerSecond',
+    type: 'bytes',
+    default: 128 * MiB,
+    min: 0,
+    description: "With deferFileDeletes: the files LevelDB deleted are freed a chunk at a time (truncated, then unlinked) at most this many bytes per second, so that the filesystem's work of freeing them does not hold up the writers' fsyncs. 0 = as fast as possible.",
+    flag: '--file-delete-bytes-per-second',
+    env: 'KVLOG_FILE_DELETE_BYTES_PER_SECOND',
   },
 
   autoCompactionMode: {

@@ -23,6 +23,7 @@ import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
 import { rangeRead } from './range-read.js'
 import { ReadViews, type ReadView } from './read-views.js'
 import { decodeEntry } from './records.js'
+import { DeferredDeletes } from './deferred-deletes.js'
 import { SegmentTable } from './segments.js'
 import { snapshotChunks, type SnapshotStream } from './snapshot.js'
 import type { StateView } from './state-view.js'
@@ -72,13 +73,17 @@ export async function openLevelLog(options: Partial<LevelLogOptions> & { dir: st
     ...LEVELDB_OPTIONS,
   })
   await db.open()
+  const deletes = o.deferFileDeletes ? await DeferredDeletes.start(o.dir, o.fileDeleteBytesPerSecond) : undefined
   try {
     await checkFormat(db)
     const segments = await SegmentTable.load(db, o.segmentMaxEntries, o.segmentMaxBytes)
     const { revision, timestamp } = await lastEntry(db)
-    return await LevelLog.start(db, o, segments, revision, timestamp)
+    const log = await LevelLog.start(db, o, segments, revision, timestamp)
+    log.deletes = deletes
+    return log
   } catch (err) {
     await db.close()
+    await deletes?.close()
     throw err
   }
 }
@@ -102,6 +107,8 @@ export class LevelLog implements Log {
   private closed = false
   private resumed: Promise<CompactResult> | undefined
   private leaseTimer: NodeJS.Timeout | undefined
+  /** Frees the files LevelDB deletes off its lock (deferred-deletes.ts); undefined when off. */
+  deletes: DeferredDeletes | undefined
   /** Leases being revoked for expiry, so a slow revoke is not queued twice. */
   private readonly expiring = new Set<bigint>()
 
@@ -401,6 +408,8 @@ export class LevelLog implements Log {
   async reclaimSpace(): Promise<void> {
     this.checkOpen()
     await this.db.compactRange(Buffer.alloc(0), Buffer.alloc(64, 0xff))
+    // The files LevelDB dropped are freed at a paced rate: the space is back once they are.
+    await this.deletes?.drained()
   }
 
   readMeta(name: string): Promise<unknown> {
@@ -434,6 +443,7 @@ export class LevelLog implements Log {
     await this.writer.idle()
     await this.views.closeAll()
     await this.db.close()
+    await this.deletes?.close()
   }
 }
 

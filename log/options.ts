@@ -30,6 +30,14 @@ export interface LevelLogOptions {
    * LevelDB's own background compaction gives the space back over time, and reclaimSpace() at once.
    */
   compactionCompactsRange: boolean
+  /**
+   * Whether LevelDB's table and log files get a second name as they appear, so that LevelDB's own delete
+   * (made under the lock every write takes) is cheap and the blocks are freed later, off that lock
+   * (deferred-deletes.ts).
+   */
+  deferFileDeletes: boolean
+  /** With deferFileDeletes: at most this many bytes of deleted files are freed per second (0 = unpaced). */
+  fileDeleteBytesPerSecond: number
   /** Shortest lease TTL in seconds; shorter grants are raised to it (etcd: 2 s with default timings). */
   leaseMinTtl: number
   /** How often expired leases are looked for and revoked, in ms. */
@@ -47,6 +55,8 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   compactionBatchRevisions: 250,
   compactionMaxDutyPercent: 50,
   compactionCompactsRange: true,
+  deferFileDeletes: true,
+  fileDeleteBytesPerSecond: 128 * 1024 * 1024,
   leaseMinTtl: 2,
   leaseCheckInterval: 500,
 }

@@ -68,13 +68,17 @@ async function rssOf(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024
 }
 
-/** Sum of the sizes of the files under dir. */
-export async function bytesUnder(path: string): Promise<number> {
+/** Sum of the sizes of the files under dir, each file once however many names it has (as du counts). */
+export async function bytesUnder(path: string, seen = new Set<number>()): Promise<number> {
   const s = await stat(path).catch(() => undefined)
   if (s === undefined) return 0
-  if (!s.isDirectory()) return s.size
+  if (!s.isDirectory()) {
+    if (seen.has(s.ino)) return 0
+    seen.add(s.ino)
+    return s.size
+  }
   let total = 0
-  for (const entry of await readdir(path)) total += await bytesUnder(join(path, entry))
+  for (const entry of await readdir(path)) total += await bytesUnder(join(path, entry), seen)
   return total
 }
 

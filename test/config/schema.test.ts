@@ -21,6 +21,8 @@ const EXPECTED_DEFAULTS: Config = {
   compactionBatchRevisions: 250,
   compactionMaxDutyPercent: 50,
   compactionCompactsRange: true,
+  deferFileDeletes: true,
+  fileDeleteBytesPerSecond: 128 * 1024 * 1024,
   autoCompactionMode: 'off',
   autoCompactionRetention: '0',
   quotaBackendBytes: 2 * 1024 * MiB,
