@@ -1,9 +1,10 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S]
+ *                                [--batch REVISIONS] [--duty PERCENT]
  *                                [--compacts-range false] [--defer-file-deletes false] [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
- * compactionBatchRevisions and compactionMaxDutyPercent):
+ * compactionBatchRevisions and compactionMaxDutyPercent unless --batch / --duty say otherwise):
  * 1. Load: N superseded revisions (default 1,000,000; --quick 50,000): puts over 1,000 keys, 256-byte
  *    values, 2,048 in flight (group commit). Then dbBytesBefore = status().dbSize (this includes LevelDB's
  *    write-ahead log, up to its 32 MiB write buffer).
@@ -42,6 +43,8 @@ const LOAD_IN_FLIGHT = 2048
 const KEEP = 1000
 const COMPACTS_RANGE = args.flags.get('compacts-range') !== 'false'
 const DEFER_FILE_DELETES = args.flags.get('defer-file-deletes') !== 'false'
+const BATCH = numberFlag(args, 'batch', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions)
+const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDutyPercent)
 const TRACE_FILE = args.flags.get('trace')
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')
@@ -176,7 +179,8 @@ class Trace {
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
-  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, deferFileDeletes: DEFER_FILE_DELETES })
+  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, deferFileDeletes: DEFER_FILE_DELETES,
+    compactionBatchRevisions: BATCH, compactionMaxDutyPercent: DUTY })
   try {
     const loadSeconds = await load(log)
     const dbBytesBefore = (await log.status()).dbSize
@@ -251,7 +255,8 @@ async function main(): Promise<void> {
       targetPutsPerSec: RATE,
       valueBytes: VALUE_BYTES,
       keys: KEYS,
-      compactionBatchRevisions: DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions,
+      compactionBatchRevisions: BATCH,
+      compactionMaxDutyPercent: DUTY,
       compactionCompactsRange: COMPACTS_RANGE,
       deferFileDeletes: DEFER_FILE_DELETES,
       fsync: 'always',
