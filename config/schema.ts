@@ -218,9 +218,9 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
   fileDeleteBytesPerSecond: {
     key: 'fileDeleteBytesPerSecond',
     type: 'bytes',
-    default: 128 * MiB,
+    default: GiB,
     min: 0,
-    description: "With deferFileDeletes: the files LevelDB deleted are freed a chunk at a time (truncated, then unlinked) at most this many bytes per second, so that the filesystem's work of freeing them does not hold up the writers' fsyncs. 0 = as fast as possible.",
+    description: "With deferFileDeletes: the files LevelDB deleted are freed 4 MiB at a time (truncated, then unlinked) at most this many bytes per second, so that the filesystem's work of freeing them does not land in one journal commit the writers' fsyncs wait for. A large compaction makes LevelDB drop several GB of files (it rewrites its levels), so a low rate leaves them on disk for a while. 0 = no pause between chunks.",
     flag: '--file-delete-bytes-per-second',
     env: 'KVLOG_FILE_DELETE_BYTES_PER_SECOND',
   },

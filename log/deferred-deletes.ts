@@ -50,12 +50,12 @@ export class DeferredDeletes {
 
   private constructor(private readonly dir: string, private readonly bytesPerSecond: number) {
     this.trash = join(dir, TRASH)
-    this.chunk = bytesPerSecond > 0 ? Math.max(64 * 1024, Math.min(MAX_CHUNK, Math.floor(bytesPerSecond / 16))) : Infinity
+    this.chunk = bytesPerSecond > 0 ? Math.max(64 * 1024, Math.min(MAX_CHUNK, Math.floor(bytesPerSecond / 16))) : MAX_CHUNK
   }
 
   /**
    * Starts watching `dir` (LevelDB's directory, which must exist); frees at most `bytesPerSecond` (0: no
-   * pacing). Resolves to undefined, and LevelDB keeps deleting files itself, if the filesystem cannot
+   * pacing, still a chunk at a time). Resolves to undefined, and LevelDB keeps deleting files itself, if the filesystem cannot
    * hard-link or watch.
    */
   static async start(dir: string, bytesPerSecond: number): Promise<DeferredDeletes | undefined> {

@@ -56,7 +56,7 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   compactionMaxDutyPercent: 50,
   compactionCompactsRange: true,
   deferFileDeletes: true,
-  fileDeleteBytesPerSecond: 128 * 1024 * 1024,
+  fileDeleteBytesPerSecond: 1024 * 1024 * 1024,
   leaseMinTtl: 2,
   leaseCheckInterval: 500,
 }

@@ -22,7 +22,7 @@ const EXPECTED_DEFAULTS: Config = {
   compactionMaxDutyPercent: 50,
   compactionCompactsRange: true,
   deferFileDeletes: true,
-  fileDeleteBytesPerSecond: 128 * 1024 * 1024,
+  fileDeleteBytesPerSecond: 1024 * 1024 * 1024,
   autoCompactionMode: 'off',
   autoCompactionRetention: '0',
   quotaBackendBytes: 2 * 1024 * MiB,
