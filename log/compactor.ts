@@ -80,6 +80,8 @@ export interface CompactorDeps {
   maxDutyPercent: number
   /** End with a LevelDB compaction of the scanned log span (see "Giving space back" above). */
   compactsRange: boolean
+  /** Resolves once the files LevelDB has dropped are freed (deferred-deletes.ts), so the space is back. */
+  filesFreed(): Promise<void>
   currentRevision(): number
 }
 
@@ -190,7 +192,10 @@ export class Compactor {
     if (!this.stopping) {
       await this.save({ floor: this.state.floor, ...(this.state.belowFloor ? { belowFloor: this.state.belowFloor } : {}) })
       // Only if asked: see "Giving space back" above.
-      if (this.deps.compactsRange) await this.deps.db.compactRange(job.from === undefined ? LOG_START : logKey(job.from), logKey(job.to))
+      if (this.deps.compactsRange) {
+        await this.deps.db.compactRange(job.from === undefined ? LOG_START : logKey(job.from), logKey(job.to))
+        await this.deps.filesFreed()
+      }
     }
     result.durationMs = Date.now() - started
     return result

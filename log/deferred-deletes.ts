@@ -55,8 +55,8 @@ export class DeferredDeletes {
 
   /**
    * Starts watching `dir` (LevelDB's directory, which must exist); frees at most `bytesPerSecond` (0: no
-   * pacing, still a chunk at a time). Resolves to undefined, and LevelDB keeps deleting files itself, if the filesystem cannot
-   * hard-link or watch.
+   * pause, still a chunk at a time). Resolves to undefined, and LevelDB keeps deleting files itself, if
+   * the filesystem cannot hard-link or watch.
    */
   static async start(dir: string, bytesPerSecond: number): Promise<DeferredDeletes | undefined> {
     const d = new DeferredDeletes(dir, bytesPerSecond)

@@ -78,9 +78,7 @@ export async function openLevelLog(options: Partial<LevelLogOptions> & { dir: st
     await checkFormat(db)
     const segments = await SegmentTable.load(db, o.segmentMaxEntries, o.segmentMaxBytes)
     const { revision, timestamp } = await lastEntry(db)
-    const log = await LevelLog.start(db, o, segments, revision, timestamp)
-    log.deletes = deletes
-    return log
+    return await LevelLog.start(db, o, segments, revision, timestamp, deletes)
   } catch (err) {
     await db.close()
     await deletes?.close()
@@ -123,7 +121,9 @@ export class LevelLog implements Log {
     private readonly leaseTable: LeaseTable,
   ) {}
 
-  static async start(db: Db, o: LevelLogOptions, segments: SegmentTable, revision: number, timestamp: number): Promise<LevelLog> {
+  static async start(
+    db: Db, o: LevelLogOptions, segments: SegmentTable, revision: number, timestamp: number, deletes: DeferredDeletes | undefined,
+  ): Promise<LevelLog> {
     const views = new ReadViews(db, revision)
     // The writer checks the floor through the compactor, which writes through the writer.
     const late: { compactor?: Compactor } = {}
@@ -139,6 +139,7 @@ export class LevelLog implements Log {
     const compactor = new Compactor({
       db, writer, segments, batchRevisions: o.compactionBatchRevisions, maxDutyPercent: o.compactionMaxDutyPercent,
       compactsRange: o.compactionCompactsRange,
+      filesFreed: async () => deletes?.drained(),
       currentRevision: () => views.revision,
     })
     late.compactor = compactor
@@ -146,6 +147,7 @@ export class LevelLog implements Log {
     const meta = new MetaStore(db, writer)
     await meta.load()
     const log = new LevelLog(db, o, views, segments, writer, compactor, meta, leases)
+    log.deletes = deletes
     log.resumed = compactor.resume()
     log.resumed?.catch(() => undefined)
     log.leaseTimer = setInterval(() => log.revokeExpired(), o.leaseCheckInterval)
