@@ -203,7 +203,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'compactionCompactsRange',
     type: 'boolean',
     default: true,
-    description: "Each compaction ends by compacting LevelDB's range of the removed log, giving its disk space back at once. LevelDB deletes files under its lock, so this stalls writes for tens of milliseconds at a time at the end of a large compaction; false: LevelDB's background compaction gives the space back over time (and automatic compaction reclaims space after large removals).",
+    description: "Each compaction ends by compacting LevelDB's range of the removed log and waits until the dropped files are freed, giving its disk space back at once. It deletes many files in a burst: with deferFileDeletes off, LevelDB deletes them under its lock, stalling writes for tens of milliseconds at a time. false: LevelDB's background compaction gives the space back over time (and automatic compaction reclaims space after large removals).",
     flag: '--compaction-compacts-range',
     env: 'KVLOG_COMPACTION_COMPACTS_RANGE',
   },

@@ -36,13 +36,14 @@
  * maxDutyPercent of the time: writers are never blocked for long.
  *
  * Giving space back: the removed entries and hist records are LevelDB deletion markers until a LevelDB
- * compaction drops them. By default (compactsRange) a job ends by compacting the scanned log range, so
- * the space comes back when compact() resolves. The price: that deletes the range's table files in a
- * burst, and LevelDB 1.20 unlinks obsolete files while holding the database lock that every write takes.
- * An unlink costs ~2 ms + ~0.45 ms per MiB here (ext4 with discard, 2 cores), so the burst stalls all
- * writes for 50-80 ms at a time (bench:compaction --trace: a dozen unlinks of 5-38 ms in a row, a
- * getProperty blocked 71 ms; write p99 during a 1,000,000-revision compaction 3.2x the baseline without
- * it, 3.9x with it). Off, LevelDB's background compaction gives the space back over time, and
+ * compaction drops them. By default (compactsRange) a job ends by compacting the scanned log range and
+ * waits until the files LevelDB dropped are freed, so the space is back when compact() resolves. That
+ * deletes the range's table files in a burst, and LevelDB 1.20 unlinks obsolete files while holding the
+ * database lock that every write takes: an unlink costs ~2 ms + ~0.45 ms per MiB here (ext4 with discard,
+ * 2 cores), so before deferred-deletes.ts took the unlinks off that lock the burst stalled all writes for
+ * 50-80 ms at a time (bench:compaction --trace: a dozen unlinks of 5-38 ms in a row, a getProperty
+ * blocked 71 ms; write p99 during a 1,000,000-revision compaction 3.2x the baseline without the
+ * compactRange, 3.9x with it). Off, LevelDB's background compaction gives the space back over time, and
  * reclaimSpace() at once (the automatic compaction calls it after large removals).
  */
 import { Packr } from 'msgpackr'

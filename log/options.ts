@@ -24,10 +24,11 @@ export interface LevelLogOptions {
   /** Compaction pauses between batches so it runs at most this percent of the time. */
   compactionMaxDutyPercent: number
   /**
-   * Whether a compaction ends by compacting LevelDB's range of the log it scanned, so that the space comes
-   * back at once (default). Compacting the range deletes LevelDB's table files in a burst, and LevelDB
-   * holds its lock while it deletes files, which stalls every write for a while (compactor.ts). Off:
-   * LevelDB's own background compaction gives the space back over time, and reclaimSpace() at once.
+   * Whether a compaction ends by compacting LevelDB's range of the log it scanned (and waits for the
+   * dropped files to be freed), so that the space comes back at once (default). That deletes LevelDB's
+   * table files in a burst, which stalls writes unless deferFileDeletes takes the deletes off LevelDB's
+   * lock (compactor.ts). Off: LevelDB's own background compaction gives the space back over time, and
+   * reclaimSpace() at once.
    */
   compactionCompactsRange: boolean
   /**
