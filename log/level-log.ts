@@ -105,8 +105,6 @@ export class LevelLog implements Log {
   private closed = false
   private resumed: Promise<CompactResult> | undefined
   private leaseTimer: NodeJS.Timeout | undefined
-  /** Frees the files LevelDB deletes off its lock (deferred-deletes.ts); undefined when off. */
-  deletes: DeferredDeletes | undefined
   /** Leases being revoked for expiry, so a slow revoke is not queued twice. */
   private readonly expiring = new Set<bigint>()
 
@@ -119,6 +117,8 @@ export class LevelLog implements Log {
     private readonly compactor: Compactor,
     private readonly meta: MetaStore,
     private readonly leaseTable: LeaseTable,
+    /** Frees the files LevelDB deletes off its lock (deferred-deletes.ts); undefined when off. */
+    readonly deletes: DeferredDeletes | undefined,
   ) {}
 
   static async start(
@@ -146,8 +146,7 @@ export class LevelLog implements Log {
     await compactor.load()
     const meta = new MetaStore(db, writer)
     await meta.load()
-    const log = new LevelLog(db, o, views, segments, writer, compactor, meta, leases)
-    log.deletes = deletes
+    const log = new LevelLog(db, o, views, segments, writer, compactor, meta, leases, deletes)
     log.resumed = compactor.resume()
     log.resumed?.catch(() => undefined)
     log.leaseTimer = setInterval(() => log.revokeExpired(), o.leaseCheckInterval)

@@ -351,7 +351,7 @@ const SPLIT_MIN = 16
 function appendEntry(
   batch: BatchOp[], revision: number, timestamp: number, written: { ops: LoggedOp[]; events: Event[] }, floor: number,
 ): number {
-  const { ops, events } = written
+  const { ops, events } = written // events[i] is ops[i]'s event (txn-eval.ts records them together)
   const encoded = encodeEntry({ timestamp, ops })
   batch.push({ type: 'put', key: logKey(revision), value: encoded })
   for (let i = 0; i < ops.length; i++) {
