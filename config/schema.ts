@@ -189,7 +189,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Revisions compaction removes per batch, between writes.',
     flag: '--compaction-batch-revisions',
     env: 'KVLOG_COMPACTION_BATCH_REVISIONS',
-  },  compactionMaxDutyPercent: {
+  },
+  compactionMaxDutyPercent: {
     key: 'compactionMaxDutyPercent',
     type: 'integer',
     default: 50,

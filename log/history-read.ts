@@ -4,7 +4,7 @@
  * prevRevision pointer. This is what watch catch-up and "replay history for debugging" are built on.
  */
 import { inBounds, LOG_END, logKey, logKeyRevision, type Bounds } from './keys.js'
-import type { Db, Snapshot } from './latest-view.js'
+import { ITERATOR_STEP_BYTES, type Db, type Snapshot } from './latest-view.js'
 import { decodeEntry, OP_PUT, opKeyValue } from './records.js'
 import type { Event, LogEntry } from './types.js'
 import { VersionReader } from './version-reader.js'
@@ -30,7 +30,9 @@ export async function readHistory(db: Db, snapshot: Snapshot, scan: HistoryScan)
   const entries: LogEntry[] = []
   if (scan.from > scan.to) return { entries, more: false, nextRevision: scan.from }
   const versions = scan.prevKv ? new VersionReader(db, snapshot) : undefined
-  const it = db.iterator({ gte: logKey(scan.from), lt: scan.to === Infinity ? LOG_END : logKey(scan.to + 1), snapshot })
+  const it = db.iterator({
+    gte: logKey(scan.from), lt: scan.to === Infinity ? LOG_END : logKey(scan.to + 1), snapshot, highWaterMarkBytes: ITERATOR_STEP_BYTES,
+  })
   let events = 0
   let next: number
   try {
