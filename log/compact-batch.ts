@@ -55,6 +55,11 @@ export class SingleOpEntries {
     return this.sizes.get(rev)
   }
 
+  /** Forgets everything (after a batch planned on top of these sizes failed to land). */
+  clear(): void {
+    this.sizes.clear()
+  }
+
   apply(updates: ReadonlyMap<number, number>): void {
     for (const [rev, bytes] of updates) {
       if (bytes < 0) this.sizes.delete(rev)
@@ -94,17 +99,50 @@ export interface BatchPlan {
   singles: Map<number, number>
 }
 
-/** Plans the batch for `rows` (log entries in revision order, all below the target). */
-export async function planBatch(db: Db, rows: ReadonlyArray<[Buffer, Buffer]>, known: SingleOpEntries): Promise<BatchPlan> {
+/** A span of log entries, decoded, with the read of which of its puts are live under way. */
+export interface ScannedRows {
+  entries: Array<{ rev: number; timestamp: number; ops: LoggedOp[]; bytes: number }>
+  /** The scanned puts that are still their key's live version (see liveVersions). */
+  live: Promise<Array<{ rev: number; key: Buffer }>>
+}
+
+/**
+ * Decodes `rows` (log entries in revision order, all below the target) and starts reading which of their
+ * puts are live. Safe to start before the previous batch is written (the compactor does, to overlap the
+ * read with that write): batches never change kv records, and a kv record replaced after this read was
+ * copied by the writer first (see above), so an answer that was true when read stays safe to act on.
+ */
+export function scanRows(db: Db, rows: ReadonlyArray<[Buffer, Buffer]>): ScannedRows {
+  const entries = rows.map(([k, v]) => {
+    const { timestamp, ops } = decodeEntry(v)
+    return { rev: logKeyRevision(k), timestamp, ops, bytes: v.length }
+  })
+  const live = liveVersions(db, entries)
+  live.catch(() => undefined) // awaited by planBatch; not an unhandled rejection meanwhile
+  return { entries, live }
+}
+
+/** The batch before this one, planned and still being written. */
+export interface InflightBatch {
+  /** The entries it changes (its plan's `singles` has one row per entry it touched). */
+  touched: ReadonlyMap<number, number>
+  /** Settles once it is durable (or has failed). */
+  written: Promise<unknown>
+}
+
+/**
+ * Plans the batch for scanned rows. The entries outside the rows that hold superseded versions come from
+ * `known` or are read here. `known` must already include the plan of an `inflight` batch (the compactor
+ * plans the next batch while the one before is written); an entry that batch changes and `known` does not
+ * hold is read only once that batch is durable, so it is read as the batch leaves it.
+ */
+export async function planBatch(db: Db, scanned: ScannedRows, known: SingleOpEntries, inflight?: InflightBatch): Promise<BatchPlan> {
   const touched = new Map<number, Touched>()
-  const scannedOps: Array<{ rev: number; ops: LoggedOp[] }> = []
-  for (const [k, v] of rows) {
-    const rev = logKeyRevision(k)
-    const entry = decodeEntry(v)
-    touched.set(rev, { rev, timestamp: entry.timestamp, ops: [...entry.ops], count: entry.ops.length, bytes: v.length, scanned: true, changed: false })
-    scannedOps.push({ rev, ops: entry.ops })
+  const scannedOps = scanned.entries
+  for (const { rev, timestamp, ops, bytes } of scannedOps) {
+    touched.set(rev, { rev, timestamp, ops: [...ops], count: ops.length, bytes, scanned: true, changed: false })
   }
-  const [live] = await Promise.all([liveVersions(db, scannedOps), loadSuperseded(db, scannedOps, touched, known)])
+  const [live] = await Promise.all([scanned.live, loadSuperseded(db, scannedOps, touched, known, inflight)])
 
   const plan: BatchPlan = { ops: [], scanned: [], kept: { entries: 0, bytes: 0 }, removedVersions: 0, singles: new Map() }
   for (const { rev, ops } of scannedOps) {
@@ -152,6 +190,7 @@ async function liveVersions(db: Db, scanned: ReadonlyArray<{ rev: number; ops: L
 /** Adds to `touched` the entries outside `rows` that hold a superseded version: remembered or read. */
 async function loadSuperseded(
   db: Db, scanned: ReadonlyArray<{ ops: LoggedOp[] }>, touched: Map<number, Touched>, known: SingleOpEntries,
+  inflight: InflightBatch | undefined,
 ): Promise<void> {
   const unknown: number[] = []
   for (const { ops } of scanned) {
@@ -169,6 +208,7 @@ async function loadSuperseded(
     }
   }
   if (unknown.length === 0) return
+  if (inflight !== undefined && unknown.some((p) => inflight.touched.has(p))) await inflight.written.catch(() => undefined)
   const values = await db.getMany(unknown.map(logKey))
   for (let i = 0; i < unknown.length; i++) {
     const v = values[i]

@@ -31,8 +31,9 @@
  *
  * Every batch rewrites its log entries and hist records, advances `next` and the belowFloor figures in one
  * LevelDB write, so a crash leaves a consistent state and the job resumes at `next` on open, redoing at
- * most the batch that did not land. Batches go through the writer's queue,
- * between transaction groups, and compaction pauses between batches so that it runs at most
+ * most the batch that did not land. Batches go through the writer's queue, riding in transaction groups'
+ * writes, one at a time; the next batch's rows are read and its plan made while one is written
+ * (planBatch says what it waits for). Compaction pauses between batches so that it runs at most
  * maxDutyPercent of the time: writers are never blocked for long.
  *
  * Giving space back: the removed entries and hist records are LevelDB deletion markers until a LevelDB
@@ -48,9 +49,9 @@
  */
 import { Packr } from 'msgpackr'
 import { compacted, futureRevision } from './errors.js'
-import { planBatch, SingleOpEntries, type BatchPlan } from './compact-batch.js'
-import { LOG_START, logKey, logKeyRevision, metaKey } from './keys.js'
-import type { Db } from './latest-view.js'
+import { planBatch, scanRows, SingleOpEntries, type BatchPlan, type ScannedRows } from './compact-batch.js'
+import { LOG_START, logKey, metaKey } from './keys.js'
+import { ITERATOR_STEP_BYTES, type Db } from './latest-view.js'
 import type { SegmentTable } from './segments.js'
 import type { BelowFloor, CompactResult } from './types.js'
 import type { Writer } from './writer.js'
@@ -169,26 +170,52 @@ export class Compactor {
     if (job === undefined) return result
     const { db, batchRevisions } = this.deps
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
-    const read = (from: number) => db.iterator({ gte: logKey(from), lt: logKey(job.to), limit: batchRevisions }).all()
-    // Start where the job's progress says, not where it began, or the read would wade through the
-    // deletion markers of all earlier batches.
-    let rows = this.stopping ? [] : await read(job.next)
-    while (!this.stopping && rows.length > 0) {
-      const t0 = performance.now()
-      const last = logKeyRevision(rows[rows.length - 1][0])
-      const plan = await planBatch(db, rows, this.singles)
-      const written = this.write(job, last, plan)
-      // The next rows are above every entry this batch changes: read them while it is written.
-      const following = rows.length < batchRevisions ? Promise.resolve([]) : read(last + 1)
-      following.catch(() => undefined) // awaited below, unless the write fails first
-      await written
-      // Only now: the batch is durable, so what it says about the entries is true on disk.
-      this.singles.apply(plan.singles)
-      result.removedRevisions += rows.length
-      result.removedVersions += plan.removedVersions
-      rows = await following
-      // Background work yields: writers get (100 - duty)% of the time between batches.
-      if (rows.length > 0 && pauseFactor > 0) await new Promise((r) => setTimeout(r, (performance.now() - t0) * pauseFactor))
+    // Each span of rows is decoded and its liveness read as soon as it is read (scanRows). The rows after
+    // a span are above every entry its batch changes (only the batch that scans an entry, or a later one,
+    // changes it), so they are read while that batch is planned and written.
+    const read = async (from: number) => scanRows(db, await db.iterator({
+      gte: logKey(from), lt: logKey(job.to), limit: batchRevisions, highWaterMarkBytes: ITERATOR_STEP_BYTES,
+    }).all())
+    const readAfter = (rows: ScannedRows) => {
+      if (rows.entries.length < batchRevisions) return undefined
+      const next = read(rows.entries[rows.entries.length - 1].rev + 1)
+      next.catch(() => undefined) // awaited in the loop, unless a batch fails first
+      return next
+    }
+    try {
+      // Start where the job's progress says, not where it began, or the read would wade through the
+      // deletion markers of all earlier batches.
+      let rows = this.stopping ? undefined : await read(job.next)
+      let following = rows && readAfter(rows)
+      let plan = rows !== undefined && rows.entries.length > 0 ? await planBatch(db, rows, this.singles) : undefined
+      while (!this.stopping && rows !== undefined && plan !== undefined) {
+        const t0 = performance.now()
+        const count = rows.entries.length
+        const written = this.write(job, rows.entries[count - 1].rev, plan)
+        written.catch(() => undefined) // awaited below
+        // The next batch is planned while this one is written, as if it had landed: `singles` takes this
+        // plan now, and if the batch fails the job stops and `singles` is forgotten (below).
+        this.singles.apply(plan.singles)
+        let next: { rows: ScannedRows; plan: Promise<BatchPlan> } | undefined
+        if (following !== undefined) {
+          const nextRows = await following
+          following = readAfter(nextRows)
+          if (nextRows.entries.length > 0) {
+            next = { rows: nextRows, plan: planBatch(db, nextRows, this.singles, { touched: plan.singles, written }) }
+            next.plan.catch(() => undefined) // awaited below, unless this batch fails first
+          }
+        }
+        await written
+        result.removedRevisions += count
+        result.removedVersions += plan.removedVersions
+        rows = next?.rows
+        plan = await next?.plan
+        // Background work yields: writers get (100 - duty)% of the time between batches.
+        if (plan !== undefined && pauseFactor > 0) await new Promise((r) => setTimeout(r, (performance.now() - t0) * pauseFactor))
+      }
+    } catch (err) {
+      this.singles.clear()
+      throw err
     }
     if (!this.stopping) {
       await this.save({ floor: this.state.floor, ...(this.state.belowFloor ? { belowFloor: this.state.belowFloor } : {}) })

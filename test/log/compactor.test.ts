@@ -10,7 +10,7 @@ import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { planBatch, SingleOpEntries } from '../../log/compact-batch.js'
+import { planBatch, scanRows, SingleOpEntries } from '../../log/compact-batch.js'
 import { histKey, LOG_START, logKey, logKeyRevision, prefixEnd } from '../../log/keys.js'
 import { openLevelLog, type LevelLog } from '../../log/level-log.js'
 import type { Db } from '../../log/latest-view.js'
@@ -98,6 +98,29 @@ describe('log/compactor: each surviving version is stored once', function () {
     expect(disk.hist.filter((h) => h.startsWith('k2@')), 'the copy went with the version').to.deep.equal([`k2@${w.revision}`])
     // other/0 was written at the floor itself, so its version below is needed and not live: kept in its entry.
     expect(below(disk, log.compactRevision).map((rev) => keysOf(disk.log.get(rev))), 'entries kept below the floor').to.deep.equal([['other/0']])
+  })
+
+  it('plans a batch while the one before is written, reading an entry that batch rewrites as it leaves it', async () => {
+    // One revision per batch: the batch for x's put rewrites entry r to [y, z] (two ops: not remembered as
+    // single), and the next batch, planned while that one is written, must read entry r only once it has
+    // landed. Read before, it would see [x, y, z] and write x's superseded version back.
+    await log.close()
+    log = await open(1, 100)
+    const txn = await log.txn({ success: ['x', 'y', 'z'].map((key) => ({ type: 'put' as const, key, value: `${key}1` })) })
+    const r = txn.revision
+    for (const key of ['x', 'y', 'z']) await log.put(key, `${key}2`)
+    for (const key of ['x', 'y']) await log.put(key, `${key}3`)
+    await log.put('marker', 'm')
+    const floor = log.revision
+    const result = await log.compact(floor)
+    expect(result.removedRevisions).to.equal(floor - r)
+    for (const key of ['x', 'y', 'z']) {
+      expect((await log.get(key))?.value.toString(), key).to.equal(key === 'z' ? 'z2' : `${key}3`)
+    }
+    const disk = await expectBelowFloorCounted()
+    expect(disk.log.has(r), 'entry r is gone: each of its versions was superseded').to.equal(false)
+    expect(below(disk, floor).map((rev) => keysOf(disk.log.get(rev))), 'entries kept below the floor').to.deep.equal([])
+    expect(disk.hist.filter((h) => /^[xyz]@/.test(h)).sort(), 'hist: the live versions only').to.deep.equal([`x@${r + 4}`, `y@${r + 5}`, `z@${r + 3}`])
   })
 
   it('a delete (also a delete range) of a live version below the floor copies it into hist first', async () => {
@@ -284,7 +307,7 @@ describe('log/compact-batch: a batch that runs again after a crash', function ()
       const rows = await db.iterator({ gte: logKey(from), lt: logKey(to) }).all()
       const known = new SingleOpEntries()
       known.apply(new Map([[single.revision, (await db.get(logKey(single.revision)))!.length]]))
-      const first = await planBatch(db, rows, known)
+      const first = await planBatch(db, scanRows(db, rows), known)
       const isLog = (op: { key: Buffer }) => op.key[0] === LOG_START[0]
       // Part of the batch landed: the superseded versions are gone, the scanned entries are untouched.
       await writeBatch(db, first.ops.filter((op) => !isLog(op) || logKeyRevision(op.key) < from), true)
@@ -293,7 +316,7 @@ describe('log/compact-batch: a batch that runs again after a crash', function ()
       expect(once.log.has(single.revision), 'entry of c gone').to.equal(false)
 
       // Run the same batch again, as after a restart: the same result.
-      const again = await planBatch(db, rows, new SingleOpEntries())
+      const again = await planBatch(db, scanRows(db, rows), new SingleOpEntries())
       expect(again.ops.filter((op) => isLog(op) && logKeyRevision(op.key) < from), 'no writes to entries already settled').to.deep.equal([])
       await writeBatch(db, again.ops, true)
       const twice = await readRaw(db)
