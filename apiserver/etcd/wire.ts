@@ -1,6 +1,6 @@
 /**
- * Hand-written protobuf encoding for the hottest responses: response headers, PutResponse, and the parts
- * of WatchResponse (per-watch head, events). protobufjs (proto.ts) encodes everything else; these are the
+ * Hand-written protobuf encoding for the hottest responses: response headers, PutResponse, RangeResponse,
+ * and the parts of WatchResponse (per-watch head, events). protobufjs (proto.ts) encodes everything else; these are the
  * messages sent once per write or once per watcher per batch, where building a plain object and converting
  * its 64-bit fields through Long cost more than the write itself (see docs/benchmarks.md).
  *
@@ -10,6 +10,7 @@
  *
  * Field numbers (apiserver/etcd/proto/*.proto):
  *   ResponseHeader  1 cluster_id u64 · 2 member_id u64 · 3 revision i64 · 4 raft_term u64
+ *   RangeResponse   1 header · 2 kvs (repeated KeyValue) · 3 more bool · 4 count i64
  *   PutResponse     1 header · 2 prev_kv
  *   WatchResponse   1 header · 2 watch_id i64 · … · 11 events (repeated Event)
  *   Event           1 type (DELETE = 1) · 2 kv · 3 prev_kv
@@ -112,15 +113,72 @@ export class HeaderEncoder {
   }
 }
 
+/** Bytes of a varint field (tag + value), 0 when the value is zero (left out). */
+function varintFieldSize(n: number | bigint): number {
+  return n === 0 || n === 0n ? 0 : 1 + varintSize(n)
+}
+
+/** Bytes of a bytes field (tag + length + bytes), 0 when empty (left out). */
+function bytesFieldSize(b: Buffer): number {
+  return b.length === 0 ? 0 : 1 + varintSize(b.length) + b.length
+}
+
+function writeVarintField(out: Buffer, at: number, field: number, n: number | bigint): number {
+  if (n === 0 || n === 0n) return at
+  out[at++] = varintTag(field)
+  return writeVarint(out, at, n)
+}
+
+function writeBytesField(out: Buffer, at: number, field: number, b: Buffer): number {
+  if (b.length === 0) return at
+  out[at++] = bytesTag(field)
+  at = writeVarint(out, at, b.length)
+  return at + b.copy(out, at)
+}
+
+/** The size of a KeyValue message's body. */
+function keyValueSize(kv: KeyValue): number {
+  return bytesFieldSize(kv.key) + varintFieldSize(kv.createRevision) + varintFieldSize(kv.modRevision) +
+    varintFieldSize(kv.version) + bytesFieldSize(kv.value) + varintFieldSize(kv.lease)
+}
+
+/** Writes a KeyValue message's body at `at`; returns the offset after it. */
+function writeKeyValue(out: Buffer, at: number, kv: KeyValue): number {
+  at = writeBytesField(out, at, 1, kv.key)
+  at = writeVarintField(out, at, 2, kv.createRevision)
+  at = writeVarintField(out, at, 3, kv.modRevision)
+  at = writeVarintField(out, at, 4, kv.version)
+  at = writeBytesField(out, at, 5, kv.value)
+  return writeVarintField(out, at, 6, kv.lease)
+}
+
 export function keyValue(kv: KeyValue): Buffer {
-  return new Fields()
-    .bytes(1, kv.key)
-    .varint(2, kv.createRevision)
-    .varint(3, kv.modRevision)
-    .varint(4, kv.version)
-    .bytes(5, kv.value)
-    .varint(6, kv.lease)
-    .finish()
+  const out = Buffer.allocUnsafe(keyValueSize(kv))
+  writeKeyValue(out, 0, kv)
+  return out
+}
+
+/**
+ * A RangeResponse: header, kvs (each written straight into the one buffer: a list of a thousand keys is
+ * one allocation), more, count.
+ */
+export function rangeResponse(header: Buffer, r: { kvs: readonly KeyValue[]; more: boolean; count: number }): Buffer {
+  const sizes = r.kvs.map(keyValueSize)
+  let size = 1 + varintSize(header.length) + header.length + (r.more ? 2 : 0) + varintFieldSize(int64(r.count))
+  for (const n of sizes) size += 1 + varintSize(n) + n
+  const out = Buffer.allocUnsafe(size)
+  out[0] = bytesTag(1) // the header is sent even when empty, as Fields.message does
+  let at = writeVarint(out, 1, header.length)
+  at += header.copy(out, at)
+  for (let i = 0; i < r.kvs.length; i++) {
+    out[at++] = bytesTag(2)
+    at = writeVarint(out, at, sizes[i])
+    at = writeKeyValue(out, at, r.kvs[i])
+  }
+  at = writeVarintField(out, at, 3, r.more ? 1 : 0)
+  at = writeVarintField(out, at, 4, int64(r.count))
+  if (at !== size) throw new Error(`wire.rangeResponse: wrote ${at} of ${size} bytes`)
+  return out
 }
 
 export function putResponse(header: Buffer, prevKv: KeyValue | undefined): Buffer {

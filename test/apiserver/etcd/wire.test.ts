@@ -5,12 +5,13 @@
 import { expect } from 'chai'
 import fc from 'fast-check'
 import { decode, encode, messageType } from '../../../apiserver/etcd/proto.js'
-import { kvMessage } from '../../../apiserver/etcd/convert.js'
-import { eventsField, eventsFields, HeaderEncoder, putResponse, watchHead } from '../../../apiserver/etcd/wire.js'
+import { kvMessage, rangeResponse as rangeResponseMessage } from '../../../apiserver/etcd/convert.js'
+import { eventsField, eventsFields, HeaderEncoder, putResponse, rangeResponse, watchHead } from '../../../apiserver/etcd/wire.js'
 import type { Event, KeyValue } from '../../../log/types.js'
 
 const ResponseHeader = messageType('etcdserverpb.ResponseHeader')
 const PutResponse = messageType('etcdserverpb.PutResponse')
+const RangeResponse = messageType('etcdserverpb.RangeResponse')
 const WatchResponse = messageType('etcdserverpb.WatchResponse')
 
 const U64_MAX = 2n ** 64n - 1n
@@ -56,6 +57,16 @@ describe('apiserver/etcd/wire', () => {
       const expected: Record<string, unknown> = { header: { cluster_id: '7', member_id: '9', revision: rev, raft_term: 2 } }
       if (prev !== undefined) expected.prev_kv = kvMessage(prev)
       expect(roundTrip(PutResponse, putResponse(header.header(rev), prev))).to.deep.equal(roundTrip(PutResponse, encode(PutResponse, expected)))
+    }))
+  })
+
+  it('encodes RangeResponse as protobufjs encodes the message convert.ts builds, for any kvs, more and count', () => {
+    const header = new HeaderEncoder(7n, 9n, 2)
+    const range = fc.record({ kvs: fc.array(keyValue, { maxLength: 8 }), more: fc.boolean(), count: fc.nat() })
+    fc.assert(fc.property(revision, range, (rev, r) => {
+      const bytes = rangeResponse(header.header(rev), r)
+      const expected = encode(RangeResponse, rangeResponseMessage({ cluster_id: '7', member_id: '9', revision: rev, raft_term: 2 }, r))
+      expect(roundTrip(RangeResponse, bytes)).to.deep.equal(roundTrip(RangeResponse, expected))
     }))
   })
 
