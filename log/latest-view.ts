@@ -16,8 +16,9 @@ const STEP = 256
 
 /**
  * How many bytes an iterator step may read in one native call (classic-level's highWaterMarkBytes). Its
- * default, 16 KiB, cuts a step of 256 kv records of 1 KiB into 16 round trips through the thread pool,
- * each waiting its turn behind the writer's fsync; 1 MiB lets a step be one call.
+ * default, 16 KiB, cuts a step of 256 kv records of 1 KiB into 16 round trips through the thread pool; the
+ * compactor's reads of 250 log entries took 3.2 ms that way, longer than the batch write they overlap.
+ * 1 MiB lets a step be one call.
  */
 export const ITERATOR_STEP_BYTES = 1 << 20
 

@@ -1,8 +1,9 @@
 /**
  * Hand-written protobuf encoding for the hottest responses: response headers, PutResponse, RangeResponse,
- * and the parts of WatchResponse (per-watch head, events). protobufjs (proto.ts) encodes everything else; these are the
- * messages sent once per write or once per watcher per batch, where building a plain object and converting
- * its 64-bit fields through Long cost more than the write itself (see docs/benchmarks.md).
+ * and the parts of WatchResponse (per-watch head, events). protobufjs (proto.ts) encodes everything else;
+ * these are the messages sent once per write, once per watcher per batch, or with a thousand kvs, where
+ * building a plain object and converting its 64-bit fields through Long cost more than the write itself
+ * (see docs/benchmarks.md).
  *
  * The bytes are what protobuf's canonical encoding gives (fields in number order, zero values and empty
  * bytes left out, as etcd's Go server writes them); test/apiserver/etcd/wire.test.ts decodes them with
