@@ -185,13 +185,13 @@ export class Compactor {
     try {
       // Start where the job's progress says, not where it began, or the read would wade through the
       // deletion markers of all earlier batches.
-      let rows = this.stopping ? undefined : await read(job.next)
-      let following = rows && readAfter(rows)
-      let plan = rows !== undefined && rows.entries.length > 0 ? await planBatch(db, rows, this.singles) : undefined
-      while (!this.stopping && rows !== undefined && plan !== undefined) {
+      const first = this.stopping ? undefined : await read(job.next)
+      let following = first && readAfter(first)
+      let batch = first !== undefined && first.entries.length > 0 ? { rows: first, plan: await planBatch(db, first, this.singles) } : undefined
+      while (!this.stopping && batch !== undefined) {
         const t0 = performance.now()
-        const count = rows.entries.length
-        const written = this.write(job, rows.entries[count - 1].rev, plan)
+        const { rows, plan } = batch
+        const written = this.write(job, rows.entries[rows.entries.length - 1].rev, plan)
         written.catch(() => undefined) // awaited below
         // The next batch is planned while this one is written, as if it had landed: `singles` takes this
         // plan now, and if the batch fails the job stops and `singles` is forgotten (below).
@@ -206,12 +206,11 @@ export class Compactor {
           }
         }
         await written
-        result.removedRevisions += count
+        result.removedRevisions += rows.entries.length
         result.removedVersions += plan.removedVersions
-        rows = next?.rows
-        plan = await next?.plan
+        batch = next && { rows: next.rows, plan: await next.plan }
         // Background work yields: writers get (100 - duty)% of the time between batches.
-        if (plan !== undefined && pauseFactor > 0) await new Promise((r) => setTimeout(r, (performance.now() - t0) * pauseFactor))
+        if (batch !== undefined && pauseFactor > 0) await new Promise((r) => setTimeout(r, (performance.now() - t0) * pauseFactor))
       }
     } catch (err) {
       this.singles.clear()
