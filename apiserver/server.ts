@@ -46,6 +46,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     compactionCompactsRange: config.compactionCompactsRange,
     deferFileDeletes: config.deferFileDeletes,
     fileDeleteBytesPerSecond: config.fileDeleteBytesPerSecond,
+    leveldbWriteBufferSize: config.leveldbWriteBufferSize,
+    leveldbCacheSize: config.leveldbCacheSize,
     leaseMinTtl: config.leaseMinTtl,
     leaseCheckInterval: config.leaseCheckInterval,
   })

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ClassicLevel } from 'classic-level'
 import { histKey, kvKey, logKey, metaKey } from '../log/keys.js'
-import { LEVELDB_OPTIONS, openLevelLog } from '../log/level-log.js'
+import { leveldbOptions, openLevelLog } from '../log/level-log.js'
+import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
 import { writeBatch } from '../log/segments.js'
 import { encodeEntry, encodeKvRecord, HIST_IN_LOG_RECORD, OP_PUT } from '../log/records.js'
 import { endProgress, median, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
@@ -93,7 +94,7 @@ function rawBatch(firstRev: number, batch: number, keyBase: number) {
 
 async function rawRound(dir: string, batch: number): Promise<number> {
   const db = new ClassicLevel<Buffer, Buffer>(dir, {
-    keyEncoding: 'buffer', valueEncoding: 'buffer', ...LEVELDB_OPTIONS,
+    keyEncoding: 'buffer', valueEncoding: 'buffer', ...leveldbOptions(DEFAULT_LEVEL_LOG_OPTIONS),
   })
   await db.open()
   let rev = 2

@@ -48,6 +48,8 @@ export interface Config {
   compactionCompactsRange: boolean
   deferFileDeletes: boolean
   fileDeleteBytesPerSecond: number
+  leveldbWriteBufferSize: number
+  leveldbCacheSize: number
   autoCompactionMode: AutoCompactionMode
   autoCompactionRetention: string
   quotaBackendBytes: number
@@ -224,6 +226,26 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "With deferFileDeletes: the files LevelDB deleted are freed 4 MiB at a time (truncated, then unlinked) at most this many bytes per second, so that the filesystem's work of freeing them does not land in one journal commit the writers' fsyncs wait for. A large compaction makes LevelDB drop several GB of files (it rewrites its levels), so a low rate leaves them on disk for a while. 0 = no pause between chunks.",
     flag: '--file-delete-bytes-per-second',
     env: 'KVLOG_FILE_DELETE_BYTES_PER_SECOND',
+  },
+  leveldbWriteBufferSize: {
+    key: 'leveldbWriteBufferSize',
+    type: 'bytes',
+    default: 32 * MiB,
+    min: 64 * KiB,
+    max: GiB,
+    description: "LevelDB's write buffer (memtable): writes gather in memory, and in LevelDB's own log file in the data dir, up to this many bytes, then are written out as a table file. Larger: fewer, larger table files under a steady write load, more memory, a longer log to replay at start.",
+    flag: '--leveldb-write-buffer-size',
+    env: 'KVLOG_LEVELDB_WRITE_BUFFER_SIZE',
+  },
+  leveldbCacheSize: {
+    key: 'leveldbCacheSize',
+    type: 'bytes',
+    default: 64 * MiB,
+    min: 0,
+    max: 64 * GiB,
+    description: "LevelDB's cache of table blocks read from disk (reads of recently used keys and history skip the file system).",
+    flag: '--leveldb-cache-size',
+    env: 'KVLOG_LEVELDB_CACHE_SIZE',
   },
 
   autoCompactionMode: {

@@ -39,6 +39,13 @@ export interface LevelLogOptions {
   deferFileDeletes: boolean
   /** With deferFileDeletes: at most this many bytes of deleted files are freed per second (0 = unpaced). */
   fileDeleteBytesPerSecond: number
+  /**
+   * LevelDB's write buffer (memtable): writes gather in memory, and in LevelDB's own log file, up to this
+   * many bytes before they are written out as a level-0 table.
+   */
+  leveldbWriteBufferSize: number
+  /** LevelDB's cache of uncompressed table blocks, bytes. */
+  leveldbCacheSize: number
   /** Shortest lease TTL in seconds; shorter grants are raised to it (etcd: 2 s with default timings). */
   leaseMinTtl: number
   /** How often expired leases are looked for and revoked, in ms. */
@@ -58,6 +65,8 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   compactionCompactsRange: true,
   deferFileDeletes: true,
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,
+  leveldbWriteBufferSize: 32 * 1024 * 1024,
+  leveldbCacheSize: 64 * 1024 * 1024,
   leaseMinTtl: 2,
   leaseCheckInterval: 500,
 }

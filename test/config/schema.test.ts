@@ -23,6 +23,8 @@ const EXPECTED_DEFAULTS: Config = {
   compactionCompactsRange: true,
   deferFileDeletes: true,
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,
+  leveldbWriteBufferSize: 32 * MiB,
+  leveldbCacheSize: 64 * MiB,
   autoCompactionMode: 'off',
   autoCompactionRetention: '0',
   quotaBackendBytes: 2 * 1024 * MiB,
