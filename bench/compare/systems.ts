@@ -34,6 +34,11 @@ export interface System {
    * backend file member/snap/db (what `etcdctl endpoint status` reports; its raft WAL is not counted).
    */
   diskBytes(): Promise<number>
+  /**
+   * Bytes of its write-ahead log: kvlog's LevelDB log files (NNNNNN.log: the writes not yet in a table,
+   * also counted by diskBytes); etcd's raft WAL member/wal (preallocated 64 MB segments; not in diskBytes).
+   */
+  walBytes(): Promise<number>
   /** Stops the process (SIGTERM, then SIGKILL after 10 s); the data dir stays. */
   stop(): Promise<void>
   /** Starts it again on the same data dir and ports; resolves with the ms until it answered a Range. */
@@ -82,13 +87,20 @@ export async function bytesUnder(path: string, seen = new Set<number>()): Promis
   return total
 }
 
+/** LevelDB's write-ahead log files in a directory (NNNNNN.log; not its text LOG). */
+async function levelDbLogBytes(dir: string): Promise<number> {
+  let total = 0
+  for (const entry of await readdir(dir)) if (/^\d+\.log$/.test(entry)) total += await bytesUnder(join(dir, entry))
+  return total
+}
+
 interface Launch {
   command: string
   args: string[]
 }
 
 async function startSystem(name: SystemName, launch: () => Launch, grpc: string, dataDir: string, root: string,
-  disk: () => Promise<number>, http?: string): Promise<System> {
+  disk: { total(): Promise<number>; wal(): Promise<number> }, http?: string): Promise<System> {
   let child: ChildProcess
   let exited: Promise<void>
   let stderr = ''
@@ -118,7 +130,8 @@ async function startSystem(name: SystemName, launch: () => Launch, grpc: string,
     name, grpc, http, dataDir,
     pid: () => child.pid!,
     rss: () => rssOf(child.pid!),
-    diskBytes: disk,
+    diskBytes: () => disk.total(),
+    walBytes: () => disk.wal(),
     stop,
     restart: async () => {
       await stop()
@@ -142,7 +155,7 @@ export async function startEtcd(): Promise<System> {
     '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl, '--initial-cluster', `b=${peerUrl}`,
     '--quota-backend-bytes', QUOTA, '--logger', 'zap', '--log-level', 'error']
   return startSystem('etcd', () => ({ command: ETCD_BIN, args }), `127.0.0.1:${client}`, dataDir, root,
-    () => bytesUnder(join(dataDir, 'member', 'snap', 'db')))
+    { total: () => bytesUnder(join(dataDir, 'member', 'snap', 'db')), wal: () => bytesUnder(join(dataDir, 'member', 'wal')) })
 }
 
 /**
@@ -159,5 +172,5 @@ export async function startKvlog(extraArgs: string[] = []): Promise<System> {
     '--data-dir', dataDir, '--listen-grpc', `127.0.0.1:${grpc}`, '--listen-http', `127.0.0.1:${http}`,
     '--fsync', 'always', '--quota-backend-bytes', QUOTA, '--log-level', 'warn', ...extraArgs]
   return startSystem('kvlog', () => ({ command: process.execPath, args }), `127.0.0.1:${grpc}`, dataDir, root,
-    () => bytesUnder(dataDir), `http://127.0.0.1:${http}`)
+    { total: () => bytesUnder(dataDir), wal: () => levelDbLogBytes(dataDir) }, `http://127.0.0.1:${http}`)
 }

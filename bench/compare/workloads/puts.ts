@@ -2,7 +2,9 @@
  * Workload 2: durable gRPC puts (256-byte values over 10,000 keys) with 1, 64 and 1,000 concurrent
  * clients, closed loop, for `seconds` each: puts/s and p50/p99 latency. The clients are spread over
  * `generators` forked processes and over connections (1 per 32 clients, at least 1).
- * Also kvlog's native HTTP API (PUT /v1/kv, keep-alive) with the same clients, against etcd's gRPC figure.
+ * Also kvlog's native HTTP API (PUT /v1/kv, keep-alive) with the same clients, against etcd's gRPC figure:
+ * one connection per client there, since an HTTP/1.1 connection carries one request at a time (HTTP/2
+ * multiplexes a gRPC connection's calls).
  */
 import { bothSides, type Figure, type Pair, type Scale } from '../figures.js'
 import { runLoad, type Throughput } from '../generators.js'
@@ -13,7 +15,7 @@ const VALUE_BYTES = 256
 
 function command(target: string, clients: number, scale: Scale, cmd: PutsCommand['cmd'] = 'puts'): PutsCommand {
   return {
-    cmd, target, clients, connections: Math.max(1, Math.ceil(clients / 32)), durationMs: scale.seconds * 1000,
+    cmd, target, clients, connections: cmd === 'http-puts' ? clients : Math.max(1, Math.ceil(clients / 32)), durationMs: scale.seconds * 1000,
     keyPrefix: '/bench/put/', keys: KEYS, valueBytes: VALUE_BYTES,
   }
 }
