@@ -8,7 +8,7 @@
  * --write-buffer say otherwise):
  * 1. Load: N superseded revisions (default 1,000,000; --quick 50,000): puts over 1,000 keys, 256-byte
  *    values, 2,048 in flight (group commit). Then dbBytesBefore = status().dbSize (this includes LevelDB's
- *    write-ahead log, up to its 32 MiB write buffer).
+ *    write-ahead log, up to its write buffer: leveldbWriteBufferSize, 32 MiB by default).
  * 2. Baseline: a steady load of W writers (default 200) paced to R puts/s in total (default 2,000: each
  *    writer one put every W/R s, at staggered offsets), measured for S seconds (default 15) after a warm-up
  *    of --warmup seconds (default 3): right after the load phase LevelDB is still writing out and compacting
