@@ -29,7 +29,9 @@ export async function revision(s: EtcdctlSession, prefix = 'no-such-key'): Promi
 /** Waits for a long-running etcdctl to print n lines; a shortfall is a soft failure, not a stop. */
 export async function linesOf(s: EtcdctlSession, p: ReturnType<EtcdctlSession['spawn']>, n: number, what: string): Promise<string[]> {
   try {
-    return await p.waitLines(n, 5000)
+    // The first n lines only: whatever the process prints next may or may not have arrived yet, on either
+    // server, and the two runs are compared exactly.
+    return (await p.waitLines(n, 5000)).slice(0, n)
   } catch (e) {
     s.fail(`${what}: ${(e as Error).message}`)
     return p.lines()

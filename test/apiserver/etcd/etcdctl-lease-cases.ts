@@ -106,8 +106,10 @@ export const leaseCases: Case[] = [
       const a = s.spawn('lock', 'lock1')
       let b: ReturnType<EtcdctlSession['spawn']> | undefined
       try {
-        const held = await linesOf(s, a, 1, 'lock lock1')
+        // The holder prints its lock key and that key's value (empty), as `get` would.
+        const held = await linesOf(s, a, 2, 'lock lock1')
         s.check(/^lock1\/[0-9a-f]+$/.test(held[0] ?? ''), true, `lock holder prints its key: ${held[0]}`)
+        s.check(held[1], '', 'then the lock key\'s empty value')
         s.record('lock lock1 (holder)', held)
         b = s.spawn('lock', 'lock1', '--', 'sh', '-c', 'echo "$ETCD_LOCK_KEY $ETCD_LOCK_REV"')
         await sleep(500)
