@@ -48,6 +48,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     fileDeleteBytesPerSecond: config.fileDeleteBytesPerSecond,
     leveldbWriteBufferSize: config.leveldbWriteBufferSize,
     leveldbCacheSize: config.leveldbCacheSize,
+    leveldbMaxFileSize: config.leveldbMaxFileSize,
     leaseMinTtl: config.leaseMinTtl,
     leaseCheckInterval: config.leaseCheckInterval,
   })

@@ -1,11 +1,11 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S] [--warmup S]
- *                                [--batch REVISIONS] [--duty PERCENT] [--write-buffer BYTES]
+ *                                [--batch REVISIONS] [--duty PERCENT] [--write-buffer BYTES] [--max-file-size BYTES]
  *                                [--compacts-range false] [--defer-file-deletes false] [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
- * compactionBatchRevisions, compactionMaxDutyPercent and leveldbWriteBufferSize unless --batch / --duty /
- * --write-buffer say otherwise):
+ * compactionBatchRevisions, compactionMaxDutyPercent, leveldbWriteBufferSize and leveldbMaxFileSize unless
+ * --batch / --duty / --write-buffer / --max-file-size say otherwise):
  * 1. Load: N superseded revisions (default 1,000,000; --quick 50,000): puts over 1,000 keys, 256-byte
  *    values, 2,048 in flight (group commit). Then dbBytesBefore = status().dbSize (this includes LevelDB's
  *    write-ahead log, up to its write buffer: leveldbWriteBufferSize, 32 MiB by default).
@@ -50,6 +50,7 @@ const DEFER_FILE_DELETES = args.flags.get('defer-file-deletes') !== 'false'
 const BATCH = numberFlag(args, 'batch', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions)
 const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDutyPercent)
 const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
+const MAX_FILE_SIZE = numberFlag(args, 'max-file-size', DEFAULT_LEVEL_LOG_OPTIONS.leveldbMaxFileSize)
 const TRACE_FILE = args.flags.get('trace')
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')
@@ -185,7 +186,8 @@ class Trace {
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
   const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, deferFileDeletes: DEFER_FILE_DELETES,
-    compactionBatchRevisions: BATCH, compactionMaxDutyPercent: DUTY, leveldbWriteBufferSize: WRITE_BUFFER })
+    compactionBatchRevisions: BATCH, compactionMaxDutyPercent: DUTY, leveldbWriteBufferSize: WRITE_BUFFER,
+    leveldbMaxFileSize: MAX_FILE_SIZE })
   try {
     const loadSeconds = await load(log)
     const dbBytesBefore = (await log.status()).dbSize
@@ -267,6 +269,7 @@ async function main(): Promise<void> {
       compactionBatchRevisions: BATCH,
       compactionMaxDutyPercent: DUTY,
       leveldbWriteBufferSize: WRITE_BUFFER,
+      leveldbMaxFileSize: MAX_FILE_SIZE,
       compactionCompactsRange: COMPACTS_RANGE,
       deferFileDeletes: DEFER_FILE_DELETES,
       fsync: 'always',

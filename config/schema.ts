@@ -50,6 +50,7 @@ export interface Config {
   fileDeleteBytesPerSecond: number
   leveldbWriteBufferSize: number
   leveldbCacheSize: number
+  leveldbMaxFileSize: number
   autoCompactionMode: AutoCompactionMode
   autoCompactionRetention: string
   quotaBackendBytes: number
@@ -246,6 +247,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "LevelDB's cache of table blocks read from disk (reads of recently used keys and history skip the file system).",
     flag: '--leveldb-cache-size',
     env: 'KVLOG_LEVELDB_CACHE_SIZE',
+  },
+  leveldbMaxFileSize: {
+    key: 'leveldbMaxFileSize',
+    type: 'bytes',
+    default: 8 * MiB,
+    min: 64 * KiB,
+    max: GiB,
+    description: "LevelDB starts a new table file once one reaches this size (LevelDB's own default: 2 MiB). Larger: fewer files and fewer, larger compactions.",
+    flag: '--leveldb-max-file-size',
+    env: 'KVLOG_LEVELDB_MAX_FILE_SIZE',
   },
 
   autoCompactionMode: {

@@ -51,19 +51,21 @@ export const FORMAT_VERSION = 1
 
 /**
  * LevelDB tuning, shared with bench/store.bench.ts's raw baseline so both write the same way.
- * - The write buffer and cache sizes are settings (leveldbWriteBufferSize, leveldbCacheSize); the
- *   default write buffer is 8x LevelDB's: fewer, larger level-0 files under a steady write load.
+ * - The write buffer, cache and table file sizes are settings (leveldbWriteBufferSize, leveldbCacheSize,
+ *   leveldbMaxFileSize); the default write buffer is 8x LevelDB's: fewer, larger level-0 files under a
+ *   steady write load.
  * - No snappy: on a 2-core machine LevelDB's compaction thread competes with the writer for CPU, and
  *   compressing measured ~2x slower for durable batches (etcd's bbolt does not compress either).
- * - 8 MiB table files (default 2 MiB): fewer, larger compactions; +7% durable puts/s in A/B runs of
- *   bench:store (33.4k -> 35.7k median), the raw baseline moving alike.
+ * - 8 MiB table files (LevelDB's default 2 MiB): fewer, larger compactions; +7% durable puts/s in A/B
+ *   runs of bench:store (33.4k -> 35.7k median), the raw baseline moving alike. In bench:compaction,
+ *   2 MiB was within the noise of 8 MiB (docs/benchmarks.md).
  */
-export function leveldbOptions(o: Pick<LevelLogOptions, 'leveldbWriteBufferSize' | 'leveldbCacheSize'>) {
+export function leveldbOptions(o: Pick<LevelLogOptions, 'leveldbWriteBufferSize' | 'leveldbCacheSize' | 'leveldbMaxFileSize'>) {
   return {
     writeBufferSize: o.leveldbWriteBufferSize,
     cacheSize: o.leveldbCacheSize,
     compression: false,
-    maxFileSize: 8 * 1024 * 1024,
+    maxFileSize: o.leveldbMaxFileSize,
   } as const
 }
 const FORMAT_KEY = metaKey('format')

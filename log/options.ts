@@ -46,6 +46,8 @@ export interface LevelLogOptions {
   leveldbWriteBufferSize: number
   /** LevelDB's cache of uncompressed table blocks, bytes. */
   leveldbCacheSize: number
+  /** LevelDB starts a new table file once one reaches this many bytes. */
+  leveldbMaxFileSize: number
   /** Shortest lease TTL in seconds; shorter grants are raised to it (etcd: 2 s with default timings). */
   leaseMinTtl: number
   /** How often expired leases are looked for and revoked, in ms. */
@@ -67,6 +69,7 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,
   leveldbWriteBufferSize: 32 * 1024 * 1024,
   leveldbCacheSize: 64 * 1024 * 1024,
+  leveldbMaxFileSize: 8 * 1024 * 1024,
   leaseMinTtl: 2,
   leaseCheckInterval: 500,
 }

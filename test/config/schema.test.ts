@@ -25,6 +25,7 @@ const EXPECTED_DEFAULTS: Config = {
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,
   leveldbWriteBufferSize: 32 * MiB,
   leveldbCacheSize: 64 * MiB,
+  leveldbMaxFileSize: 8 * MiB,
   autoCompactionMode: 'off',
   autoCompactionRetention: '0',
   quotaBackendBytes: 2 * 1024 * MiB,
