@@ -71,14 +71,7 @@ class Fields {
   varint(field: number, value: number | bigint): this {
     if (value === 0 || value === 0n) return this
     this.parts.push([varintTag(field), value])
-    this.size += 1 + varintSize(value)
-    return this
-  }
-
-  bytes(field: number, value: Buffer): this {
-    if (value.length === 0) return this
-    this.parts.push([bytesTag(field), value])
-    this.size += 1 + varintSize(value.length) + value.length
+    this.size += varintFieldSize(value)
     return this
   }
 

@@ -6,7 +6,7 @@
  * parent → one command (below); child → { kind: 'done', ... } for loads, or for `watch`: { kind: 'ready' }
  * once every watch is created, then { kind: 'report', ... } on each { cmd: 'report' }.
  */
-import { Agent, request as httpRequest } from 'node:http'
+import { Agent, request as httpRequest, type RequestOptions } from 'node:http'
 import type { ClientDuplexStream } from '@grpc/grpc-js'
 import type { Message } from '../../apiserver/etcd/proto.js'
 import { connect, readWatchResponse, type EtcdClient } from './grpc.js'
@@ -101,15 +101,21 @@ function unary(client: EtcdClient, method: 'Put' | 'Range', request: Message): P
   return new Promise((resolve, reject) => client.kv[method](request, (err) => (err ? reject(err) : resolve())))
 }
 
-function httpPut(agent: Agent, url: URL, body: string): Promise<void> {
+/** One request on the agent's keep-alive connections; resolves with the status once the response is read. */
+function httpSend(agent: Agent, url: URL, options: RequestOptions, body?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'PUT', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const req = httpRequest(url, { ...options, agent }, (res) => {
       res.resume()
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))))
+      res.on('end', () => resolve(res.statusCode ?? 0))
     })
     req.on('error', reject)
     req.end(body)
   })
+}
+
+async function httpPut(agent: Agent, url: URL, body: string): Promise<void> {
+  const status = await httpSend(agent, url, { method: 'PUT', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, body)
+  if (status !== 200) throw new Error(`HTTP ${status}`)
 }
 
 /**
@@ -119,14 +125,9 @@ function httpPut(agent: Agent, url: URL, body: string): Promise<void> {
  */
 async function openConnections(agent: Agent, base: string, connections: number): Promise<void> {
   const url = new URL('/healthz', base)
-  await Promise.all(Array.from({ length: connections }, () => new Promise<void>((resolve, reject) => {
-    const req = httpRequest(url, { agent }, (res) => {
-      res.resume()
-      res.on('end', resolve)
-    })
-    req.on('error', reject)
-    req.end()
-  })))
+  const statuses = await Promise.all(Array.from({ length: connections }, () => httpSend(agent, url, { method: 'GET' })))
+  const bad = statuses.find((status) => status !== 200)
+  if (bad !== undefined) throw new Error(`GET /healthz: HTTP ${bad}`)
 }
 
 /** Runs `clients` loops of op() until the deadline / count; op(i) does the i-th operation. */
