@@ -26,6 +26,10 @@
  * in the same batch as the write (writer.ts). So a kv record read here that is replaced before this batch
  * is written loses nothing: the writer copied it first.
  *
+ * Knowing whether a put is its key's live version without reading its kv record every time: a job reads
+ * each key's kv record at most once (LiveRevisions). With many revisions over few keys that is one read
+ * per key per job instead of one per key per batch.
+ *
  * Knowing how many ops an entry holds without reading it: the caller remembers the size of every entry it
  * scanned that kept exactly one op (SingleOpEntries); those are deleted blind. Every other entry a batch
  * needs (multi-op, or below where this process started scanning) is read in one getMany per batch.
@@ -65,6 +69,42 @@ export class SingleOpEntries {
       if (bytes < 0) this.sizes.delete(rev)
       else if (this.sizes.size < this.max || this.sizes.has(rev)) this.sizes.set(rev, bytes)
     }
+  }
+}
+
+/** Keys at most this many in LiveRevisions: beyond it, a key's kv record is read every time it is needed. */
+const LIVE_REVISIONS_MAX = 1 << 18
+
+/** What LiveRevisions holds for a key that had no live version when its kv record was read. */
+const NO_LIVE_VERSION = -1
+
+/**
+ * What one compaction job has read of its keys' kv records: the modRevision of each key's live version
+ * (NO_LIVE_VERSION if it had none), so that a scanned put at r is known to be live iff that is r, without
+ * reading the kv record again. An answer stays safe to act on for the rest of the job, however stale:
+ *  - a modRevision only grows, so a put below it stays superseded, and a key with no live version can only
+ *    get one above the job's target (every revision the job scans was committed before it started);
+ *  - a live version replaced after the read was copied into hist by the writer first (the floor is the
+ *    job's target for the whole job; see the header), so taking its op out of its entry loses nothing.
+ * Not across jobs: a version at or above one job's target that is replaced before the next job raises the
+ * floor is not copied, so an answer from the earlier job would make the next one drop it. One per job.
+ */
+export class LiveRevisions {
+  private readonly revs = new Map<string, number>()
+
+  constructor(private readonly max = LIVE_REVISIONS_MAX) {}
+
+  /** The scanned put of `id` at `rev` is live: true / false, or undefined when the kv record is not read yet. */
+  isLive(id: string, rev: number): boolean | undefined {
+    const known = this.revs.get(id)
+    return known === undefined ? undefined : known === rev
+  }
+
+  /** Remembers a key's kv record as read (undefined: the key had none); says whether the put at `rev` is live. */
+  learn(id: string, record: Buffer | undefined, rev: number): boolean {
+    const modRevision = record === undefined ? NO_LIVE_VERSION : kvRecordModRevision(record)
+    if (this.revs.size < this.max || this.revs.has(id)) this.revs.set(id, modRevision)
+    return modRevision === rev
   }
 }
 
@@ -112,12 +152,12 @@ export interface ScannedRows {
  * read with that write): batches never change kv records, and a kv record replaced after this read was
  * copied by the writer first (see above), so an answer that was true when read stays safe to act on.
  */
-export function scanRows(db: Db, rows: ReadonlyArray<[Buffer, Buffer]>): ScannedRows {
+export function scanRows(db: Db, rows: ReadonlyArray<[Buffer, Buffer]>, known: LiveRevisions): ScannedRows {
   const entries = rows.map(([k, v]) => {
     const { timestamp, ops } = decodeEntry(v)
     return { rev: logKeyRevision(k), timestamp, ops, bytes: v.length }
   })
-  const live = liveVersions(db, entries)
+  const live = liveVersions(db, entries, known)
   live.catch(() => undefined) // awaited by planBatch; not an unhandled rejection meanwhile
   return { entries, live }
 }
@@ -167,9 +207,12 @@ export async function planBatch(db: Db, scanned: ScannedRows, known: SingleOpEnt
 
 /**
  * The scanned puts that are their key's live version: only the last put of a key in the batch can be,
- * and it is if the kv record's modRevision is its revision. One getMany for the batch.
+ * and it is if the kv record's modRevision is its revision. The kv records the job has not read yet are
+ * read in one getMany for the batch.
  */
-async function liveVersions(db: Db, scanned: ReadonlyArray<{ rev: number; ops: LoggedOp[] }>): Promise<Array<{ rev: number; key: Buffer }>> {
+async function liveVersions(
+  db: Db, scanned: ReadonlyArray<{ rev: number; ops: LoggedOp[] }>, known: LiveRevisions,
+): Promise<Array<{ rev: number; key: Buffer }>> {
   const last = new Map<string, { rev: number; key: Buffer }>()
   for (const { rev, ops } of scanned) {
     for (const op of ops) {
@@ -178,13 +221,20 @@ async function liveVersions(db: Db, scanned: ReadonlyArray<{ rev: number; ops: L
       else last.delete(id)
     }
   }
-  const candidates = [...last.values()]
-  if (candidates.length === 0) return []
-  const records = await db.getMany(candidates.map((c) => kvKey(c.key)))
-  return candidates.filter((c, i) => {
-    const record = records[i]
-    return record !== undefined && kvRecordModRevision(record) === c.rev
-  })
+  const live: Array<{ rev: number; key: Buffer }> = []
+  const unread: Array<{ id: string; rev: number; key: Buffer }> = []
+  for (const [id, c] of last) {
+    const isLive = known.isLive(id, c.rev)
+    if (isLive === undefined) unread.push({ id, ...c })
+    else if (isLive) live.push(c)
+  }
+  if (unread.length === 0) return live
+  const records = await db.getMany(unread.map((c) => kvKey(c.key)))
+  for (let i = 0; i < unread.length; i++) {
+    const { id, rev, key } = unread[i]
+    if (known.learn(id, records[i], rev)) live.push({ rev, key })
+  }
+  return live
 }
 
 /** Adds to `touched` the entries outside `rows` that hold a superseded version: remembered or read. */

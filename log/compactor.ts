@@ -49,7 +49,7 @@
  */
 import { Packr } from 'msgpackr'
 import { compacted, futureRevision } from './errors.js'
-import { planBatch, scanRows, SingleOpEntries, type BatchPlan, type ScannedRows } from './compact-batch.js'
+import { LiveRevisions, planBatch, scanRows, SingleOpEntries, type BatchPlan, type ScannedRows } from './compact-batch.js'
 import { LOG_START, logKey, metaKey } from './keys.js'
 import { ITERATOR_STEP_BYTES, type Db } from './latest-view.js'
 import type { SegmentTable } from './segments.js'
@@ -170,12 +170,14 @@ export class Compactor {
     if (job === undefined) return result
     const { db, batchRevisions } = this.deps
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
+    // What this job reads of kv records, so each is read once (compact-batch.ts: one per job, never kept).
+    const live = new LiveRevisions()
     // Each span of rows is decoded and its liveness read as soon as it is read (scanRows). The rows after
     // a span are above every entry its batch changes (only the batch that scans an entry, or a later one,
     // changes it), so they are read while that batch is planned and written.
     const read = async (from: number) => scanRows(db, await db.iterator({
       gte: logKey(from), lt: logKey(job.to), limit: batchRevisions, highWaterMarkBytes: ITERATOR_STEP_BYTES,
-    }).all())
+    }).all(), live)
     const readAfter = (rows: ScannedRows) => {
       if (rows.entries.length < batchRevisions) return undefined
       const next = read(rows.entries[rows.entries.length - 1].rev + 1)

@@ -10,7 +10,7 @@ import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { planBatch, scanRows, SingleOpEntries } from '../../log/compact-batch.js'
+import { LiveRevisions, planBatch, scanRows, SingleOpEntries } from '../../log/compact-batch.js'
 import { histKey, LOG_START, logKey, logKeyRevision, prefixEnd } from '../../log/keys.js'
 import { openLevelLog, type LevelLog } from '../../log/level-log.js'
 import type { Db } from '../../log/latest-view.js'
@@ -171,6 +171,34 @@ describe('log/compactor: each surviving version is stored once', function () {
     await expectBelowFloorCounted()
   })
 
+  it('versions replaced after the job read their kv records, before it reached them, are read correctly', async () => {
+    // The job reads each key's kv record once (LiveRevisions) at the key's first put it scans, and acts on
+    // that answer when it reaches the key's live version much later. Here every live version is replaced
+    // in between, so the answer "live" is stale when acted on: the writer's copy must make that safe.
+    await log.close()
+    log = await open(1, 10)
+    for (let i = 0; i < 60; i++) await log.put(`k/${i % 20}`, `a${i}`)
+    const floor = log.revision
+    const firstLive = floor - 19
+    const states = new Map<number, unknown>()
+    const snap = async () => states.set(log.revision, (await log.range(ZERO, { rangeEnd: ZERO })).kvs.map(view))
+    await snap()
+    const job = log.compact(floor)
+    const progress = async () => (await log.status()).compaction?.progress ?? Infinity
+    while (await progress() <= firstLive - 20) await new Promise((r) => setTimeout(r, 1))
+    for (let i = 0; i < 20; i++) {
+      if (i % 7 === 3) await log.delete(`k/${i}`)
+      else await log.put(`k/${i}`, `b${i}`)
+      await snap()
+    }
+    expect(await progress(), 'the job had not reached the live versions when they were replaced').to.be.at.most(firstLive)
+    await job
+    for (const [rev, kvs] of states) {
+      expect((await log.range(ZERO, { rangeEnd: ZERO, revision: rev })).kvs.map(view), `state at ${rev}`).to.deep.equal(kvs)
+    }
+    await expectBelowFloorCounted()
+  })
+
   it('deletes below the floor leave no entry and no hist record', async () => {
     await log.put('gone', '1')
     await log.put('gone', '2')
@@ -281,7 +309,7 @@ describe('log/compactor: each surviving version is stored once', function () {
   })
 })
 
-describe('log/compact-batch: a batch that runs again after a crash', function () {
+describe('log/compact-batch', function () {
   this.timeout(30_000)
   let dir = ''
   beforeEach(async () => {
@@ -291,7 +319,7 @@ describe('log/compact-batch: a batch that runs again after a crash', function ()
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('tolerates superseded versions already removed from their entries', async () => {
+  it('a batch that runs again after a crash tolerates superseded versions already removed from their entries', async () => {
     const log = await openLevelLog({ dir, fsync: 'never' })
     const t = await log.txn({ success: [{ type: 'put', key: 'a', value: '1' }, { type: 'put', key: 'b', value: '1' }] })
     const single = await log.put('c', '1')
@@ -307,7 +335,7 @@ describe('log/compact-batch: a batch that runs again after a crash', function ()
       const rows = await db.iterator({ gte: logKey(from), lt: logKey(to) }).all()
       const known = new SingleOpEntries()
       known.apply(new Map([[single.revision, (await db.get(logKey(single.revision)))!.length]]))
-      const first = await planBatch(db, scanRows(db, rows), known)
+      const first = await planBatch(db, scanRows(db, rows, new LiveRevisions()), known)
       const isLog = (op: { key: Buffer }) => op.key[0] === LOG_START[0]
       // Part of the batch landed: the superseded versions are gone, the scanned entries are untouched.
       await writeBatch(db, first.ops.filter((op) => !isLog(op) || logKeyRevision(op.key) < from), true)
@@ -316,7 +344,7 @@ describe('log/compact-batch: a batch that runs again after a crash', function ()
       expect(once.log.has(single.revision), 'entry of c gone').to.equal(false)
 
       // Run the same batch again, as after a restart: the same result.
-      const again = await planBatch(db, scanRows(db, rows), new SingleOpEntries())
+      const again = await planBatch(db, scanRows(db, rows, new LiveRevisions()), new SingleOpEntries())
       expect(again.ops.filter((op) => isLog(op) && logKeyRevision(op.key) < from), 'no writes to entries already settled').to.deep.equal([])
       await writeBatch(db, again.ops, true)
       const twice = await readRaw(db)
@@ -325,6 +353,40 @@ describe('log/compact-batch: a batch that runs again after a crash', function ()
       const scanned = [...twice.log.entries()].filter(([rev]) => rev >= from && rev < to).map(([rev, e]) => [rev, keysOf(e)])
       expect(scanned, 'the puts of a and c are live (their kv records hold them), the delete of b goes').to.deep.equal([])
       expect(twice.hist.filter((h) => /^[abc]@/.test(h)).sort()).to.deep.equal([`a@${from}`, `c@${from + 1}`])
+    })
+  })
+
+  it('a job reads each key\'s kv record once, and finds the same live versions as reading it every batch', async () => {
+    const log = await openLevelLog({ dir, fsync: 'never' })
+    const from = log.revision + 1
+    for (let i = 0; i < 40; i++) await log.put(`k/${i % 4}`, `v${i}`)
+    await log.delete('k/3')
+    await log.put('solo', 's')
+    const to = log.revision + 1
+    await log.close()
+
+    await withRaw(dir, async (raw) => {
+      let kvReads = 0
+      const db = Object.create(raw) as Db
+      db.getMany = (keys: Buffer[]) => {
+        kvReads += keys.length
+        return raw.getMany(keys)
+      }
+      const rows = await raw.iterator({ gte: logKey(from), lt: logKey(to) }).all()
+      const spans = Array.from({ length: Math.ceil(rows.length / 5) }, (_, i) => rows.slice(5 * i, 5 * i + 5))
+      const liveOf = async (known: () => LiveRevisions) => {
+        const found: string[] = []
+        for (const span of spans) found.push(...(await scanRows(db, span, known()).live).map((l) => `${l.key.toString()}@${l.rev}`))
+        return found.sort()
+      }
+      const job = new LiveRevisions()
+      const once = await liveOf(() => job)
+      expect(kvReads, 'one read per key: k/0..k/3 and solo').to.equal(5)
+      kvReads = 0
+      const everyBatch = await liveOf(() => new LiveRevisions())
+      expect(kvReads, 'a read per key per span: 4 keys in each of the 8 spans of puts, solo in the last').to.equal(8 * 4 + 1)
+      expect(once).to.deep.equal(everyBatch)
+      expect(once).to.deep.equal([`k/0@${to - 6}`, `k/1@${to - 5}`, `k/2@${to - 4}`, `solo@${to - 1}`])
     })
   })
 })
