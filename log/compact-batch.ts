@@ -39,7 +39,7 @@
  */
 import { histKey, keyId, kvKey, logKey, logKeyRevision } from './keys.js'
 import type { Db } from './latest-view.js'
-import { decodeEntry, encodeEntry, kvRecordModRevision, OP_DELETE, OP_PUT, type LoggedOp } from './records.js'
+import { decodeEntry, decodeEntryRefs, encodeEntry, kvRecordModRevision, OP_DELETE, OP_PUT, type OpRef } from './records.js'
 import type { BatchOp } from './segments.js'
 
 /** Entries at most this many: beyond it, entries are read instead of remembered (about 80 bytes each). */
@@ -113,7 +113,9 @@ interface Touched {
   rev: number
   timestamp: number
   /** The ops still in the entry; undefined when not read (known to hold exactly one op). */
-  ops: LoggedOp[] | undefined
+  ops: OpRef[] | undefined
+  /** The entry as read, decoded in full only if it is rewritten. */
+  raw: Buffer | undefined
   count: number
   /** Encoded size before this batch. */
   bytes: number
@@ -141,7 +143,7 @@ export interface BatchPlan {
 
 /** A span of log entries, decoded, with the read of which of its puts are live under way. */
 export interface ScannedRows {
-  entries: Array<{ rev: number; timestamp: number; ops: LoggedOp[]; bytes: number }>
+  entries: Array<{ rev: number; timestamp: number; ops: OpRef[]; raw: Buffer }>
   /** The scanned puts that are still their key's live version (see liveVersions). */
   live: Promise<Array<{ rev: number; key: Buffer }>>
 }
@@ -154,8 +156,8 @@ export interface ScannedRows {
  */
 export function scanRows(db: Db, rows: ReadonlyArray<[Buffer, Buffer]>, known: LiveRevisions): ScannedRows {
   const entries = rows.map(([k, v]) => {
-    const { timestamp, ops } = decodeEntry(v)
-    return { rev: logKeyRevision(k), timestamp, ops, bytes: v.length }
+    const { timestamp, ops } = decodeEntryRefs(v)
+    return { rev: logKeyRevision(k), timestamp, ops, raw: v }
   })
   const live = liveVersions(db, entries, known)
   live.catch(() => undefined) // awaited by planBatch; not an unhandled rejection meanwhile
@@ -179,8 +181,8 @@ export interface InflightBatch {
 export async function planBatch(db: Db, scanned: ScannedRows, known: SingleOpEntries, inflight?: InflightBatch): Promise<BatchPlan> {
   const touched = new Map<number, Touched>()
   const scannedOps = scanned.entries
-  for (const { rev, timestamp, ops, bytes } of scannedOps) {
-    touched.set(rev, { rev, timestamp, ops: [...ops], count: ops.length, bytes, scanned: true, changed: false })
+  for (const { rev, timestamp, ops, raw } of scannedOps) {
+    touched.set(rev, { rev, timestamp, ops: [...ops], raw, count: ops.length, bytes: raw.length, scanned: true, changed: false })
   }
   const [live] = await Promise.all([scanned.live, loadSuperseded(db, scannedOps, touched, known, inflight)])
 
@@ -211,7 +213,7 @@ export async function planBatch(db: Db, scanned: ScannedRows, known: SingleOpEnt
  * read in one getMany for the batch.
  */
 async function liveVersions(
-  db: Db, scanned: ReadonlyArray<{ rev: number; ops: LoggedOp[] }>, known: LiveRevisions,
+  db: Db, scanned: ReadonlyArray<{ rev: number; ops: OpRef[] }>, known: LiveRevisions,
 ): Promise<Array<{ rev: number; key: Buffer }>> {
   const last = new Map<string, { rev: number; key: Buffer }>()
   for (const { rev, ops } of scanned) {
@@ -239,7 +241,7 @@ async function liveVersions(
 
 /** Adds to `touched` the entries outside `rows` that hold a superseded version: remembered or read. */
 async function loadSuperseded(
-  db: Db, scanned: ReadonlyArray<{ ops: LoggedOp[] }>, touched: Map<number, Touched>, known: SingleOpEntries,
+  db: Db, scanned: ReadonlyArray<{ ops: OpRef[] }>, touched: Map<number, Touched>, known: SingleOpEntries,
   inflight: InflightBatch | undefined,
 ): Promise<void> {
   const unknown: number[] = []
@@ -249,10 +251,10 @@ async function loadSuperseded(
       if (p === 0 || touched.has(p)) continue
       const bytes = known.get(p)
       if (bytes !== undefined) {
-        touched.set(p, { rev: p, timestamp: 0, ops: undefined, count: 1, bytes, scanned: false, changed: false })
+        touched.set(p, { rev: p, timestamp: 0, ops: undefined, raw: undefined, count: 1, bytes, scanned: false, changed: false })
       } else {
         // Marked so that a second op naming p is not read twice; filled in (or dropped) below.
-        touched.set(p, { rev: p, timestamp: 0, ops: [], count: 0, bytes: 0, scanned: false, changed: false })
+        touched.set(p, { rev: p, timestamp: 0, ops: [], raw: undefined, count: 0, bytes: 0, scanned: false, changed: false })
         unknown.push(p)
       }
     }
@@ -267,8 +269,8 @@ async function loadSuperseded(
       touched.delete(unknown[i])
       continue
     }
-    const entry = decodeEntry(v)
-    touched.set(unknown[i], { rev: unknown[i], timestamp: entry.timestamp, ops: entry.ops, count: entry.ops.length, bytes: v.length, scanned: false, changed: false })
+    const { timestamp, ops } = decodeEntryRefs(v)
+    touched.set(unknown[i], { rev: unknown[i], timestamp, ops, raw: v, count: ops.length, bytes: v.length, scanned: false, changed: false })
   }
 }
 
@@ -293,7 +295,10 @@ function settle(t: Touched, plan: BatchPlan): void {
     plan.ops.push({ type: 'del', key: logKey(t.rev) })
     bytes = 0
   } else if (t.changed) {
-    const value = encodeEntry({ timestamp: t.timestamp, ops: t.ops ?? [] })
+    // Only an entry that was read can lose an op and keep others (one known single-op has none left).
+    const left = new Set((t.ops ?? []).map((op) => keyId(op.key)))
+    const ops = t.raw === undefined ? [] : decodeEntry(t.raw).ops.filter((op) => left.has(keyId(op.key)))
+    const value = encodeEntry({ timestamp: t.timestamp, ops })
     plan.ops.push({ type: 'put', key: logKey(t.rev), value })
     bytes = value.length
   }

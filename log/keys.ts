@@ -149,9 +149,33 @@ export function kvBounds(b: Bounds): { gte: Buffer; lt: Buffer } {
 
 /** esc(key) 00 00, prefixed with the hist tag: every version of `key` starts with this. */
 export function histKeyPrefix(key: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(histPrefixLength(key))
+  writeHistPrefix(out, key)
+  return out
+}
+
+/** The hist key of `key` at `rev` (one allocation: compaction makes one per version it removes). */
+export function histKey(key: Buffer, rev: number): Buffer {
+  const out = Buffer.allocUnsafe(histPrefixLength(key) + 8)
+  writeInvertedRev(out, writeHistPrefix(out, key), rev)
+  return out
+}
+
+export function histKeyFromPrefix(prefix: Buffer, rev: number): Buffer {
+  const out = Buffer.allocUnsafe(prefix.length + 8)
+  prefix.copy(out, 0)
+  writeInvertedRev(out, prefix.length, rev)
+  return out
+}
+
+function histPrefixLength(key: Buffer): number {
   let zeros = 0
   for (let i = 0; i < key.length; i++) if (key[i] === 0) zeros++
-  const out = Buffer.allocUnsafe(1 + key.length + zeros + 2)
+  return 1 + key.length + zeros + 2
+}
+
+/** Writes the hist prefix of `key` at the start of `out`; returns its length. */
+function writeHistPrefix(out: Buffer, key: Buffer): number {
   out[0] = TAG_HIST
   let o = 1
   for (let i = 0; i < key.length; i++) {
@@ -160,22 +184,14 @@ export function histKeyPrefix(key: Buffer): Buffer {
     if (b === 0) out[o++] = 0xff
   }
   out[o++] = 0
-  out[o] = 0
-  return out
+  out[o++] = 0
+  return o
 }
 
-/** The hist key of `key` at `rev`. */
-export function histKey(key: Buffer, rev: number): Buffer {
-  return histKeyFromPrefix(histKeyPrefix(key), rev)
-}
-
-export function histKeyFromPrefix(prefix: Buffer, rev: number): Buffer {
-  const out = Buffer.allocUnsafe(prefix.length + 8)
-  prefix.copy(out, 0)
-  // ~rev over 64 bits: invert both 32-bit words.
-  out.writeUInt32BE(0xffffffff - Math.floor(rev / TWO_32), prefix.length)
-  out.writeUInt32BE(0xffffffff - (rev >>> 0), prefix.length + 4)
-  return out
+/** ~rev over 64 bits (both 32-bit words inverted), so that newer versions sort first. */
+function writeInvertedRev(out: Buffer, offset: number, rev: number): void {
+  out.writeUInt32BE(0xffffffff - Math.floor(rev / TWO_32), offset)
+  out.writeUInt32BE(0xffffffff - (rev >>> 0), offset + 4)
 }
 
 /** The first hist key after every version of the key with this prefix (esc(key) 00 01). */
