@@ -13,6 +13,7 @@ import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
 import { loadTls } from './tls.js'
+import { applyV8Settings } from './v8-settings.js'
 import { instrumentLog, Metrics } from './metrics.js'
 import { registerResourceApi } from './resources/index.js'
 import { WatchService } from './watch/service.js'
@@ -32,6 +33,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Settings that need more than the schema's checks are validated before anything is opened.
   const policy = retentionPolicy(config)
   const tls = await loadTls(config)
+  applyV8Settings(config)
   const store = await openLevelLog({
     dir: config.dataDir,
     fsync: config.fsync,

@@ -1,7 +1,8 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S] [--warmup S]
  *                                [--batch REVISIONS] [--duty PERCENT] [--write-buffer BYTES] [--max-file-size BYTES]
- *                                [--compacts-range false] [--defer-file-deletes false] [--trace FILE]
+ *                                [--compacts-range false] [--defer-file-deletes false] [--v8-pretenuring true]
+ *                                [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
  * compactionBatchRevisions, compactionMaxDutyPercent, leveldbWriteBufferSize and leveldbMaxFileSize unless
@@ -22,6 +23,9 @@
  *    default; log/deferred-deletes.ts), not with --defer-file-deletes false.
  * 4. The load stops; reclaimSpace(); dbBytesAfter. It holds the revisions from the target on: the 1,000
  *    kept plus everything the load wrote while compact() ran (retainedRevisions).
+ * The process turns V8's allocation-site pretenuring off as `kvlog serve` does (v8AllocationSitePretenuring,
+ * apiserver/v8-settings.ts); the load phase would otherwise teach V8 to allocate each put's objects in the
+ * old generation for the rest of the run. --v8-pretenuring true leaves it on.
  * --trace FILE writes what it takes to find where slow puts come from, as JSON: every put's scheduled time
  * and latency, LevelDB's level-0 file count every 10 ms (a gap between samples is the event loop blocked),
  * event-loop delay per phase, GC pauses, LevelDB batch writes (ms, ops), calls into LevelDB that block the
@@ -31,6 +35,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { applyV8Settings } from '../apiserver/v8-settings.js'
+import { DEFAULT_CONFIG } from '../config/index.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
 import { openLevelLog, type LevelLog } from '../log/level-log.js'
 import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
@@ -52,6 +58,7 @@ const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDut
 const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
 const MAX_FILE_SIZE = numberFlag(args, 'max-file-size', DEFAULT_LEVEL_LOG_OPTIONS.leveldbMaxFileSize)
 const TRACE_FILE = args.flags.get('trace')
+const V8_PRETENURING = args.flags.get('v8-pretenuring') === 'true' || DEFAULT_CONFIG.v8AllocationSitePretenuring
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')
 const keyOf = (i: number) => `/registry/bench/compaction/key-${(i % KEYS).toString().padStart(4, '0')}`
@@ -184,6 +191,7 @@ class Trace {
 }
 
 async function main(): Promise<void> {
+  applyV8Settings({ v8AllocationSitePretenuring: V8_PRETENURING })
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
   const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, deferFileDeletes: DEFER_FILE_DELETES,
     compactionBatchRevisions: BATCH, compactionMaxDutyPercent: DUTY, leveldbWriteBufferSize: WRITE_BUFFER,
@@ -272,6 +280,7 @@ async function main(): Promise<void> {
       leveldbMaxFileSize: MAX_FILE_SIZE,
       compactionCompactsRange: COMPACTS_RANGE,
       deferFileDeletes: DEFER_FILE_DELETES,
+      v8AllocationSitePretenuring: V8_PRETENURING,
       fsync: 'always',
       cpus: availableParallelism(),
     }

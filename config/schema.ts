@@ -51,6 +51,7 @@ export interface Config {
   leveldbWriteBufferSize: number
   leveldbCacheSize: number
   leveldbMaxFileSize: number
+  v8AllocationSitePretenuring: boolean
   autoCompactionMode: AutoCompactionMode
   autoCompactionRetention: string
   quotaBackendBytes: number
@@ -257,6 +258,14 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "LevelDB starts a new table file once one reaches this size (LevelDB's own default: 2 MiB). Larger: fewer files and fewer, larger compactions.",
     flag: '--leveldb-max-file-size',
     env: 'KVLOG_LEVELDB_MAX_FILE_SIZE',
+  },
+  v8AllocationSitePretenuring: {
+    key: 'v8AllocationSitePretenuring',
+    type: 'boolean',
+    default: false,
+    description: "V8's allocation-site pretenuring in the server process: V8 learns which allocation sites make objects that survive and then allocates their objects in the old generation directly. A burst of writes with thousands in flight teaches it that each write's objects survive; at the steady rate after it they die young but are still allocated old, and the old generation then needs a full collection every 1-2 s (pauses of 5-18 ms that every write in flight waits out). false turns it off (node's --no-allocation-site-pretenuring).",
+    flag: '--v8-allocation-site-pretenuring',
+    env: 'KVLOG_V8_ALLOCATION_SITE_PRETENURING',
   },
 
   autoCompactionMode: {

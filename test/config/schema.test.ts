@@ -26,6 +26,7 @@ const EXPECTED_DEFAULTS: Config = {
   leveldbWriteBufferSize: 32 * MiB,
   leveldbCacheSize: 64 * MiB,
   leveldbMaxFileSize: 8 * MiB,
+  v8AllocationSitePretenuring: false,
   autoCompactionMode: 'off',
   autoCompactionRetention: '0',
   quotaBackendBytes: 2 * 1024 * MiB,
