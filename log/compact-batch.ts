@@ -40,9 +40,10 @@
 import { histKey, keyId, kvKey, logKey, logKeyRevision } from './keys.js'
 import type { Db } from './latest-view.js'
 import { decodeEntry, decodeEntryRefs, encodeEntry, kvRecordModRevision, OP_DELETE, OP_PUT, type OpRef } from './records.js'
+import { RevisionTable } from './revision-table.js'
 import type { BatchOp } from './segments.js'
 
-/** Entries at most this many: beyond it, entries are read instead of remembered (about 80 bytes each). */
+/** Entries at most this many: beyond it, entries are read instead of remembered (12-24 bytes each). */
 const SINGLE_OP_ENTRIES_MAX = 1 << 18
 
 /**
@@ -51,7 +52,8 @@ const SINGLE_OP_ENTRIES_MAX = 1 << 18
  * the life of the process as long as it is updated with every durable batch (and not with a failed one).
  */
 export class SingleOpEntries {
-  private readonly sizes = new Map<number, number>()
+  /** Not a Map: this one lives as long as the process and changes with every batch (revision-table.ts). */
+  private readonly sizes = new RevisionTable()
 
   constructor(private readonly max = SINGLE_OP_ENTRIES_MAX) {}
 
