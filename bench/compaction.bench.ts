@@ -25,7 +25,7 @@
  *    kept plus everything the load wrote while compact() ran (retainedRevisions).
  * The process turns V8's allocation-site pretenuring off as `kvlog serve` does (v8AllocationSitePretenuring,
  * apiserver/v8-settings.ts); the load phase would otherwise teach V8 to allocate each put's objects in the
- * old generation for the rest of the run. --v8-pretenuring true leaves it on.
+ * old generation for the rest of the run. --v8-pretenuring true leaves it on (false: off, the default).
  * --trace FILE writes what it takes to find where slow puts come from, as JSON: every put's scheduled time
  * and latency, LevelDB's level-0 file count every 10 ms (a gap between samples is the event loop blocked),
  * event-loop delay per phase, GC pauses, LevelDB batch writes (ms, ops), calls into LevelDB that block the
@@ -58,7 +58,7 @@ const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDut
 const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
 const MAX_FILE_SIZE = numberFlag(args, 'max-file-size', DEFAULT_LEVEL_LOG_OPTIONS.leveldbMaxFileSize)
 const TRACE_FILE = args.flags.get('trace')
-const V8_PRETENURING = args.flags.get('v8-pretenuring') === 'true' || DEFAULT_CONFIG.v8AllocationSitePretenuring
+const V8_PRETENURING = args.flags.has('v8-pretenuring') ? args.flags.get('v8-pretenuring') === 'true' : DEFAULT_CONFIG.v8AllocationSitePretenuring
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')
 const keyOf = (i: number) => `/registry/bench/compaction/key-${(i % KEYS).toString().padStart(4, '0')}`
