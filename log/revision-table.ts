@@ -4,9 +4,9 @@
  *
  * Why not a Map: the compactor keeps one for the life of the process and sets and deletes hundreds of
  * entries per batch. A long-lived Map sits in V8's old generation, and V8 allocates the table of an
- * old-generation Map there too each time it rehashes, which churn makes it do every few batches: in
- * bench:compaction that was most of what reached the old generation during a compaction (a sampling heap
- * profile of what minor GCs left), and the mark-compacts it caused sat in the writers' worst stalls. These
+ * old-generation Map there too each time it rehashes, which churn makes it do every few batches: under
+ * bench:compaction's load that was half of what reached the old generation during a compaction (a sampling
+ * heap profile of what minor GCs left), and the mark-compacts it caused sat in the writers' worst stalls. These
  * arrays are allocated only when the table grows.
  */
 const EMPTY = 0
