@@ -10,6 +10,7 @@ import { Agent, request as httpRequest, type RequestOptions } from 'node:http'
 import type { ClientDuplexStream } from '@grpc/grpc-js'
 import type { Message } from '../../apiserver/etcd/proto.js'
 import { connect, readWatchResponse, type EtcdClient } from './grpc.js'
+import { pacedLatency, sleepUntil } from '../lib/pacing.js'
 
 export interface PutsCommand {
   cmd: 'puts' | 'http-puts'
@@ -26,7 +27,7 @@ export interface PutsCommand {
   keys: number
   keyStart?: number
   valueBytes: number
-  /** Paced: this many puts/s in total, latency from each put's scheduled time (no coordinated omission). */
+  /** Paced: this many puts/s in total, latency from each put's scheduled time (no coordinated omission; bench/lib/pacing.ts). */
   rate?: number
   /** Values carry the send time ({"t":ms}) for watch latency. */
   stamp?: boolean
@@ -145,16 +146,16 @@ async function drive(clients: number, durationMs: number, count: number, rate: n
     let k = 0
     while (now() < deadline && next < count && !stopped) {
       let scheduled = now()
+      let issued = scheduled
       if (rate !== undefined) {
         scheduled = start + ((c + k++ * clients) / rate) * 1000
-        const wait = scheduled - now()
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait))
-        if (now() >= deadline || stopped) break
+        issued = await sleepUntil(scheduled, now)
+        if (issued >= deadline || stopped) break
       }
       const i = next++
       try {
         await op(i, c)
-        samples.add(now() - scheduled)
+        samples.add(pacedLatency(scheduled, issued, now()))
       } catch (err) {
         errors++
         firstError ??= String(err)
