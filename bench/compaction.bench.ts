@@ -16,7 +16,8 @@
  *    what it loaded, and the first 1-2 s of puts are slow for that (p99 ~38 ms in the first 5 s, 7-16 ms in
  *    each 5 s after). Latency is measured from each put's scheduled time to its durable acknowledgement, so
  *    a stall counts for every put it delays (no coordinated omission); from when it was issued if a timer
- *    fired before the scheduled time (bench/lib/pacing.ts).
+ *    fired before the scheduled time (bench/lib/pacing.ts). The load keeps its own garbage out of V8's old
+ *    generation (one timer at a time, samples in typed arrays: bench/lib/paced-load.ts).
  * 3. The same load continues; after 0.5 s, compact(current - 1000). Latencies of puts scheduled while
  *    compact() runs are the "during compaction" figures. compact() ends with a LevelDB compaction of the
  *    removed log range (compactionCompactsRange, the default), and that is measured too; not with
@@ -40,7 +41,7 @@ import { applyV8Settings } from '../apiserver/v8-settings.js'
 import { DEFAULT_CONFIG } from '../config/index.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
 import { openLevelLog, type LevelLog } from '../log/level-log.js'
-import { pacedLatency, sleepUntil } from './lib/pacing.js'
+import { pacedLoad, type LatencySamples, type PacedLoad } from './lib/paced-load.js'
 import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
 
 const args = parseBenchArgs()
@@ -85,39 +86,13 @@ async function load(log: LevelLog): Promise<number> {
   return (performance.now() - started) / 1000
 }
 
-interface Sample {
-  /** Scheduled time (performance.now()) and latency to the acknowledgement, ms (bench/lib/pacing.ts). */
-  at: number
-  ms: number
+/** W writers taking turns, one put every 1/RATE s in all, until stop() resolves (bench/lib/paced-load.ts). */
+function steadyLoad(log: LevelLog): PacedLoad {
+  return pacedLoad(WRITERS, RATE, (i) => log.put(keyOf(i * 7919), value))
 }
 
-/** W writers, each one put every W/RATE seconds at its own offset, until stop() resolves; returns every sample. */
-function steadyLoad(log: LevelLog): { stop(): Promise<Sample[]> } {
-  const samples: Sample[] = []
-  const interval = (WRITERS / RATE) * 1000
-  const t0 = performance.now()
-  let running = true
-  let n = 0
-  const writers = Array.from({ length: WRITERS }, async (_, w) => {
-    for (let k = 0; running; k++) {
-      const at = t0 + (w / WRITERS) * interval + k * interval
-      const issued = await sleepUntil(at)
-      if (!running) break
-      await log.put(keyOf(n++ * 7919), value)
-      samples.push({ at, ms: pacedLatency(at, issued, performance.now()) })
-    }
-  })
-  return {
-    async stop() {
-      running = false
-      await Promise.all(writers)
-      return samples
-    },
-  }
-}
-
-function stats(samples: Sample[], from: number, to: number): { n: number; p50: number; p99: number; p999: number; max: number; putsPerSec: number } {
-  const ms = samples.filter((s) => s.at >= from && s.at < to).map((s) => s.ms)
+function stats(samples: LatencySamples, from: number, to: number): { n: number; p50: number; p99: number; p999: number; max: number; putsPerSec: number } {
+  const ms = samples.between(from, to)
   return {
     n: ms.length,
     p50: percentile(ms, 50),
