@@ -2,8 +2,10 @@
  * The victim of the compaction crash test (crash.test.ts): `node crash-child.js <dir> <R> <cycle>`.
  *
  * Opens the LevelLog on <dir> (fsync always, compaction batches of 50 revisions), starts three writers
- * (crash-workload.ts) and compacts to R — or, if the floor is already R because an interrupted compaction
- * was found on open, lets that resume — and keeps writing until it is killed. One JSON object per line on
+ * (crash-workload.ts), and once they have HEAD_START_ACKS writes acknowledged, compacts to R — or, if the floor
+ * is already R because an interrupted compaction was found on open, lets that resume — and keeps writing
+ * until it is killed. (The parent kills only after the compaction starts, so every cycle has acknowledged
+ * writes to check, however early its kill comes.) One JSON object per line on
  * stdout, each with a single write (a pipe write is synchronous on Linux, so a printed line survives SIGKILL):
  *
  *   {"ready":true,"revision":N,"floor":F,"job":{target,progress}|null}
@@ -19,9 +21,8 @@
  * progress is visible, the batch that carried the previous one has been written.
  */
 import { openLevelLog } from '../../log/level-log.js'
-import { CRASH_LOG_OPTIONS, KeyWriter, WRITERS } from './crash-workload.js'
+import { CRASH_LOG_OPTIONS, HEAD_START_ACKS, KeyWriter, WRITERS } from './crash-workload.js'
 import { rng } from './helpers.js'
-
 
 function emit(line: unknown): void {
   process.stdout.write(`${JSON.stringify(line)}\n`)
@@ -36,14 +37,20 @@ async function main(): Promise<void> {
   emit({ ready: true, revision: log.revision, floor: log.compactRevision, job: status.compaction ?? null })
 
   const writers = await Promise.all(Array.from({ length: WRITERS }, (_, w) => KeyWriter.resume(log, w, rng(Number(cycle) * 100 + w), `c${cycle}`)))
+  let acked = 0
+  let headStart!: () => void
+  const headStarted = new Promise<void>((resolve) => (headStart = resolve))
   const write = async (writer: KeyWriter): Promise<void> => {
     for (;;) {
       const { seq, ops } = writer.next()
       emit({ i: writer.id, n: seq, ops })
       const rev = await writer.write(log, ops)
       emit({ a: writer.id, n: seq, rev })
+      if (++acked === HEAD_START_ACKS) headStart()
     }
   }
+  const writing = writers.map(write)
+  await headStarted
 
   let finished = false
   const watchProgress = async (): Promise<void> => {
@@ -66,7 +73,7 @@ async function main(): Promise<void> {
     }))
   const progress = watchProgress()
   await Promise.all([
-    ...writers.map(write),
+    ...writing,
     compaction.then(() => {
       finished = true
       emit({ done: R })

@@ -15,6 +15,8 @@ export type WireOps = Array<[string, string | null]>
 
 export const KEYS_PER_WRITER = 6
 export const WRITERS = 3
+/** Writes the crash child has acknowledged (all writers together) before it starts compacting. */
+export const HEAD_START_ACKS = 9
 /** How the parent and the child open the log. */
 export const CRASH_LOG_OPTIONS = { fsync: 'always', compactionBatchRevisions: 50, segmentMaxEntries: 100 } as const
 
