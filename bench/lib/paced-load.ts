@@ -57,7 +57,6 @@ export class LatencySamples {
 }
 
 export interface PacedLoad {
-  readonly samples: LatencySamples
   /** Stops issuing; resolves once every op in flight is done (rejects with the first op's failure, if any). */
   stop(): Promise<LatencySamples>
 }
@@ -114,7 +113,6 @@ export function pacedLoad(writers: number, rate: number, op: (i: number) => Prom
   })()
 
   return {
-    samples,
     async stop() {
       running = false
       await dispatcher

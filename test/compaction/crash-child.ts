@@ -2,11 +2,11 @@
  * The victim of the compaction crash test (crash.test.ts): `node crash-child.js <dir> <R> <cycle>`.
  *
  * Opens the LevelLog on <dir> (fsync always, compaction batches of 50 revisions), starts three writers
- * (crash-workload.ts), and once they have HEAD_START_ACKS writes acknowledged, compacts to R — or, if the floor
- * is already R because an interrupted compaction was found on open, lets that resume — and keeps writing
- * until it is killed. (The parent kills only after the compaction starts, so every cycle has acknowledged
- * writes to check, however early its kill comes.) One JSON object per line on
- * stdout, each with a single write (a pipe write is synchronous on Linux, so a printed line survives SIGKILL):
+ * (crash-workload.ts), and once they have HEAD_START_ACKS writes acknowledged, compacts to R — or, if the
+ * floor is already R because an interrupted compaction was found on open, lets that resume — and keeps
+ * writing until it is killed. (The parent kills only after the compaction starts, so every cycle has
+ * acknowledged writes to check, however early its kill comes.) One JSON object per line on stdout, each
+ * with a single write (a pipe write is synchronous on Linux, so a printed line survives SIGKILL):
  *
  *   {"ready":true,"revision":N,"floor":F,"job":{target,progress}|null}
  *   {"compacting":R}  or  {"resuming":R}         the compaction starts now
