@@ -430,8 +430,9 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
     expect(segments, 'resumed segments').to.be.greaterThan(logicals.length)
 
     // The checker is sensitive on this very data: drop one events message that another events message
-    // follows in its segment (so the gap shows as one; dropped just before a progress notice, the checker
-    // reports the notice's promise as broken instead, [bookmarkable]).
+    // follows in its segment, so the gap shows as one ([reliable]). Where the checker judges the segment
+    // by a progress notice that comes later in it, it reports the notice's promise as broken instead
+    // ([bookmarkable]): seen once in a full run (2026-11-23), where the doctored watch got only that.
     const isEvents = (m: unknown) => (m as Received).msg.type === 'events'
     const droppable = (s: WatchSegment) => s.messages.findIndex((m, i) => i + 1 < s.messages.length && isEvents(m) && isEvents(s.messages[i + 1]))
     const busy = logicals.find((l) => l.segments.some((s) => droppable(s) >= 0))!
@@ -442,7 +443,7 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
         return i < 0 ? s : { ...s, messages: s.messages.filter((_, j) => j !== i) }
       }),
     }]
-    expect(checkWatches(oracle, doctored, { finalRevision }).join('\n')).to.contain('[reliable]')
+    expect(checkWatches(oracle, doctored, { finalRevision }).join('\n')).to.match(/^\[(reliable|bookmarkable)\] /m)
   })
 })
 
