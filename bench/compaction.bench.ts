@@ -1,7 +1,8 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S] [--warmup S]
  *                                [--batch REVISIONS] [--duty PERCENT] [--write-buffer BYTES] [--max-file-size BYTES]
- *                                [--compacts-range false] [--defer-file-deletes false] [--v8-pretenuring true]
+ *                                [--compacts-range false] [--defer-file-deletes false] [--compaction-thread false]
+ *                                [--v8-pretenuring true]
  *                                [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
@@ -22,7 +23,9 @@
  *    compact() runs are the "during compaction" figures. compact() ends with a LevelDB compaction of the
  *    removed log range (compactionCompactsRange, the default), and that is measured too; not with
  *    --compacts-range false. LevelDB's file deletes are deferred off its lock (deferFileDeletes, the
- *    default; log/deferred-deletes.ts), not with --defer-file-deletes false.
+ *    default; log/deferred-deletes.ts), not with --defer-file-deletes false. The scan runs in the
+ *    compaction thread (compactionThread, the default; log/compact-thread.ts), on the main thread with
+ *    --compaction-thread false.
  * 4. The load stops; reclaimSpace(); dbBytesAfter. It holds the revisions from the target on: the 1,000
  *    kept plus everything the load wrote while compact() ran (retainedRevisions).
  * The process turns V8's allocation-site pretenuring off as `kvlog serve` does (v8AllocationSitePretenuring,
@@ -55,6 +58,7 @@ const VALUE_BYTES = 256
 const LOAD_IN_FLIGHT = 2048
 const KEEP = 1000
 const COMPACTS_RANGE = args.flags.get('compacts-range') !== 'false'
+const COMPACTION_THREAD = args.flags.get('compaction-thread') !== 'false'
 const DEFER_FILE_DELETES = args.flags.get('defer-file-deletes') !== 'false'
 const BATCH = numberFlag(args, 'batch', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions)
 const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDutyPercent)
@@ -169,7 +173,7 @@ class Trace {
 async function main(): Promise<void> {
   applyV8Settings({ v8AllocationSitePretenuring: V8_PRETENURING })
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
-  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, deferFileDeletes: DEFER_FILE_DELETES,
+  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, compactionThread: COMPACTION_THREAD, deferFileDeletes: DEFER_FILE_DELETES,
     compactionBatchRevisions: BATCH, compactionMaxDutyPercent: DUTY, leveldbWriteBufferSize: WRITE_BUFFER,
     leveldbMaxFileSize: MAX_FILE_SIZE })
   try {
@@ -255,6 +259,8 @@ async function main(): Promise<void> {
       leveldbWriteBufferSize: WRITE_BUFFER,
       leveldbMaxFileSize: MAX_FILE_SIZE,
       compactionCompactsRange: COMPACTS_RANGE,
+      compactionThread: COMPACTION_THREAD,
+     
       deferFileDeletes: DEFER_FILE_DELETES,
       v8AllocationSitePretenuring: V8_PRETENURING,
       fsync: 'always',

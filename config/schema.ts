@@ -45,6 +45,7 @@ export interface Config {
   maxBatchTxns: number
   compactionBatchRevisions: number
   compactionMaxDutyPercent: number
+  compactionThread: boolean
   compactionCompactsRange: boolean
   deferFileDeletes: boolean
   fileDeleteBytesPerSecond: number
@@ -203,6 +204,14 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Compaction pauses between batches so that it runs at most this share of the time, leaving the rest to writers.',
     flag: '--compaction-max-duty-percent',
     env: 'KVLOG_COMPACTION_MAX_DUTY_PERCENT',
+  },
+  compactionThread: {
+    key: 'compactionThread',
+    type: 'boolean',
+    default: true,
+    description: "Each compaction's scan (reading the removed log entries, decoding them, planning each batch) runs in a worker thread with its own event loop and heap, sharing LevelDB's handle (classic-level's multithreading); the main thread only writes the batches, so the writers are not held up by the scan nor paused to collect its garbage. false: the scan runs on the main thread.",
+    flag: '--compaction-thread',
+    env: 'KVLOG_COMPACTION_THREAD',
   },
   compactionCompactsRange: {
     key: 'compactionCompactsRange',

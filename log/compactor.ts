@@ -33,7 +33,8 @@
  * LevelDB write, so a crash leaves a consistent state and the job resumes at `next` on open, redoing at
  * most the batch that did not land. Batches go through the writer's queue, riding in transaction groups'
  * writes, one at a time; the next batch's rows are read and its plan made while one is written
- * (planBatch says what it waits for). Compaction pauses between batches so that it runs at most
+ * (compact-scan.ts). The scan runs in the compaction thread by default (compact-thread.ts), so only the
+ * writes are the main thread's. Compaction pauses between batches so that it runs at most
  * maxDutyPercent of the time: writers are never blocked for long.
  *
  * Giving space back: the removed entries and hist records are LevelDB deletion markers until a LevelDB
@@ -49,9 +50,12 @@
  */
 import { Packr } from 'msgpackr'
 import { compacted, futureRevision } from './errors.js'
-import { LiveRevisions, planBatch, scanRows, SingleOpEntries, type BatchPlan, type ScannedRows } from './compact-batch.js'
+import { SingleOpEntries } from './compact-batch.js'
+import { scanJob } from './compact-scan.js'
+import type { CompactionThread } from './compact-thread.js'
+import type { PlannedWrite } from './compact-transfer.js'
 import { LOG_START, logKey, metaKey } from './keys.js'
-import { ITERATOR_STEP_BYTES, type Db } from './latest-view.js'
+import type { Db } from './latest-view.js'
 import type { SegmentTable } from './segments.js'
 import type { BelowFloor, CompactResult } from './types.js'
 import type { Writer } from './writer.js'
@@ -85,6 +89,8 @@ export interface CompactorDeps {
   /** Resolves once the files LevelDB has dropped are freed (deferred-deletes.ts), so the space is back. */
   filesFreed(): Promise<void>
   currentRevision(): number
+  /** Where each job's scan runs: in the compaction thread (compact-thread.ts), or on this thread if undefined. */
+  thread: CompactionThread | undefined
 }
 
 export class Compactor {
@@ -92,7 +98,10 @@ export class Compactor {
   /** Serializes compactions: each waits for the one before. */
   private chain: Promise<unknown> = Promise.resolve()
   private stopping = false
-  /** Entries below the scan position known to hold one op: deleted without a read (compact-batch.ts). */
+  /**
+   * Entries below the scan position known to hold one op: deleted without a read (compact-batch.ts).
+   * Used when the scan runs on this thread; the compaction thread keeps its own.
+   */
   private readonly singles = new SingleOpEntries()
 
   constructor(private readonly deps: CompactorDeps) {}
@@ -148,7 +157,9 @@ export class Compactor {
   /** Stops at the next batch boundary; the job stays scheduled and resumes on the next open. */
   async stop(): Promise<void> {
     this.stopping = true
+    this.deps.thread?.stop()
     await this.chain.catch(() => undefined)
+    await this.deps.thread?.close()
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -168,55 +179,15 @@ export class Compactor {
     const result: CompactResult = { compactRevision: this.state.floor, removedRevisions: 0, removedVersions: 0, durationMs: 0 }
     const job = this.state.job
     if (job === undefined) return result
-    const { db, batchRevisions } = this.deps
+    const { db, batchRevisions, thread } = this.deps
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
-    // What this job reads of kv records, so each is read once (compact-batch.ts: one per job, never kept).
-    const live = new LiveRevisions()
-    // Each span of rows is decoded and its liveness read as soon as it is read (scanRows). The rows after
-    // a span are above every entry its batch changes (only the batch that scans an entry, or a later one,
-    // changes it), so they are read while that batch is planned and written.
-    const read = async (from: number) => scanRows(db, await db.iterator({
-      gte: logKey(from), lt: logKey(job.to), limit: batchRevisions, highWaterMarkBytes: ITERATOR_STEP_BYTES,
-    }).all(), live)
-    const readAfter = (rows: ScannedRows) => {
-      if (rows.entries.length < batchRevisions) return undefined
-      const next = read(rows.entries[rows.entries.length - 1].rev + 1)
-      next.catch(() => undefined) // awaited in the loop, unless a batch fails first
-      return next
-    }
-    try {
-      // Start where the job's progress says, not where it began, or the read would wade through the
-      // deletion markers of all earlier batches.
-      const first = this.stopping ? undefined : await read(job.next)
-      let following = first && readAfter(first)
-      let batch = first !== undefined && first.entries.length > 0 ? { rows: first, plan: await planBatch(db, first, this.singles) } : undefined
-      while (!this.stopping && batch !== undefined) {
-        const t0 = performance.now()
-        const { rows, plan } = batch
-        const written = this.write(job, rows.entries[rows.entries.length - 1].rev, plan)
-        written.catch(() => undefined) // awaited below
-        // The next batch is planned while this one is written, as if it had landed: `singles` takes this
-        // plan now, and if the batch fails the job stops and `singles` is forgotten (below).
-        this.singles.apply(plan.singles)
-        let next: { rows: ScannedRows; plan: Promise<BatchPlan> } | undefined
-        if (following !== undefined) {
-          const nextRows = await following
-          following = readAfter(nextRows)
-          if (nextRows.entries.length > 0) {
-            next = { rows: nextRows, plan: planBatch(db, nextRows, this.singles, { touched: plan.singles, written }) }
-            next.plan.catch(() => undefined) // awaited below, unless this batch fails first
-          }
-        }
-        await written
-        result.removedRevisions += rows.entries.length
-        result.removedVersions += plan.removedVersions
-        batch = next && { rows: next.rows, plan: await next.plan }
-        // Background work yields: writers get (100 - duty)% of the time between batches.
-        if (batch !== undefined && pauseFactor > 0) await new Promise((r) => setTimeout(r, (performance.now() - t0) * pauseFactor))
-      }
-    } catch (err) {
-      this.singles.clear()
-      throw err
+    const write = (last: number, plan: PlannedWrite) => this.write(job, last, plan)
+    if (!this.stopping) {
+      const scanned = thread !== undefined
+        ? await thread.scan(job, { batchRevisions, pauseFactor }, write)
+        : await scanJob({ db, batchRevisions, pauseFactor, singles: this.singles, stopping: () => this.stopping, write }, job)
+      result.removedRevisions = scanned.removedRevisions
+      result.removedVersions = scanned.removedVersions
     }
     if (!this.stopping) {
       await this.save({ floor: this.state.floor, ...(this.state.belowFloor ? { belowFloor: this.state.belowFloor } : {}) })
@@ -231,7 +202,7 @@ export class Compactor {
   }
 
   /** Writes a batch's plan, its segment accounting and the job's progress (up to `last`) as one LevelDB write. */
-  private write(job: Job, last: number, plan: BatchPlan): Promise<void> {
+  private write(job: Job, last: number, plan: PlannedWrite): Promise<void> {
     return this.deps.writer.submitRaw(() => {
       const ops = plan.ops
       const perSegment = new Map<number, { entries: number; bytes: number; lastTimestamp: number }>()

@@ -8,10 +8,11 @@
  * nothing is replayed. An interrupted compaction resumes in the background.
  */
 import { readdir, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { ClassicLevel } from 'classic-level'
 import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from './backend.js'
 import { Compactor } from './compactor.js'
+import { CompactionThread } from './compact-thread.js'
 import { compacted, futureRevision, KvlogError } from './errors.js'
 import { readHistory } from './history-read.js'
 import { HistView } from './hist-view.js'
@@ -69,15 +70,29 @@ export function leveldbOptions(o: Pick<LevelLogOptions, 'leveldbWriteBufferSize'
   } as const
 }
 const FORMAT_KEY = metaKey('format')
+/** Directories of the logs open in this process (resolved paths). */
+const openDirs = new Set<string>()
 
 export async function openLevelLog(options: Partial<LevelLogOptions> & { dir: string }): Promise<LevelLog> {
   const o: LevelLogOptions = { ...DEFAULT_LEVEL_LOG_OPTIONS, ...options }
+  // Checked before the database is made: abstract-level opens it on the next tick by itself.
+  const dir = resolve(o.dir)
+  if (openDirs.has(dir)) throw new KvlogError('INTERNAL', `database ${dir} is already open in this process`)
   const db: Db = new ClassicLevel<Buffer, Buffer>(o.dir, {
     keyEncoding: 'buffer',
     valueEncoding: 'buffer',
     ...leveldbOptions(o),
+    // Shares LevelDB's handle with the compaction thread (compact-thread.ts). It would also let a second
+    // open of the same directory in this process share it, which openDirs refuses.
+    multithreading: o.compactionThread,
   })
-  await db.open()
+  openDirs.add(dir)
+  try {
+    await db.open()
+  } catch (err) {
+    openDirs.delete(dir)
+    throw err
+  }
   const deletes = o.deferFileDeletes ? await DeferredDeletes.start(o.dir, o.fileDeleteBytesPerSecond) : undefined
   try {
     await checkFormat(db)
@@ -86,6 +101,7 @@ export async function openLevelLog(options: Partial<LevelLogOptions> & { dir: st
     return await LevelLog.start(db, o, segments, revision, timestamp, deletes)
   } catch (err) {
     await db.close()
+    openDirs.delete(dir)
     await deletes?.close()
     throw err
   }
@@ -141,17 +157,21 @@ export class LevelLog implements Log {
       track: (ops, batch) => leases.track(ops, batch),
       lastTimestamp: timestamp,
     })
+    const thread = o.compactionThread ? new CompactionThread(o.dir) : undefined
     const compactor = new Compactor({
       db, writer, segments, batchRevisions: o.compactionBatchRevisions, maxDutyPercent: o.compactionMaxDutyPercent,
       compactsRange: o.compactionCompactsRange,
       filesFreed: async () => deletes?.drained(),
       currentRevision: () => views.revision,
+      thread,
     })
     late.compactor = compactor
     await compactor.load()
     const meta = new MetaStore(db, writer)
     await meta.load()
     const log = new LevelLog(db, o, views, segments, writer, compactor, meta, leases, deletes)
+    // Started once nothing can fail any more (close() ends it): see CompactionThread.warm.
+    thread?.warm()
     log.resumed = compactor.resume()
     log.resumed?.catch(() => undefined)
     log.leaseTimer = setInterval(() => log.revokeExpired(), o.leaseCheckInterval)
@@ -449,6 +469,7 @@ export class LevelLog implements Log {
     await this.writer.idle()
     await this.views.closeAll()
     await this.db.close()
+    openDirs.delete(resolve(this.options.dir))
     await this.deletes?.close()
   }
 }

@@ -24,6 +24,13 @@ export interface LevelLogOptions {
   /** Compaction pauses between batches so it runs at most this percent of the time. */
   compactionMaxDutyPercent: number
   /**
+   * Whether each compaction job's scan (reading, decoding and planning its batches) runs in a worker
+   * thread with its own event loop and heap, so that the writers' event loop is not held up by it nor
+   * paused to collect its garbage (compact-thread.ts). The database is then opened with classic-level's
+   * `multithreading`, to share LevelDB's handle with that thread. false: the scan runs on the main thread.
+   */
+  compactionThread: boolean
+  /**
    * Whether a compaction ends by compacting LevelDB's range of the log it scanned (and waits for the
    * dropped files to be freed), so that the space comes back at once (default). That deletes LevelDB's
    * table files in a burst, which stalls writes unless deferFileDeletes takes the deletes off LevelDB's
@@ -64,6 +71,7 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   maxBatchTxns: 2048,
   compactionBatchRevisions: 250,
   compactionMaxDutyPercent: 50,
+  compactionThread: true,
   compactionCompactsRange: true,
   deferFileDeletes: true,
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,

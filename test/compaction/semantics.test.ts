@@ -119,12 +119,14 @@ function fold(state: Map<string, PlainKv>, entries: readonly PlainEntry[], upTo:
 
 const sorted = (m: Map<string, PlainKv>): PlainKv[] => [...m.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0))
 
-describe('compaction semantics (LevelLog, batches of 7)', function () {
+// The scan runs in the compaction thread by default (log/compact-thread.ts); the same semantics hold on
+// the main thread (compactionThread false).
+for (const compactionThread of [true, false]) describe(`compaction semantics (LevelLog, batches of 7, scan ${compactionThread ? 'in the compaction thread' : 'on the main thread'})`, function () {
   this.timeout(60_000)
   let dir = ''
   let log: LevelLog
 
-  const open = () => openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: BATCH, segmentMaxEntries: SEGMENT })
+  const open = () => openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: BATCH, segmentMaxEntries: SEGMENT, compactionThread })
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kvlog-compaction-'))

@@ -20,6 +20,7 @@ const EXPECTED_DEFAULTS: Config = {
   maxBatchTxns: 2048,
   compactionBatchRevisions: 250,
   compactionMaxDutyPercent: 50,
+  compactionThread: true,
   compactionCompactsRange: true,
   deferFileDeletes: true,
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,

@@ -1,0 +1,138 @@
+/**
+ * The compaction thread: a worker thread that runs a job's scan (compact-scan.ts: reading the log
+ * entries, decoding them, planning each batch) on its own event loop and V8 heap, sharing the process's
+ * LevelDB handle (classic-level's `multithreading`). The main thread only writes the batches it is sent
+ * (compactor.ts: through the writer's queue, with the job's progress), so the writers' event loop is no
+ * longer held up by the scan's JavaScript nor paused by the collections of its garbage.
+ *
+ *   main thread (Compactor)                      compaction thread (compact-worker.ts)
+ *     scan {job, batchRevisions, pauseFactor}  ─▶  scanJob: read, decode, plan
+ *                                              ◀─  batch {last, packed plan}      (compact-transfer.ts)
+ *     writer.submitRaw(plan + progress)
+ *     written | writeFailed                    ─▶  the next batch (planned meanwhile) goes out
+ *                                              ◀─  done {removed…} | failed {message}
+ *
+ * At most one job at a time (the compactor serializes them), and at most one batch of it in flight.
+ * The thread starts when the log opens (warm()) or with the first job, holds the process open only while
+ * a job runs, and ends on close(). If it dies, the job fails (and resumes on the next open, like any
+ * failed job); the next job starts a new thread.
+ */
+import { once } from 'node:events'
+import { Worker } from 'node:worker_threads'
+import type { ScanJob, ScanResult } from './compact-scan.js'
+import { unpackPlan, type PackedPlan, type PlannedWrite } from './compact-transfer.js'
+
+/** Messages to the compaction thread. */
+export type ToCompactionThread =
+  | { kind: 'scan'; job: ScanJob; batchRevisions: number; pauseFactor: number }
+  | { kind: 'written' }
+  | { kind: 'writeFailed'; message: string }
+  | { kind: 'stop' }
+  | { kind: 'close' }
+
+/** Messages from the compaction thread. */
+export type FromCompactionThread =
+  | { kind: 'batch'; last: number; plan: PackedPlan }
+  | { kind: 'done'; result: ScanResult }
+  | { kind: 'failed'; message: string; code?: string }
+
+/** How long close() waits for the thread to close its database handle before terminating it. */
+const CLOSE_TIMEOUT_MS = 10_000
+
+interface Running {
+  write(last: number, plan: PlannedWrite): Promise<void>
+  resolve(result: ScanResult): void
+  reject(err: Error): void
+}
+
+export class CompactionThread {
+  private worker: Worker | undefined
+  private running: Running | undefined
+
+  constructor(private readonly dir: string) {}
+
+  /**
+   * Starts the thread ahead of the first job: starting one (a V8 isolate, its modules, the database
+   * handle) takes a core for a moment, and at the start of a job that moment landed on the writers.
+   */
+  warm(): void {
+    this.start()
+  }
+
+  /** Runs a job's scan in the thread; `write` makes each batch it plans durable. */
+  scan(job: ScanJob, options: { batchRevisions: number; pauseFactor: number }, write: Running['write']): Promise<ScanResult> {
+    if (this.running !== undefined) return Promise.reject(new Error('compaction thread: a scan is already running'))
+    const worker = this.start()
+    return new Promise<ScanResult>((resolve, reject) => {
+      this.running = { write, resolve, reject }
+      worker.ref()
+      this.post({ kind: 'scan', job, ...options })
+    }).finally(() => {
+      this.running = undefined
+      this.worker?.unref()
+    })
+  }
+
+  /** Asks a running scan to end at its next batch boundary. */
+  stop(): void {
+    if (this.running !== undefined) this.post({ kind: 'stop' })
+  }
+
+  /** Ends the thread (after any scan has ended): it closes its database handle first. */
+  async close(): Promise<void> {
+    const worker = this.worker
+    if (worker === undefined) return
+    this.worker = undefined
+    const exited = once(worker, 'exit')
+    worker.postMessage({ kind: 'close' } satisfies ToCompactionThread)
+    const timer = setTimeout(() => void worker.terminate(), CLOSE_TIMEOUT_MS)
+    try {
+      await exited
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  private start(): Worker {
+    if (this.worker !== undefined) return this.worker
+    const worker = new Worker(new URL('./compact-worker.js', import.meta.url), { workerData: { dir: this.dir } })
+    worker.on('message', (m: FromCompactionThread) => this.receive(m))
+    worker.on('error', (err) => this.fail(err))
+    worker.on('exit', (code) => {
+      if (this.worker === worker) this.worker = undefined
+      this.fail(new Error(`compaction thread exited (code ${code})`))
+    })
+    worker.unref()
+    this.worker = worker
+    return worker
+  }
+
+  private receive(m: FromCompactionThread): void {
+    const running = this.running
+    if (running === undefined) return
+    switch (m.kind) {
+      case 'batch':
+        // In a promise, so that a batch that cannot be unpacked fails the scan, not the process.
+        Promise.resolve().then(() => running.write(m.last, unpackPlan(m.plan))).then(
+          () => this.post({ kind: 'written' }),
+          (err: unknown) => this.post({ kind: 'writeFailed', message: err instanceof Error ? err.message : String(err) }),
+        )
+        break
+      case 'done':
+        running.resolve(m.result)
+        break
+      case 'failed':
+        running.reject(Object.assign(new Error(m.message), m.code === undefined ? {} : { code: m.code }))
+        break
+    }
+  }
+
+  /** The thread died: a running scan fails. */
+  private fail(err: Error): void {
+    this.running?.reject(err)
+  }
+
+  private post(m: ToCompactionThread): void {
+    this.worker?.postMessage(m)
+  }
+}

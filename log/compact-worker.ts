@@ -1,0 +1,74 @@
+/**
+ * The compaction thread's entry point (compact-thread.ts has the protocol and the main thread's side).
+ * It opens the database the main thread has open (the same LevelDB handle, shared through classic-level's
+ * `multithreading`) and runs each job's scan, sending every planned batch to the main thread to be
+ * written. It never writes to the database itself.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { ClassicLevel } from 'classic-level'
+import { SingleOpEntries, type BatchPlan } from './compact-batch.js'
+import { scanJob } from './compact-scan.js'
+import type { FromCompactionThread, ToCompactionThread } from './compact-thread.js'
+import { packPlan } from './compact-transfer.js'
+import type { Db } from './latest-view.js'
+
+const port = parentPort!
+const { dir } = workerData as { dir: string }
+const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer', multithreading: true })
+// Opened now, not with the first job (compact-thread.ts: warm()); a failure is the first scan's to report.
+const opened = db.open()
+opened.catch(() => undefined)
+/** Lives as long as the thread, as the compactor's own does on the main thread (compact-batch.ts). */
+const singles = new SingleOpEntries()
+let stopping = false
+/** The batch the main thread is writing: at most one (scanJob waits for each before sending the next). */
+let inflight: { resolve(): void; reject(err: Error): void } | undefined
+
+function send(m: FromCompactionThread, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(m, transfer)
+}
+
+function write(last: number, plan: BatchPlan): Promise<void> {
+  const { packed, transfer } = packPlan(plan)
+  return new Promise<void>((resolve, reject) => {
+    inflight = { resolve, reject }
+    send({ kind: 'batch', last, plan: packed }, transfer)
+  })
+}
+
+async function scan(m: Extract<ToCompactionThread, { kind: 'scan' }>): Promise<void> {
+  stopping = false
+  try {
+    await opened
+    const result = await scanJob({
+      db, batchRevisions: m.batchRevisions, pauseFactor: m.pauseFactor, singles, stopping: () => stopping, write,
+    }, m.job)
+    send({ kind: 'done', result })
+  } catch (err) {
+    const e = err as Error & { code?: unknown }
+    send({ kind: 'failed', message: e.message, ...(typeof e.code === 'string' ? { code: e.code } : {}) })
+  }
+}
+
+port.on('message', (m: ToCompactionThread) => {
+  switch (m.kind) {
+    case 'scan':
+      void scan(m)
+      break
+    case 'written':
+      inflight?.resolve()
+      inflight = undefined
+      break
+    case 'writeFailed':
+      inflight?.reject(new Error(m.message))
+      inflight = undefined
+      break
+    case 'stop':
+      stopping = true
+      break
+    case 'close':
+      // Closing releases this thread's share of the handle; the main thread closes the database after.
+      void db.close().finally(() => port.close())
+      break
+  }
+})

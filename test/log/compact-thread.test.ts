@@ -1,0 +1,153 @@
+/**
+ * log/compact-thread.ts + compact-worker.ts: the compaction thread shares the open log's LevelDB handle,
+ * scans a job and sends its batches to be written one at a time in revision order, fails the scan when a
+ * write fails (and takes the next one), fails the scan if it dies (and a new thread takes the next one),
+ * stops at a batch boundary when asked, and lets the log close and open again. The log-level semantics with the thread are in test/compaction/semantics.test.ts.
+ */
+import { expect } from 'chai'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Worker } from 'node:worker_threads'
+import { CompactionThread } from '../../log/compact-thread.js'
+import type { PlannedWrite } from '../../log/compact-transfer.js'
+import { openLevelLog, type LevelLog } from '../../log/level-log.js'
+
+const BATCH = 10
+
+describe('log/compact-thread: the compaction thread', function () {
+  this.timeout(30_000)
+  let dir = ''
+  let log: LevelLog
+  let thread: CompactionThread
+  let first = 0
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kvlog-compact-thread-'))
+    log = await openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: BATCH })
+    first = log.revision + 1
+    for (let i = 0; i < 95; i++) await log.put(`k${i % 5}`, `v${i}`)
+    thread = new CompactionThread(dir)
+  })
+  afterEach(async () => {
+    await thread.close()
+    await log.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  /** Records every batch it is sent; `onWrite` may fail or stop one. */
+  function recorder(onWrite: (n: number) => void = () => undefined) {
+    const batches: Array<{ last: number; revs: number[]; ops: number }> = []
+    const write = async (last: number, plan: PlannedWrite) => {
+      batches.push({ last, revs: plan.scanned.map((s) => s.rev), ops: plan.ops.length })
+      onWrite(batches.length)
+    }
+    return { batches, write }
+  }
+
+  it('scans the job in batches, in revision order, one write at a time, and reports what it removed', async () => {
+    const to = log.revision - 4
+    const { batches, write } = recorder()
+    const result = await thread.scan({ to, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, write)
+    const revs = batches.flatMap((b) => b.revs)
+    expect(revs).to.deep.equal(Array.from({ length: to - first }, (_, i) => first + i))
+    expect(batches.map((b) => b.last)).to.deep.equal(batches.map((b) => b.revs[b.revs.length - 1]))
+    expect(batches.every((b) => b.revs.length <= BATCH && b.ops > 0)).to.equal(true)
+    expect(result.removedRevisions).to.equal(to - first)
+    // 5 keys written in turn: every put below the target but the last 5 supersedes one (its hist record goes)
+    expect(result.removedVersions).to.equal(to - first - 5)
+  })
+
+  it('fails the scan with the write\'s error, and takes the next scan', async () => {
+    const failing = recorder((n) => {
+      if (n === 2) throw new Error('the disk is on fire')
+    })
+    const to = log.revision - 4
+    let err: unknown
+    await thread.scan({ to, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, failing.write).catch((e: unknown) => (err = e))
+    expect(err).to.be.instanceOf(Error)
+    expect((err as Error).message).to.equal('the disk is on fire')
+    expect(failing.batches).to.have.length(2)
+
+    const next = recorder()
+    const result = await thread.scan({ to, next: first + BATCH }, { batchRevisions: BATCH, pauseFactor: 0 }, next.write)
+    expect(next.batches[0].revs[0]).to.equal(first + BATCH)
+    expect(result.removedRevisions).to.equal(to - first - BATCH)
+  })
+
+  it('fails the scan if the thread dies, and starts a new one for the next scan', async () => {
+    // The thread is private; terminating it from the test stands in for a crash inside it.
+    const worker = () => (thread as unknown as { worker: Worker | undefined }).worker
+    const dying = recorder((n) => {
+      if (n === 1) void worker()!.terminate()
+    })
+    let err: unknown
+    await thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, dying.write).catch((e: unknown) => (err = e))
+    expect((err as Error).message).to.match(/compaction thread exited/)
+    expect(worker()).to.equal(undefined)
+
+    const next = recorder()
+    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, next.write)
+    expect(result.removedRevisions).to.equal(log.revision - first)
+  })
+
+  it('stops at the next batch boundary when asked', async () => {
+    const stopping = recorder(() => thread.stop())
+    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, stopping.write)
+    expect(stopping.batches).to.have.length(1)
+    expect(result.removedRevisions).to.equal(BATCH)
+  })
+
+  it('refuses a second scan while one runs', async () => {
+    const slow = recorder()
+    const running = thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, slow.write)
+    let err: unknown
+    await thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, slow.write).catch((e: unknown) => (err = e))
+    expect((err as Error).message).to.match(/a scan is already running/)
+    await running
+  })
+})
+
+describe('log/level-log: a log with the compaction thread', function () {
+  this.timeout(30_000)
+  let dir = ''
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kvlog-compact-thread-log-'))
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('compacts, closes (ending the thread) and opens again with the floor kept', async () => {
+    const log = await openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: 7 })
+    for (let i = 0; i < 100; i++) await log.put(`k${i % 3}`, `v${i}`)
+    const floor = log.revision - 5
+    const result = await log.compact(floor)
+    expect(result.removedRevisions).to.be.greaterThan(90)
+    await log.close()
+    const again = await openLevelLog({ dir, fsync: 'never' })
+    try {
+      expect(again.compactRevision).to.equal(floor)
+      expect((await again.get('k0'))?.value.toString()).to.equal('v99')
+    } finally {
+      await again.close()
+    }
+  })
+
+  it('refuses a second open of a directory this process has open (the shared handle would allow it)', async () => {
+    const log = await openLevelLog({ dir, fsync: 'never' })
+    try {
+      let err: unknown
+      await openLevelLog({ dir: join(dir, '.'), fsync: 'never' }).catch((e: unknown) => (err = e))
+      expect((err as Error).message).to.match(/is already open in this process/)
+      await log.put('still', 'writable')
+    } finally {
+      await log.close()
+    }
+    // and once closed, it opens again
+    const again = await openLevelLog({ dir, fsync: 'never' })
+    expect((await again.get('still'))?.value.toString()).to.equal('writable')
+    await again.close()
+  })
+})
