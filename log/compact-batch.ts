@@ -1,6 +1,7 @@
 /**
- * One batch of a compaction (compactor.ts has the job around it): given the log entries of a span of
- * revisions below the target R, what to write so that only what a read at or above R needs stays.
+ * One batch of a compaction (compact-scan.ts runs a job's batches, compactor.ts has the job around them):
+ * given the log entries of a span of revisions below the target R, what to write so that only what a read
+ * at or above R needs stays.
  *
  * For each op of a scanned entry at revision r:
  *
