@@ -12,7 +12,9 @@
  *     written | writeFailed                    ─▶  the next batch (planned meanwhile) goes out
  *                                              ◀─  done {removed…} | failed {message}
  *
- * At most one job at a time (the compactor serializes them), and at most one batch of it in flight.
+ * At most one job at a time (the compactor serializes them), and at most one batch of it in flight. Each
+ * batch has a sequence number that its answer repeats: a failed scan can leave a write in flight on the
+ * main thread, and its late answer must not be taken for the answer to the next scan's first batch.
  * The thread starts when the log opens (warm()) or with the first job, holds the process open only while
  * a job runs, and ends on close(). If it dies, the job fails (and resumes on the next open, like any
  * failed job); the next job starts a new thread.
@@ -25,14 +27,14 @@ import { unpackPlan, type PackedPlan, type PlannedWrite } from './compact-transf
 /** Messages to the compaction thread. */
 export type ToCompactionThread =
   | { kind: 'scan'; job: ScanJob; batchRevisions: number; pauseFactor: number }
-  | { kind: 'written' }
-  | { kind: 'writeFailed'; message: string }
+  | { kind: 'written'; seq: number }
+  | { kind: 'writeFailed'; seq: number; message: string }
   | { kind: 'stop' }
   | { kind: 'close' }
 
 /** Messages from the compaction thread. */
 export type FromCompactionThread =
-  | { kind: 'batch'; last: number; plan: PackedPlan }
+  | { kind: 'batch'; seq: number; last: number; plan: PackedPlan }
   | { kind: 'done'; result: ScanResult }
   | { kind: 'failed'; message: string; code?: string }
 
@@ -114,8 +116,8 @@ export class CompactionThread {
       case 'batch':
         // In a promise, so that a batch that cannot be unpacked fails the scan, not the process.
         Promise.resolve().then(() => running.write(m.last, unpackPlan(m.plan))).then(
-          () => this.post({ kind: 'written' }),
-          (err: unknown) => this.post({ kind: 'writeFailed', message: err instanceof Error ? err.message : String(err) }),
+          () => this.post({ kind: 'written', seq: m.seq }),
+          (err: unknown) => this.post({ kind: 'writeFailed', seq: m.seq, message: err instanceof Error ? err.message : String(err) }),
         )
         break
       case 'done':

@@ -22,7 +22,9 @@ opened.catch(() => undefined)
 const singles = new SingleOpEntries()
 let stopping = false
 /** The batch the main thread is writing: at most one (scanJob waits for each before sending the next). */
-let inflight: { resolve(): void; reject(err: Error): void } | undefined
+let inflight: { seq: number; resolve(): void; reject(err: Error): void } | undefined
+/** Numbers the batches sent, so that an answer is matched to its batch (compact-thread.ts). */
+let sent = 0
 
 function send(m: FromCompactionThread, transfer: ArrayBuffer[] = []): void {
   port.postMessage(m, transfer)
@@ -30,9 +32,10 @@ function send(m: FromCompactionThread, transfer: ArrayBuffer[] = []): void {
 
 function write(last: number, plan: BatchPlan): Promise<void> {
   const { packed, transfer } = packPlan(plan)
+  const seq = ++sent
   return new Promise<void>((resolve, reject) => {
-    inflight = { resolve, reject }
-    send({ kind: 'batch', last, plan: packed }, transfer)
+    inflight = { seq, resolve, reject }
+    send({ kind: 'batch', seq, last, plan: packed }, transfer)
   })
 }
 
@@ -56,11 +59,11 @@ port.on('message', (m: ToCompactionThread) => {
       void scan(m)
       break
     case 'written':
-      inflight?.resolve()
-      inflight = undefined
-      break
     case 'writeFailed':
-      inflight?.reject(new Error(m.message))
+      // The answer to a batch of a scan that failed meanwhile is not this one's.
+      if (inflight?.seq !== m.seq) break
+      if (m.kind === 'written') inflight.resolve()
+      else inflight.reject(new Error(m.message))
       inflight = undefined
       break
     case 'stop':

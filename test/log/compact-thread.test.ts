@@ -5,11 +5,12 @@
  * stops at a batch boundary when asked, and lets the log close and open again. The log-level semantics with the thread are in test/compaction/semantics.test.ts.
  */
 import { expect } from 'chai'
+import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Worker } from 'node:worker_threads'
-import { CompactionThread } from '../../log/compact-thread.js'
+import { Worker } from 'node:worker_threads'
+import { CompactionThread, type FromCompactionThread, type ToCompactionThread } from '../../log/compact-thread.js'
 import type { PlannedWrite } from '../../log/compact-transfer.js'
 import { openLevelLog, type LevelLog } from '../../log/level-log.js'
 
@@ -96,6 +97,45 @@ describe('log/compact-thread: the compaction thread', function () {
     const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, stopping.write)
     expect(stopping.batches).to.have.length(1)
     expect(result.removedRevisions).to.equal(BATCH)
+  })
+
+  it('the thread takes an answer only for the batch it names (a late answer to a failed scan\'s batch is not the next one\'s)', async () => {
+    // The protocol spoken to the thread directly: the main thread's side would never send a wrong number.
+    const worker = new Worker(new URL('../../log/compact-worker.js', import.meta.url), { workerData: { dir } })
+    const received: FromCompactionThread[] = []
+    let arrived: () => void = () => undefined
+    worker.on('message', (m: FromCompactionThread) => {
+      received.push(m)
+      arrived()
+    })
+    /** The next message, or undefined if none comes within `ms`. */
+    const next = (ms: number) => new Promise<FromCompactionThread | undefined>((resolve) => {
+      if (received.length > 0) return resolve(received.shift())
+      const t = setTimeout(() => {
+        arrived = () => undefined
+        resolve(undefined)
+      }, ms)
+      arrived = () => {
+        arrived = () => undefined
+        clearTimeout(t)
+        resolve(received.shift())
+      }
+    })
+    const post = (m: ToCompactionThread) => worker.postMessage(m)
+    try {
+      post({ kind: 'scan', job: { to: log.revision, next: first }, batchRevisions: BATCH, pauseFactor: 0 })
+      const b1 = await next(5_000)
+      expect(b1).to.include({ kind: 'batch', seq: 1 })
+      post({ kind: 'written', seq: 0 })
+      expect(await next(300), 'no batch after an answer to another one').to.equal(undefined)
+      post({ kind: 'written', seq: 1 })
+      expect(await next(5_000)).to.include({ kind: 'batch', seq: 2 })
+    } finally {
+      // It closes its share of the database handle, then ends.
+      const exited = once(worker, 'exit')
+      post({ kind: 'close' })
+      await exited
+    }
   })
 
   it('refuses a second scan while one runs', async () => {
