@@ -7,9 +7,9 @@
  *
  *   main thread (Compactor)                      compaction thread (compact-worker.ts)
  *     scan {job, batchRevisions, pauseFactor}  ─▶  scanJob: read, decode, plan
- *                                              ◀─  batch {last, packed plan}      (compact-transfer.ts)
+ *                                              ◀─  batch {seq, last, packed plan} (compact-transfer.ts)
  *     writer.submitRaw(plan + progress)
- *     written | writeFailed                    ─▶  the next batch (planned meanwhile) goes out
+ *     written | writeFailed {seq}              ─▶  the next batch (planned meanwhile) goes out
  *                                              ◀─  done {removed…} | failed {message}
  *
  * At most one job at a time (the compactor serializes them), and at most one batch of it in flight. Each
