@@ -2,7 +2,8 @@
  * log/compact-thread.ts + compact-worker.ts: the compaction thread shares the open log's LevelDB handle,
  * scans a job and sends its batches to be written one at a time in revision order, fails the scan when a
  * write fails (and takes the next one), fails the scan if it dies (and a new thread takes the next one),
- * stops at a batch boundary when asked, and lets the log close and open again. The log-level semantics with the thread are in test/compaction/semantics.test.ts.
+ * stops at a batch boundary when asked, takes an answer only for the batch it names, and lets the log
+ * close and open again. The log-level semantics with the thread are in test/compaction/semantics.test.ts.
  */
 import { expect } from 'chai'
 import { once } from 'node:events'
