@@ -22,6 +22,7 @@ import { MetaStore } from './meta-store.js'
 import { LatestView, type Db } from './latest-view.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
 import { rangeRead } from './range-read.js'
+import { compactRangeBetweenFlushes } from './range-compaction.js'
 import { ReadViews, type ReadView } from './read-views.js'
 import { decodeEntry } from './records.js'
 import { DeferredDeletes } from './deferred-deletes.js'
@@ -161,6 +162,7 @@ export class LevelLog implements Log {
     const compactor = new Compactor({
       db, writer, segments, batchRevisions: o.compactionBatchRevisions, maxDutyPercent: o.compactionMaxDutyPercent,
       compactsRange: o.compactionCompactsRange,
+      compactRange: (start, end) => compactRangeBetweenFlushes(db, o.dir, start, end),
       filesFreed: async () => deletes?.drained(),
       currentRevision: () => views.revision,
       thread,
@@ -433,7 +435,7 @@ export class LevelLog implements Log {
 
   async reclaimSpace(): Promise<void> {
     this.checkOpen()
-    await this.db.compactRange(Buffer.alloc(0), Buffer.alloc(64, 0xff))
+    await compactRangeBetweenFlushes(this.db, this.options.dir, Buffer.alloc(0), Buffer.alloc(64, 0xff))
     // The files LevelDB dropped are freed at a paced rate: the space is back once they are.
     await this.deletes?.drained()
   }

@@ -1,7 +1,7 @@
 /**
  * log/compactor.ts, compactionCompactsRange: a compaction compacts LevelDB's range of the log it scanned
- * (giving the space back at once) only when asked; by default the deletion markers wait for LevelDB's
- * background compaction or reclaimSpace(), because compacting the range stalls writers (compactor.ts).
+ * (giving the space back at once) when asked, as by default; off, the deletion markers wait for LevelDB's
+ * background compaction or reclaimSpace() (compactor.ts, "Giving space back").
  */
 import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
