@@ -49,6 +49,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     compactionCompactsRange: config.compactionCompactsRange,
     deferFileDeletes: config.deferFileDeletes,
     fileDeleteBytesPerSecond: config.fileDeleteBytesPerSecond,
+    tableSyncInterval: config.tableSyncInterval,
     leveldbWriteBufferSize: config.leveldbWriteBufferSize,
     leveldbCacheSize: config.leveldbCacheSize,
     leveldbMaxFileSize: config.leveldbMaxFileSize,

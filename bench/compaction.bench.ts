@@ -2,6 +2,7 @@
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S] [--warmup S]
  *                                [--batch REVISIONS] [--duty PERCENT] [--write-buffer BYTES] [--max-file-size BYTES]
  *                                [--compacts-range false] [--defer-file-deletes false] [--compaction-thread false]
+ *                                [--table-sync-interval MS]
  *                                [--v8-pretenuring true]
  *                                [--trace FILE]
  *
@@ -25,7 +26,8 @@
  *    --compacts-range false. LevelDB's file deletes are deferred off its lock (deferFileDeletes, the
  *    default; log/deferred-deletes.ts), not with --defer-file-deletes false. The scan runs in the
  *    compaction thread (compactionThread, the default; log/compact-thread.ts), on the main thread with
- *    --compaction-thread false.
+ *    --compaction-thread false. LevelDB's table files are synced every 20 ms while it writes them
+ *    (tableSyncInterval, log/table-writeback.ts); --table-sync-interval 0 leaves that to LevelDB.
  * 4. The load stops; reclaimSpace(); dbBytesAfter. It holds the revisions from the target on: the 1,000
  *    kept plus everything the load wrote while compact() ran (retainedRevisions).
  * The process turns V8's allocation-site pretenuring off as `kvlog serve` does (v8AllocationSitePretenuring,
@@ -60,6 +62,7 @@ const KEEP = 1000
 const COMPACTS_RANGE = args.flags.get('compacts-range') !== 'false'
 const COMPACTION_THREAD = args.flags.get('compaction-thread') !== 'false'
 const DEFER_FILE_DELETES = args.flags.get('defer-file-deletes') !== 'false'
+const TABLE_SYNC_INTERVAL = numberFlag(args, 'table-sync-interval', DEFAULT_LEVEL_LOG_OPTIONS.tableSyncInterval)
 const BATCH = numberFlag(args, 'batch', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions)
 const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDutyPercent)
 const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
@@ -173,7 +176,7 @@ class Trace {
 async function main(): Promise<void> {
   applyV8Settings({ v8AllocationSitePretenuring: V8_PRETENURING })
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
-  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, compactionThread: COMPACTION_THREAD, deferFileDeletes: DEFER_FILE_DELETES,
+  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, compactionThread: COMPACTION_THREAD, deferFileDeletes: DEFER_FILE_DELETES, tableSyncInterval: TABLE_SYNC_INTERVAL,
     compactionBatchRevisions: BATCH, compactionMaxDutyPercent: DUTY, leveldbWriteBufferSize: WRITE_BUFFER,
     leveldbMaxFileSize: MAX_FILE_SIZE })
   try {
@@ -262,6 +265,7 @@ async function main(): Promise<void> {
       compactionThread: COMPACTION_THREAD,
      
       deferFileDeletes: DEFER_FILE_DELETES,
+      tableSyncInterval: TABLE_SYNC_INTERVAL,
       v8AllocationSitePretenuring: V8_PRETENURING,
       fsync: 'always',
       cpus: availableParallelism(),

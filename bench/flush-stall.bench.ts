@@ -1,9 +1,10 @@
 /**
- * npm run bench:flush-stall [-- --json] [--quick] [--rounds N] [--writers W]
+ * npm run bench:flush-stall [-- --json] [--quick] [--rounds N] [--writers W] [--write-buffer BYTES]
+ *                            [--table-sync-interval MS]
  *
  * What a LevelDB compactRange costs the writers when it starts during a memtable flush
  * (log/range-compaction.ts). Each round, on a fresh LevelDB in a temp dir with LevelLog's LevelDB options
- * (32 MiB write buffer, no compression):
+ * (leveldbWriteBufferSize, 32 MiB, unless --write-buffer says otherwise; no compression):
  * 1. W writers (default 20) keep one synced 256-byte put each in flight.
  * 2. Batches of 4 KiB values (not synced) fill the memtable until LevelDB switches to a new one, which
  *    its directory shows as a second write-ahead log: the old memtable is being flushed. The filling stops.
@@ -12,6 +13,8 @@
  *                memtable switch waits, at the head of the write queue, for the flush to end
  *      between   compactRangeBetweenFlushes over the same range: waits for the flush to end first
  *      none      no compactRange: what the flush alone costs the writers
+ *      synced    no compactRange, and the table files synced every --table-sync-interval ms (default 20,
+ *                tableSyncInterval's) while LevelDB writes them (log/table-writeback.ts)
  * 4. The writers' slowest put that was in flight in the next second, and how many took over 20 ms.
  * Per arm: the rounds whose slowest put took over 100 ms (the flush alone costs ~40-65 ms here), and
  * medians over the rounds. The range holds no data, so compactRange costs only its memtable flush.
@@ -23,16 +26,19 @@ import { ClassicLevel } from 'classic-level'
 import { leveldbOptions } from '../log/level-log.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
 import { compactRangeBetweenFlushes, flushing } from '../log/range-compaction.js'
+import { TableWriteback } from '../log/table-writeback.js'
 import { endProgress, median, numberFlag, parseBenchArgs, progress, table } from './lib/report.js'
 
 const args = parseBenchArgs()
 const ROUNDS = numberFlag(args, 'rounds', args.quick ? 2 : 6)
 const WRITERS = numberFlag(args, 'writers', 20)
+const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
 const WINDOW_MS = 1000
 const SLOW_MS = 20
 /** A put this slow is a stall beyond what the flush alone costs. */
 const STALL_MS = 100
-const ARMS = ['direct', 'between', 'none'] as const
+const TABLE_SYNC_INTERVAL = numberFlag(args, 'table-sync-interval', DEFAULT_LEVEL_LOG_OPTIONS.tableSyncInterval)
+const ARMS = ['direct', 'between', 'none', 'synced'] as const
 type Arm = (typeof ARMS)[number]
 
 interface Round {
@@ -47,8 +53,10 @@ const EMPTY_END = Buffer.from('z1')
 
 async function round(arm: Arm): Promise<Round> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-flush-stall-'))
-  const db = new ClassicLevel<Buffer, Buffer>(dir, { ...leveldbOptions(DEFAULT_LEVEL_LOG_OPTIONS), keyEncoding: 'buffer', valueEncoding: 'buffer' })
+  const options = { ...DEFAULT_LEVEL_LOG_OPTIONS, leveldbWriteBufferSize: WRITE_BUFFER }
+  const db = new ClassicLevel<Buffer, Buffer>(dir, { ...leveldbOptions(options), keyEncoding: 'buffer', valueEncoding: 'buffer' })
   await db.open()
+  const writeback = arm === 'synced' ? TableWriteback.start(dir, TABLE_SYNC_INTERVAL) : undefined
   try {
     let stop = false
     /** [start, ms] of every put. */
@@ -76,6 +84,7 @@ async function round(arm: Arm): Promise<Round> {
     const window = puts.filter(([t, ms]) => t + ms >= t0 && t < t0 + WINDOW_MS).map(([, ms]) => ms)
     return { arm, maxMs: Math.max(0, ...window), over20: window.filter((ms) => ms > SLOW_MS).length, compactRangeMs }
   } finally {
+    await writeback?.close()
     await db.close()
     await rm(dir, { recursive: true, force: true })
   }
@@ -106,19 +115,22 @@ async function main(): Promise<void> {
     ...ARMS.map((arm) => [arm, `${summary[arm].roundsOver100Ms} of ${ROUNDS}`, summary[arm].maxMsMedian.toFixed(1), summary[arm].over20Median, summary[arm].compactRangeMsMedian.toFixed(0),
       summary[arm].maxMs.map((ms) => ms.toFixed(0)).join(' ')]),
   ]))
-  console.log(`${ROUNDS} rounds; ${WRITERS} writers, synced 256-byte puts; the second after a memtable flush began`)
+  console.log(`${ROUNDS} rounds; ${WRITERS} writers, synced 256-byte puts; the second after a flush of a ${(WRITE_BUFFER / 1048576).toFixed(0)} MiB memtable began`)
   if (args.json) {
     console.log(JSON.stringify({
       directRoundsOver100Ms: summary.direct.roundsOver100Ms,
       betweenRoundsOver100Ms: summary.between.roundsOver100Ms,
       noneRoundsOver100Ms: summary.none.roundsOver100Ms,
+      syncedRoundsOver100Ms: summary.synced.roundsOver100Ms,
       directMaxMsMedian: summary.direct.maxMsMedian,
       betweenMaxMsMedian: summary.between.maxMsMedian,
       noneMaxMsMedian: summary.none.maxMsMedian,
+      syncedMaxMsMedian: summary.synced.maxMsMedian,
       arms: summary,
       rounds: ROUNDS,
       writers: WRITERS,
-      leveldbWriteBufferSize: DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize,
+      leveldbWriteBufferSize: WRITE_BUFFER,
+      tableSyncInterval: TABLE_SYNC_INTERVAL,
     }))
   }
 }

@@ -1,10 +1,14 @@
 /**
- * npm run bench:store [-- --json] [--seconds S] [--rounds N] [--writers W]
+ * npm run bench:store [-- --json] [--seconds S] [--rounds N] [--writers W] [--write-buffer BYTES]
+ *                      [--table-sync-interval MS]
  *
  * Durable put throughput and latency of the log (fsync always), 256 concurrent writers, 256-byte values,
  * against our practical ceiling: a plain classic-level loop writing the same records (log entry, kv record,
  * hist record, segment record) in the same batch sizes, with sync. Rounds alternate kvlog and raw so both
  * see the same machine noise; figures are medians over rounds. Then point gets/s on the loaded store.
+ * Both use LevelLog's LevelDB options; --write-buffer sets leveldbWriteBufferSize (default 32 MiB). kvlog
+ * syncs LevelDB's table files as they are written (tableSyncInterval, log/table-writeback.ts; 0 = off);
+ * the raw loop does not.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -21,6 +25,9 @@ const args = parseBenchArgs()
 const seconds = numberFlag(args, 'seconds', args.quick ? 1 : 4)
 const rounds = numberFlag(args, 'rounds', args.quick ? 1 : 3)
 const writers = numberFlag(args, 'writers', 256)
+const writeBuffer = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
+const leveldb = { ...DEFAULT_LEVEL_LOG_OPTIONS, leveldbWriteBufferSize: writeBuffer }
+const tableSyncInterval = numberFlag(args, 'table-sync-interval', DEFAULT_LEVEL_LOG_OPTIONS.tableSyncInterval)
 const VALUE_BYTES = 256
 const KEYSPACE = 100_000
 
@@ -36,7 +43,7 @@ interface PutRound {
 }
 
 async function kvlogRound(dir: string, withGets: boolean): Promise<PutRound> {
-  const log = await openLevelLog({ dir, fsync: 'always' })
+  const log = await openLevelLog({ dir, fsync: 'always', leveldbWriteBufferSize: writeBuffer, tableSyncInterval })
   const latencies: number[] = []
   let next = 0
   const deadline = performance.now() + seconds * 1000
@@ -94,7 +101,7 @@ function rawBatch(firstRev: number, batch: number, keyBase: number) {
 
 async function rawRound(dir: string, batch: number): Promise<number> {
   const db = new ClassicLevel<Buffer, Buffer>(dir, {
-    keyEncoding: 'buffer', valueEncoding: 'buffer', ...leveldbOptions(DEFAULT_LEVEL_LOG_OPTIONS),
+    keyEncoding: 'buffer', valueEncoding: 'buffer', ...leveldbOptions(leveldb),
   })
   await db.open()
   let rev = 2
@@ -135,6 +142,8 @@ async function main(): Promise<void> {
     putP99Ms: Number(median(kv.map((k) => k.p99)).toFixed(3)),
     meanBatchTxns: Number(median(kv.map((k) => k.meanBatch)).toFixed(1)),
     getsPerSec: Math.round(kv[kv.length - 1].getsPerSec ?? 0),
+    leveldbWriteBufferSize: writeBuffer,
+    tableSyncInterval,
     writers, valueBytes: VALUE_BYTES, seconds, rounds, fsync: 'always',
   }
   result.ratio = Number((result.putsPerSec / result.rawLevelPutsPerSec).toFixed(3))

@@ -47,6 +47,12 @@ export interface LevelLogOptions {
   /** With deferFileDeletes: at most this many bytes of deleted files are freed per second (0 = unpaced). */
   fileDeleteBytesPerSecond: number
   /**
+   * How often the table files LevelDB is writing are synced while it writes them (table-writeback.ts), so
+   * that a memtable flush or a LevelDB compaction reaches the disk in pieces instead of one burst that the
+   * writers' fsyncs queue behind. 0: only LevelDB's own sync at the end of each file.
+   */
+  tableSyncInterval: number
+  /**
    * LevelDB's write buffer (memtable): writes gather in memory, and in LevelDB's own log file, up to this
    * many bytes before they are written out as a level-0 table.
    */
@@ -75,6 +81,7 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   compactionCompactsRange: true,
   deferFileDeletes: true,
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,
+  tableSyncInterval: 20,
   leveldbWriteBufferSize: 32 * 1024 * 1024,
   leveldbCacheSize: 64 * 1024 * 1024,
   leveldbMaxFileSize: 8 * 1024 * 1024,

@@ -24,6 +24,7 @@ const EXPECTED_DEFAULTS: Config = {
   compactionCompactsRange: true,
   deferFileDeletes: true,
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,
+  tableSyncInterval: 20,
   leveldbWriteBufferSize: 32 * MiB,
   leveldbCacheSize: 64 * MiB,
   leveldbMaxFileSize: 8 * MiB,
