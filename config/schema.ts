@@ -245,7 +245,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 20,
     min: 0,
     max: 60_000,
-    description: "How often the table files LevelDB is writing (a flushed memtable, a LevelDB compaction's output) are synced while it writes them, as RocksDB's bytes_per_sync does: the data reaches the disk in pieces instead of one burst at the end of each file, which the writers' fsyncs would queue behind (a flush of the 32 MiB write buffer held synced writes for ~43 ms, ~21 ms with this on). 0: only LevelDB's own sync at the end of each file.",
+    description: "How often the table files LevelDB is writing (a flushed memtable, a LevelDB compaction's output) are synced while it writes them, as RocksDB's bytes_per_sync does: the data reaches the disk in pieces instead of one burst at the end of each file, which the writers' fsyncs would queue behind (a flush of the 32 MiB write buffer held synced writes for ~41 ms, ~21 ms with this on). 0: only LevelDB's own sync at the end of each file.",
     flag: '--table-sync-interval',
     env: 'KVLOG_TABLE_SYNC_INTERVAL',
   },
