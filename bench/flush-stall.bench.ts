@@ -2,13 +2,14 @@
  * npm run bench:flush-stall [-- --json] [--quick] [--rounds N] [--writers W] [--write-buffer BYTES]
  *                            [--table-sync-interval MS]
  *
- * What a LevelDB compactRange costs the writers when it starts during a memtable flush
- * (log/range-compaction.ts). Each round, on a fresh LevelDB in a temp dir with LevelLog's LevelDB options
+ * What a LevelDB memtable flush costs the writers: what a compactRange started during one adds
+ * (log/range-compaction.ts), and what syncing table files as LevelDB writes them takes off
+ * (log/table-writeback.ts). Each round, on a fresh LevelDB in a temp dir with LevelLog's LevelDB options
  * (leveldbWriteBufferSize, 32 MiB, unless --write-buffer says otherwise; no compression):
  * 1. W writers (default 20) keep one synced 256-byte put each in flight.
  * 2. Batches of 4 KiB values (not synced) fill the memtable until LevelDB switches to a new one, which
  *    its directory shows as a second write-ahead log: the old memtable is being flushed. The filling stops.
- * 3. At once, one of three arms, in turn:
+ * 3. At once, one of four arms, in turn:
  *      direct    db.compactRange over a range with no data (what kvlog did before): LevelDB's forced
  *                memtable switch waits, at the head of the write queue, for the flush to end
  *      between   compactRangeBetweenFlushes over the same range: waits for the flush to end first
