@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { ClassicLevel } from 'classic-level'
 import { openLevelLog } from '../../log/level-log.js'
 import { compactRangeBetweenFlushes, flushDone, flushing } from '../../log/range-compaction.js'
+import { sleep } from '../support/wait.js'
 
 describe('log/range-compaction', function () {
   this.timeout(60_000)
@@ -74,7 +75,7 @@ describe('log/range-compaction', function () {
       const started = Date.now()
       const compaction = compactRangeBetweenFlushes(db, join(dir, 'db'), Buffer.from('k'), Buffer.from('l'))
         .then(() => { compacted = true })
-      await new Promise((resolve) => setTimeout(resolve, 150))
+      await sleep(150)
       expect(compacted, 'held while two logs show').to.equal(false)
       await unlink(standIn)
       await compaction
@@ -97,7 +98,7 @@ describe('log/range-compaction', function () {
         await writeFile(standIn, '')
         let done = false
         const running = call().then(() => { done = true })
-        await new Promise((resolve) => setTimeout(resolve, 300))
+        await sleep(300)
         expect(done, `${what} held while two logs show`).to.equal(false)
         await unlink(standIn)
         await running

@@ -9,16 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openLevelLog } from '../../log/level-log.js'
 import { TableWriteback } from '../../log/table-writeback.js'
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function until(what: string, check: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(10)
-  }
-}
+import { sleep, waitFor } from '../support/wait.js'
 
 describe('log/table-writeback', function () {
   this.timeout(60_000)
@@ -46,7 +37,7 @@ describe('log/table-writeback', function () {
       await appendFile(join(dir, '000005.ldb'), Buffer.alloc(64 * 1024, i))
       await sleep(30)
     }
-    await until('a sync', () => writeback!.stats.syncs > 0)
+    await waitFor('a sync', () => writeback!.stats.syncs > 0)
     // Let the last append's event and pass land (under load they may come late), then watch a quiet spell.
     await sleep(300)
     const syncs = writeback.stats.syncs
@@ -79,7 +70,7 @@ describe('log/table-writeback', function () {
       for (let round = 0; round < 16; round++) {
         await Promise.all(Array.from({ length: 16 }, (_, i) => log.put(`k/${round}/${i}`, Buffer.alloc(4096, round))))
       }
-      await until('a synced table file', () => log.writeback!.stats.syncs > 0)
+      await waitFor('a synced table file', () => log.writeback!.stats.syncs > 0)
     } finally {
       await log.close()
     }
