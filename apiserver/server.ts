@@ -44,6 +44,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxTxnDepth: config.maxTxnDepth,
     maxBatchTxns: config.maxBatchTxns,
     compactionBatchRevisions: config.compactionBatchRevisions,
+    compactionMinBatchRevisions: config.compactionMinBatchRevisions,
     compactionMaxDutyPercent: config.compactionMaxDutyPercent,
     compactionThread: config.compactionThread,
     compactionCompactsRange: config.compactionCompactsRange,

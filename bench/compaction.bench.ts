@@ -1,14 +1,16 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S] [--warmup S]
- *                                [--batch REVISIONS] [--duty PERCENT] [--write-buffer BYTES] [--max-file-size BYTES]
+ *                                [--batch REVISIONS] [--min-batch REVISIONS] [--duty PERCENT]
+ *                                [--write-buffer BYTES] [--max-file-size BYTES]
  *                                [--compacts-range false] [--defer-file-deletes false] [--compaction-thread false]
  *                                [--table-sync-interval MS]
  *                                [--v8-pretenuring true]
  *                                [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
- * compactionBatchRevisions, compactionMaxDutyPercent, leveldbWriteBufferSize and leveldbMaxFileSize unless
- * --batch / --duty / --write-buffer / --max-file-size say otherwise):
+ * compactionBatchRevisions, compactionMinBatchRevisions, compactionMaxDutyPercent, leveldbWriteBufferSize
+ * and leveldbMaxFileSize unless --batch / --min-batch / --duty / --write-buffer / --max-file-size say
+ * otherwise; --batch alone sets both batch sizes, for a fixed one):
  * 1. Load: N superseded revisions (default 1,000,000; --quick 50,000): puts over 1,000 keys, 256-byte
  *    values, 2,048 in flight (group commit). Then dbBytesBefore = status().dbSize (this includes LevelDB's
  *    write-ahead log, up to its write buffer: leveldbWriteBufferSize, 32 MiB by default).
@@ -64,6 +66,7 @@ const COMPACTION_THREAD = args.flags.get('compaction-thread') !== 'false'
 const DEFER_FILE_DELETES = args.flags.get('defer-file-deletes') !== 'false'
 const TABLE_SYNC_INTERVAL = numberFlag(args, 'table-sync-interval', DEFAULT_LEVEL_LOG_OPTIONS.tableSyncInterval)
 const BATCH = numberFlag(args, 'batch', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions)
+const MIN_BATCH = numberFlag(args, 'min-batch', args.flags.has('batch') ? BATCH : DEFAULT_LEVEL_LOG_OPTIONS.compactionMinBatchRevisions)
 const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDutyPercent)
 const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
 const MAX_FILE_SIZE = numberFlag(args, 'max-file-size', DEFAULT_LEVEL_LOG_OPTIONS.leveldbMaxFileSize)
@@ -177,7 +180,7 @@ async function main(): Promise<void> {
   applyV8Settings({ v8AllocationSitePretenuring: V8_PRETENURING })
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
   const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, compactionThread: COMPACTION_THREAD, deferFileDeletes: DEFER_FILE_DELETES, tableSyncInterval: TABLE_SYNC_INTERVAL,
-    compactionBatchRevisions: BATCH, compactionMaxDutyPercent: DUTY, leveldbWriteBufferSize: WRITE_BUFFER,
+    compactionBatchRevisions: BATCH, compactionMinBatchRevisions: MIN_BATCH, compactionMaxDutyPercent: DUTY, leveldbWriteBufferSize: WRITE_BUFFER,
     leveldbMaxFileSize: MAX_FILE_SIZE })
   try {
     const loadSeconds = await load(log)
@@ -203,10 +206,14 @@ async function main(): Promise<void> {
     const duringLoad = steadyLoad(log)
     await sleep(500)
     const target = log.revision - KEEP
+    const groups0 = log.writerStats
     const c0 = performance.now()
     const ticker = setInterval(() => progress(`compacting to ${target.toLocaleString('en-US')}: ${((performance.now() - c0) / 1000).toFixed(1)}s`), 250)
     const result = await log.compact(target)
     const c1 = performance.now()
+    const groups1 = log.writerStats
+    // the writers' groups while it ran: the compaction's batches are sized after them (compactionBatchSize)
+    const groupTxnsDuring = (groups1.batchedTxns - groups0.batchedTxns) / Math.max(1, groups1.batches - groups0.batches)
     clearInterval(ticker)
     await sleep(500)
     const duringSamples = await duringLoad.stop()
@@ -258,6 +265,8 @@ async function main(): Promise<void> {
       valueBytes: VALUE_BYTES,
       keys: KEYS,
       compactionBatchRevisions: BATCH,
+      compactionMinBatchRevisions: MIN_BATCH,
+      writerGroupTxnsDuringCompaction: round3(groupTxnsDuring),
       compactionMaxDutyPercent: DUTY,
       leveldbWriteBufferSize: WRITE_BUFFER,
       leveldbMaxFileSize: MAX_FILE_SIZE,
@@ -288,6 +297,7 @@ async function main(): Promise<void> {
       ['removed revisions / versions', `${result.removedRevisions.toLocaleString('en-US')} / ${result.removedVersions.toLocaleString('en-US')}`],
       ['compaction seconds', out.compactionSeconds.toFixed(2)],
       ['compacted revisions/s', out.compactedRevisionsPerSec],
+      [`writers' transactions per group (batch: 10 revisions each, ${MIN_BATCH}..${BATCH})`, out.writerGroupTxnsDuringCompaction],
       ['reclaimSpace seconds', out.reclaimSeconds.toFixed(2)],
       ['db MiB before', (dbBytesBefore / MiB).toFixed(1)],
       ['db MiB after reclaim', (dbBytesAfter / MiB).toFixed(1)],

@@ -44,6 +44,7 @@ export interface Config {
   maxTxnDepth: number
   maxBatchTxns: number
   compactionBatchRevisions: number
+  compactionMinBatchRevisions: number
   compactionMaxDutyPercent: number
   compactionThread: boolean
   compactionCompactsRange: boolean
@@ -192,9 +193,19 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 250,
     min: 1,
     max: 1_000_000,
-    description: 'Revisions compaction removes per batch, between writes.',
+    description: "Most revisions compaction removes per batch, between writes. Each batch rides in a group of writers' transactions, so its size follows theirs: 10 revisions per transaction in the writers' recent groups, from compactionMinBatchRevisions up to this (light load: small batches that hold the writers up less; heavy load: large ones that keep the compaction fast).",
     flag: '--compaction-batch-revisions',
     env: 'KVLOG_COMPACTION_BATCH_REVISIONS',
+  },
+  compactionMinBatchRevisions: {
+    key: 'compactionMinBatchRevisions',
+    type: 'integer',
+    default: 50,
+    min: 1,
+    max: 1_000_000,
+    description: 'Fewest revisions compaction removes per batch (at most compactionBatchRevisions).',
+    flag: '--compaction-min-batch-revisions',
+    env: 'KVLOG_COMPACTION_MIN_BATCH_REVISIONS',
   },
   compactionMaxDutyPercent: {
     key: 'compactionMaxDutyPercent',

@@ -1,8 +1,9 @@
 /**
  * The scan of one compaction job (compactor.ts has the job around it): reads the log entries from the
- * job's progress up to its target in spans of `batchRevisions`, plans a batch for each (compact-batch.ts)
- * and hands it to `write`, which makes it durable with the job's progress. It runs on the main thread or
- * in the compaction thread (compact-thread.ts), with the same code either way: only `write` differs.
+ * job's progress up to its target in spans of `batchRevisions()` revisions (asked anew for each span),
+ * plans a batch for each (compact-batch.ts) and hands it to `write`, which makes it durable with the
+ * job's progress. It runs on the main thread or in the compaction thread (compact-thread.ts), with the
+ * same code either way: only `write` differs.
  *
  * Pipelined: each span of rows is decoded and its liveness read as soon as it is read (scanRows). The
  * rows after a span are above every entry its batch changes (only the batch that scans an entry, or a
@@ -22,7 +23,8 @@ export interface ScanJob {
 
 export interface ScanDeps {
   db: Db
-  batchRevisions: number
+  /** How many revisions the next span holds (compactor.ts: compactionBatchSize). */
+  batchRevisions(): number
   /** Pause after each batch for this many times as long as it took (0 = no pause): the duty cycle. */
   pauseFactor: number
   /** Entries below the scan position known to hold one op (compact-batch.ts); lives as long as the log. */
@@ -39,15 +41,22 @@ export interface ScanResult {
 }
 
 export async function scanJob(deps: ScanDeps, job: ScanJob): Promise<ScanResult> {
-  const { db, batchRevisions, pauseFactor, singles } = deps
+  const { db, pauseFactor, singles } = deps
   const result: ScanResult = { removedRevisions: 0, removedVersions: 0 }
   // What this job reads of kv records, so each is read once (compact-batch.ts: one per job, never kept).
   const live = new LiveRevisions()
-  const read = async (from: number) => scanRows(db, await db.iterator({
-    gte: logKey(from), lt: logKey(job.to), limit: batchRevisions, highWaterMarkBytes: ITERATOR_STEP_BYTES,
-  }).all(), live)
+  // Spans that came back short are the last: the scan has reached the target.
+  const last = new WeakSet<ScannedRows>()
+  const read = async (from: number) => {
+    const limit = Math.max(1, deps.batchRevisions())
+    const rows = scanRows(db, await db.iterator({
+      gte: logKey(from), lt: logKey(job.to), limit, highWaterMarkBytes: ITERATOR_STEP_BYTES,
+    }).all(), live)
+    if (rows.entries.length < limit) last.add(rows)
+    return rows
+  }
   const readAfter = (rows: ScannedRows) => {
-    if (rows.entries.length < batchRevisions) return undefined
+    if (last.has(rows)) return undefined
     const next = read(rows.entries[rows.entries.length - 1].rev + 1)
     next.catch(() => undefined) // awaited in the loop, unless a batch fails first
     return next

@@ -9,7 +9,8 @@
  *     scan {job, batchRevisions, pauseFactor}  ─▶  scanJob: read, decode, plan
  *                                              ◀─  batch {seq, last, packed plan} (compact-transfer.ts)
  *     writer.submitRaw(plan + progress)
- *     written | writeFailed {seq}              ─▶  the next batch (planned meanwhile) goes out
+ *     written {seq, batchRevisions}            ─▶  the next batch (planned meanwhile) goes out; the spans
+ *       | writeFailed {seq}                         read from now on hold batchRevisions
  *                                              ◀─  done {removed…} | failed {message}
  *
  * At most one job at a time (the compactor serializes them), and at most one batch of it in flight. Each
@@ -27,7 +28,7 @@ import { unpackPlan, type PackedPlan, type PlannedWrite } from './compact-transf
 /** Messages to the compaction thread. */
 export type ToCompactionThread =
   | { kind: 'scan'; job: ScanJob; batchRevisions: number; pauseFactor: number }
-  | { kind: 'written'; seq: number }
+  | { kind: 'written'; seq: number; batchRevisions: number }
   | { kind: 'writeFailed'; seq: number; message: string }
   | { kind: 'stop' }
   | { kind: 'close' }
@@ -41,8 +42,15 @@ export type FromCompactionThread =
 /** How long close() waits for the thread to close its database handle before terminating it. */
 const CLOSE_TIMEOUT_MS = 10_000
 
+/** A scan's settings: the size of its spans is asked again after each batch is written. */
+export interface ScanOptions {
+  batchRevisions(): number
+  pauseFactor: number
+}
+
 interface Running {
   write(last: number, plan: PlannedWrite): Promise<void>
+  batchRevisions(): number
   resolve(result: ScanResult): void
   reject(err: Error): void
 }
@@ -62,13 +70,13 @@ export class CompactionThread {
   }
 
   /** Runs a job's scan in the thread; `write` makes each batch it plans durable. */
-  scan(job: ScanJob, options: { batchRevisions: number; pauseFactor: number }, write: Running['write']): Promise<ScanResult> {
+  scan(job: ScanJob, options: ScanOptions, write: Running['write']): Promise<ScanResult> {
     if (this.running !== undefined) return Promise.reject(new Error('compaction thread: a scan is already running'))
     const worker = this.start()
     return new Promise<ScanResult>((resolve, reject) => {
-      this.running = { write, resolve, reject }
+      this.running = { write, batchRevisions: options.batchRevisions, resolve, reject }
       worker.ref()
-      this.post({ kind: 'scan', job, ...options })
+      this.post({ kind: 'scan', job, batchRevisions: options.batchRevisions(), pauseFactor: options.pauseFactor })
     }).finally(() => {
       this.running = undefined
       this.worker?.unref()
@@ -116,7 +124,7 @@ export class CompactionThread {
       case 'batch':
         // In a promise, so that a batch that cannot be unpacked fails the scan, not the process.
         Promise.resolve().then(() => running.write(m.last, unpackPlan(m.plan))).then(
-          () => this.post({ kind: 'written', seq: m.seq }),
+          () => this.post({ kind: 'written', seq: m.seq, batchRevisions: running.batchRevisions() }),
           (err: unknown) => this.post({ kind: 'writeFailed', seq: m.seq, message: err instanceof Error ? err.message : String(err) }),
         )
         break

@@ -23,6 +23,8 @@ const singles = new SingleOpEntries()
 let stopping = false
 /** The batch the main thread is writing: at most one (scanJob waits for each before sending the next). */
 let inflight: { seq: number; resolve(): void; reject(err: Error): void } | undefined
+/** The size of the spans the running scan reads next, as the main thread last said (compact-thread.ts). */
+let batchRevisions = 1
 /** Numbers the batches sent, so that an answer is matched to its batch (compact-thread.ts). */
 let sent = 0
 
@@ -43,8 +45,9 @@ async function scan(m: Extract<ToCompactionThread, { kind: 'scan' }>): Promise<v
   stopping = false
   try {
     await opened
+    batchRevisions = m.batchRevisions
     const result = await scanJob({
-      db, batchRevisions: m.batchRevisions, pauseFactor: m.pauseFactor, singles, stopping: () => stopping, write,
+      db, batchRevisions: () => batchRevisions, pauseFactor: m.pauseFactor, singles, stopping: () => stopping, write,
     }, m.job)
     send({ kind: 'done', result })
   } catch (err) {
@@ -62,8 +65,10 @@ port.on('message', (m: ToCompactionThread) => {
     case 'writeFailed':
       // The answer to a batch of a scan that failed meanwhile is not this one's.
       if (inflight?.seq !== m.seq) break
-      if (m.kind === 'written') inflight.resolve()
-      else inflight.reject(new Error(m.message))
+      if (m.kind === 'written') {
+        batchRevisions = m.batchRevisions
+        inflight.resolve()
+      } else inflight.reject(new Error(m.message))
       inflight = undefined
       break
     case 'stop':

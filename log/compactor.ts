@@ -32,10 +32,10 @@
  * Every batch rewrites its log entries and hist records, advances `next` and the belowFloor figures in one
  * LevelDB write, so a crash leaves a consistent state and the job resumes at `next` on open, redoing at
  * most the batch that did not land. Batches go through the writer's queue, riding in transaction groups'
- * writes, one at a time; the next batch's rows are read and its plan made while one is written
- * (compact-scan.ts). The scan runs in the compaction thread by default (compact-thread.ts), so only the
- * writes are the main thread's. Compaction pauses between batches so that it runs at most
- * maxDutyPercent of the time: writers are never blocked for long.
+ * writes, one at a time, each sized after those groups (compactionBatchSize); the next batch's rows are
+ * read and its plan made while one is written (compact-scan.ts). The scan runs in the compaction thread
+ * by default (compact-thread.ts), so only the writes are the main thread's. Compaction pauses between
+ * batches so that it runs at most maxDutyPercent of the time: writers are never blocked for long.
  *
  * Giving space back: the removed entries and hist records are LevelDB deletion markers until a LevelDB
  * compaction drops them. By default (compactsRange) a job ends by compacting the scanned log range and
@@ -79,11 +79,27 @@ interface CompactState {
   belowFloor?: BelowFloor
 }
 
+/** Compaction revisions per transaction of the writers' groups (compactionBatchSize). */
+const REVISIONS_PER_GROUP_TXN = 10
+
+/**
+ * Revisions per compaction batch, for writers' groups of `groupTxns` transactions lately: each batch rides
+ * in one such group (writer.ts), and every put queued behind that group waits for the batch's deletions
+ * too. At 2,000 puts/s groups hold about 2 transactions, and batches of 250 revisions made most of each
+ * group's work; batches of 50 cut the writers' p99 during a compaction by a third. Under a heavy load the
+ * groups are large and so may the batches be: batches of 50 there made the compaction slower than the
+ * writers and their p99 worse (docs/benchmarks.md, eleventh session).
+ */
+export function compactionBatchSize(groupTxns: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, Math.round(REVISIONS_PER_GROUP_TXN * groupTxns)))
+}
+
 export interface CompactorDeps {
   db: Db
   writer: Writer
   segments: SegmentTable
-  batchRevisions: number
+  /** Revisions for the next batch (compactionBatchSize), asked before each batch is read. */
+  batchRevisions(): number
   /** Pause between batches so compaction runs at most this percent of the time (100 = no pause). */
   maxDutyPercent: number
   /** End with a LevelDB compaction of the scanned log span (see "Giving space back" above). */
@@ -183,7 +199,8 @@ export class Compactor {
     const result: CompactResult = { compactRevision: this.state.floor, removedRevisions: 0, removedVersions: 0, durationMs: 0 }
     const job = this.state.job
     if (job === undefined) return result
-    const { db, batchRevisions, thread } = this.deps
+    const { db, thread } = this.deps
+    const batchRevisions = () => this.deps.batchRevisions()
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
     const write = (last: number, plan: PlannedWrite) => this.write(job, last, plan)
     if (!this.stopping) {

@@ -11,7 +11,7 @@ import { readdir, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { ClassicLevel } from 'classic-level'
 import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from './backend.js'
-import { Compactor } from './compactor.js'
+import { Compactor, compactionBatchSize } from './compactor.js'
 import { CompactionThread } from './compact-thread.js'
 import { compacted, futureRevision, KvlogError } from './errors.js'
 import { readHistory } from './history-read.js'
@@ -169,7 +169,8 @@ export class LevelLog implements Log {
     })
     const thread = o.compactionThread ? new CompactionThread(o.dir) : undefined
     const compactor = new Compactor({
-      db, writer, segments, batchRevisions: o.compactionBatchRevisions, maxDutyPercent: o.compactionMaxDutyPercent,
+      db, writer, segments, maxDutyPercent: o.compactionMaxDutyPercent,
+      batchRevisions: () => compactionBatchSize(writer.stats.recentGroupTxns, o.compactionMinBatchRevisions, o.compactionBatchRevisions),
       compactsRange: o.compactionCompactsRange,
       compactRange: (start, end) => compactRangeBetweenFlushes(db, o.dir, start, end),
       filesFreed: async () => deletes?.drained(),

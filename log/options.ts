@@ -19,8 +19,15 @@ export interface LevelLogOptions {
   maxTxnDepth: number
   /** Most transactions the writer puts into one LevelDB batch (group commit). */
   maxBatchTxns: number
-  /** Revisions compaction removes per LevelDB batch, between writes. */
+  /**
+   * Most revisions compaction removes per LevelDB batch, between writes. Each batch rides in a writers'
+   * group (writer.ts), so every put queued behind that group waits for its deletions too. A batch's size
+   * follows the writers' groups (compactor.ts, compactionBatchSize): small while they are small (light
+   * load, where a large batch would be most of a group's work), up to this under heavy load.
+   */
   compactionBatchRevisions: number
+  /** Fewest revisions per compaction batch (at most compactionBatchRevisions). */
+  compactionMinBatchRevisions: number
   /** Compaction pauses between batches so it runs at most this percent of the time. */
   compactionMaxDutyPercent: number
   /**
@@ -76,6 +83,7 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   maxTxnDepth: 32,
   maxBatchTxns: 2048,
   compactionBatchRevisions: 250,
+  compactionMinBatchRevisions: 50,
   compactionMaxDutyPercent: 50,
   compactionThread: true,
   compactionCompactsRange: true,

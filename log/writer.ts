@@ -75,7 +75,15 @@ export interface WriterStats {
   txns: number
   /** Sum of transactions over batches, for the mean group size. */
   batchedTxns: number
+  /**
+   * Transactions per group lately: a moving average over the groups that held any (weight 1/16 each),
+   * which follows a change of load within a few dozen groups. It sizes compaction batches (compactor.ts).
+   */
+  recentGroupTxns: number
 }
+
+/** Weight of the newest group in WriterStats.recentGroupTxns. */
+const RECENT_GROUP_WEIGHT = 1 / 16
 
 export class Writer {
   private queue: Job[] = []
@@ -84,7 +92,7 @@ export class Writer {
   private failure: KvlogError | undefined
   private lastTimestamp: number
   private readonly listeners = new Set<CommitListener>()
-  readonly stats: WriterStats = { batches: 0, txns: 0, batchedTxns: 0 }
+  readonly stats: WriterStats = { batches: 0, txns: 0, batchedTxns: 0, recentGroupTxns: 0 }
 
   constructor(private readonly deps: WriterDeps) {
     this.lastTimestamp = deps.lastTimestamp
@@ -282,6 +290,9 @@ export class Writer {
   /** The group is durable: reads from now on see it (call before the next batch is issued). */
   private advance(prepared: PreparedGroup): void {
     this.stats.txns += prepared.group.length
+    if (prepared.group.length > 0) {
+      this.stats.recentGroupTxns += (prepared.group.length - this.stats.recentGroupTxns) * RECENT_GROUP_WEIGHT
+    }
     if (prepared.entries.length > 0) {
       this.lastTimestamp = prepared.timestamp
       this.stats.batches++

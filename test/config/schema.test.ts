@@ -19,6 +19,7 @@ const EXPECTED_DEFAULTS: Config = {
   maxTxnDepth: 32,
   maxBatchTxns: 2048,
   compactionBatchRevisions: 250,
+  compactionMinBatchRevisions: 50,
   compactionMaxDutyPercent: 50,
   compactionThread: true,
   compactionCompactsRange: true,

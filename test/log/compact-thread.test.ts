@@ -2,7 +2,8 @@
  * log/compact-thread.ts + compact-worker.ts: the compaction thread shares the open log's LevelDB handle,
  * scans a job and sends its batches to be written one at a time in revision order, fails the scan when a
  * write fails (and takes the next one), fails the scan if it dies (and a new thread takes the next one),
- * stops at a batch boundary when asked, takes an answer only for the batch it names, and lets the log
+ * stops at a batch boundary when asked, takes an answer only for the batch it names, reads its spans with
+ * the size the main thread gives after each write, and lets the log
  * close and open again. The log-level semantics with the thread are in test/compaction/semantics.test.ts.
  */
 import { expect } from 'chai'
@@ -50,7 +51,7 @@ describe('log/compact-thread: the compaction thread', function () {
   it('scans the job in batches, in revision order, one write at a time, and reports what it removed', async () => {
     const to = log.revision - 4
     const { batches, write } = recorder()
-    const result = await thread.scan({ to, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, write)
+    const result = await thread.scan({ to, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, write)
     const revs = batches.flatMap((b) => b.revs)
     expect(revs).to.deep.equal(Array.from({ length: to - first }, (_, i) => first + i))
     expect(batches.map((b) => b.last)).to.deep.equal(batches.map((b) => b.revs[b.revs.length - 1]))
@@ -66,13 +67,13 @@ describe('log/compact-thread: the compaction thread', function () {
     })
     const to = log.revision - 4
     let err: unknown
-    await thread.scan({ to, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, failing.write).catch((e: unknown) => (err = e))
+    await thread.scan({ to, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, failing.write).catch((e: unknown) => (err = e))
     expect(err).to.be.instanceOf(Error)
     expect((err as Error).message).to.equal('the disk is on fire')
     expect(failing.batches).to.have.length(2)
 
     const next = recorder()
-    const result = await thread.scan({ to, next: first + BATCH }, { batchRevisions: BATCH, pauseFactor: 0 }, next.write)
+    const result = await thread.scan({ to, next: first + BATCH }, { batchRevisions: () => BATCH, pauseFactor: 0 }, next.write)
     expect(next.batches[0].revs[0]).to.equal(first + BATCH)
     expect(result.removedRevisions).to.equal(to - first - BATCH)
   })
@@ -84,18 +85,18 @@ describe('log/compact-thread: the compaction thread', function () {
       if (n === 1) void worker()!.terminate()
     })
     let err: unknown
-    await thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, dying.write).catch((e: unknown) => (err = e))
+    await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, dying.write).catch((e: unknown) => (err = e))
     expect((err as Error).message).to.match(/compaction thread exited/)
     expect(worker()).to.equal(undefined)
 
     const next = recorder()
-    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, next.write)
+    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, next.write)
     expect(result.removedRevisions).to.equal(log.revision - first)
   })
 
   it('stops at the next batch boundary when asked', async () => {
     const stopping = recorder(() => thread.stop())
-    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, stopping.write)
+    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, stopping.write)
     expect(stopping.batches).to.have.length(1)
     expect(result.removedRevisions).to.equal(BATCH)
   })
@@ -127,9 +128,9 @@ describe('log/compact-thread: the compaction thread', function () {
       post({ kind: 'scan', job: { to: log.revision, next: first }, batchRevisions: BATCH, pauseFactor: 0 })
       const b1 = await next(5_000)
       expect(b1).to.include({ kind: 'batch', seq: 1 })
-      post({ kind: 'written', seq: 0 })
+      post({ kind: 'written', seq: 0, batchRevisions: BATCH })
       expect(await next(300), 'no batch after an answer to another one').to.equal(undefined)
-      post({ kind: 'written', seq: 1 })
+      post({ kind: 'written', seq: 1, batchRevisions: BATCH })
       expect(await next(5_000)).to.include({ kind: 'batch', seq: 2 })
     } finally {
       // It closes its share of the database handle, then ends.
@@ -139,11 +140,27 @@ describe('log/compact-thread: the compaction thread', function () {
     }
   })
 
+  it('reads the spans after each write with the size the main thread gives in its answer', async () => {
+    const { batches, write } = recorder()
+    let asked = 0
+    const size = () => (asked++ === 0 ? BATCH : 3)
+    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: size, pauseFactor: 0 }, write)
+    const lengths = batches.map((b) => b.revs.length)
+    expect(lengths[0]).to.equal(BATCH)
+    // Spans read before the first answer came keep its size; every span read after it holds 3 (the last
+    // may hold fewer).
+    expect(lengths.slice(0, 3).every((n) => n === BATCH || n === 3), lengths.join(' ')).to.equal(true)
+    expect(lengths.slice(3, -1).every((n) => n === 3), lengths.join(' ')).to.equal(true)
+    expect(lengths.length).to.be.greaterThan(20)
+    expect(batches.flatMap((b) => b.revs)).to.deep.equal(Array.from({ length: log.revision - first }, (_, i) => first + i))
+    expect(result.removedRevisions).to.equal(log.revision - first)
+  })
+
   it('refuses a second scan while one runs', async () => {
     const slow = recorder()
-    const running = thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, slow.write)
+    const running = thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, slow.write)
     let err: unknown
-    await thread.scan({ to: log.revision, next: first }, { batchRevisions: BATCH, pauseFactor: 0 }, slow.write).catch((e: unknown) => (err = e))
+    await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, slow.write).catch((e: unknown) => (err = e))
     expect((err as Error).message).to.match(/a scan is already running/)
     await running
   })

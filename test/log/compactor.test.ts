@@ -11,6 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LiveRevisions, planBatch, scanRows, SingleOpEntries } from '../../log/compact-batch.js'
+import { compactionBatchSize } from '../../log/compactor.js'
 import { histKey, LOG_START, logKey, logKeyRevision, prefixEnd } from '../../log/keys.js'
 import { openLevelLog, type LevelLog } from '../../log/level-log.js'
 import type { Db } from '../../log/latest-view.js'
@@ -388,5 +389,33 @@ describe('log/compact-batch', function () {
       expect(once).to.deep.equal(everyBatch)
       expect(once).to.deep.equal([`k/0@${to - 6}`, `k/1@${to - 5}`, `k/2@${to - 4}`, `solo@${to - 1}`])
     })
+  })
+})
+
+describe('log/compactor: batch size follows the writers\' groups', function () {
+  this.timeout(30_000)
+
+  it('is 10 revisions per transaction of the recent groups, between the minimum and the maximum', () => {
+    expect(compactionBatchSize(0, 50, 250)).to.equal(50)
+    expect(compactionBatchSize(2.2, 50, 250), 'light load: lone puts, ~2 per group').to.equal(50)
+    expect(compactionBatchSize(12.04, 50, 250)).to.equal(120)
+    expect(compactionBatchSize(40, 50, 250), 'heavy load').to.equal(250)
+    expect(compactionBatchSize(3, 50, 7), 'a maximum below the minimum wins').to.equal(7)
+  })
+
+  it('the writer keeps the recent group size: ~1 for writes one at a time, more for writes that arrive together', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kvlog-compactor-size-'))
+    const log = await openLevelLog({ dir, fsync: 'never' })
+    try {
+      expect(log.writerStats.recentGroupTxns).to.equal(0)
+      for (let i = 0; i < 100; i++) await log.put(`one-${i}`, 'v')
+      expect(log.writerStats.recentGroupTxns).to.be.within(0.99, 1)
+      // 2,000 at once: the first group takes what is queued, the next ones what queued meanwhile.
+      await Promise.all(Array.from({ length: 2000 }, (_, i) => log.put(`many-${i}`, 'v')))
+      expect(log.writerStats.recentGroupTxns).to.be.greaterThan(10)
+    } finally {
+      await log.close()
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
