@@ -22,7 +22,7 @@
  */
 import { once } from 'node:events'
 import { Worker } from 'node:worker_threads'
-import type { ScanJob, ScanResult } from './compact-scan.js'
+import type { ScanDeps, ScanJob, ScanResult } from './compact-scan.js'
 import { unpackPlan, type PackedPlan, type PlannedWrite } from './compact-transfer.js'
 
 /** Messages to the compaction thread. */
@@ -42,11 +42,8 @@ export type FromCompactionThread =
 /** How long close() waits for the thread to close its database handle before terminating it. */
 const CLOSE_TIMEOUT_MS = 10_000
 
-/** A scan's settings: the size of its spans is asked again after each batch is written. */
-export interface ScanOptions {
-  batchRevisions(): number
-  pauseFactor: number
-}
+/** A scan's settings, as scanJob takes them: the size of its spans is asked again after each batch is written. */
+export type ScanOptions = Pick<ScanDeps, 'batchRevisions' | 'pauseFactor'>
 
 interface Running {
   write(last: number, plan: PlannedWrite): Promise<void>
