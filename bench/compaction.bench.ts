@@ -5,6 +5,7 @@
  *                                [--compacts-range false] [--defer-file-deletes false] [--compaction-thread false]
  *                                [--table-sync-interval MS]
  *                                [--v8-pretenuring true]
+ *                                [--during compaction|deletes|idle] [--deletes-rate REVISIONS_PER_S] [--idle-seconds S]
  *                                [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
@@ -35,6 +36,15 @@
  * The process turns V8's allocation-site pretenuring off as `kvlog serve` does (v8AllocationSitePretenuring,
  * apiserver/v8-settings.ts); the load phase would otherwise teach V8 to allocate each put's objects in the
  * old generation for the rest of the run. --v8-pretenuring true leaves it on (false: off, the default).
+ * --during says what runs in step 3 instead of compact(), to tell apart what the writers pay for:
+ * - `compaction` (the default): compact() as above.
+ * - `deletes`: the compaction's LevelDB deletions alone (bench/lib/recorded-deletes.ts: read before the
+ *   baseline, so no scan, no reads and no compaction thread while the writers are timed), through the
+ *   writer's queue in batches of --min-batch revisions, paced to --deletes-rate revisions/s (default
+ *   20,000, about what compact() does at this load), then the same closing compactRange unless
+ *   --compacts-range false.
+ * - `idle`: nothing, for --idle-seconds (default 50, about as long as compact() takes here): the same
+ *   load over a window as long as a compaction, against the shorter baseline.
  * --trace FILE writes what it takes to find where slow puts come from, as JSON: every put's scheduled time
  * and latency, LevelDB's level-0 file count every 10 ms (a gap between samples is the event loop blocked),
  * event-loop delay per phase, GC pauses, LevelDB batch writes (ms, ops), calls into LevelDB that block the
@@ -47,8 +57,14 @@ import { join } from 'node:path'
 import { applyV8Settings } from '../apiserver/v8-settings.js'
 import { DEFAULT_CONFIG } from '../config/index.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
+import { LOG_START, logKey } from '../log/keys.js'
+import type { Db } from '../log/latest-view.js'
 import { openLevelLog, type LevelLog } from '../log/level-log.js'
+import { compactRangeBetweenFlushes } from '../log/range-compaction.js'
+import type { CompactResult } from '../log/types.js'
+import type { Writer } from '../log/writer.js'
 import { pacedLoad, type LatencySamples, type PacedLoad } from './lib/paced-load.js'
+import { RecordedDeletes, replayDeletes } from './lib/recorded-deletes.js'
 import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
 
 const args = parseBenchArgs()
@@ -71,6 +87,10 @@ const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDut
 const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
 const MAX_FILE_SIZE = numberFlag(args, 'max-file-size', DEFAULT_LEVEL_LOG_OPTIONS.leveldbMaxFileSize)
 const TRACE_FILE = args.flags.get('trace')
+const DURING = args.flags.get('during') ?? 'compaction'
+if (!['compaction', 'deletes', 'idle'].includes(DURING)) throw new Error(`--during: compaction, deletes or idle, not ${DURING}`)
+const DELETES_RATE = numberFlag(args, 'deletes-rate', 20_000)
+const IDLE_SECONDS = numberFlag(args, 'idle-seconds', 50)
 const V8_PRETENURING = args.flags.has('v8-pretenuring') ? args.flags.get('v8-pretenuring') === 'true' : DEFAULT_CONFIG.v8AllocationSitePretenuring
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')
@@ -117,6 +137,28 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const round3 = (x: number) => Number(x.toFixed(3))
 
 type Leveldb = Record<string, unknown> & { getProperty(name: string): string }
+
+/** The log's database and writer queue, which --during deletes and --trace reach past LevelLog's API for. */
+const internals = (log: LevelLog) => log as unknown as { db: Db & Leveldb; writer: Writer }
+
+/** --during deletes: the recorded deletions through the writer's queue, then the closing compactRange. */
+async function replayed(log: LevelLog, dir: string, deletes: RecordedDeletes, target: number): Promise<CompactResult> {
+  const started = performance.now()
+  const { db, writer } = internals(log)
+  const versions = await replayDeletes(deletes, (build) => writer.submitRaw(build), { revisionsPerBatch: MIN_BATCH, revisionsPerSec: DELETES_RATE })
+  if (COMPACTS_RANGE) await compactRangeBetweenFlushes(db, dir, LOG_START, logKey(target))
+  return { compactRevision: target, removedRevisions: versions, removedVersions: versions, durationMs: performance.now() - started }
+}
+
+/** Step 3: what runs while the "during" figures are measured (--during). */
+async function duringWork(log: LevelLog, dir: string, deletes: RecordedDeletes | undefined, target: number): Promise<CompactResult> {
+  if (deletes !== undefined) return replayed(log, dir, deletes, target)
+  if (DURING === 'idle') {
+    await sleep(IDLE_SECONDS * 1000)
+    return { compactRevision: 0, removedRevisions: 0, removedVersions: 0, durationMs: IDLE_SECONDS * 1000 }
+  }
+  return log.compact(target)
+}
 
 /**
  * --trace: level-0 files every 10 ms, GC pauses, and LevelDB calls timed (those that run on the main
@@ -184,9 +226,12 @@ async function main(): Promise<void> {
     leveldbMaxFileSize: MAX_FILE_SIZE })
   try {
     const loadSeconds = await load(log)
+    const deletes = DURING !== 'deletes' ? undefined : await RecordedDeletes.read(internals(log).db, log.revision + 1, {
+      progress: (rev) => progress(`recording the compaction's deletions: ${rev.toLocaleString('en-US')} / ${log.revision.toLocaleString('en-US')} revisions`),
+    })
     const dbBytesBefore = (await log.status()).dbSize
 
-    const trace = TRACE_FILE === undefined ? undefined : new Trace((log as unknown as { db: Leveldb }).db)
+    const trace = TRACE_FILE === undefined ? undefined : new Trace(internals(log).db)
     const eld = monitorEventLoopDelay({ resolution: 5 })
     eld.enable()
     progress(`baseline: ${WRITERS} writers at ${RATE} puts/s for ${WARMUP}s of warm-up, then ${SECONDS}s measured`)
@@ -202,14 +247,15 @@ async function main(): Promise<void> {
     const statsBaseline = trace?.stats()
     eld.reset()
 
-    progress('compacting under the same load')
+    const what = { compaction: 'compacting', deletes: "replaying the compaction's deletions", idle: 'idle' }[DURING]
+    progress(`${what} under the same load`)
     const duringLoad = steadyLoad(log)
     await sleep(500)
     const target = log.revision - KEEP
     const groups0 = log.writerStats
     const c0 = performance.now()
-    const ticker = setInterval(() => progress(`compacting to ${target.toLocaleString('en-US')}: ${((performance.now() - c0) / 1000).toFixed(1)}s`), 250)
-    const result = await log.compact(target)
+    const ticker = setInterval(() => progress(`${what} to ${target.toLocaleString('en-US')}: ${((performance.now() - c0) / 1000).toFixed(1)}s`), 250)
+    const result = await duringWork(log, dir, deletes, target)
     const c1 = performance.now()
     const groups1 = log.writerStats
     // the writers' groups while it ran: the compaction's batches are sized after them (compactionBatchSize)
@@ -272,10 +318,11 @@ async function main(): Promise<void> {
       leveldbMaxFileSize: MAX_FILE_SIZE,
       compactionCompactsRange: COMPACTS_RANGE,
       compactionThread: COMPACTION_THREAD,
-     
       deferFileDeletes: DEFER_FILE_DELETES,
       tableSyncInterval: TABLE_SYNC_INTERVAL,
       v8AllocationSitePretenuring: V8_PRETENURING,
+      during: DURING,
+      ...(DURING === 'deletes' ? { deletesRatePerSec: DELETES_RATE } : {}),
       fsync: 'always',
       cpus: availableParallelism(),
     }
@@ -304,6 +351,8 @@ async function main(): Promise<void> {
       ['revisions retained (target..head)', retainedRevisions.toLocaleString('en-US')],
     ]))
     console.log(`load: ${WRITERS} writers paced to ${RATE} puts/s, ${VALUE_BYTES}-byte values over ${KEYS} keys, fsync always; ${out.cpus} CPUs`)
+    if (DURING === 'deletes') console.log(`during: the compaction's deletions alone, paced to ${DELETES_RATE.toLocaleString('en-US')} revisions/s (no compaction ran)`)
+    if (DURING === 'idle') console.log(`during: nothing for ${IDLE_SECONDS} s (no compaction ran)`)
     if (args.json) console.log(JSON.stringify(out))
   } finally {
     endProgress()
