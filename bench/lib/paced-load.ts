@@ -13,6 +13,7 @@
  * arrays (0.7 of 12.1 MB in the same profile).
  */
 import { pacedLatency, sleepUntil } from './pacing.js'
+import { grown } from './grown.js'
 
 /** Scheduled times and latencies (ms), in typed arrays that grow by doubling. */
 export class LatencySamples {
@@ -31,13 +32,8 @@ export class LatencySamples {
 
   add(at: number, ms: number): void {
     if (this.n === this.at.length) {
-      const grow = (a: Float64Array) => {
-        const b = new Float64Array(a.length * 2)
-        b.set(a)
-        return b
-      }
-      this.at = grow(this.at)
-      this.ms = grow(this.ms)
+      this.at = grown(this.at)
+      this.ms = grown(this.ms)
     }
     this.at[this.n] = at
     this.ms[this.n++] = ms

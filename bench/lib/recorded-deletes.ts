@@ -17,6 +17,7 @@ import { histKey, logKey, logKeyRevision } from '../../log/keys.js'
 import type { Db } from '../../log/latest-view.js'
 import { decodeEntryRefs } from '../../log/records.js'
 import type { BatchOp } from '../../log/segments.js'
+import { grown } from './grown.js'
 
 export interface RecordOptions {
   /** Called every 10,000 revisions read. */
@@ -69,18 +70,10 @@ export class RecordedDeletes {
   private add(key: Buffer): void {
     const start = this.keys === 0 ? 0 : this.ends[this.keys - 1]
     if (start + key.length > this.bytes.length) this.bytes = grown(this.bytes, start + key.length)
-    if (this.keys === this.ends.length) this.ends = grown(this.ends, this.keys + 1)
+    if (this.keys === this.ends.length) this.ends = grown(this.ends)
     key.copy(this.bytes, start)
     this.ends[this.keys++] = start + key.length
   }
-}
-
-function grown<T extends Buffer | Uint32Array>(a: T, atLeast: number): T {
-  let size = a.length * 2
-  while (size < atLeast) size *= 2
-  const b = (Buffer.isBuffer(a) ? Buffer.allocUnsafe(size) : new Uint32Array(size)) as T
-  b.set(a)
-  return b
 }
 
 export interface ReplayPace {

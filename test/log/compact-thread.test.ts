@@ -3,8 +3,8 @@
  * scans a job and sends its batches to be written one at a time in revision order, fails the scan when a
  * write fails (and takes the next one), fails the scan if it dies (and a new thread takes the next one),
  * stops at a batch boundary when asked, takes an answer only for the batch it names, reads its spans with
- * the size the main thread gives after each write, and lets the log
- * close and open again. The log-level semantics with the thread are in test/compaction/semantics.test.ts.
+ * the size the main thread gives after each write, and lets the log close and open again. The log-level
+ * semantics with the thread are in test/compaction/semantics.test.ts.
  */
 import { expect } from 'chai'
 import { once } from 'node:events'
