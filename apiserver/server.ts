@@ -45,6 +45,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxBatchTxns: config.maxBatchTxns,
     compactionBatchRevisions: config.compactionBatchRevisions,
     compactionMinBatchRevisions: config.compactionMinBatchRevisions,
+    compactionBatchesPerRead: config.compactionBatchesPerRead,
     compactionMaxDutyPercent: config.compactionMaxDutyPercent,
     compactionThread: config.compactionThread,
     compactionCompactsRange: config.compactionCompactsRange,

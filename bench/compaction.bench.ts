@@ -1,6 +1,6 @@
 /**
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S] [--warmup S]
- *                                [--batch REVISIONS] [--min-batch REVISIONS] [--duty PERCENT]
+ *                                [--batch REVISIONS] [--min-batch REVISIONS] [--duty PERCENT] [--batches-per-read N]
  *                                [--write-buffer BYTES] [--max-file-size BYTES]
  *                                [--compacts-range false] [--defer-file-deletes false] [--compaction-thread false]
  *                                [--table-sync-interval MS]
@@ -9,9 +9,9 @@
  *                                [--trace FILE]
  *
  * What a large compaction costs the writers, on a LevelLog in a temp dir (fsync always, the default
- * compactionBatchRevisions, compactionMinBatchRevisions, compactionMaxDutyPercent, leveldbWriteBufferSize
- * and leveldbMaxFileSize unless --batch / --min-batch / --duty / --write-buffer / --max-file-size say
- * otherwise; --batch alone sets both batch sizes, for a fixed one):
+ * compactionBatchRevisions, compactionMinBatchRevisions, compactionMaxDutyPercent, compactionBatchesPerRead,
+ * leveldbWriteBufferSize and leveldbMaxFileSize unless --batch / --min-batch / --duty / --batches-per-read /
+ * --write-buffer / --max-file-size say otherwise; --batch alone sets both batch sizes, for a fixed one):
  * 1. Load: N superseded revisions (default 1,000,000; --quick 50,000): puts over 1,000 keys, 256-byte
  *    values, 2,048 in flight (group commit). Then dbBytesBefore = status().dbSize (this includes LevelDB's
  *    write-ahead log, up to its write buffer: leveldbWriteBufferSize, 32 MiB by default).
@@ -84,6 +84,7 @@ const TABLE_SYNC_INTERVAL = numberFlag(args, 'table-sync-interval', DEFAULT_LEVE
 const BATCH = numberFlag(args, 'batch', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions)
 const MIN_BATCH = numberFlag(args, 'min-batch', args.flags.has('batch') ? BATCH : DEFAULT_LEVEL_LOG_OPTIONS.compactionMinBatchRevisions)
 const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDutyPercent)
+const BATCHES_PER_READ = numberFlag(args, 'batches-per-read', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchesPerRead)
 const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
 const MAX_FILE_SIZE = numberFlag(args, 'max-file-size', DEFAULT_LEVEL_LOG_OPTIONS.leveldbMaxFileSize)
 const TRACE_FILE = args.flags.get('trace')
@@ -222,7 +223,8 @@ async function main(): Promise<void> {
   applyV8Settings({ v8AllocationSitePretenuring: V8_PRETENURING })
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
   const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, compactionThread: COMPACTION_THREAD, deferFileDeletes: DEFER_FILE_DELETES, tableSyncInterval: TABLE_SYNC_INTERVAL,
-    compactionBatchRevisions: BATCH, compactionMinBatchRevisions: MIN_BATCH, compactionMaxDutyPercent: DUTY, leveldbWriteBufferSize: WRITE_BUFFER,
+    compactionBatchRevisions: BATCH, compactionMinBatchRevisions: MIN_BATCH, compactionMaxDutyPercent: DUTY, compactionBatchesPerRead: BATCHES_PER_READ,
+    leveldbWriteBufferSize: WRITE_BUFFER,
     leveldbMaxFileSize: MAX_FILE_SIZE })
   try {
     const loadSeconds = await load(log)
@@ -314,6 +316,7 @@ async function main(): Promise<void> {
       compactionMinBatchRevisions: MIN_BATCH,
       writerGroupTxnsDuringCompaction: round3(groupTxnsDuring),
       compactionMaxDutyPercent: DUTY,
+      compactionBatchesPerRead: BATCHES_PER_READ,
       leveldbWriteBufferSize: WRITE_BUFFER,
       leveldbMaxFileSize: MAX_FILE_SIZE,
       compactionCompactsRange: COMPACTS_RANGE,

@@ -45,6 +45,7 @@ export interface Config {
   maxBatchTxns: number
   compactionBatchRevisions: number
   compactionMinBatchRevisions: number
+  compactionBatchesPerRead: number
   compactionMaxDutyPercent: number
   compactionThread: boolean
   compactionCompactsRange: boolean
@@ -206,6 +207,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Fewest revisions compaction removes per batch (at most compactionBatchRevisions).',
     flag: '--compaction-min-batch-revisions',
     env: 'KVLOG_COMPACTION_MIN_BATCH_REVISIONS',
+  },
+  compactionBatchesPerRead: {
+    key: 'compactionBatchesPerRead',
+    type: 'integer',
+    default: 5,
+    min: 1,
+    max: 1_000,
+    description: "Compaction batches the scan reads and plans at a time: one read of the log, and with compactionThread one message each way between the threads, serve them all, while each batch is still written on its own in a writers' group, with its own progress. 1: read, plan and send each batch on its own.",
+    flag: '--compaction-batches-per-read',
+    env: 'KVLOG_COMPACTION_BATCHES_PER_READ',
   },
   compactionMaxDutyPercent: {
     key: 'compactionMaxDutyPercent',

@@ -33,7 +33,8 @@
  *
  * Knowing how many ops an entry holds without reading it: the caller remembers the size of every entry it
  * scanned that kept exactly one op (SingleOpEntries); those are deleted blind. Every other entry a batch
- * needs (multi-op, or below where this process started scanning) is read in one getMany per batch.
+ * needs (multi-op, or below where this process started scanning) comes from the caller's EntrySource (as
+ * batches planned but not yet written leave it, or as read ahead), or is read in one getMany per batch.
  * Tolerant of work found done: a missing hist key deletes to nothing, and an op already gone from its
  * entry, or an entry already gone (databases compacted by an older kvlog copied survivors into hist and
  * removed their entries), is skipped. So a batch planned again over the same rows writes the same result.
@@ -142,6 +143,8 @@ export interface BatchPlan {
   removedVersions: number
   /** For SingleOpEntries.apply once the batch is durable: rev → size, or -1 when no longer single-op. */
   singles: Map<number, number>
+  /** The entries it changes, as it leaves them: rev → the rewritten entry, or null when deleted. */
+  entries: Map<number, Buffer | null>
 }
 
 /** A span of log entries, decoded, with the read of which of its puts are live under way. */
@@ -167,29 +170,29 @@ export function scanRows(db: Db, rows: ReadonlyArray<[Buffer, Buffer]>, known: L
   return { entries, live }
 }
 
-/** The batch before this one, planned and still being written. */
-export interface InflightBatch {
-  /** The entries it changes (its plan's `singles` has one row per entry it touched). */
-  touched: ReadonlyMap<number, number>
-  /** Settles once it is durable (or has failed). */
-  written: Promise<unknown>
+/**
+ * Log entries whose content a batch can have without reading the database: as batches planned but not
+ * yet durable leave them (null: deleted), or as read ahead. undefined: read it.
+ */
+export interface EntrySource {
+  entry(rev: number): Buffer | null | undefined
 }
 
 /**
  * Plans the batch for scanned rows. The entries outside the rows that hold superseded versions come from
- * `known` or are read here. `known` must already include the plan of an `inflight` batch (the compactor
- * plans the next batch while the one before is written); an entry that batch changes and `known` does not
- * hold is read only once that batch is durable, so it is read as the batch leaves it.
+ * `known`, from `source` or are read here. When batches before this one are planned but not yet durable
+ * (the scan plans ahead of the writes), `known` must include their plans' `singles` and `source` every
+ * entry they change: an entry is then read from the database only if none of them changes it.
  */
-export async function planBatch(db: Db, scanned: ScannedRows, known: SingleOpEntries, inflight?: InflightBatch): Promise<BatchPlan> {
+export async function planBatch(db: Db, scanned: ScannedRows, known: SingleOpEntries, source?: EntrySource): Promise<BatchPlan> {
   const touched = new Map<number, Touched>()
   const scannedOps = scanned.entries
   for (const { rev, timestamp, ops, raw } of scannedOps) {
     touched.set(rev, { rev, timestamp, ops: [...ops], raw, count: ops.length, bytes: raw.length, scanned: true, changed: false })
   }
-  const [live] = await Promise.all([scanned.live, loadSuperseded(db, scannedOps, touched, known, inflight)])
+  const [live] = await Promise.all([scanned.live, loadSuperseded(db, scannedOps, touched, known, source)])
 
-  const plan: BatchPlan = { ops: [], scanned: [], kept: { entries: 0, bytes: 0 }, removedVersions: 0, singles: new Map() }
+  const plan: BatchPlan = { ops: [], scanned: [], kept: { entries: 0, bytes: 0 }, removedVersions: 0, singles: new Map(), entries: new Map() }
   for (const { rev, ops } of scannedOps) {
     for (const op of ops) {
       if (op.prevRevision > 0) {
@@ -242,19 +245,29 @@ async function liveVersions(
   return live
 }
 
-/** Adds to `touched` the entries outside `rows` that hold a superseded version: remembered or read. */
+/** Adds to `touched` the entries outside `rows` that hold a superseded version: remembered, given or read. */
 async function loadSuperseded(
   db: Db, scanned: ReadonlyArray<{ ops: OpRef[] }>, touched: Map<number, Touched>, known: SingleOpEntries,
-  inflight: InflightBatch | undefined,
+  source: EntrySource | undefined,
 ): Promise<void> {
   const unknown: number[] = []
+  const load = (rev: number, v: Buffer | null | undefined) => {
+    // Gone already (deleted by a batch before, or a database compacted before entries were kept, which
+    // copied survivors into hist).
+    if (v == null) return void touched.delete(rev)
+    const { timestamp, ops } = decodeEntryRefs(v)
+    touched.set(rev, { rev, timestamp, ops, raw: v, count: ops.length, bytes: v.length, scanned: false, changed: false })
+  }
   for (const { ops } of scanned) {
     for (const op of ops) {
       const p = op.prevRevision
       if (p === 0 || touched.has(p)) continue
       const bytes = known.get(p)
+      const given = bytes === undefined ? source?.entry(p) : undefined
       if (bytes !== undefined) {
         touched.set(p, { rev: p, timestamp: 0, ops: undefined, raw: undefined, count: 1, bytes, scanned: false, changed: false })
+      } else if (given !== undefined) {
+        load(p, given)
       } else {
         // Marked so that a second op naming p is not read twice; filled in (or dropped) below.
         touched.set(p, { rev: p, timestamp: 0, ops: [], raw: undefined, count: 0, bytes: 0, scanned: false, changed: false })
@@ -263,18 +276,8 @@ async function loadSuperseded(
     }
   }
   if (unknown.length === 0) return
-  if (inflight !== undefined && unknown.some((p) => inflight.touched.has(p))) await inflight.written.catch(() => undefined)
   const values = await db.getMany(unknown.map(logKey))
-  for (let i = 0; i < unknown.length; i++) {
-    const v = values[i]
-    // Gone already (a database compacted before entries were kept, which copied survivors into hist).
-    if (v === undefined) {
-      touched.delete(unknown[i])
-      continue
-    }
-    const { timestamp, ops } = decodeEntryRefs(v)
-    touched.set(unknown[i], { rev: unknown[i], timestamp, ops, raw: v, count: ops.length, bytes: v.length, scanned: false, changed: false })
-  }
+  for (let i = 0; i < unknown.length; i++) load(unknown[i], values[i])
 }
 
 /** Takes the op on `key` out of the entry; nothing if the entry or the op is gone already. */
@@ -296,6 +299,7 @@ function settle(t: Touched, plan: BatchPlan): void {
   let bytes = t.bytes
   if (t.changed && t.count === 0) {
     plan.ops.push({ type: 'del', key: logKey(t.rev) })
+    plan.entries.set(t.rev, null)
     bytes = 0
   } else if (t.changed) {
     // Only an entry that was read can lose an op and keep others (one known single-op has none left).
@@ -303,6 +307,7 @@ function settle(t: Touched, plan: BatchPlan): void {
     const ops = t.raw === undefined ? [] : decodeEntry(t.raw).ops.filter((op) => left.has(keyId(op.key)))
     const value = encodeEntry({ timestamp: t.timestamp, ops })
     plan.ops.push({ type: 'put', key: logKey(t.rev), value })
+    plan.entries.set(t.rev, value)
     bytes = value.length
   }
   if (t.scanned) {

@@ -5,29 +5,30 @@
  * (compactor.ts: through the writer's queue, with the job's progress), so the writers' event loop is no
  * longer held up by the scan's JavaScript nor paused by the collections of its garbage.
  *
- *   main thread (Compactor)                      compaction thread (compact-worker.ts)
- *     scan {job, batchRevisions, pauseFactor}  ─▶  scanJob: read, decode, plan
- *                                              ◀─  batch {seq, last, packed plan} (compact-transfer.ts)
- *     writer.submitRaw(plan + progress)
- *     written {seq, batchRevisions}            ─▶  the next batch (planned meanwhile) goes out; the spans
- *       | writeFailed {seq}                         read from now on hold batchRevisions
- *                                              ◀─  done {removed…} | failed {message}
+ *   main thread (Compactor)                        compaction thread (compact-worker.ts)
+ *     scan {job, batchRevisions, batchesPerRead} ─▶  scanJob: read, decode, plan batchesPerRead batches
+ *                                                ◀─  batches {seq, [last, packed plan]…} (compact-transfer.ts)
+ *     writeInTurn: writer.submitRaw(plan + progress),
+ *       then a pause, for each batch in turn
+ *     written {seq, batchRevisions}              ─▶  the next read's batches (planned meanwhile) go out;
+ *       | writeFailed {seq}                           the reads from now on hold spans of batchRevisions
+ *                                                ◀─  done {removed…} | failed {message}
  *
- * At most one job at a time (the compactor serializes them), and at most one batch of it in flight. Each
- * batch has a sequence number that its answer repeats: a failed scan can leave a write in flight on the
- * main thread, and its late answer must not be taken for the answer to the next scan's first batch.
+ * At most one job at a time (the compactor serializes them), and at most one message of batches of it in
+ * flight. Each message has a sequence number that its answer repeats: a failed scan can leave a write in
+ * flight on the main thread, and its late answer must not be taken for the answer to the next scan's first.
  * The thread starts when the log opens (warm()) or with the first job, holds the process open only while
  * a job runs, and ends on close(). If it dies, the job fails (and resumes on the next open, like any
  * failed job); the next job starts a new thread.
  */
 import { once } from 'node:events'
 import { Worker } from 'node:worker_threads'
-import type { ScanDeps, ScanJob, ScanResult } from './compact-scan.js'
+import { writeInTurn, type ScanDeps, type ScanJob, type ScanResult } from './compact-scan.js'
 import { unpackPlan, type PackedPlan, type PlannedWrite } from './compact-transfer.js'
 
 /** Messages to the compaction thread. */
 export type ToCompactionThread =
-  | { kind: 'scan'; job: ScanJob; batchRevisions: number; pauseFactor: number }
+  | { kind: 'scan'; job: ScanJob; batchRevisions: number; batchesPerRead: number }
   | { kind: 'written'; seq: number; batchRevisions: number }
   | { kind: 'writeFailed'; seq: number; message: string }
   | { kind: 'stop' }
@@ -35,19 +36,23 @@ export type ToCompactionThread =
 
 /** Messages from the compaction thread. */
 export type FromCompactionThread =
-  | { kind: 'batch'; seq: number; last: number; plan: PackedPlan }
+  | { kind: 'batches'; seq: number; batches: Array<{ last: number; plan: PackedPlan }> }
   | { kind: 'done'; result: ScanResult }
   | { kind: 'failed'; message: string; code?: string }
 
 /** How long close() waits for the thread to close its database handle before terminating it. */
 const CLOSE_TIMEOUT_MS = 10_000
 
-/** A scan's settings, as scanJob takes them: the size of its spans is asked again after each batch is written. */
-export type ScanOptions = Pick<ScanDeps, 'batchRevisions' | 'pauseFactor'>
+/**
+ * A scan's settings: the spans per read as scanJob takes them, their size asked again after each read's
+ * batches are written, and the pause after each batch's write (writeInTurn's).
+ */
+export type ScanOptions = Pick<ScanDeps, 'batchRevisions' | 'batchesPerRead'> & { pauseFactor: number }
 
 interface Running {
   write(last: number, plan: PlannedWrite): Promise<void>
   batchRevisions(): number
+  pauseFactor: number
   resolve(result: ScanResult): void
   reject(err: Error): void
 }
@@ -66,14 +71,14 @@ export class CompactionThread {
     this.start()
   }
 
-  /** Runs a job's scan in the thread; `write` makes each batch it plans durable. */
+  /** Runs a job's scan in the thread; `write` makes each batch it plans durable, one after another. */
   scan(job: ScanJob, options: ScanOptions, write: Running['write']): Promise<ScanResult> {
     if (this.running !== undefined) return Promise.reject(new Error('compaction thread: a scan is already running'))
     const worker = this.start()
     return new Promise<ScanResult>((resolve, reject) => {
-      this.running = { write, batchRevisions: options.batchRevisions, resolve, reject }
+      this.running = { write, batchRevisions: options.batchRevisions, pauseFactor: options.pauseFactor, resolve, reject }
       worker.ref()
-      this.post({ kind: 'scan', job, batchRevisions: options.batchRevisions(), pauseFactor: options.pauseFactor })
+      this.post({ kind: 'scan', job, batchRevisions: options.batchRevisions(), batchesPerRead: options.batchesPerRead })
     }).finally(() => {
       this.running = undefined
       this.worker?.unref()
@@ -118,9 +123,9 @@ export class CompactionThread {
     const running = this.running
     if (running === undefined) return
     switch (m.kind) {
-      case 'batch':
-        // In a promise, so that a batch that cannot be unpacked fails the scan, not the process.
-        Promise.resolve().then(() => running.write(m.last, unpackPlan(m.plan))).then(
+      case 'batches':
+        // Unpacked in an async function, so that a batch that cannot be unpacked fails the scan, not the process.
+        writeInTurn(m.batches, async (b) => running.write(b.last, unpackPlan(b.plan)), running.pauseFactor).then(
           () => this.post({ kind: 'written', seq: m.seq, batchRevisions: running.batchRevisions() }),
           (err: unknown) => this.post({ kind: 'writeFailed', seq: m.seq, message: err instanceof Error ? err.message : String(err) }),
         )

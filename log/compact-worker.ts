@@ -6,8 +6,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { ClassicLevel } from 'classic-level'
-import { SingleOpEntries, type BatchPlan } from './compact-batch.js'
-import { scanJob } from './compact-scan.js'
+import { SingleOpEntries } from './compact-batch.js'
+import { scanJob, type PlannedBatch } from './compact-scan.js'
 import type { FromCompactionThread, ToCompactionThread } from './compact-thread.js'
 import { packPlan } from './compact-transfer.js'
 import type { Db } from './latest-view.js'
@@ -21,23 +21,28 @@ opened.catch(() => undefined)
 /** Lives as long as the thread, as the compactor's own does on the main thread (compact-batch.ts). */
 const singles = new SingleOpEntries()
 let stopping = false
-/** The batch the main thread is writing: at most one (scanJob waits for each before sending the next). */
+/** The batches the main thread is writing: one message at most (scanJob waits for each before sending the next). */
 let inflight: { seq: number; resolve(): void; reject(err: Error): void } | undefined
 /** The size of the spans the running scan reads next, as the main thread last said (compact-thread.ts). */
 let batchRevisions = 1
-/** Numbers the batches sent, so that an answer is matched to its batch (compact-thread.ts). */
+/** Numbers the messages of batches sent, so that an answer is matched to its message (compact-thread.ts). */
 let sent = 0
 
 function send(m: FromCompactionThread, transfer: ArrayBuffer[] = []): void {
   port.postMessage(m, transfer)
 }
 
-function write(last: number, plan: BatchPlan): Promise<void> {
-  const { packed, transfer } = packPlan(plan)
+function write(batches: PlannedBatch[]): Promise<void> {
+  const transfer: ArrayBuffer[] = []
+  const packed = batches.map(({ last, plan }) => {
+    const p = packPlan(plan)
+    transfer.push(...p.transfer)
+    return { last, plan: p.packed }
+  })
   const seq = ++sent
   return new Promise<void>((resolve, reject) => {
     inflight = { seq, resolve, reject }
-    send({ kind: 'batch', seq, last, plan: packed }, transfer)
+    send({ kind: 'batches', seq, batches: packed }, transfer)
   })
 }
 
@@ -47,7 +52,7 @@ async function scan(m: Extract<ToCompactionThread, { kind: 'scan' }>): Promise<v
     await opened
     batchRevisions = m.batchRevisions
     const result = await scanJob({
-      db, batchRevisions: () => batchRevisions, pauseFactor: m.pauseFactor, singles, stopping: () => stopping, write,
+      db, batchRevisions: () => batchRevisions, batchesPerRead: m.batchesPerRead, singles, stopping: () => stopping, write,
     }, m.job)
     send({ kind: 'done', result })
   } catch (err) {
@@ -63,7 +68,7 @@ port.on('message', (m: ToCompactionThread) => {
       break
     case 'written':
     case 'writeFailed':
-      // The answer to a batch of a scan that failed meanwhile is not this one's.
+      // The answer to the batches of a scan that failed meanwhile is not this one's.
       if (inflight?.seq !== m.seq) break
       if (m.kind === 'written') {
         batchRevisions = m.batchRevisions

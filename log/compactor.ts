@@ -32,10 +32,11 @@
  * Every batch rewrites its log entries and hist records, advances `next` and the belowFloor figures in one
  * LevelDB write, so a crash leaves a consistent state and the job resumes at `next` on open, redoing at
  * most the batch that did not land. Batches go through the writer's queue, riding in transaction groups'
- * writes, one at a time, each sized after those groups (compactionBatchSize); the next batch's rows are
- * read and its plan made while one is written (compact-scan.ts). The scan runs in the compaction thread
- * by default (compact-thread.ts), so only the writes are the main thread's. Compaction pauses between
- * batches so that it runs at most maxDutyPercent of the time: writers are never blocked for long.
+ * writes, one at a time, each sized after those groups (compactionBatchSize); the scan reads and plans
+ * several batches at a time (batchesPerRead), the next ones while these are written (compact-scan.ts). The
+ * scan runs in the compaction thread by default (compact-thread.ts), so only the writes are the main
+ * thread's. Compaction pauses after each batch so that it runs at most maxDutyPercent of the time:
+ * writers are never blocked for long.
  *
  * Giving space back: the removed entries and hist records are LevelDB deletion markers until a LevelDB
  * compaction drops them. By default (compactsRange) a job ends by compacting the scanned log range and
@@ -53,7 +54,7 @@
 import { Packr } from 'msgpackr'
 import { compacted, futureRevision } from './errors.js'
 import { SingleOpEntries } from './compact-batch.js'
-import { scanJob } from './compact-scan.js'
+import { scanJob, writeInTurn } from './compact-scan.js'
 import type { CompactionThread } from './compact-thread.js'
 import type { PlannedWrite } from './compact-transfer.js'
 import { LOG_START, logKey, metaKey } from './keys.js'
@@ -98,8 +99,10 @@ export interface CompactorDeps {
   db: Db
   writer: Writer
   segments: SegmentTable
-  /** Revisions for the next batch (compactionBatchSize), asked before each batch is read. */
+  /** Revisions for each batch of the next read (compactionBatchSize), asked before each read. */
   batchRevisions(): number
+  /** Batches the scan reads and plans at a time; each is still written on its own (compact-scan.ts). */
+  batchesPerRead: number
   /** Pause between batches so compaction runs at most this percent of the time (100 = no pause). */
   maxDutyPercent: number
   /** End with a LevelDB compaction of the scanned log span (see "Giving space back" above). */
@@ -202,11 +205,15 @@ export class Compactor {
     const { db, thread } = this.deps
     const batchRevisions = () => this.deps.batchRevisions()
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
+    const { batchesPerRead } = this.deps
     const write = (last: number, plan: PlannedWrite) => this.write(job, last, plan)
     if (!this.stopping) {
       const scanned = thread !== undefined
-        ? await thread.scan(job, { batchRevisions, pauseFactor }, write)
-        : await scanJob({ db, batchRevisions, pauseFactor, singles: this.singles, stopping: () => this.stopping, write }, job)
+        ? await thread.scan(job, { batchRevisions, batchesPerRead, pauseFactor }, write)
+        : await scanJob({
+          db, batchRevisions, batchesPerRead, singles: this.singles, stopping: () => this.stopping,
+          write: (batches) => writeInTurn(batches, (b) => write(b.last, b.plan), pauseFactor),
+        }, job)
       result.removedRevisions = scanned.removedRevisions
       result.removedVersions = scanned.removedVersions
     }

@@ -169,7 +169,7 @@ export class LevelLog implements Log {
     })
     const thread = o.compactionThread ? new CompactionThread(o.dir) : undefined
     const compactor = new Compactor({
-      db, writer, segments, maxDutyPercent: o.compactionMaxDutyPercent,
+      db, writer, segments, maxDutyPercent: o.compactionMaxDutyPercent, batchesPerRead: o.compactionBatchesPerRead,
       batchRevisions: () => compactionBatchSize(writer.stats.recentGroupTxns, o.compactionMinBatchRevisions, o.compactionBatchRevisions),
       compactsRange: o.compactionCompactsRange,
       compactRange: (start, end) => compactRangeBetweenFlushes(db, o.dir, start, end),

@@ -28,6 +28,12 @@ export interface LevelLogOptions {
   compactionBatchRevisions: number
   /** Fewest revisions per compaction batch (at most compactionBatchRevisions). */
   compactionMinBatchRevisions: number
+  /**
+   * Compaction batches the scan reads and plans at a time (one iterator, and in the compaction thread one
+   * message each way, for all of them); each is still written in its own writers' group, with its own
+   * progress (compact-scan.ts).
+   */
+  compactionBatchesPerRead: number
   /** Compaction pauses between batches so it runs at most this percent of the time. */
   compactionMaxDutyPercent: number
   /**
@@ -84,6 +90,7 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   maxBatchTxns: 2048,
   compactionBatchRevisions: 250,
   compactionMinBatchRevisions: 50,
+  compactionBatchesPerRead: 5,
   compactionMaxDutyPercent: 50,
   compactionThread: true,
   compactionCompactsRange: true,

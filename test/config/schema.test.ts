@@ -20,6 +20,7 @@ const EXPECTED_DEFAULTS: Config = {
   maxBatchTxns: 2048,
   compactionBatchRevisions: 250,
   compactionMinBatchRevisions: 50,
+  compactionBatchesPerRead: 5,
   compactionMaxDutyPercent: 50,
   compactionThread: true,
   compactionCompactsRange: true,

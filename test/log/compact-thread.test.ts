@@ -2,8 +2,9 @@
  * log/compact-thread.ts + compact-worker.ts: the compaction thread shares the open log's LevelDB handle,
  * scans a job and sends its batches to be written one at a time in revision order, fails the scan when a
  * write fails (and takes the next one), fails the scan if it dies (and a new thread takes the next one),
- * stops at a batch boundary when asked, takes an answer only for the batch it names, reads its spans with
- * the size the main thread gives after each write, and lets the log close and open again. The log-level
+ * stops at a batch boundary when asked, sends the batches of a read in one message and takes an answer
+ * only for the message it names, reads its spans with the size the main thread gives after each write,
+ * and lets the log close and open again. The log-level
  * semantics with the thread are in test/compaction/semantics.test.ts.
  */
 import { expect } from 'chai'
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { CompactionThread, type FromCompactionThread, type ToCompactionThread } from '../../log/compact-thread.js'
-import type { PlannedWrite } from '../../log/compact-transfer.js'
+import { unpackPlan, type PlannedWrite } from '../../log/compact-transfer.js'
 import { openLevelLog, type LevelLog } from '../../log/level-log.js'
 
 const BATCH = 10
@@ -51,7 +52,7 @@ describe('log/compact-thread: the compaction thread', function () {
   it('scans the job in batches, in revision order, one write at a time, and reports what it removed', async () => {
     const to = log.revision - 4
     const { batches, write } = recorder()
-    const result = await thread.scan({ to, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, write)
+    const result = await thread.scan({ to, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, write)
     const revs = batches.flatMap((b) => b.revs)
     expect(revs).to.deep.equal(Array.from({ length: to - first }, (_, i) => first + i))
     expect(batches.map((b) => b.last)).to.deep.equal(batches.map((b) => b.revs[b.revs.length - 1]))
@@ -67,13 +68,13 @@ describe('log/compact-thread: the compaction thread', function () {
     })
     const to = log.revision - 4
     let err: unknown
-    await thread.scan({ to, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, failing.write).catch((e: unknown) => (err = e))
+    await thread.scan({ to, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, failing.write).catch((e: unknown) => (err = e))
     expect(err).to.be.instanceOf(Error)
     expect((err as Error).message).to.equal('the disk is on fire')
     expect(failing.batches).to.have.length(2)
 
     const next = recorder()
-    const result = await thread.scan({ to, next: first + BATCH }, { batchRevisions: () => BATCH, pauseFactor: 0 }, next.write)
+    const result = await thread.scan({ to, next: first + BATCH }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, next.write)
     expect(next.batches[0].revs[0]).to.equal(first + BATCH)
     expect(result.removedRevisions).to.equal(to - first - BATCH)
   })
@@ -85,23 +86,23 @@ describe('log/compact-thread: the compaction thread', function () {
       if (n === 1) void worker()!.terminate()
     })
     let err: unknown
-    await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, dying.write).catch((e: unknown) => (err = e))
+    await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, dying.write).catch((e: unknown) => (err = e))
     expect((err as Error).message).to.match(/compaction thread exited/)
     expect(worker()).to.equal(undefined)
 
     const next = recorder()
-    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, next.write)
+    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, next.write)
     expect(result.removedRevisions).to.equal(log.revision - first)
   })
 
   it('stops at the next batch boundary when asked', async () => {
     const stopping = recorder(() => thread.stop())
-    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, stopping.write)
+    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, stopping.write)
     expect(stopping.batches).to.have.length(1)
     expect(result.removedRevisions).to.equal(BATCH)
   })
 
-  it('the thread takes an answer only for the batch it names (a late answer to a failed scan\'s batch is not the next one\'s)', async () => {
+  it('the thread sends a read\'s batches in one message, and takes an answer only for the message it names (a late answer to a failed scan\'s is not the next one\'s)', async () => {
     // The protocol spoken to the thread directly: the main thread's side would never send a wrong number.
     const worker = new Worker(new URL('../../log/compact-worker.js', import.meta.url), { workerData: { dir } })
     const received: FromCompactionThread[] = []
@@ -125,13 +126,20 @@ describe('log/compact-thread: the compaction thread', function () {
     })
     const post = (m: ToCompactionThread) => worker.postMessage(m)
     try {
-      post({ kind: 'scan', job: { to: log.revision, next: first }, batchRevisions: BATCH, pauseFactor: 0 })
+      post({ kind: 'scan', job: { to: log.revision, next: first }, batchRevisions: BATCH, batchesPerRead: 3 })
       const b1 = await next(5_000)
-      expect(b1).to.include({ kind: 'batch', seq: 1 })
+      expect(b1).to.include({ kind: 'batches', seq: 1 })
+      // Three spans of BATCH revisions from one read, each its own batch with its own progress (`last`).
+      const spans = (b1 as Extract<FromCompactionThread, { kind: 'batches' }>).batches.map((b) => ({ last: b.last, revs: unpackPlan(b.plan).scanned.map((r) => r.rev) }))
+      expect(spans.map((b) => b.revs)).to.deep.equal([0, 1, 2].map((i) => Array.from({ length: BATCH }, (_, j) => first + i * BATCH + j)))
+      expect(spans.map((b) => b.last)).to.deep.equal(spans.map((b) => b.revs[BATCH - 1]))
       post({ kind: 'written', seq: 0, batchRevisions: BATCH })
-      expect(await next(300), 'no batch after an answer to another one').to.equal(undefined)
+      expect(await next(300), 'no batches after an answer to another message').to.equal(undefined)
       post({ kind: 'written', seq: 1, batchRevisions: BATCH })
-      expect(await next(5_000)).to.include({ kind: 'batch', seq: 2 })
+      const b2 = await next(5_000)
+      expect(b2).to.include({ kind: 'batches', seq: 2 })
+      const firsts = (b2 as Extract<FromCompactionThread, { kind: 'batches' }>).batches.map((b) => unpackPlan(b.plan).scanned[0].rev)
+      expect(firsts, 'the next read goes on where the first ended').to.deep.equal([3, 4, 5].map((i) => first + i * BATCH))
     } finally {
       // It closes its share of the database handle, then ends.
       const exited = once(worker, 'exit')
@@ -144,7 +152,7 @@ describe('log/compact-thread: the compaction thread', function () {
     const { batches, write } = recorder()
     let asked = 0
     const size = () => (asked++ === 0 ? BATCH : 3)
-    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: size, pauseFactor: 0 }, write)
+    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: size, batchesPerRead: 1, pauseFactor: 0 }, write)
     const lengths = batches.map((b) => b.revs.length)
     expect(lengths[0]).to.equal(BATCH)
     // Spans read before the first answer came keep its size; every span read after it holds 3 (the last
@@ -158,9 +166,9 @@ describe('log/compact-thread: the compaction thread', function () {
 
   it('refuses a second scan while one runs', async () => {
     const slow = recorder()
-    const running = thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, slow.write)
+    const running = thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, slow.write)
     let err: unknown
-    await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, pauseFactor: 0 }, slow.write).catch((e: unknown) => (err = e))
+    await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, slow.write).catch((e: unknown) => (err = e))
     expect((err as Error).message).to.match(/a scan is already running/)
     await running
   })

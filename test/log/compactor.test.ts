@@ -30,7 +30,10 @@ describe('log/compactor: each surviving version is stored once', function () {
   this.timeout(60_000)
   let dir = ''
   let log: LevelLog
-  const open = (batch = 5, duty = 50) => openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: batch, compactionMaxDutyPercent: duty, segmentMaxEntries: 40 })
+  const open = (batch = 5, duty = 50, perRead?: number) => openLevelLog({
+    dir, fsync: 'never', compactionBatchRevisions: batch, compactionMaxDutyPercent: duty, segmentMaxEntries: 40,
+    ...(perRead === undefined ? {} : { compactionBatchesPerRead: perRead }),
+  })
 
   /** Closes the log, runs fn on the raw database, reopens the log. */
   async function raw<T>(fn: (db: Db) => Promise<T>, batch?: number): Promise<T> {
@@ -101,12 +104,13 @@ describe('log/compactor: each surviving version is stored once', function () {
     expect(below(disk, log.compactRevision).map((rev) => keysOf(disk.log.get(rev))), 'entries kept below the floor').to.deep.equal([['other/0']])
   })
 
-  it('plans a batch while the one before is written, reading an entry that batch rewrites as it leaves it', async () => {
+  for (const perRead of [1, 5]) it(`plans a batch before the one before it is written, finding an entry that batch rewrites as it leaves it (${perRead} batches per read)`, async () => {
     // One revision per batch: the batch for x's put rewrites entry r to [y, z] (two ops: not remembered as
-    // single), and the next batch, planned while that one is written, must read entry r only once it has
-    // landed. Read before, it would see [x, y, z] and write x's superseded version back.
+    // single), and the next batch, planned before that one is written (in the same read, or while it is
+    // written), must see entry r as that batch leaves it. As read, it would be [x, y, z], and x's
+    // superseded version would be written back.
     await log.close()
-    log = await open(1, 100)
+    log = await open(1, 100, perRead)
     const txn = await log.txn({ success: ['x', 'y', 'z'].map((key) => ({ type: 'put' as const, key, value: `${key}1` })) })
     const r = txn.revision
     for (const key of ['x', 'y', 'z']) await log.put(key, `${key}2`)
