@@ -60,8 +60,9 @@ export class AutoCompactor {
   }
 
   /**
-   * Stops the checks. A compaction in progress is not awaited here: closing the log stops it at the next
-   * batch boundary (it resumes on the next start), and the check then ends without touching the log.
+   * Stops the checks. A compaction in progress is not awaited here: closing the log stops it once the
+   * batches being written are durable (it resumes on the next start), and the check then ends without
+   * touching the log.
    */
   stop(): void {
     this.stopped = true

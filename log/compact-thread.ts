@@ -85,7 +85,7 @@ export class CompactionThread {
     })
   }
 
-  /** Asks a running scan to end at its next batch boundary. */
+  /** Asks a running scan to end once the batches it has sent are written (one read's: compactionBatchesPerRead). */
   stop(): void {
     if (this.running !== undefined) this.post({ kind: 'stop' })
   }

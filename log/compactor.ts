@@ -177,7 +177,10 @@ export class Compactor {
     return Promise.race([whenScheduled, done])
   }
 
-  /** Stops at the next batch boundary; the job stays scheduled and resumes on the next open. */
+  /**
+   * Stops once the batches being written are durable (at most one read's: compact-scan.ts); the job stays
+   * scheduled and resumes on the next open.
+   */
   async stop(): Promise<void> {
     this.stopping = true
     this.deps.thread?.stop()
