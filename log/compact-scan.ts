@@ -53,10 +53,12 @@ export interface ScanResult {
   removedVersions: number
 }
 
-/** One read: its rows, and the span size they are planned in. */
+/** One read: its rows, the span size they are planned in, and whether it reached the target. */
 interface Read {
   rows: ScannedRows
   spanRevisions: number
+  /** It came back short: the scan has reached the target. */
+  last: boolean
 }
 
 export async function scanJob(deps: ScanDeps, job: ScanJob): Promise<ScanResult> {
@@ -65,20 +67,16 @@ export async function scanJob(deps: ScanDeps, job: ScanJob): Promise<ScanResult>
   // What this job reads of kv records, so each is read once (compact-batch.ts: one per job, never kept).
   const live = new LiveRevisions()
   const unwritten = new UnwrittenEntries()
-  // Reads that came back short are the last: the scan has reached the target.
-  const last = new WeakSet<Read>()
   const read = async (from: number): Promise<Read> => {
     const spanRevisions = Math.max(1, deps.batchRevisions())
     const limit = spanRevisions * Math.max(1, deps.batchesPerRead)
     const rows = scanRows(db, await db.iterator({
       gte: logKey(from), lt: logKey(job.to), limit, highWaterMarkBytes: ITERATOR_STEP_BYTES,
     }).all(), live)
-    const r = { rows, spanRevisions }
-    if (rows.entries.length < limit) last.add(r)
-    return r
+    return { rows, spanRevisions, last: rows.entries.length < limit }
   }
   const readAfter = (r: Read) => {
-    if (last.has(r)) return undefined
+    if (r.last) return undefined
     const next = read(r.rows.entries[r.rows.entries.length - 1].rev + 1)
     next.catch(() => undefined) // awaited in the loop, unless a batch fails first
     return next

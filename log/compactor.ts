@@ -205,10 +205,9 @@ export class Compactor {
     const result: CompactResult = { compactRevision: this.state.floor, removedRevisions: 0, removedVersions: 0, durationMs: 0 }
     const job = this.state.job
     if (job === undefined) return result
-    const { db, thread } = this.deps
+    const { db, thread, batchesPerRead } = this.deps
     const batchRevisions = () => this.deps.batchRevisions()
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
-    const { batchesPerRead } = this.deps
     const write = (last: number, plan: PlannedWrite) => this.write(job, last, plan)
     if (!this.stopping) {
       const scanned = thread !== undefined
