@@ -48,6 +48,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     compactionBatchesPerRead: config.compactionBatchesPerRead,
     compactionMaxDutyPercent: config.compactionMaxDutyPercent,
     compactionThread: config.compactionThread,
+    compactionThreadNice: config.compactionThreadNice,
     compactionCompactsRange: config.compactionCompactsRange,
     deferFileDeletes: config.deferFileDeletes,
     fileDeleteBytesPerSecond: config.fileDeleteBytesPerSecond,

@@ -3,6 +3,7 @@
  *                                [--batch REVISIONS] [--min-batch REVISIONS] [--duty PERCENT] [--batches-per-read N]
  *                                [--write-buffer BYTES] [--max-file-size BYTES]
  *                                [--compacts-range false] [--defer-file-deletes false] [--compaction-thread false]
+ *                                [--compaction-thread-nice N]
  *                                [--table-sync-interval MS]
  *                                [--v8-pretenuring true]
  *                                [--during compaction|deletes|idle] [--deletes-rate REVISIONS_PER_S] [--idle-seconds S]
@@ -29,7 +30,8 @@
  *    --compacts-range false. LevelDB's file deletes are deferred off its lock (deferFileDeletes, the
  *    default; log/deferred-deletes.ts), not with --defer-file-deletes false. The scan runs in the
  *    compaction thread (compactionThread, the default; log/compact-thread.ts), on the main thread with
- *    --compaction-thread false. LevelDB's table files are synced every 20 ms while it writes them
+ *    --compaction-thread false; that thread runs at nice 19 (compactionThreadNice), at N with
+ *    --compaction-thread-nice N. LevelDB's table files are synced every 20 ms while it writes them
  *    (tableSyncInterval, log/table-writeback.ts); --table-sync-interval 0 leaves that to LevelDB.
  * 4. The load stops; reclaimSpace(); dbBytesAfter. It holds the revisions from the target on: the 1,000
  *    kept plus everything the load wrote while compact() ran (retainedRevisions).
@@ -79,6 +81,7 @@ const LOAD_IN_FLIGHT = 2048
 const KEEP = 1000
 const COMPACTS_RANGE = args.flags.get('compacts-range') !== 'false'
 const COMPACTION_THREAD = args.flags.get('compaction-thread') !== 'false'
+const COMPACTION_THREAD_NICE = numberFlag(args, 'compaction-thread-nice', DEFAULT_LEVEL_LOG_OPTIONS.compactionThreadNice)
 const DEFER_FILE_DELETES = args.flags.get('defer-file-deletes') !== 'false'
 const TABLE_SYNC_INTERVAL = numberFlag(args, 'table-sync-interval', DEFAULT_LEVEL_LOG_OPTIONS.tableSyncInterval)
 const BATCH = numberFlag(args, 'batch', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions)
@@ -222,7 +225,7 @@ class Trace {
 async function main(): Promise<void> {
   applyV8Settings({ v8AllocationSitePretenuring: V8_PRETENURING })
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
-  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, compactionThread: COMPACTION_THREAD, deferFileDeletes: DEFER_FILE_DELETES, tableSyncInterval: TABLE_SYNC_INTERVAL,
+  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, compactionThread: COMPACTION_THREAD, compactionThreadNice: COMPACTION_THREAD_NICE, deferFileDeletes: DEFER_FILE_DELETES, tableSyncInterval: TABLE_SYNC_INTERVAL,
     compactionBatchRevisions: BATCH, compactionMinBatchRevisions: MIN_BATCH, compactionMaxDutyPercent: DUTY, compactionBatchesPerRead: BATCHES_PER_READ,
     leveldbWriteBufferSize: WRITE_BUFFER,
     leveldbMaxFileSize: MAX_FILE_SIZE })
@@ -321,6 +324,7 @@ async function main(): Promise<void> {
       leveldbMaxFileSize: MAX_FILE_SIZE,
       compactionCompactsRange: COMPACTS_RANGE,
       compactionThread: COMPACTION_THREAD,
+      compactionThreadNice: COMPACTION_THREAD_NICE,
       deferFileDeletes: DEFER_FILE_DELETES,
       tableSyncInterval: TABLE_SYNC_INTERVAL,
       v8AllocationSitePretenuring: V8_PRETENURING,

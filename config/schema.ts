@@ -48,6 +48,7 @@ export interface Config {
   compactionBatchesPerRead: number
   compactionMaxDutyPercent: number
   compactionThread: boolean
+  compactionThreadNice: number
   compactionCompactsRange: boolean
   deferFileDeletes: boolean
   fileDeleteBytesPerSecond: number
@@ -235,6 +236,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "Each compaction's scan (reading the removed log entries, decoding them, planning each batch) runs in a worker thread with its own event loop and heap, sharing LevelDB's handle (classic-level's multithreading); the main thread only writes the batches, so the writers are not held up by the scan nor paused to collect its garbage. false: the scan runs on the main thread.",
     flag: '--compaction-thread',
     env: 'KVLOG_COMPACTION_THREAD',
+  },
+  compactionThreadNice: {
+    key: 'compactionThreadNice',
+    type: 'integer',
+    default: 19,
+    min: 0,
+    max: 19,
+    description: "The compaction thread's CPU priority as a nice value (higher runs later; Linux, where each thread has its own; elsewhere it runs at the process's): the scan's JavaScript, and V8's collections of its garbage on that thread, give the cores to the writers whenever both want them, as RocksDB runs its compaction threads at nice 19. The scan's reads (in libuv's pool) and the batches' writes keep the writers' priority. On a machine the writers keep busy, compaction then advances slowly. 0: the writers' priority.",
+    flag: '--compaction-thread-nice',
+    env: 'KVLOG_COMPACTION_THREAD_NICE',
   },
   compactionCompactsRange: {
     key: 'compactionCompactsRange',

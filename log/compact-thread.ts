@@ -61,7 +61,8 @@ export class CompactionThread {
   private worker: Worker | undefined
   private running: Running | undefined
 
-  constructor(private readonly dir: string) {}
+  /** `nice`: the thread's CPU priority (compactionThreadNice), set by the thread itself as it starts. */
+  constructor(private readonly dir: string, private readonly nice: number) {}
 
   /**
    * Starts the thread ahead of the first job: starting one (a V8 isolate, its modules, the database
@@ -107,7 +108,7 @@ export class CompactionThread {
 
   private start(): Worker {
     if (this.worker !== undefined) return this.worker
-    const worker = new Worker(new URL('./compact-worker.js', import.meta.url), { workerData: { dir: this.dir } })
+    const worker = new Worker(new URL('./compact-worker.js', import.meta.url), { workerData: { dir: this.dir, nice: this.nice } })
     worker.on('message', (m: FromCompactionThread) => this.receive(m))
     worker.on('error', (err) => this.fail(err))
     worker.on('exit', (code) => {

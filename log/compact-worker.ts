@@ -2,7 +2,8 @@
  * The compaction thread's entry point (compact-thread.ts has the protocol and the main thread's side).
  * It opens the database the main thread has open (the same LevelDB handle, shared through classic-level's
  * `multithreading`) and runs each job's scan, sending every planned batch to the main thread to be
- * written. It never writes to the database itself.
+ * written. It never writes to the database itself. It runs at a lower CPU priority than the writers
+ * (compactionThreadNice).
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { ClassicLevel } from 'classic-level'
@@ -11,9 +12,12 @@ import { scanJob, type PlannedBatch } from './compact-scan.js'
 import type { FromCompactionThread, ToCompactionThread } from './compact-thread.js'
 import { packPlan } from './compact-transfer.js'
 import type { Db } from './latest-view.js'
+import { lowerThreadPriority } from './thread-priority.js'
 
 const port = parentPort!
-const { dir } = workerData as { dir: string }
+const { dir, nice } = workerData as { dir: string; nice: number }
+// Before any work: the scan's JavaScript and its garbage give the cores to the writers (thread-priority.ts).
+lowerThreadPriority(nice)
 const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer', multithreading: true })
 // Opened now, not with the first job (compact-thread.ts: warm()); a failure is the first scan's to report.
 const opened = db.open()

@@ -167,7 +167,7 @@ export class LevelLog implements Log {
       track: (ops, batch) => leases.track(ops, batch),
       lastTimestamp: timestamp,
     })
-    const thread = o.compactionThread ? new CompactionThread(o.dir) : undefined
+    const thread = o.compactionThread ? new CompactionThread(o.dir, o.compactionThreadNice) : undefined
     const compactor = new Compactor({
       db, writer, segments, maxDutyPercent: o.compactionMaxDutyPercent, batchesPerRead: o.compactionBatchesPerRead,
       batchRevisions: () => compactionBatchSize(writer.stats.recentGroupTxns, o.compactionMinBatchRevisions, o.compactionBatchRevisions),

@@ -44,6 +44,13 @@ export interface LevelLogOptions {
    */
   compactionThread: boolean
   /**
+   * The compaction thread's nice value (0 to 19; Linux, where a thread has its own): the scan's JavaScript,
+   * and V8's collections of its garbage on that thread, give the cores to the writers whenever both want
+   * them (thread-priority.ts). The scan's reads in libuv's pool and the batches' writes run at the
+   * writers' priority either way.
+   */
+  compactionThreadNice: number
+  /**
    * Whether a compaction ends by compacting LevelDB's range of the log it scanned (and waits for the
    * dropped files to be freed), so that the space comes back at once (default). That deletes LevelDB's
    * table files in a burst, which stalls writes unless deferFileDeletes takes the deletes off LevelDB's
@@ -93,6 +100,7 @@ export const DEFAULT_LEVEL_LOG_OPTIONS: Omit<LevelLogOptions, 'dir'> = {
   compactionBatchesPerRead: 5,
   compactionMaxDutyPercent: 50,
   compactionThread: true,
+  compactionThreadNice: 19,
   compactionCompactsRange: true,
   deferFileDeletes: true,
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,

@@ -23,6 +23,7 @@ const EXPECTED_DEFAULTS: Config = {
   compactionBatchesPerRead: 5,
   compactionMaxDutyPercent: 50,
   compactionThread: true,
+  compactionThreadNice: 19,
   compactionCompactsRange: true,
   deferFileDeletes: true,
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,

@@ -4,7 +4,8 @@
  * write fails (and takes the next one), fails the scan if it dies (and a new thread takes the next one),
  * stops at a batch boundary when asked, sends the batches of a read in one message and takes an answer
  * only for the message it names, reads its spans with the size the main thread gives after each write,
- * and lets the log close and open again. The log-level
+ * and lets the log close and open again; a log's thread runs at compactionThreadNice, the writers' as it
+ * was. The log-level
  * semantics with the thread are in test/compaction/semantics.test.ts.
  */
 import { expect } from 'chai'
@@ -16,6 +17,8 @@ import { Worker } from 'node:worker_threads'
 import { CompactionThread, type FromCompactionThread, type ToCompactionThread } from '../../log/compact-thread.js'
 import { unpackPlan, type PlannedWrite } from '../../log/compact-transfer.js'
 import { openLevelLog, type LevelLog } from '../../log/level-log.js'
+import { processThreadsNice, threadNice } from '../support/threads.js'
+import { waitFor } from '../support/wait.js'
 
 const BATCH = 10
 
@@ -31,7 +34,7 @@ describe('log/compact-thread: the compaction thread', function () {
     log = await openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: BATCH })
     first = log.revision + 1
     for (let i = 0; i < 95; i++) await log.put(`k${i % 5}`, `v${i}`)
-    thread = new CompactionThread(dir)
+    thread = new CompactionThread(dir, 0)
   })
   afterEach(async () => {
     await thread.close()
@@ -104,7 +107,7 @@ describe('log/compact-thread: the compaction thread', function () {
 
   it('the thread sends a read\'s batches in one message, and takes an answer only for the message it names (a late answer to a failed scan\'s is not the next one\'s)', async () => {
     // The protocol spoken to the thread directly: the main thread's side would never send a wrong number.
-    const worker = new Worker(new URL('../../log/compact-worker.js', import.meta.url), { workerData: { dir } })
+    const worker = new Worker(new URL('../../log/compact-worker.js', import.meta.url), { workerData: { dir, nice: 0 } })
     const received: FromCompactionThread[] = []
     let arrived: () => void = () => undefined
     worker.on('message', (m: FromCompactionThread) => {
@@ -183,6 +186,20 @@ describe('log/level-log: a log with the compaction thread', function () {
   })
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true })
+  })
+
+  it('runs its compaction thread at compactionThreadNice and leaves the writers\' thread as it was', async () => {
+    const before = threadNice()
+    const atNice = () => [...processThreadsNice().values()].filter((n) => n === 13).length
+    expect(atNice(), 'no thread at nice 13 before the log opens').to.equal(0)
+    const log = await openLevelLog({ dir, fsync: 'never', compactionThreadNice: 13 })
+    try {
+      await waitFor('the compaction thread at nice 13', () => atNice() === 1, 5_000)
+      expect(threadNice()).to.equal(before)
+    } finally {
+      await log.close()
+    }
+    await waitFor('the compaction thread to end with the log', () => atNice() === 0, 5_000)
   })
 
   it('compacts, closes (ending the thread) and opens again with the floor kept', async () => {
