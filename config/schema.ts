@@ -222,10 +222,10 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
   compactionMaxDutyPercent: {
     key: 'compactionMaxDutyPercent',
     type: 'integer',
-    default: 50,
+    default: 25,
     min: 1,
     max: 100,
-    description: 'Compaction pauses between batches so that it runs at most this share of the time, leaving the rest to writers.',
+    description: "Compaction pauses after each batch's write so that it runs at most this share of the time, leaving the rest to writers (a write that took t is followed by a pause of t × (100 / duty − 1)). Lower: the writers' latency during a compaction is lower and the compaction slower; 100: no pauses.",
     flag: '--compaction-max-duty-percent',
     env: 'KVLOG_COMPACTION_MAX_DUTY_PERCENT',
   },

@@ -21,7 +21,7 @@ const EXPECTED_DEFAULTS: Config = {
   compactionBatchRevisions: 250,
   compactionMinBatchRevisions: 50,
   compactionBatchesPerRead: 5,
-  compactionMaxDutyPercent: 50,
+  compactionMaxDutyPercent: 25,
   compactionThread: true,
   compactionThreadNice: 19,
   compactionCompactsRange: true,
