@@ -37,7 +37,7 @@ export interface LevelLogOptions {
   /**
    * Compaction pauses after each batch's write so it runs at most this percent of the time: after a write
    * that took t, it waits t * (100 / duty - 1). 25 by default (docs/benchmarks.md, fifteenth session:
-   * write p99 during a 1,000,000-revision compaction ~10% lower than at 50, compaction ~24% slower).
+   * write p99 during a 1,000,000-revision compaction ~10% lower than at 50, compaction ~25% slower).
    */
   compactionMaxDutyPercent: number
   /**
