@@ -28,11 +28,11 @@
  *    compact() runs are the "during compaction" figures. compact() ends with a LevelDB compaction of the
  *    removed log range (compactionCompactsRange, the default), and that is measured too; not with
  *    --compacts-range false. LevelDB's file deletes are deferred off its lock (deferFileDeletes, the
- *    default; log/deferred-deletes.ts), not with --defer-file-deletes false. The scan runs in the
- *    compaction thread (compactionThread, the default; log/compact-thread.ts), on the main thread with
+ *    default; log/level/io/deferred-deletes.ts), not with --defer-file-deletes false. The scan runs in the
+ *    compaction thread (compactionThread, the default; log/level/compaction/compact-thread.ts), on the main thread with
  *    --compaction-thread false; that thread runs at nice 19 (compactionThreadNice), at N with
  *    --compaction-thread-nice N. LevelDB's table files are synced every 20 ms while it writes them
- *    (tableSyncInterval, log/table-writeback.ts); --table-sync-interval 0 leaves that to LevelDB.
+ *    (tableSyncInterval, log/level/io/table-writeback.ts); --table-sync-interval 0 leaves that to LevelDB.
  * 4. The load stops; reclaimSpace(); dbBytesAfter. It holds the revisions from the target on: the 1,000
  *    kept plus everything the load wrote while compact() ran (retainedRevisions).
  * The process turns V8's allocation-site pretenuring off as `kvlog serve` does (v8AllocationSitePretenuring,
@@ -58,13 +58,13 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { applyV8Settings } from '../apiserver/v8-settings.js'
 import { DEFAULT_CONFIG } from '../config/index.js'
-import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
+import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/level/options.js'
 import { LOG_START, logKey } from '../log/keys.js'
-import type { Db } from '../log/latest-view.js'
-import { openLevelLog, type LevelLog } from '../log/level-log.js'
-import { compactRangeBetweenFlushes } from '../log/range-compaction.js'
+import type { Db } from '../log/level/latest-view.js'
+import { openLevelLog, type LevelLog } from '../log/level/level-log.js'
+import { compactRangeBetweenFlushes } from '../log/level/io/range-compaction.js'
 import type { CompactResult } from '../log/types.js'
-import type { Writer } from '../log/writer.js'
+import type { Writer } from '../log/level/writer.js'
 import { pacedLoad, type LatencySamples, type PacedLoad } from './lib/paced-load.js'
 import { RecordedDeletes, replayDeletes } from './lib/recorded-deletes.js'
 import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'

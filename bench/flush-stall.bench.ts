@@ -3,8 +3,8 @@
  *                            [--table-sync-interval MS]
  *
  * What a LevelDB memtable flush costs the writers: what a compactRange started during one adds
- * (log/range-compaction.ts), and what syncing table files as LevelDB writes them takes off
- * (log/table-writeback.ts). Each round, on a fresh LevelDB in a temp dir with LevelLog's LevelDB options
+ * (log/level/io/range-compaction.ts), and what syncing table files as LevelDB writes them takes off
+ * (log/level/io/table-writeback.ts). Each round, on a fresh LevelDB in a temp dir with LevelLog's LevelDB options
  * (leveldbWriteBufferSize, 32 MiB, unless --write-buffer says otherwise; no compression):
  * 1. W writers (default 20) keep one synced 256-byte put each in flight.
  * 2. Batches of 4 KiB values (not synced) fill the memtable until LevelDB switches to a new one, which
@@ -15,7 +15,7 @@
  *      between   compactRangeBetweenFlushes over the same range: waits for the flush to end first
  *      none      no compactRange: what the flush alone costs the writers
  *      synced    no compactRange, and the table files synced every --table-sync-interval ms (default 20,
- *                tableSyncInterval's) while LevelDB writes them (log/table-writeback.ts)
+ *                tableSyncInterval's) while LevelDB writes them (log/level/io/table-writeback.ts)
  * 4. The writers' slowest put that was in flight in the next second, and how many took over 20 ms.
  * Per arm: the rounds whose slowest put took over 100 ms (the flush alone costs ~40-65 ms here), and
  * medians over the rounds. The range holds no data, so compactRange costs only its memtable flush.
@@ -24,10 +24,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ClassicLevel } from 'classic-level'
-import { leveldbOptions } from '../log/level-log.js'
-import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
-import { compactRangeBetweenFlushes, flushing } from '../log/range-compaction.js'
-import { TableWriteback } from '../log/table-writeback.js'
+import { leveldbOptions } from '../log/level/level-log.js'
+import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/level/options.js'
+import { compactRangeBetweenFlushes, flushing } from '../log/level/io/range-compaction.js'
+import { TableWriteback } from '../log/level/io/table-writeback.js'
 import { endProgress, median, numberFlag, parseBenchArgs, progress, table } from './lib/report.js'
 
 const args = parseBenchArgs()

@@ -7,7 +7,7 @@
  * hist record, segment record) in the same batch sizes, with sync. Rounds alternate kvlog and raw so both
  * see the same machine noise; figures are medians over rounds. Then point gets/s on the loaded store.
  * Both use LevelLog's LevelDB options; --write-buffer sets leveldbWriteBufferSize (default 32 MiB). kvlog
- * syncs LevelDB's table files as they are written (tableSyncInterval, log/table-writeback.ts; 0 = off);
+ * syncs LevelDB's table files as they are written (tableSyncInterval, log/level/io/table-writeback.ts; 0 = off);
  * the raw loop does not.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -15,10 +15,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ClassicLevel } from 'classic-level'
 import { histKey, kvKey, logKey, metaKey } from '../log/keys.js'
-import { leveldbOptions, openLevelLog } from '../log/level-log.js'
-import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/options.js'
-import { writeBatch } from '../log/segments.js'
-import { encodeEntry, encodeKvRecord, HIST_IN_LOG_RECORD, OP_PUT } from '../log/records.js'
+import { leveldbOptions, openLevelLog } from '../log/level/level-log.js'
+import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/level/options.js'
+import { writeBatch } from '../log/level/segments.js'
+import { encodeEntry, encodeKvRecord, HIST_IN_LOG_RECORD, OP_PUT } from '../log/level/records.js'
 import { endProgress, median, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
 
 const args = parseBenchArgs()

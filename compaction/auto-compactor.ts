@@ -1,6 +1,6 @@
 /**
  * The background compactor: every compactionCheckInterval it plans a floor (policy.ts), compacts to it
- * through the log (batched, crash-safe, interleaved with writes: log/compactor.ts), gives disk space back,
+ * through the log (batched, crash-safe, interleaved with writes: log/level/compaction/compactor.ts), gives disk space back,
  * and keeps the NOSPACE alarm in step with the quota:
  *
  *   over quota ──▶ compact to current - minRetain ──▶ reclaim space ──▶ still over? ──▶ NOSPACE on

@@ -1,6 +1,6 @@
 /**
  * compaction/: bounded history. Policies (policy.ts), the background compactor (auto-compactor.ts) and
- * consumer cursors (cursors.ts), over the log's compaction primitive (log/compactor.ts).
+ * consumer cursors (cursors.ts), over the log's compaction primitive (log/level/compaction/compactor.ts).
  */
 import { ConfigError, type Config } from '../config/index.js'
 import type { Log } from '../log/backend.js'

@@ -48,10 +48,10 @@ export interface DeleteResponse extends WriteResult {
 
 export type AlarmKind = 'NOSPACE'
 
-export type { LeaseGrant, LeaseTimeToLive } from './leases.js'
-import type { LeaseGrant, LeaseTimeToLive } from './leases.js'
-import type { SnapshotStream } from './snapshot.js'
-export type { SnapshotStream } from './snapshot.js'
+export type { LeaseGrant, LeaseTimeToLive } from './level/leases.js'
+import type { LeaseGrant, LeaseTimeToLive } from './level/leases.js'
+import type { SnapshotStream } from './level/snapshot.js'
+export type { SnapshotStream } from './level/snapshot.js'
 
 export interface Log {
   /** The latest committed (durable, acknowledged) revision. */
@@ -80,7 +80,7 @@ export interface Log {
   revisionAt(timestamp: number): Promise<number>
   /**
    * A consistent copy of the whole store at the current revision, as a checksummed byte stream
-   * (log/snapshot.ts); restoreSnapshot() turns it back into a data directory. The snapshot holds its
+   * (log/level/snapshot.ts); restoreSnapshot() turns it back into a data directory. The snapshot holds its
    * revision's state until the stream is consumed or abandoned (end the iteration to release it).
    */
   snapshot(chunkBytes?: number): Promise<SnapshotStream>

@@ -14,9 +14,9 @@
  * batches do, `revisionsPerBatch` versions at a time, paced to `revisionsPerSec`.
  */
 import { histKey, logKey, logKeyRevision } from '../../log/keys.js'
-import type { Db } from '../../log/latest-view.js'
-import { decodeEntryRefs } from '../../log/records.js'
-import type { BatchOp } from '../../log/segments.js'
+import type { Db } from '../../log/level/latest-view.js'
+import { decodeEntryRefs } from '../../log/level/records.js'
+import type { BatchOp } from '../../log/level/segments.js'
 import { grown } from './grown.js'
 
 export interface RecordOptions {

@@ -1,6 +1,6 @@
 /**
  * The implementation of `kvlog snapshot restore FILE --data-dir DIR`: offline, it writes a fresh data
- * directory from a snapshot file with log/snapshot.ts's restoreSnapshot, which checks the trailing sha256
+ * directory from a snapshot file with log/level/snapshot.ts's restoreSnapshot, which checks the trailing sha256
  * before the last batch is written. A CLI file named serve* may load server code (eslint.config.js); it is
  * imported only when restore runs, so the other client commands never load log/.
  *
@@ -11,7 +11,7 @@ import { createReadStream } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { restoreSnapshot } from '../../log/snapshot.js'
+import { restoreSnapshot } from '../../log/level/snapshot.js'
 import type { Progress } from './progress.js'
 
 export interface RestoredFile {

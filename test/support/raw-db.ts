@@ -4,8 +4,8 @@
  */
 import { ClassicLevel } from 'classic-level'
 import { histPrefixUserKey, LOG_END, LOG_START, logKeyRevision, parseHistKey, TAG_HIST } from '../../log/keys.js'
-import type { Db } from '../../log/latest-view.js'
-import { decodeEntry, type LoggedEntry } from '../../log/records.js'
+import type { Db } from '../../log/level/latest-view.js'
+import { decodeEntry, type LoggedEntry } from '../../log/level/records.js'
 
 export interface RawTables {
   /** Log entries by revision, with their encoded size. */

@@ -1,6 +1,6 @@
 /**
  * The nice values of this process's threads as the kernel has them (Linux's /proc), for tests of what runs
- * at which CPU priority (log/thread-priority.ts).
+ * at which CPU priority (log/level/io/thread-priority.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs'
 

@@ -1,5 +1,5 @@
 /**
- * GET /v1/snapshot — streams a consistent, checksummed copy of the whole database (log/snapshot.ts) as
+ * GET /v1/snapshot — streams a consistent, checksummed copy of the whole database (log/level/snapshot.ts) as
  * application/octet-stream. Headers: x-kvlog-revision (the revision the copy holds) and
  * x-kvlog-snapshot-size-estimate (the database's approximate size, for progress; the stream's exact length
  * is not known in advance, so it is sent chunked). `kvlog snapshot restore` turns the bytes into a data dir.

@@ -14,7 +14,7 @@ import { str, type Context } from '../context.js'
 import { progressBar, size } from '../progress.js'
 
 const USAGE = 'snapshot save FILE | snapshot restore FILE --data-dir DIR'
-/** log/snapshot.ts's format, restated (the client imports nothing from the server side). */
+/** log/level/snapshot.ts's format, restated (the client imports nothing from the server side). */
 const MAGIC = Buffer.from('KVLOGSNAP1\n', 'ascii')
 const HASH_BYTES = 32
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { credentials } from '@grpc/grpc-js'
 import type { Message } from '../../../apiserver/etcd/proto.js'
-import { restoreSnapshot } from '../../../log/snapshot.js'
+import { restoreSnapshot } from '../../../log/level/snapshot.js'
 import { etcdGrpc, responses, type EtcdGrpc } from '../../support/etcd-grpc.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 

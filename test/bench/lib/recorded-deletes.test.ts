@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RecordedDeletes, replayDeletes } from '../../../bench/lib/recorded-deletes.js'
 import { LOG_END, LOG_START, logKey, TAG_HIST } from '../../../log/keys.js'
-import type { Db } from '../../../log/latest-view.js'
-import { openLevelLog, type LevelLog } from '../../../log/level-log.js'
-import type { BatchOp } from '../../../log/segments.js'
+import type { Db } from '../../../log/level/latest-view.js'
+import { openLevelLog, type LevelLog } from '../../../log/level/level-log.js'
+import type { BatchOp } from '../../../log/level/segments.js'
 
 const KEYS = 7
 

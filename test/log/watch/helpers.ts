@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Log } from '../../../log/backend.js'
 import type { KvlogError } from '../../../log/errors.js'
-import { openLevelLog } from '../../../log/level-log.js'
+import { openLevelLog } from '../../../log/level/level-log.js'
 import type { Event, HistoryOptions, HistoryResult, KeyValue } from '../../../log/types.js'
 import type { WatchBatch, WatchSink, WatchSpec } from '../../../log/watch-hub.js'
 

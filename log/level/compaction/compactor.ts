@@ -1,0 +1,256 @@
+/**
+ * The compaction primitive: compact(R) raises the compact revision (the floor) to R and removes what no
+ * read at or above R needs. Policies and scheduling live in compaction/; this is the mechanism.
+ *
+ * What survives: every log entry at or above R, and for every key its newest version below R unless that
+ * is a delete. (That is one version more than etcd keeps for keys written at exactly R, so a watch resumed
+ * from R still gets the prevKv of those events.) A surviving version is stored once: if it is still the
+ * key's live version, in the kv record only (its op leaves its log entry); else where it was written, in
+ * its log entry below R. Its hist record (IN_LOG) points at it either way (version-reader.ts). The entries
+ * below R are scanned in order in batches (compact-batch.ts); each op's prevRevision names the version it
+ * superseded, which goes from hist and from its entry; deletes go too; an entry goes once no op is left in
+ * it. A write that later replaces a live version below R copies it into hist first (writer.ts).
+ *
+ *   log ──────────────────────────────────────────────────────────────────────────────────────▶ revision
+ *   │ kept entries: survivors of       │ scanned by this job in batches:   │ untouched: every entry │
+ *   │ earlier jobs (status.belowFloor) │ F ≤ rev < R, progress at `next`   │ at or above R          │
+ *   └──────────────────────────────────┴───────────────────────────────────┴────────────────────────┘
+ *                                      F = the floor before                R = the new floor
+ *
+ * A job starts at F: an op that supersedes a kept entry's version is at or above F, so the scan finds it.
+ *
+ * The segment table describes the readable log (at or above the floor) only: a scanned entry leaves it
+ * whether it is deleted or kept, and the kept ones are counted in belowFloor instead. Reads never see the
+ * kept entries as history: history and watches start at or above the floor, and an entry below it is only
+ * reached through a hist record, for the version it still holds.
+ *
+ * Crash safety, as states of the meta record "compact":
+ *
+ *   { floor: F }  ──compact(R)──▶  { floor: R, job: { to: R, next: N, from } }  ──batch──▶ next advances ──▶ { floor: R }
+ *       idle                          scheduled: reads below R fail                            finished
+ *
+ * Every batch rewrites its log entries and hist records, advances `next` and the belowFloor figures in one
+ * LevelDB write, so a crash leaves a consistent state and the job resumes at `next` on open, redoing at
+ * most the batch that did not land. Batches go through the writer's queue, riding in transaction groups'
+ * writes, one at a time, each sized after those groups (compactionBatchSize); the scan reads and plans
+ * several batches at a time (batchesPerRead), the next ones while these are written (compact-scan.ts). The
+ * scan runs in the compaction thread by default (compact-thread.ts), so only the writes are the main
+ * thread's. Compaction pauses after each batch so that it runs at most maxDutyPercent of the time:
+ * writers are never blocked for long.
+ *
+ * Giving space back: the removed entries and hist records are LevelDB deletion markers until a LevelDB
+ * compaction drops them. By default (compactsRange) a job ends by compacting the scanned log range and
+ * waits until the files LevelDB dropped are freed, so the space is back when compact() resolves. That
+ * deletes the range's table files in a burst, and LevelDB 1.20 unlinks obsolete files while holding the
+ * database lock that every write takes: an unlink costs ~2 ms + ~0.45 ms per MiB here (ext4 with discard,
+ * 2 cores), so before deferred-deletes.ts took the unlinks off that lock the burst stalled all writes for
+ * 50-80 ms at a time (bench:compaction --trace: a dozen unlinks of 5-38 ms in a row, a getProperty
+ * blocked 71 ms; write p99 during a 1,000,000-revision compaction 3.2x the baseline without the
+ * compactRange, 3.9x with it). And the compactRange starts between memtable flushes: started during one,
+ * it holds every write until the flush ends (range-compaction.ts). Off, LevelDB's background compaction
+ * gives the space back over time, and reclaimSpace() at once (the automatic compaction calls it after
+ * large removals).
+ */
+import { Packr } from 'msgpackr'
+import { compacted, futureRevision } from '../../errors.js'
+import { SingleOpEntries } from './compact-batch.js'
+import { scanJob, writeInTurn } from './compact-scan.js'
+import type { CompactionThread } from './compact-thread.js'
+import type { PlannedWrite } from './compact-transfer.js'
+import { LOG_START, logKey, metaKey } from '../../keys.js'
+import type { Db } from '../latest-view.js'
+import type { SegmentTable } from '../segments.js'
+import type { BelowFloor, CompactResult } from '../../types.js'
+import type { Writer } from '../writer.js'
+
+const COMPACT_KEY = metaKey('compact')
+const packr = new Packr({ useRecords: false })
+
+interface Job {
+  to: number
+  next: number
+  /** Where the job started scanning (absent in jobs scheduled before entries were kept). */
+  from?: number
+}
+
+interface CompactState {
+  floor: number
+  job?: Job
+  /** Log entries kept below the scan position (they hold surviving versions); absent = none. */
+  belowFloor?: BelowFloor
+}
+
+/** Compaction revisions per transaction of the writers' groups (compactionBatchSize). */
+const REVISIONS_PER_GROUP_TXN = 10
+
+/**
+ * Revisions per compaction batch, for writers' groups of `groupTxns` transactions lately: each batch rides
+ * in one such group (writer.ts), and every put queued behind that group waits for the batch's deletions
+ * too. At 2,000 puts/s groups hold about 2 transactions, and batches of 250 revisions made most of each
+ * group's work; batches of 50 cut the writers' p99 during a compaction by a third. Under a heavy load the
+ * groups are large and so may the batches be: batches of 50 there made the compaction slower than the
+ * writers and their p99 worse (docs/benchmarks.md, eleventh session).
+ */
+export function compactionBatchSize(groupTxns: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, Math.round(REVISIONS_PER_GROUP_TXN * groupTxns)))
+}
+
+export interface CompactorDeps {
+  db: Db
+  writer: Writer
+  segments: SegmentTable
+  /** Revisions for each batch of the next read (compactionBatchSize), asked before each read. */
+  batchRevisions(): number
+  /** Batches the scan reads and plans at a time; each is still written on its own (compact-scan.ts). */
+  batchesPerRead: number
+  /** Pause between batches so compaction runs at most this percent of the time (100 = no pause). */
+  maxDutyPercent: number
+  /** End with a LevelDB compaction of the scanned log span (see "Giving space back" above). */
+  compactsRange: boolean
+  /** LevelDB's compactRange, started between memtable flushes (range-compaction.ts). */
+  compactRange(start: Buffer, end: Buffer): Promise<void>
+  /** Resolves once the files LevelDB has dropped are freed (deferred-deletes.ts), so the space is back. */
+  filesFreed(): Promise<void>
+  currentRevision(): number
+  /** Where each job's scan runs: in the compaction thread (compact-thread.ts), or on this thread if undefined. */
+  thread: CompactionThread | undefined
+}
+
+export class Compactor {
+  private state: CompactState = { floor: 0 }
+  /** Serializes compactions: each waits for the one before. */
+  private chain: Promise<unknown> = Promise.resolve()
+  private stopping = false
+  /**
+   * Entries below the scan position known to hold one op: deleted without a read (compact-batch.ts).
+   * Used when the scan runs on this thread; the compaction thread keeps its own.
+   */
+  private readonly singles = new SingleOpEntries()
+
+  constructor(private readonly deps: CompactorDeps) {}
+
+  async load(): Promise<void> {
+    const bytes = await this.deps.db.get(COMPACT_KEY)
+    if (bytes !== undefined) this.state = packr.unpack(bytes) as CompactState
+  }
+
+  get floor(): number {
+    return this.state.floor
+  }
+
+  get belowFloor(): BelowFloor {
+    return { ...(this.state.belowFloor ?? { entries: 0, bytes: 0 }) }
+  }
+
+  get job(): { target: number; progress: number } | undefined {
+    return this.state.job && { target: this.state.job.to, progress: this.state.job.next }
+  }
+
+  /** Finishes an interrupted compaction (found by load()) in the background of the returned promise. */
+  resume(): Promise<CompactResult> | undefined {
+    if (this.state.job === undefined) return undefined
+    return this.enqueue(() => this.run(Date.now()))
+  }
+
+  /**
+   * physical (default): resolves when the removal is done. Otherwise resolves once the new floor is durable
+   * (reads below it fail from then on) and the removal goes on in the background, like etcd's Compact
+   * without `physical`.
+   */
+  compact(revision: number, physical = true): Promise<CompactResult> {
+    let scheduled!: (r: CompactResult) => void
+    const whenScheduled = new Promise<CompactResult>((resolve) => (scheduled = resolve))
+    const done = this.enqueue(async () => {
+      const started = Date.now()
+      const current = this.deps.currentRevision()
+      if (revision <= this.state.floor) throw compacted(revision, this.state.floor, current)
+      if (revision > current) throw futureRevision(revision, current)
+      // Below the old floor only kept entries are left; what supersedes them is at or above it.
+      const next = this.state.job?.next ?? this.state.floor
+      const from = this.state.job === undefined ? next : this.state.job.from
+      await this.save({ ...this.state, floor: revision, job: { to: revision, next, ...(from === undefined ? {} : { from }) } })
+      scheduled({ compactRevision: revision, removedRevisions: 0, removedVersions: 0, durationMs: Date.now() - started })
+      return this.run(started)
+    })
+    if (physical) return done
+    done.catch(() => undefined) // a failure after scheduling is the background's; the next open resumes
+    return Promise.race([whenScheduled, done])
+  }
+
+  /**
+   * Stops once the batches being written are durable (at most one read's: compact-scan.ts); the job stays
+   * scheduled and resumes on the next open.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true
+    this.deps.thread?.stop()
+    await this.chain.catch(() => undefined)
+    await this.deps.thread?.close()
+  }
+
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(task, task)
+    this.chain = run.catch(() => undefined)
+    return run
+  }
+
+  private save(state: CompactState): Promise<void> {
+    return this.deps.writer.submitRaw(() => {
+      this.state = state
+      return [{ type: 'put', key: COMPACT_KEY, value: packr.pack(state) }]
+    })
+  }
+
+  private async run(started: number): Promise<CompactResult> {
+    const result: CompactResult = { compactRevision: this.state.floor, removedRevisions: 0, removedVersions: 0, durationMs: 0 }
+    const job = this.state.job
+    if (job === undefined) return result
+    const { db, thread, batchesPerRead } = this.deps
+    const batchRevisions = () => this.deps.batchRevisions()
+    const pauseFactor = 100 / this.deps.maxDutyPercent - 1
+    const write = (last: number, plan: PlannedWrite) => this.write(job, last, plan)
+    if (!this.stopping) {
+      const scanned = thread !== undefined
+        ? await thread.scan(job, { batchRevisions, batchesPerRead, pauseFactor }, write)
+        : await scanJob({
+          db, batchRevisions, batchesPerRead, singles: this.singles, stopping: () => this.stopping,
+          write: (batches) => writeInTurn(batches, (b) => write(b.last, b.plan), pauseFactor),
+        }, job)
+      result.removedRevisions = scanned.removedRevisions
+      result.removedVersions = scanned.removedVersions
+    }
+    if (!this.stopping) {
+      await this.save({ floor: this.state.floor, ...(this.state.belowFloor ? { belowFloor: this.state.belowFloor } : {}) })
+      // Only if asked: see "Giving space back" above.
+      if (this.deps.compactsRange) {
+        await this.deps.compactRange(job.from === undefined ? LOG_START : logKey(job.from), logKey(job.to))
+        await this.deps.filesFreed()
+      }
+    }
+    result.durationMs = Date.now() - started
+    return result
+  }
+
+  /** Writes a batch's plan, its segment accounting and the job's progress (up to `last`) as one LevelDB write. */
+  private write(job: Job, last: number, plan: PlannedWrite): Promise<void> {
+    return this.deps.writer.submitRaw(() => {
+      const ops = plan.ops
+      const perSegment = new Map<number, { entries: number; bytes: number; lastTimestamp: number }>()
+      for (const r of plan.scanned) {
+        const segment = this.deps.segments.segmentOf(r.rev)
+        if (segment === undefined) continue
+        const acc = perSegment.get(segment.id) ?? { entries: 0, bytes: 0, lastTimestamp: 0 }
+        acc.entries++
+        acc.bytes += r.bytes
+        acc.lastTimestamp = Math.max(acc.lastTimestamp, r.timestamp)
+        perSegment.set(segment.id, acc)
+      }
+      this.deps.segments.trim(last + 1, perSegment, ops)
+      const kept = this.belowFloor
+      const belowFloor = { entries: kept.entries + plan.kept.entries, bytes: kept.bytes + plan.kept.bytes }
+      this.state = { floor: this.state.floor, job: { ...job, next: last + 1 }, belowFloor }
+      ops.push({ type: 'put', key: COMPACT_KEY, value: packr.pack(this.state) })
+      return ops
+    })
+  }
+}
