@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
 import { retentionPolicy, startCompaction } from '../compaction/index.js'
-import { openLevelLog } from '../log/level/level-log.js'
+import { levelLogOptions, openLevelLog } from '../log/index.js'
 import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
@@ -34,31 +34,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const policy = retentionPolicy(config)
   const tls = await loadTls(config)
   applyV8Settings(config)
-  const store = await openLevelLog({
-    dir: config.dataDir,
-    fsync: config.fsync,
-    segmentMaxEntries: config.segmentMaxEntries,
-    segmentMaxBytes: config.segmentMaxBytes,
-    maxRequestBytes: config.maxRequestBytes,
-    maxTxnOps: config.maxTxnOps,
-    maxTxnDepth: config.maxTxnDepth,
-    maxBatchTxns: config.maxBatchTxns,
-    compactionBatchRevisions: config.compactionBatchRevisions,
-    compactionMinBatchRevisions: config.compactionMinBatchRevisions,
-    compactionBatchesPerRead: config.compactionBatchesPerRead,
-    compactionMaxDutyPercent: config.compactionMaxDutyPercent,
-    compactionThread: config.compactionThread,
-    compactionThreadNice: config.compactionThreadNice,
-    compactionCompactsRange: config.compactionCompactsRange,
-    deferFileDeletes: config.deferFileDeletes,
-    fileDeleteBytesPerSecond: config.fileDeleteBytesPerSecond,
-    tableSyncInterval: config.tableSyncInterval,
-    leveldbWriteBufferSize: config.leveldbWriteBufferSize,
-    leveldbCacheSize: config.leveldbCacheSize,
-    leveldbMaxFileSize: config.leveldbMaxFileSize,
-    leaseMinTtl: config.leaseMinTtl,
-    leaseCheckInterval: config.leaseCheckInterval,
-  })
+  const store = await openLevelLog(levelLogOptions(config))
   const metrics = new Metrics(store)
   const log = instrumentLog(store, metrics)
   const state = { ready: false }

@@ -7,7 +7,7 @@
  *   for await (const page of kv.list('/config/', { prefix: true, pageSize: 500 })) ...
  *   const w = kv.watch('/config/', { prefix: true, startRevision: revision + 1 })
  */
-import { bytesField, bytesParam, leaseId, readBytes, readEvent, readKv, type Bytes, type HistoryEvent, type KeyValue, type LeaseId } from './codec.js'
+import { bytesField, bytesParam, leaseId, readBytes, readEvent, readKv, type Bytes, type HistoryEvent, type KeyRange, type KeyValue, type LeaseId } from './codec.js'
 import { download, exchange, type HttpOptions } from './http.js'
 import { Watch, type WatchOptions } from './watch.js'
 
@@ -18,13 +18,6 @@ export interface ClientOptions {
   timeoutMs?: number
   /** Retries of reads after a connection failure (default 3). */
   readRetries?: number
-}
-
-/** Which keys: one key; or with `prefix`, `fromKey` or `rangeEnd`, a range. */
-export interface KeyRange {
-  prefix?: boolean
-  fromKey?: boolean
-  rangeEnd?: Bytes
 }
 
 export interface RangeOptions extends KeyRange {

@@ -5,6 +5,13 @@
 
 export type Bytes = Uint8Array | string
 
+/** Which keys: one key; or with `prefix`, `fromKey` or `rangeEnd`, a range. */
+export interface KeyRange {
+  prefix?: boolean
+  fromKey?: boolean
+  rangeEnd?: Bytes
+}
+
 export interface KeyValue {
   key: Buffer
   value: Buffer

@@ -14,7 +14,7 @@
 import { EventEmitter } from 'node:events'
 import WebSocket from 'ws'
 import { bytesField, readEvent, type Bytes, type WatchEvent } from './codec.js'
-import type { KeyRange } from './client.js'
+import type { KeyRange } from './codec.js'
 import { CompactedError, KvlogClientError } from './errors.js'
 
 export interface WatchOptions extends KeyRange {

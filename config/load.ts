@@ -54,7 +54,7 @@ export const CONFIG_FLAG = '--config'
 export const CONFIG_ENV = 'KVLOG_CONFIG'
 const ENV_PREFIX = 'KVLOG_'
 /** KVLOG_* variables that belong to the client side (the CLI's --endpoint), not to server settings. */
-export const CLIENT_ENV = ['KVLOG_ENDPOINT'] as const
+const CLIENT_ENV = ['KVLOG_ENDPOINT'] as const
 
 const byKey = new Map<string, Setting>(SETTINGS.map((s) => [s.key, s]))
 const byFlagName = new Map<string, Setting>(SETTINGS.map((s) => [s.flag.slice(2), s]))

@@ -12,9 +12,12 @@ import type {
   HistoryOptions,
   HistoryResult,
   KeyValue,
+  LeaseGrant,
+  LeaseTimeToLive,
   LogStatus,
   RangeOptions,
   RangeResult,
+  SnapshotStream,
   TxnRequest,
   TxnResult,
 } from './types.js'
@@ -47,11 +50,6 @@ export interface DeleteResponse extends WriteResult {
 }
 
 export type AlarmKind = 'NOSPACE'
-
-export type { LeaseGrant, LeaseTimeToLive } from './level/leases.js'
-import type { LeaseGrant, LeaseTimeToLive } from './level/leases.js'
-import type { SnapshotStream } from './level/snapshot.js'
-export type { SnapshotStream } from './level/snapshot.js'
 
 export interface Log {
   /** The latest committed (durable, acknowledged) revision. */

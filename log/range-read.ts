@@ -68,7 +68,7 @@ function passes(kv: KeyValue, o: NRangeOptions): boolean {
 }
 
 /** Sorts in place; ties keep key order (etcd's sort is unstable, so any tie order is etcd-compatible). */
-export function sortKvs(kvs: KeyValue[], target: SortTarget, order: SortOrder): void {
+function sortKvs(kvs: KeyValue[], target: SortTarget, order: SortOrder): void {
   const sign = order === 'DESCEND' ? -1 : 1
   const by = comparator(target)
   kvs.sort((a, b) => sign * by(a, b) || Buffer.compare(a.key, b.key))

@@ -10,7 +10,7 @@
 import { KvlogError } from './errors.js'
 import { comparesHold } from './compare.js'
 import { rangeRead } from './range-read.js'
-import { OP_DELETE, OP_PUT, opKeyValue, type LoggedOp } from './level/records.js'
+import { OP_DELETE, OP_PUT, opKeyValue, type LoggedOp } from './ops.js'
 import { readBounds, type OverlayView, type StateView } from './state-view.js'
 import type { Event, KeyValue, OpResult } from './types.js'
 import type { NOp, NRange, NTxn } from './validate.js'

@@ -261,3 +261,26 @@ export interface CompactResult {
 
 /** Called after every durable batch with its entries in revision order (with prevKv filled in). */
 export type CommitListener = (entries: readonly LogEntry[]) => void
+
+export interface LeaseGrant {
+  id: bigint
+  /** The TTL granted, in seconds (raised to the minimum TTL if asked for less). */
+  ttl: number
+}
+
+export interface LeaseTimeToLive {
+  id: bigint
+  /** Seconds left before expiry (rounded down). */
+  ttl: number
+  grantedTtl: number
+  /** The attached keys, when asked for. */
+  keys?: Buffer[]
+}
+
+export interface SnapshotStream {
+  /** The revision the snapshot holds. */
+  revision: number
+  /** The database's approximate size on disk: a progress estimate, not the stream's exact length. */
+  estimatedBytes: number
+  chunks: AsyncIterable<Buffer>
+}

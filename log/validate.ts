@@ -100,7 +100,7 @@ function checkCount(value: unknown, field: string): number {
   return value
 }
 
-export function checkLease(value: unknown, field: string): bigint {
+function checkLease(value: unknown, field: string): bigint {
   if (value === undefined || value === null) return 0n
   let lease: bigint
   if (typeof value === 'bigint') lease = value

@@ -9,7 +9,7 @@ import { isKvlogError, type ErrorCode } from '../../log/errors.js'
 import { ERROR_STATUS } from '../errors.js'
 
 /** etcd's messages (etcdserver/api/v3rpc/rpctypes), for the codes that have an etcd counterpart. */
-export const ETCD_MESSAGES: Partial<Record<ErrorCode, string>> = {
+const ETCD_MESSAGES: Partial<Record<ErrorCode, string>> = {
   EMPTY_KEY: 'etcdserver: key is not provided',
   KEY_NOT_FOUND: 'etcdserver: key not found',
   DUPLICATE_KEY: 'etcdserver: duplicate key given in txn request',

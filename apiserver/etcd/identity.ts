@@ -9,7 +9,7 @@ import type { Message } from './proto.js'
 import { HeaderEncoder } from './wire.js'
 
 const IDENTITY_RECORD = 'etcd/identity'
-export const RAFT_TERM = 2
+const RAFT_TERM = 2
 
 export interface Identity {
   /** uint64s as decimal strings. */

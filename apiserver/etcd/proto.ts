@@ -58,5 +58,4 @@ export function serviceDefinition(name: string): ServiceDefinition {
 }
 
 /** Enum values for responses (encode takes numbers). */
-export const EVENT_TYPE = { PUT: 0, DELETE: 1 } as const
 export const ALARM_TYPE = { NONE: 0, NOSPACE: 1, CORRUPT: 2 } as const

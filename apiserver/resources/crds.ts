@@ -12,7 +12,7 @@ import type { Log } from '../../log/backend.js'
 import type { LogEntry } from '../../log/types.js'
 import type { JsonObject } from '../codec.js'
 import { scanPrefix } from './list.js'
-import type { K8sObject } from './objects.js'
+import type { K8sObject } from './k8s-object.js'
 import { collectionPrefix } from './paths.js'
 import { CRD_TYPE, type Registry, type ResourceType } from './registry.js'
 

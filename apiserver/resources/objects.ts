@@ -18,39 +18,15 @@ import type { KeyValue } from '../../log/types.js'
 import { apiVersionOf } from './paths.js'
 import type { ResourceType } from './registry.js'
 import { badRequest, invalidObject, type StatusCause } from './status.js'
+import { timestamp, type K8sObject } from './k8s-object.js'
 import { kindRules } from './strategy.js'
 import { dns1123Label, dns1123Subdomain, labelValue, MAX_ANNOTATIONS_BYTES, pathSegmentName, qualifiedName } from './validation.js'
-
-export interface ObjectMeta extends JsonObject {
-  name?: string
-  generateName?: string
-  namespace?: string
-  uid?: string
-  resourceVersion?: string
-  generation?: number
-  creationTimestamp?: string
-  deletionTimestamp?: string
-  labels?: Record<string, string>
-  annotations?: Record<string, string>
-  finalizers?: string[]
-}
-
-export interface K8sObject extends JsonObject {
-  apiVersion: string
-  kind: string
-  metadata: ObjectMeta
-}
 
 /** Where a request points: the kind, the version asked for, and the namespace of the path. */
 export interface Target {
   rt: ResourceType
   version: string
   namespace?: string
-}
-
-/** RFC 3339 with second precision, as Kubernetes writes timestamps. */
-export function timestamp(ms = Date.now()): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 }
 
 /** A stored kv as the object a client sees; undefined if the value is not a JSON object. */
@@ -79,7 +55,7 @@ export function encodeForStorage(obj: K8sObject): string {
 }
 
 /** The JSON object of a request body, its kind and apiVersion checked against the URL. */
-export function bodyObject(body: unknown, target: Target): K8sObject {
+function bodyObject(body: unknown, target: Target): K8sObject {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the request body must be a JSON object')
   const obj = { ...(body as JsonObject) } as K8sObject
   const { rt } = target

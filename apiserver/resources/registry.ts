@@ -114,7 +114,7 @@ function strings(value: unknown): string[] {
 }
 
 /** The kind a CRD object defines (validated on write by crds.ts), or undefined if it defines none. */
-export function crdToType(crd: JsonObject): ResourceType | undefined {
+function crdToType(crd: JsonObject): ResourceType | undefined {
   const spec = crd.spec as JsonObject | undefined
   const names = spec?.names as JsonObject | undefined
   const meta = crd.metadata as JsonObject | undefined

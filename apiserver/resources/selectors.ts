@@ -7,7 +7,7 @@
  * Malformed selectors are 400 BadRequest. An empty selector matches everything.
  */
 import { badRequest } from './status.js'
-import type { K8sObject } from './objects.js'
+import type { K8sObject } from './k8s-object.js'
 import { labelValue, qualifiedName } from './validation.js'
 
 type Op = '=' | '!=' | 'in' | 'notin' | 'exists' | '!' | '>' | '<'
@@ -23,7 +23,7 @@ export interface Selector {
   matches(obj: K8sObject): boolean
 }
 
-export const EVERYTHING: Selector = { empty: true, matches: () => true }
+const EVERYTHING: Selector = { empty: true, matches: () => true }
 
 const SPECIAL = new Set(['!', '=', '(', ')', ',', '<', '>'])
 

@@ -5,7 +5,7 @@
  * Every other kind is free-form JSON with validated metadata.
  */
 import type { JsonObject } from '../codec.js'
-import { timestamp, type K8sObject } from './objects.js'
+import { timestamp, type K8sObject } from './k8s-object.js'
 import { CRD_GROUP, RESERVED_GROUPS, type ResourceType } from './registry.js'
 import type { StatusCause } from './status.js'
 import { dns1123Label, dns1123Subdomain } from './validation.js'

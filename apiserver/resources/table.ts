@@ -6,7 +6,7 @@
  */
 import type { JsonObject } from '../codec.js'
 import { queryString, type Query } from '../params.js'
-import type { K8sObject } from './objects.js'
+import type { K8sObject } from './k8s-object.js'
 import type { ResourceType } from './registry.js'
 import { badRequest } from './status.js'
 
@@ -76,7 +76,7 @@ function cell(obj: K8sObject, jsonPath: string, type: string): unknown {
 }
 
 /** kubectl's short human durations: 45s, 3m12s, 25m, 5h3m, 3d4h, 120d. */
-export function age(since: string | undefined, now = Date.now()): string {
+function age(since: string | undefined, now = Date.now()): string {
   if (since === undefined) return '<unknown>'
   const s = Math.max(0, Math.floor((now - Date.parse(since)) / 1000))
   if (Number.isNaN(s)) return '<unknown>'

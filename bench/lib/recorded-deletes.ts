@@ -13,7 +13,7 @@
  * Replayed through the log's writer queue, so that they ride in the writers' groups as compaction
  * batches do, `revisionsPerBatch` versions at a time, paced to `revisionsPerSec`.
  */
-import { histKey, logKey, logKeyRevision } from '../../log/keys.js'
+import { histKey, logKey, logKeyRevision } from '../../log/level/keyspace.js'
 import type { Db } from '../../log/level/latest-view.js'
 import { decodeEntryRefs } from '../../log/level/records.js'
 import type { BatchOp } from '../../log/level/segments.js'

@@ -7,6 +7,9 @@ export class UsageError extends Error {
   override readonly name = 'UsageError'
 }
 
+/** serve and snapshot restore run in the server's process: bin/kvlog dispatches them to apiserver/main.ts. */
+export const SERVER_SIDE = 'serve and snapshot restore are server commands: run them with bin/kvlog'
+
 export type FlagType = 'string' | 'int' | 'bool'
 
 export interface CommandSpec {
@@ -22,7 +25,7 @@ export interface Parsed {
 }
 
 /** Flags every client command accepts. */
-export const COMMON_FLAGS: Record<string, FlagType> = { endpoint: 'string', output: 'string', o: 'string', help: 'bool', h: 'bool' }
+const COMMON_FLAGS: Record<string, FlagType> = { endpoint: 'string', output: 'string', o: 'string', help: 'bool', h: 'bool' }
 
 export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
   const types = { ...COMMON_FLAGS, ...spec.flags }

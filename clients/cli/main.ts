@@ -1,11 +1,12 @@
 /**
  * The `kvlog` command line. Exit codes: 0 ok, 1 error, 2 usage, 3 compacted.
  * Client commands talk to --endpoint (env KVLOG_ENDPOINT, default http://127.0.0.1:8379); every command
- * has --help, and a human form (tables) and a machine form (-o json).
+ * has --help, and a human form (tables) and a machine form (-o json). `serve` and the offline
+ * `snapshot restore` are the server's (apiserver/main.ts; bin/kvlog dispatches them there), but the help
+ * lists them with the rest.
  */
-import { ConfigError } from '../../config/index.js'
 import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError } from '../errors.js'
-import { parseArgs, UsageError, type CommandSpec } from './args.js'
+import { parseArgs, SERVER_SIDE, UsageError, type CommandSpec } from './args.js'
 import { compact, cursor, status } from './commands/admin.js'
 import { diff, history, watch } from './commands/events.js'
 import { del, get, put, txn } from './commands/kv.js'
@@ -65,12 +66,6 @@ ${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}
 Client flags: --endpoint URL (env KVLOG_ENDPOINT, default http://127.0.0.1:8379), -o table|json.
 Exit codes: 0 ok, 1 error, 2 usage, 3 compacted. "kvlog <command> --help" for a command's flags.`
 
-const SERVE_HELP = `Usage: kvlog serve [--config FILE] [--data-dir DIR] [--listen-http HOST:PORT] [--ready-file FILE] ...
-
-Runs the server. Defaults: data in ./kvlog-data, HTTP on 127.0.0.1:8379. Every setting can come from a
-config file (--config, JSON or YAML), a KVLOG_* environment variable or a flag; docs/configuration.md
-lists them all. SIGTERM drains and exits 0.`
-
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [name, ...rest] = argv
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -78,14 +73,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     return name === undefined ? 2 : 0
   }
   try {
-    if (name === 'serve') {
-      if (rest.includes('--help') || rest.includes('-h')) {
-        process.stdout.write(SERVE_HELP + '\n')
-        return 0
-      }
-      const { serve } = await import('./serve.js')
-      return await serve(rest)
-    }
+    if (name === 'serve') throw new UsageError(SERVER_SIDE)
     if (name === 'version') {
       process.stdout.write(`kvlog ${await version()}\n`)
       return 0
@@ -105,7 +93,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 
 function report(command: string, err: unknown): number {
   const say = (text: string) => process.stderr.write(`kvlog ${command}: ${text}\n`)
-  if (err instanceof UsageError || err instanceof ConfigError || (err instanceof Error && err.name === 'UsageError')) {
+  if (err instanceof UsageError || (err instanceof Error && err.name === 'UsageError')) {
     say(err.message)
     return 2
   }

@@ -1,16 +1,9 @@
 /**
  * The key space as of a past revision R, read from the hist index: for each key, its newest version at or
- * below R (absent if that is a tombstone). See keys.ts for why one forward seek finds it.
+ * below R (absent if that is a tombstone). See keyspace.ts for why one forward seek finds it.
  */
-import {
-  histBounds,
-  histKeyAfter,
-  histKeyFromPrefix,
-  histKeyPrefix,
-  histPrefixUserKey,
-  parseHistKey,
-  type Bounds,
-} from '../keys.js'
+import { type Bounds } from '../keys.js'
+import { histBounds, histKeyAfter, histKeyFromPrefix, histKeyPrefix, histPrefixUserKey, parseHistKey } from './keyspace.js'
 import type { Db, Snapshot } from './latest-view.js'
 import { HIST_TOMBSTONE } from './records.js'
 import type { ScanOptions, StateView } from '../state-view.js'

@@ -3,9 +3,11 @@
  * sequential scan of entries), grouped by revision. prevKv comes from the hist index through each op's
  * prevRevision pointer. This is what watch catch-up and "replay history for debugging" are built on.
  */
-import { inBounds, LOG_END, logKey, logKeyRevision, type Bounds } from '../keys.js'
+import { inBounds, type Bounds } from '../keys.js'
+import { LOG_END, logKey, logKeyRevision } from './keyspace.js'
 import { ITERATOR_STEP_BYTES, type Db, type Snapshot } from './latest-view.js'
-import { decodeEntry, OP_PUT, opKeyValue } from './records.js'
+import { decodeEntry } from './records.js'
+import { OP_PUT, opKeyValue } from '../ops.js'
 import type { Event, LogEntry } from '../types.js'
 import { VersionReader } from './version-reader.js'
 

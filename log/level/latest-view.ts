@@ -3,7 +3,8 @@
  * read is labelled with exactly the revision it saw.
  */
 import type { ClassicLevel } from 'classic-level'
-import { kvBounds, kvKey, kvKeyUserKey, type Bounds } from '../keys.js'
+import { type Bounds } from '../keys.js'
+import { kvBounds, kvKey, kvKeyUserKey } from './keyspace.js'
 import { decodeKvRecord } from './records.js'
 import type { ScanOptions, StateView } from '../state-view.js'
 import type { KeyValue } from '../types.js'

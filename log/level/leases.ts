@@ -22,9 +22,10 @@
 import { randomBytes } from 'node:crypto'
 import { Packr } from 'msgpackr'
 import { KvlogError } from '../errors.js'
-import { TAG_META } from '../keys.js'
+import type { LeaseGrant, LeaseTimeToLive } from '../types.js'
+import { TAG_META } from './keyspace.js'
 import type { Db } from './latest-view.js'
-import { OP_PUT, type LoggedOp } from './records.js'
+import { OP_PUT, type LoggedOp } from '../ops.js'
 import type { BatchOp } from './segments.js'
 
 const packr = new Packr({ useRecords: false })
@@ -33,23 +34,8 @@ const ATTACH_PREFIX = Buffer.from([TAG_META, ...Buffer.from('leasekey/', 'ascii'
 const EMPTY = Buffer.alloc(0)
 
 /** etcd's MaxLeaseTTL: 9,000,000,000 seconds. */
-export const MAX_LEASE_TTL = 9_000_000_000
+const MAX_LEASE_TTL = 9_000_000_000
 const MAX_ID = (1n << 63n) - 1n
-
-export interface LeaseGrant {
-  id: bigint
-  /** The TTL granted, in seconds (raised to the minimum TTL if asked for less). */
-  ttl: number
-}
-
-export interface LeaseTimeToLive {
-  id: bigint
-  /** Seconds left before expiry (rounded down). */
-  ttl: number
-  grantedTtl: number
-  /** The attached keys, when asked for. */
-  keys?: Buffer[]
-}
 
 interface Lease {
   ttl: number
@@ -58,7 +44,7 @@ interface Lease {
   keys: Set<string>
 }
 
-export function leaseRecordKey(id: bigint): Buffer {
+function leaseRecordKey(id: bigint): Buffer {
   const k = Buffer.allocUnsafe(LEASE_PREFIX.length + 8)
   LEASE_PREFIX.copy(k)
   k.writeBigUInt64BE(id, LEASE_PREFIX.length)

@@ -1,7 +1,7 @@
 /**
  * LevelLog: the Log on one LevelDB database (classic-level). It owns the database and wires the parts:
- * writer.ts (group commit), latest-view.ts / hist-view.ts (reads), history-read.ts, compactor.ts,
- * segments.ts. Keyspace layout: keys.ts.
+ * writer.ts (group commit), latest-view.ts / hist-view.ts (reads), history-read.ts, compaction/ (compactor.ts),
+ * segments.ts. Keyspace layout: keyspace.ts.
  *
  * Open = recovery: the current revision is the key of the last log entry (entries are written in the same
  * batch as everything they change, so the durable state is always a prefix of acknowledged batches);
@@ -16,8 +16,9 @@ import { CompactionThread } from './compaction/compact-thread.js'
 import { compacted, futureRevision, KvlogError } from '../errors.js'
 import { readHistory } from './history-read.js'
 import { HistView } from './hist-view.js'
-import { LOG_END, LOG_START, logKey, logKeyRevision, metaKey } from '../keys.js'
-import { checkLeaseId, LeaseTable, type LeaseGrant, type LeaseTimeToLive } from './leases.js'
+import { LOG_END, LOG_START, logKey, logKeyRevision, metaKey } from './keyspace.js'
+import { checkLeaseId, LeaseTable } from './leases.js'
+import { type LeaseGrant, type LeaseTimeToLive } from '../types.js'
 import { MetaStore } from './meta-store.js'
 import { LatestView, type Db } from './latest-view.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
@@ -28,7 +29,8 @@ import { decodeEntry } from './records.js'
 import { DeferredDeletes } from './io/deferred-deletes.js'
 import { TableWriteback } from './io/table-writeback.js'
 import { SegmentTable } from './segments.js'
-import { snapshotChunks, type SnapshotStream } from './snapshot.js'
+import { snapshotChunks } from './snapshot.js'
+import { type SnapshotStream } from '../types.js'
 import type { StateView } from '../state-view.js'
 import type {
   BytesLike,
@@ -48,9 +50,7 @@ import { Writer, type WriterStats } from './writer.js'
 import { OverlayView } from '../state-view.js'
 import { evaluateTxn } from '../txn-eval.js'
 
-export { prefixEnd } from '../keys.js'
-
-export const FORMAT_VERSION = 1
+const FORMAT_VERSION = 1
 
 /**
  * LevelDB tuning, shared with bench/store.bench.ts's raw baseline so both write the same way.
@@ -58,10 +58,9 @@ export const FORMAT_VERSION = 1
  *   leveldbMaxFileSize); the default write buffer is 8x LevelDB's: fewer, larger level-0 files under a
  *   steady write load.
  * - No snappy: on a 2-core machine LevelDB's compaction thread competes with the writer for CPU, and
- *   compressing measured ~2x slower for durable batches (etcd's bbolt does not compress either).
- * - 8 MiB table files (LevelDB's default 2 MiB): fewer, larger compactions; +7% durable puts/s in A/B
- *   runs of bench:store (33.4k -> 35.7k median), the raw baseline moving alike. In bench:compaction,
- *   2 MiB was within the noise of 8 MiB (docs/benchmarks.md).
+ *   compressing makes durable batches slower (etcd's bbolt does not compress either).
+ * - 8 MiB table files (LevelDB's default 2 MiB): fewer, larger compactions, and more durable puts/s in
+ *   bench:store, the raw baseline moving alike (docs/benchmarks.md).
  * - Not here, because they work from outside LevelDB (and so the raw baseline does without them): table
  *   files synced while LevelDB writes them (tableSyncInterval, table-writeback.ts) and file deletes taken
  *   off its lock (deferFileDeletes, deferred-deletes.ts).

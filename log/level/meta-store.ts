@@ -7,7 +7,7 @@
  * is active the log refuses writes that add data (any put) with NO_SPACE; reads and deletes work.
  */
 import { Packr } from 'msgpackr'
-import { metaKey } from '../keys.js'
+import { metaKey } from './keyspace.js'
 import type { Db } from './latest-view.js'
 import type { Writer } from './writer.js'
 

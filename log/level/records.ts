@@ -1,5 +1,5 @@
 /**
- * Value encodings of LevelLog's tables (see keys.ts for the keys).
+ * Value encodings of LevelLog's tables (see keyspace.ts for the keys).
  *
  * kv record (kv table, and materialized hist versions), 32-byte header then the value:
  *   [createRevision 8][modRevision 8][version 8][lease 8, unsigned][value ...]
@@ -21,7 +21,8 @@
  *   at most one op per key, so a reader finds a version's op by its key.
  */
 import { Packr } from 'msgpackr'
-import { readRev, writeRev } from '../keys.js'
+import { readRev, writeRev } from './keyspace.js'
+import { OP_DELETE, OP_PUT, type LoggedOp } from '../ops.js'
 import type { KeyValue } from '../types.js'
 
 const HEADER = 32
@@ -76,22 +77,6 @@ export function encodeMaterialized(kv: KeyValue): Buffer {
 
 // ---------------------------------------------------------------------------------------------------------
 // log entries
-
-export const OP_PUT = 0
-export const OP_DELETE = 1
-
-/** One write as the log stores it. */
-export interface LoggedOp {
-  kind: typeof OP_PUT | typeof OP_DELETE
-  key: Buffer
-  /** The value after a put; empty for a delete. */
-  value: Buffer
-  createRevision: number
-  version: number
-  lease: bigint
-  /** modRevision of the previous live version of the key, 0 if there was none. */
-  prevRevision: number
-}
 
 export interface LoggedEntry {
   timestamp: number
@@ -252,19 +237,4 @@ class MsgpackReader {
 
 function asBuffer(b: Uint8Array): Buffer {
   return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)
-}
-
-/** The kv a logged op leaves behind at revision `rev` (for a delete: etcd's shape, empty value, version 0). */
-export function opKeyValue(op: LoggedOp, rev: number): KeyValue {
-  if (op.kind === OP_DELETE) {
-    return { key: op.key, value: EMPTY, createRevision: 0, modRevision: rev, version: 0, lease: 0n }
-  }
-  return {
-    key: op.key,
-    value: op.value,
-    createRevision: op.createRevision,
-    modRevision: rev,
-    version: op.version,
-    lease: op.lease,
-  }
 }

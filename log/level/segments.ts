@@ -7,7 +7,7 @@
  * table is always consistent with the log, also after a crash.
  */
 import { Packr } from 'msgpackr'
-import { metaKey } from '../keys.js'
+import { metaKey } from './keyspace.js'
 import type { Db } from './latest-view.js'
 import type { Segment } from '../types.js'
 

@@ -18,19 +18,11 @@ import { ClassicLevel } from 'classic-level'
 import { KvlogError } from '../errors.js'
 import type { Db, Snapshot } from './latest-view.js'
 
-export const SNAPSHOT_MAGIC = Buffer.from('KVLOGSNAP1\n', 'ascii')
+const SNAPSHOT_MAGIC = Buffer.from('KVLOGSNAP1\n', 'ascii')
 const HASH_BYTES = 32
 const END_MARK = 0xffffffff
 const ALIGN = 512
 const RESTORE_BATCH_BYTES = 4 * 1024 * 1024
-
-export interface SnapshotStream {
-  /** The revision the snapshot holds. */
-  revision: number
-  /** The database's approximate size on disk: a progress estimate, not the stream's exact length. */
-  estimatedBytes: number
-  chunks: AsyncIterable<Buffer>
-}
 
 /** Frames every record of `snapshot` into chunks of about `chunkBytes`, then the end mark, padding, checksum. */
 export async function* snapshotChunks(db: Db, snapshot: Snapshot, chunkBytes: number): AsyncGenerator<Buffer> {

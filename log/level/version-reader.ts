@@ -5,18 +5,11 @@
  * out of its entry because the version is still live), or in the hist record itself (MATERIALIZED).
  * Decoded log entries are cached for the reader's lifetime (one request).
  */
-import { histKey, keyId, kvKey, logKey } from '../keys.js'
+import { keyId } from '../keys.js'
+import { histKey, kvKey, logKey } from './keyspace.js'
 import { syncGetOptions, type Db, type Snapshot } from './latest-view.js'
-import {
-  decodeEntry,
-  decodeKvRecord,
-  HIST_IN_LOG,
-  HIST_MATERIALIZED,
-  kvRecordModRevision,
-  opKeyValue,
-  type LoggedEntry,
-  type LoggedOp,
-} from './records.js'
+import { decodeEntry, decodeKvRecord, HIST_IN_LOG, HIST_MATERIALIZED, kvRecordModRevision, type LoggedEntry } from './records.js'
+import { opKeyValue, type LoggedOp } from '../ops.js'
 import type { KeyValue } from '../types.js'
 
 /** Above this many ops an entry gets a key index, so big delete-range entries are not scanned per key. */

@@ -13,20 +13,13 @@
  * later write fails with UNAVAILABLE, and a restart recovers the durable prefix.
  */
 import { compacted, futureRevision, KvlogError } from '../errors.js'
-import { histKey, kvKey, logKey } from '../keys.js'
+import { histKey, kvKey, logKey } from './keyspace.js'
 import type { Db } from './latest-view.js'
 import { LatestView } from './latest-view.js'
 import { HistView } from './hist-view.js'
 import { ReadViews } from './read-views.js'
-import {
-  encodeEntry,
-  encodeKvRecord,
-  encodeMaterialized,
-  HIST_IN_LOG_RECORD,
-  HIST_TOMBSTONE_RECORD,
-  OP_PUT,
-  type LoggedOp,
-} from './records.js'
+import { encodeEntry, encodeKvRecord, encodeMaterialized, HIST_IN_LOG_RECORD, HIST_TOMBSTONE_RECORD } from './records.js'
+import { OP_PUT, type LoggedOp } from '../ops.js'
 import { SegmentTable, writeBatch, type BatchOp } from './segments.js'
 import { OverlayView, type StateView } from '../state-view.js'
 import { evaluateTxn } from '../txn-eval.js'

@@ -15,6 +15,10 @@
  *
  * Who may call what: the hub's and handles' methods from anywhere, including from inside sink callbacks.
  * The hub never lets an exception reach the log's commit path.
+ *
+ * The rest of log/watch/: catch-up.ts (a watcher from a past revision to the head: ring, else log.history),
+ * watcher.ts (one watch: spec, state machine, handle), watcher-index.ts (synced watchers by exact key,
+ * prefix and range), ring.ts (the most recent committed entries), types.ts (specs, sinks, handles, stats).
  */
 import { compacted, KvlogError } from '../errors.js'
 import type { Event, LogEntry } from '../types.js'

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 
 const SCRIPT = fileURLToPath(new URL('../../bench/compare/compare.js', import.meta.url))
 
-/** One pattern per workload of the issue (1–8, and kvlog's native figures for 2 and 4). */
+/** One pattern per workload of bench:compare (1–8, and kvlog's native figures for 2 and 4). */
 const EXPECTED = [
   /^check-perf-l$/, /^check-perf-xl$/,
   /^grpc-put-1-puts-per-sec$/, /^grpc-put-64-puts-per-sec$/, /^grpc-put-1000-puts-per-sec$/,

@@ -24,12 +24,14 @@ export function kvlog(args: string[], o: { endpoint?: string; input?: string; en
 export const jsonLines = (text: string) => text.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
 
 /**
- * The same command run in this process through main() (what bin/kvlog calls), capturing its output: for
- * the many quick cases (usage errors) where spawning a node process each would cost most of the time.
+ * The same command run in this process through the main() bin/kvlog calls (the server's for serve and
+ * snapshot restore, as bin/kvlog dispatches, else the client CLI's), capturing its output: for the many
+ * quick cases (usage errors) where spawning a node process each would cost most of the time.
  * Runs one at a time (it swaps process.stdout/stderr.write while the command runs).
  */
 export async function kvlogInProcess(args: string[], endpoint?: string): Promise<Run> {
-  const { main } = await import('../../clients/cli/main.js')
+  const serverSide = args[0] === 'serve' || (args[0] === 'snapshot' && args[1] === 'restore')
+  const main = serverSide ? await serverMain() : (await import('../../clients/cli/main.js')).main
   const out = { stdout: '', stderr: '' }
   const writes = { stdout: process.stdout.write, stderr: process.stderr.write }
   process.stdout.write = ((chunk: string) => ((out.stdout += chunk), true)) as typeof process.stdout.write
@@ -41,4 +43,9 @@ export async function kvlogInProcess(args: string[], endpoint?: string): Promise
     process.stdout.write = writes.stdout
     process.stderr.write = writes.stderr
   }
+}
+
+async function serverMain(): Promise<(args: string[], env: NodeJS.ProcessEnv) => Promise<number>> {
+  const [{ main }, terminal] = await Promise.all([import('../../apiserver/main.js'), import('../../clients/cli/progress.js')])
+  return (args) => main(args, terminal)
 }

@@ -2,9 +2,8 @@
  * Shared pieces of the compaction tests: a seeded PRNG, polling, a tiny JSON-over-HTTP client for real
  * `kvlog serve` processes, and minimal WebSocket / NDJSON watch recorders.
  *
- * The watch recorders are deliberately local and small (record every message, wait for a predicate, pause
- * the socket): test/support/watch-client.ts is being reworked by someone else, and these tests only need
- * the raw message stream.
+ * The watch recorders are deliberately small (record every message, wait for a predicate, pause the
+ * socket): these tests need the raw message stream, not test/support/watch-client.ts's decoded events.
  */
 import WebSocket from 'ws'
 import type { KeyValue, LogEntry } from '../../log/types.js'

@@ -8,7 +8,7 @@ const TYPES = ['string', 'integer', 'boolean', 'enum', 'bytes', 'duration', 'add
 const NUMERIC = ['integer', 'bytes', 'duration']
 const MiB = 2 ** 20
 
-/** The settings and defaults kvlog promises (docs, issues and other engineers rely on these). */
+/** The settings and defaults kvlog promises (docs and deployments rely on these). */
 const EXPECTED_DEFAULTS: Config = {
   dataDir: './kvlog-data',
   fsync: 'always',

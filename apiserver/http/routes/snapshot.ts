@@ -14,8 +14,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
 import { onlyFields, type Query } from '../../params.js'
 
-export const SNAPSHOT_REVISION_HEADER = 'x-kvlog-revision'
-export const SNAPSHOT_SIZE_HEADER = 'x-kvlog-snapshot-size-estimate'
+const SNAPSHOT_REVISION_HEADER = 'x-kvlog-revision'
+const SNAPSHOT_SIZE_HEADER = 'x-kvlog-snapshot-size-estimate'
 
 export function snapshotRoute(app: FastifyInstance, log: Log): void {
   app.get('/v1/snapshot', async (request, reply) => {

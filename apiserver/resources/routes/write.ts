@@ -2,7 +2,7 @@
  * POST (create), PUT (replace) and PATCH of one object. A resourceVersion in a PUT body, or one a patch
  * sets, is a precondition (409 Conflict when stale); without one, a lost race is retried (store.ts).
  */
-import type { K8sObject } from '../objects.js'
+import type { K8sObject } from '../k8s-object.js'
 import type { ApiContext, ResourceRequest } from '../context.js'
 import { dryRunOf } from '../context.js'
 import { applyPatch, patchType } from '../patch.js'

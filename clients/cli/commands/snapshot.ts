@@ -3,13 +3,13 @@
  *
  * save downloads GET /v1/snapshot into FILE.part, checks the snapshot's own trailer (magic at the start,
  * sha256 of everything before the last 32 bytes at the end) so a truncated download is never kept, fsyncs,
- * renames it to FILE (replacing one that exists) and fsyncs the directory. restore is offline: it writes a
- * fresh data directory from FILE (serve-restore.ts, the only part that loads server code).
+ * renames it to FILE (replacing one that exists) and fsyncs the directory. restore is offline and runs in
+ * the server's process (apiserver/main.ts, where bin/kvlog sends it); only its usage is listed here.
  */
 import { createHash } from 'node:crypto'
 import { open, rename, rm } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
-import { UsageError } from '../args.js'
+import { SERVER_SIDE, UsageError } from '../args.js'
 import { str, type Context } from '../context.js'
 import { progressBar, size } from '../progress.js'
 
@@ -20,19 +20,11 @@ const HASH_BYTES = 32
 
 export async function snapshot(c: Context): Promise<number> {
   const [verb, file] = c.p.args
-  if (verb !== 'save' && verb !== 'restore') throw new UsageError(`unknown subcommand ${JSON.stringify(verb)}: ${USAGE}`)
+  if (verb === 'restore') throw new UsageError(SERVER_SIDE)
+  if (verb !== 'save') throw new UsageError(`unknown subcommand ${JSON.stringify(verb)}: ${USAGE}`)
   if (file === undefined || file === '') throw new UsageError(`missing FILE: ${USAGE}`)
-  const dataDir = str(c, 'data-dir')
-  if (verb === 'save') {
-    if (dataDir !== undefined) throw new UsageError('--data-dir applies to snapshot restore only')
-    return save(c, file)
-  }
-  if (dataDir === undefined || dataDir === '') throw new UsageError('snapshot restore needs --data-dir DIR (a new, empty directory)')
-  const { restoreFile } = await import('../serve-restore.js')
-  const r = await restoreFile(file, dataDir, (total) => progressBar(`restoring ${basename(file)}`, total))
-  if (c.mode === 'json') c.out(JSON.stringify({ file, dataDir, records: r.records, bytes: r.bytes, sha256: r.sha256 }))
-  else c.out(`restored ${file} into ${dataDir}: ${r.records} records, ${r.bytes} bytes (${size(r.bytes)}), sha256 ${r.sha256}`)
-  return 0
+  if (str(c, 'data-dir') !== undefined) throw new UsageError('--data-dir applies to snapshot restore only')
+  return save(c, file)
 }
 
 async function save(c: Context, file: string): Promise<number> {

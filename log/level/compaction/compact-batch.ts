@@ -39,9 +39,11 @@
  * entry, or an entry already gone (databases compacted by an older kvlog copied survivors into hist and
  * removed their entries), is skipped. So a batch planned again over the same rows writes the same result.
  */
-import { histKey, keyId, kvKey, logKey, logKeyRevision } from '../../keys.js'
+import { keyId } from '../../keys.js'
+import { histKey, kvKey, logKey, logKeyRevision } from '../keyspace.js'
 import type { Db } from '../latest-view.js'
-import { decodeEntry, decodeEntryRefs, encodeEntry, kvRecordModRevision, OP_DELETE, OP_PUT, type OpRef } from '../records.js'
+import { decodeEntry, decodeEntryRefs, encodeEntry, kvRecordModRevision, type OpRef } from '../records.js'
+import { OP_DELETE, OP_PUT } from '../../ops.js'
 import { RevisionTable } from './revision-table.js'
 import type { BatchOp } from '../segments.js'
 

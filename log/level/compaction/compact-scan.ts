@@ -18,7 +18,7 @@
  * of it are durable sees the entries they change as they leave them (UnwrittenEntries), never as read.
  */
 import { LiveRevisions, planBatch, scanRows, type BatchPlan, type EntrySource, type ScannedRows, type SingleOpEntries } from './compact-batch.js'
-import { logKey } from '../../keys.js'
+import { logKey } from '../keyspace.js'
 import { ITERATOR_STEP_BYTES, type Db } from '../latest-view.js'
 
 export interface ScanJob {

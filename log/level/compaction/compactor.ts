@@ -42,11 +42,10 @@
  * compaction drops them. By default (compactsRange) a job ends by compacting the scanned log range and
  * waits until the files LevelDB dropped are freed, so the space is back when compact() resolves. That
  * deletes the range's table files in a burst, and LevelDB 1.20 unlinks obsolete files while holding the
- * database lock that every write takes: an unlink costs ~2 ms + ~0.45 ms per MiB here (ext4 with discard,
- * 2 cores), so before deferred-deletes.ts took the unlinks off that lock the burst stalled all writes for
- * 50-80 ms at a time (bench:compaction --trace: a dozen unlinks of 5-38 ms in a row, a getProperty
- * blocked 71 ms; write p99 during a 1,000,000-revision compaction 3.2x the baseline without the
- * compactRange, 3.9x with it). And the compactRange starts between memtable flushes: started during one,
+ * database lock that every write takes: an unlink costs milliseconds per file on ext4 with discard, so a
+ * burst of them would stall all writes for tens of milliseconds at a time; deferred-deletes.ts takes the
+ * unlinks off that lock (bench:compaction --trace shows the stalls; docs/benchmarks.md has the figures).
+ * And the compactRange starts between memtable flushes: started during one,
  * it holds every write until the flush ends (range-compaction.ts). Off, LevelDB's background compaction
  * gives the space back over time, and reclaimSpace() at once (the automatic compaction calls it after
  * large removals).
@@ -57,7 +56,7 @@ import { SingleOpEntries } from './compact-batch.js'
 import { scanJob, writeInTurn } from './compact-scan.js'
 import type { CompactionThread } from './compact-thread.js'
 import type { PlannedWrite } from './compact-transfer.js'
-import { LOG_START, logKey, metaKey } from '../../keys.js'
+import { LOG_START, logKey, metaKey } from '../keyspace.js'
 import type { Db } from '../latest-view.js'
 import type { SegmentTable } from '../segments.js'
 import type { BelowFloor, CompactResult } from '../../types.js'
@@ -86,10 +85,10 @@ const REVISIONS_PER_GROUP_TXN = 10
 /**
  * Revisions per compaction batch, for writers' groups of `groupTxns` transactions lately: each batch rides
  * in one such group (writer.ts), and every put queued behind that group waits for the batch's deletions
- * too. At 2,000 puts/s groups hold about 2 transactions, and batches of 250 revisions made most of each
- * group's work; batches of 50 cut the writers' p99 during a compaction by a third. Under a heavy load the
- * groups are large and so may the batches be: batches of 50 there made the compaction slower than the
- * writers and their p99 worse (docs/benchmarks.md, eleventh session).
+ * too. Under a light load groups hold a transaction or two, and a large batch would be most of a group's
+ * work: small batches keep the writers' p99 down during a compaction. Under a heavy load the groups are
+ * large and so may the batches be: small batches there would make the compaction slower than the writers,
+ * and their p99 worse (docs/benchmarks.md).
  */
 export function compactionBatchSize(groupTxns: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, Math.round(REVISIONS_PER_GROUP_TXN * groupTxns)))

@@ -3,7 +3,7 @@
  */
 import { expect } from 'chai'
 import { isKvlogError } from '../../../log/errors.js'
-import type { K8sObject } from '../../../apiserver/resources/objects.js'
+import type { K8sObject } from '../../../apiserver/resources/k8s-object.js'
 import { parseFieldSelector, parseLabelSelector } from '../../../apiserver/resources/selectors.js'
 
 const obj = (name: string, labels: Record<string, string>, namespace = 'ns'): K8sObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels } })

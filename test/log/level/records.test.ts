@@ -5,7 +5,8 @@
  */
 import { expect } from 'chai'
 import { Packr } from 'msgpackr'
-import { decodeEntry, decodeEntryRefs, encodeEntry, OP_DELETE, OP_PUT, readEntryRefs, type LoggedEntry, type LoggedOp } from '../../../log/level/records.js'
+import { decodeEntry, decodeEntryRefs, encodeEntry, readEntryRefs, type LoggedEntry } from '../../../log/level/records.js'
+import { OP_DELETE, OP_PUT, type LoggedOp } from '../../../log/ops.js'
 import { rng } from '../../support/random.js'
 
 const SEED = 20261123

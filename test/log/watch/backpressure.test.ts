@@ -1,7 +1,8 @@
 /** Watch hub, backpressure: a sink that returns false is paused, catches up on resume, or is canceled as COMPACTED. */
 import { expect } from 'chai'
 import { prefixEnd } from '../../../log/keys.js'
-import { WatchHub, type WatchHandle, type WatchSpec } from '../../../log/watch-hub.js'
+import { type WatchHandle, type WatchSpec } from '../../../log/watch/types.js'
+import { WatchHub } from '../../../log/watch/hub.js'
 import { expectedEvents, openTempLog, Recorder, settle, SpyLog, waitFor, type TempLog } from './helpers.js'
 
 describe('watch hub: backpressure', () => {

@@ -1,7 +1,8 @@
 /** Watch hub, catch-up: from the ring, from the log in batches, the seam with concurrent commits, compaction. */
 import { expect } from 'chai'
 import { prefixEnd } from '../../../log/keys.js'
-import { WatchHub, type WatchHandle, type WatchSpec } from '../../../log/watch-hub.js'
+import { type WatchHandle, type WatchSpec } from '../../../log/watch/types.js'
+import { WatchHub } from '../../../log/watch/hub.js'
 import { expectedEvents, gate, openTempLog, Recorder, rng, settle, SpyLog, waitFor, type TempLog } from './helpers.js'
 import { randomSpec, randomWrite } from './workload.js'
 

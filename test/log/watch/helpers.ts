@@ -11,7 +11,7 @@ import type { Log } from '../../../log/backend.js'
 import type { KvlogError } from '../../../log/errors.js'
 import { openLevelLog } from '../../../log/level/level-log.js'
 import type { Event, HistoryOptions, HistoryResult, KeyValue } from '../../../log/types.js'
-import type { WatchBatch, WatchSink, WatchSpec } from '../../../log/watch-hub.js'
+import type { WatchBatch, WatchSink, WatchSpec } from '../../../log/watch/types.js'
 
 export interface TempLog {
   log: Log

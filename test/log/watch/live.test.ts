@@ -3,7 +3,8 @@ import { expect } from 'chai'
 import type { Log } from '../../../log/backend.js'
 import { isKvlogError } from '../../../log/errors.js'
 import { prefixEnd } from '../../../log/keys.js'
-import { WatchHub, type WatchHandle, type WatchSpec } from '../../../log/watch-hub.js'
+import { type WatchHandle, type WatchSpec } from '../../../log/watch/types.js'
+import { WatchHub } from '../../../log/watch/hub.js'
 import { expectedEvents, openTempLog, Recorder, settle, ZERO, type TempLog } from './helpers.js'
 
 describe('watch hub: live events', () => {

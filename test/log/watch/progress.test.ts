@@ -1,7 +1,8 @@
 /** Watch hub, progress: a notice at R only when every matching event <= R has been delivered. */
 import { expect } from 'chai'
 import { prefixEnd } from '../../../log/keys.js'
-import { WatchHub, type WatchSpec } from '../../../log/watch-hub.js'
+import { type WatchSpec } from '../../../log/watch/types.js'
+import { WatchHub } from '../../../log/watch/hub.js'
 import { expectedEvents, gate, openTempLog, Recorder, settle, SpyLog, waitFor, type EventView, type TempLog } from './helpers.js'
 
 describe('watch hub: progress', () => {

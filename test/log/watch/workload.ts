@@ -4,7 +4,7 @@
  */
 import type { Log } from '../../../log/backend.js'
 import { prefixEnd } from '../../../log/keys.js'
-import type { WatchSpec } from '../../../log/watch-hub.js'
+import type { WatchSpec } from '../../../log/watch/types.js'
 import { ZERO } from './helpers.js'
 
 const KEYS = ['a/0', 'a/1', 'a/2', 'a/10', 'b/0', 'b/1', 'b/x/0', 'b/x/1', 'c', 'c/0']

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LiveRevisions, planBatch, scanRows, SingleOpEntries } from '../../../../log/level/compaction/compact-batch.js'
 import { compactionBatchSize } from '../../../../log/level/compaction/compactor.js'
-import { histKey, LOG_START, logKey, logKeyRevision, prefixEnd } from '../../../../log/keys.js'
+import { prefixEnd } from '../../../../log/keys.js'
+import { histKey, LOG_START, logKey, logKeyRevision } from '../../../../log/level/keyspace.js'
 import { openLevelLog, type LevelLog } from '../../../../log/level/level-log.js'
 import type { Db } from '../../../../log/level/latest-view.js'
 import { encodeMaterialized, HIST_IN_LOG, HIST_MATERIALIZED, type LoggedEntry } from '../../../../log/level/records.js'
@@ -294,7 +295,7 @@ describe('log/compactor: each surviving version is stored once', function () {
     for (let i = 0; i < 8; i++) await log.put('busy', `b${i}`)
     const floor = log.revision
     await log.compact(floor)
-    // Turn the kept entry of `legacy` into what the compactor used to leave: no entry, the version in hist.
+    // Turn the kept entry of `legacy` into what data directories from older compactions hold: no entry, the version in hist.
     const kv = (await log.get('legacy'))!
     await raw(async (db) => {
       await writeBatch(db, [

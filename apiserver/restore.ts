@@ -1,8 +1,7 @@
 /**
- * The implementation of `kvlog snapshot restore FILE --data-dir DIR`: offline, it writes a fresh data
- * directory from a snapshot file with log/level/snapshot.ts's restoreSnapshot, which checks the trailing sha256
- * before the last batch is written. A CLI file named serve* may load server code (eslint.config.js); it is
- * imported only when restore runs, so the other client commands never load log/.
+ * The offline `kvlog snapshot restore FILE --data-dir DIR` (main.ts): writes a fresh data directory from a
+ * snapshot file with the engine's restoreSnapshot (log/level/snapshot.ts), which checks the trailing sha256
+ * before the last batch is written.
  *
  * DIR must be missing or empty. On any failure (a corrupt or truncated file included) what was written is
  * removed again: DIR itself if this created it, else its contents.
@@ -11,8 +10,13 @@ import { createReadStream } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { restoreSnapshot } from '../../log/level/snapshot.js'
-import type { Progress } from './progress.js'
+import { restoreSnapshot } from '../log/index.js'
+
+/** Progress of a long transfer, drawn by the caller (main.ts gets it from bin/kvlog). */
+export interface Progress {
+  update(bytes: number): void
+  done(): void
+}
 
 export interface RestoredFile {
   records: number
