@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { SingleOpEntries } from '../../../../log/level/compaction/compact-batch.js'
 import { scanJob, writeInTurn, type PlannedBatch, type ScanResult } from '../../../../log/level/compaction/compact-scan.js'
 import { openLevelLog } from '../../../../log/level/level-log.js'
-import { readRawTables, withRawDb } from '../../../support/raw-db.js'
+import { readRawTables, withRawDb } from '../raw-db.js'
 
 const SPAN = 5
 

@@ -19,7 +19,7 @@ import type { Db } from '../../../../log/level/latest-view.js'
 import { encodeMaterialized, HIST_IN_LOG, HIST_MATERIALIZED, type LoggedEntry } from '../../../../log/level/records.js'
 import { writeBatch } from '../../../../log/level/segments.js'
 import type { KeyValue } from '../../../../log/types.js'
-import { belowFloorOf, readRawTables as readRaw, withRawDb as withRaw, type RawTables as Raw } from '../../../support/raw-db.js'
+import { belowFloorOf, readRawTables as readRaw, withRawDb as withRaw, type RawTables as Raw } from '../raw-db.js'
 
 const ZERO = Buffer.from([0])
 

@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openLevelLog, type LevelLog } from '../../../../log/level/level-log.js'
 import { expectCode } from '../../conformance/helpers.js'
-import { belowFloorOf, readRawTables, withRawDb } from '../../../support/raw-db.js'
+import { belowFloorOf, readRawTables, withRawDb } from '../raw-db.js'
 import { CRASH_LOG_OPTIONS, HEAD_START_ACKS, KeyWriter, WRITERS, type WireOps } from './crash-workload.js'
 import { plain, plainEntries, rng, waitUntil, type PlainEntry, type PlainEvent, type PlainKv } from '../../../compaction/helpers.js'
 

@@ -3,9 +3,9 @@
  * hist table's keys, for tests of what compaction leaves on disk.
  */
 import { ClassicLevel } from 'classic-level'
-import { histPrefixUserKey, LOG_END, LOG_START, logKeyRevision, parseHistKey, TAG_HIST } from '../../log/level/keyspace.js'
-import type { Db } from '../../log/level/latest-view.js'
-import { decodeEntry, type LoggedEntry } from '../../log/level/records.js'
+import { histPrefixUserKey, LOG_END, LOG_START, logKeyRevision, parseHistKey, TAG_HIST } from '../../../log/level/keyspace.js'
+import type { Db } from '../../../log/level/latest-view.js'
+import { decodeEntry, type LoggedEntry } from '../../../log/level/records.js'
 
 export interface RawTables {
   /** Log entries by revision, with their encoded size. */
