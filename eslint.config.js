@@ -1,23 +1,102 @@
-// Lint rules, including the layering of DESIGN.md ("dependencies point down only"):
+// Lint rules, including the layering of DESIGN.md ("The house"; dependencies point down only):
 //
 //   clients/ ──(network)──▶ apiserver/ ──▶ log/ ◀── compaction/        config/ is read by all
 //
-// - log/ knows nothing of the front doors, compaction policies or clients.
-// - compaction/ may use log/ and config/ only.
-// - the front doors (apiserver/http, apiserver/resources, apiserver/etcd) never import each other;
-//   what they share lives in apiserver/watch or apiserver/*.ts below them.
-// - clients/ imports nothing from the server side (bin/kvlog sends serve and snapshot restore to apiserver/main.ts).
-// - examples/ use the client package only (clients/index.js), like a user's program would.
+// Project files are checked on resolved paths (import-x/no-restricted-paths with the TypeScript resolver,
+// which maps a `.js` specifier to its `.ts` source), so '../resources/x.js' from apiserver/http is caught
+// as an import of apiserver/resources whatever its spelling. Packages are checked by name
+// (no-restricted-imports): a bare package name is the same text from every file. test/lint/layering.test.ts
+// lints a fixture tree against this file and fails if any zone or package rule stops firing.
+import path from 'node:path'
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+import importX from 'eslint-plugin-import-x'
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript'
 
-const forbid = (...groups) => ({
-  'no-restricted-imports': ['error', {
-    patterns: groups.map(([group, message]) => ({ group, message })),
-  }],
-})
+const ROOT = import.meta.dirname
 
-const SERVER = ['**/log/**', '**/compaction/**', '**/apiserver/**']
+// The engines behind the Log contract; only the wiring (apiserver/server.ts, apiserver/main.ts) names one.
+const ENGINES = ['log/level', 'log/jetstream']
+// The front doors: siblings that never import each other.
+const DOORS = ['apiserver/http', 'apiserver/resources', 'apiserver/etcd', 'apiserver/ui']
+const SERVER = ['apiserver', 'log', 'compaction', 'config']
+
+export const zones = [
+  {
+    target: 'clients',
+    from: SERVER,
+    message: 'clients/ imports no server code (apiserver/, log/, compaction/, config/): it speaks to kvlog over the network.',
+  },
+  {
+    target: 'log',
+    from: ['apiserver', 'clients', 'compaction'],
+    message: 'log/ is the bottom layer: it imports no front door, client or compaction policy.',
+  },
+  {
+    // Globs in `except` are matched against absolute paths, hence ROOT.
+    target: 'compaction',
+    from: 'log/**',
+    except: [`${ROOT}/log/*.ts`, `${ROOT}/log/watch/**`],
+    message: 'compaction/ uses the Log contract only (log/*.ts, log/watch/), never an engine.',
+  },
+  {
+    target: 'compaction',
+    from: ['apiserver', 'clients'],
+    message: 'compaction/ sits beside log/ and below the front doors: it imports no front door or client.',
+  },
+  {
+    target: 'config',
+    from: ['log', 'apiserver', 'clients', 'compaction'],
+    message: 'config/ is read by all and imports none of them.',
+  },
+  {
+    // Every apiserver file except the wiring: the subfolders, and the top-level files other than server.ts
+    // and main.ts.
+    target: ['apiserver/*/**', 'apiserver/!(server|main).ts'],
+    from: ENGINES,
+    message: 'apiserver/ reaches an engine through the Log contract; only server.ts and main.ts (the wiring) name one.',
+  },
+  {
+    target: 'apiserver',
+    from: 'clients',
+    message: 'the server never imports the client side.',
+  },
+  ...DOORS.map((door) => ({
+    target: door,
+    from: DOORS.filter((other) => other !== door),
+    message: 'front doors are siblings: share code through apiserver/watch or apiserver/*.ts below them.',
+  })),
+  {
+    target: 'examples',
+    from: 'clients',
+    except: ['index.ts'],
+    message: 'examples import the client package (clients/index.js), not its internals.',
+  },
+  {
+    target: 'examples',
+    from: SERVER,
+    message: 'examples use the client package only, never the server side.',
+  },
+]
+
+// Package names as anchored expressions: a gitignore-style group such as 'level/*' would also match the
+// relative path '../log/level/x.js'.
+const pkg = (...names) => `^(${names.join('|')})(/.*)?$`
+const LEVELDB = {
+  regex: pkg('classic-level', 'abstract-level', 'level'),
+  message: 'only the LevelDB engine (log/level/) touches LevelDB; everything else goes through the Log contract.',
+}
+const NATS = {
+  regex: pkg('nats', '@nats-io/[^/]+'),
+  message: 'only the cluster engine (log/jetstream/) talks to NATS.',
+}
+const NETWORK = {
+  regex: pkg('fastify', '@fastify/[^/]+', 'ws', '@grpc/[^/]+', 'node:http', 'node:http2', 'http', 'http2'),
+  message: 'log/ knows nothing of HTTP, WebSocket or gRPC.',
+}
+const packages = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] })
+
+const SOURCE = ['apiserver', 'clients', 'compaction', 'config', 'examples'].map((dir) => `${dir}/**/*.ts`)
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'kvlog-data/**'] },
@@ -31,60 +110,23 @@ export default tseslint.config(
     },
   },
   {
-    files: ['log/**/*.ts'],
-    rules: forbid(
-      [['**/apiserver/**', '**/clients/**', '**/compaction/**', '!./compaction/**'], 'log/ is the bottom layer: it must not import front doors, clients or compaction (DESIGN.md).'],
-      [['fastify', 'ws', '@grpc/*', 'node:http', 'node:http2', 'http', 'http2'], 'log/ knows nothing of HTTP, WebSocket or gRPC (DESIGN.md).'],
-    ),
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // no-cycle parses the imported files: it needs to know they are TypeScript.
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: path.join(ROOT, 'tsconfig.json') })],
+    },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones }],
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+    },
   },
-  {
-    files: ['config/**/*.ts'],
-    rules: forbid([['**/log/**', '**/apiserver/**', '**/clients/**', '**/compaction/**'], 'config/ is read by all and imports none of them.']),
-  },
-  {
-    files: ['compaction/**/*.ts'],
-    rules: forbid([['**/apiserver/**', '**/clients/**'], 'compaction/ sits beside log/ and below the front doors (DESIGN.md).']),
-  },
-  {
-    files: ['apiserver/**/*.ts'],
-    rules: forbid(
-      [['**/clients/**'], 'the server never imports the client side.'],
-      [['classic-level', 'level', 'abstract-level'], 'no front door touches LevelDB: go through log/ (DESIGN.md).'],
-    ),
-  },
-  {
-    files: ['apiserver/http/**/*.ts'],
-    rules: forbid(
-      [['**/apiserver/resources/**', '**/apiserver/etcd/**'], 'front doors are siblings: share code through apiserver/watch or apiserver/*.ts.'],
-      [['classic-level', 'level', 'abstract-level'], 'no front door touches LevelDB.'],
-      [['**/clients/**'], 'the server never imports the client side.'],
-    ),
-  },
-  {
-    files: ['apiserver/resources/**/*.ts'],
-    rules: forbid(
-      [['**/apiserver/http/**', '**/apiserver/etcd/**'], 'front doors are siblings: share code through apiserver/watch or apiserver/*.ts.'],
-      [['classic-level', 'level', 'abstract-level'], 'no front door touches LevelDB.'],
-      [['**/clients/**'], 'the server never imports the client side.'],
-    ),
-  },
-  {
-    files: ['apiserver/etcd/**/*.ts'],
-    rules: forbid(
-      [['**/apiserver/http/**', '**/apiserver/resources/**'], 'front doors are siblings: share code through apiserver/watch or apiserver/*.ts.'],
-      [['classic-level', 'level', 'abstract-level'], 'no front door touches LevelDB.'],
-      [['**/clients/**'], 'the server never imports the client side.'],
-    ),
-  },
-  {
-    files: ['clients/**/*.ts'],
-    rules: forbid([[...SERVER, '**/config/**'], 'the client side imports nothing from the server side, config/ included.']),
-  },
-  {
-    files: ['examples/**/*.ts'],
-    rules: forbid(
-      [SERVER, 'examples use the client package only, never the server side.'],
-      [['**/clients/**', '!**/clients/index.js'], 'examples import the client package (clients/index.js), not its internals.'],
-    ),
-  },
+  // Package rules: the file sets below do not overlap, since a later entry would replace an earlier one's
+  // no-restricted-imports options for the files both match.
+  { files: SOURCE, rules: packages(LEVELDB, NATS) },
+  { files: ['log/**/*.ts'], ignores: ENGINES.map((engine) => `${engine}/**`), rules: packages(LEVELDB, NATS, NETWORK) },
+  { files: ['log/level/**/*.ts'], rules: packages(NATS, NETWORK) },
+  { files: ['log/jetstream/**/*.ts'], rules: packages(LEVELDB, NETWORK) },
 )

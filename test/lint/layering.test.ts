@@ -1,0 +1,176 @@
+/**
+ * The layering rules of eslint.config.js fire. The project's own eslint.config.js is copied into a temp
+ * folder laid out as the house (DESIGN.md): the contract at the top of log/, the engines in log/level/ and
+ * log/jetstream/, the front doors under apiserver/, clients/, compaction/, config/, examples/. Each case
+ * file there holds one forbidden import and must be rejected by the rule that owns it; the allowed files
+ * must lint clean. Imports are real relative paths that resolve to real files, as in the code base.
+ */
+import { expect } from 'chai'
+import { copyFile, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { ESLint } from 'eslint'
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url))
+
+const ZONE = 'import-x/no-restricted-paths'
+const PACKAGE = 'no-restricted-imports'
+const CYCLE = 'import-x/no-cycle'
+
+/** Modules the cases import: each exports one value. */
+const TARGETS = [
+  'log/backend.ts',
+  'log/watch/hub.ts',
+  'log/level/engine.ts',
+  'log/jetstream/engine.ts',
+  'apiserver/shared.ts',
+  'apiserver/http/door.ts',
+  'apiserver/resources/door.ts',
+  'apiserver/etcd/door.ts',
+  'apiserver/ui/door.ts',
+  'clients/index.ts',
+  'clients/internal.ts',
+  'compaction/policy.ts',
+  'config/index.ts',
+]
+
+interface Case {
+  file: string
+  from: string
+  rule: string
+  /** A fragment of the rule's message that names the layer rule (not only the generic rule id). */
+  says: string
+}
+
+const CLIENTS = 'clients/ imports no server code'
+const LOG = 'log/ is the bottom layer'
+const CONTRACT = 'compaction/ uses the Log contract only'
+const COMPACTION = 'compaction/ sits beside log/'
+const CONFIG = 'config/ is read by all'
+const ENGINE = 'apiserver/ reaches an engine through the Log contract'
+const SERVER = 'the server never imports the client side'
+const DOORS = 'front doors are siblings'
+const EXAMPLE_INTERNALS = 'examples import the client package'
+const EXAMPLE_SERVER = 'examples use the client package only'
+const LEVELDB = 'only the LevelDB engine (log/level/) touches LevelDB'
+const NATS = 'only the cluster engine (log/jetstream/) talks to NATS'
+const NETWORK = 'log/ knows nothing of HTTP, WebSocket or gRPC'
+
+const FORBIDDEN: Case[] = [
+  { file: 'clients/cli/serve.ts', from: '../../apiserver/shared.js', rule: ZONE, says: CLIENTS },
+  { file: 'clients/to-log.ts', from: '../log/backend.js', rule: ZONE, says: CLIENTS },
+  { file: 'clients/to-compaction.ts', from: '../compaction/policy.js', rule: ZONE, says: CLIENTS },
+  { file: 'clients/cli/to-config.ts', from: '../../config/index.js', rule: ZONE, says: CLIENTS },
+  { file: 'log/to-apiserver.ts', from: '../apiserver/shared.js', rule: ZONE, says: LOG },
+  { file: 'log/level/to-compaction.ts', from: '../../compaction/policy.js', rule: ZONE, says: LOG },
+  { file: 'log/watch/to-clients.ts', from: '../../clients/index.js', rule: ZONE, says: LOG },
+  { file: 'compaction/to-level.ts', from: '../log/level/engine.js', rule: ZONE, says: CONTRACT },
+  { file: 'compaction/to-jetstream.ts', from: '../log/jetstream/engine.js', rule: ZONE, says: CONTRACT },
+  { file: 'compaction/to-door.ts', from: '../apiserver/http/door.js', rule: ZONE, says: COMPACTION },
+  { file: 'config/to-log.ts', from: '../log/backend.js', rule: ZONE, says: CONFIG },
+  { file: 'apiserver/watch/to-level.ts', from: '../../log/level/engine.js', rule: ZONE, says: ENGINE },
+  { file: 'apiserver/paging.ts', from: '../log/jetstream/engine.js', rule: ZONE, says: ENGINE },
+  { file: 'apiserver/resources/to-level.ts', from: '../../log/level/engine.js', rule: ZONE, says: ENGINE },
+  { file: 'apiserver/to-clients.ts', from: '../clients/index.js', rule: ZONE, says: SERVER },
+  // A sibling door by a relative path that never spells 'apiserver/'.
+  { file: 'apiserver/http/to-resources.ts', from: '../resources/door.js', rule: ZONE, says: DOORS },
+  { file: 'apiserver/resources/to-etcd.ts', from: '../etcd/door.js', rule: ZONE, says: DOORS },
+  { file: 'apiserver/etcd/to-ui.ts', from: '../http/../ui/door.js', rule: ZONE, says: DOORS },
+  { file: 'apiserver/ui/to-http.ts', from: '../http/door.js', rule: ZONE, says: DOORS },
+  { file: 'examples/to-internals.ts', from: '../clients/internal.js', rule: ZONE, says: EXAMPLE_INTERNALS },
+  { file: 'examples/to-server.ts', from: '../log/backend.js', rule: ZONE, says: EXAMPLE_SERVER },
+  { file: 'apiserver/etcd/to-leveldb.ts', from: 'classic-level', rule: PACKAGE, says: LEVELDB },
+  { file: 'log/to-leveldb.ts', from: 'classic-level', rule: PACKAGE, says: LEVELDB },
+  { file: 'log/jetstream/to-leveldb.ts', from: 'classic-level', rule: PACKAGE, says: LEVELDB },
+  { file: 'compaction/to-leveldb.ts', from: 'abstract-level', rule: PACKAGE, says: LEVELDB },
+  { file: 'apiserver/to-nats.ts', from: 'nats', rule: PACKAGE, says: NATS },
+  { file: 'log/level/to-nats.ts', from: '@nats-io/jetstream', rule: PACKAGE, says: NATS },
+  { file: 'clients/to-nats.ts', from: '@nats-io/transport-node', rule: PACKAGE, says: NATS },
+  { file: 'log/watch/to-nats.ts', from: 'nats', rule: PACKAGE, says: NATS },
+  { file: 'log/to-http.ts', from: 'fastify', rule: PACKAGE, says: NETWORK },
+  { file: 'log/level/to-grpc.ts', from: '@grpc/grpc-js', rule: PACKAGE, says: NETWORK },
+  { file: 'log/jetstream/to-ws.ts', from: 'ws', rule: PACKAGE, says: NETWORK },
+]
+
+/** Files whose imports are all allowed. */
+const ALLOWED: Record<string, string[]> = {
+  'apiserver/server.ts': ['../log/level/engine.js', '../log/jetstream/engine.js', './http/door.js', './resources/door.js'],
+  'apiserver/main.ts': ['../log/level/engine.js', '../config/index.js', './shared.js'],
+  'apiserver/http/routes.ts': ['../shared.js', '../../log/backend.js', '../../log/watch/hub.js', '../../config/index.js', 'fastify'],
+  'compaction/auto.ts': ['../log/backend.js', '../log/watch/hub.js', '../config/index.js'],
+  'log/level/writer.ts': ['../backend.js', '../watch/hub.js', '../../config/index.js', 'classic-level'],
+  'log/jetstream/stream.ts': ['../backend.js', '../level/engine.js', 'nats'],
+  'clients/client.ts': ['./internal.js', 'ws'],
+  'examples/controller.ts': ['../clients/index.js'],
+}
+
+/** Two log/ files that import values from each other. */
+const CYCLE_FILES: Record<string, string> = {
+  'log/watch/cycle-a.ts': "import { b } from './cycle-b.js'\nexport const a = () => b\n",
+  'log/watch/cycle-b.ts': "import { a } from './cycle-a.js'\nexport const b = () => a\n",
+}
+
+function importing(specifiers: string[]): string {
+  const lines = specifiers.map((from, i) => `import * as m${i} from '${from}'`)
+  const used = specifiers.map((_, i) => `m${i}`).join(', ')
+  return `${lines.join('\n')}\nexport const used = [${used}]\n`
+}
+
+async function put(root: string, file: string, text: string): Promise<void> {
+  await mkdir(dirname(join(root, file)), { recursive: true })
+  await writeFile(join(root, file), text)
+}
+
+describe('lint: the layering rules of eslint.config.js', function () {
+  this.timeout(120_000)
+  let root: string
+  const results = new Map<string, ESLint.LintResult>()
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'kvlog-layering-'))
+    await copyFile(join(REPO, 'eslint.config.js'), join(root, 'eslint.config.js'))
+    await symlink(await realpath(join(REPO, 'node_modules')), join(root, 'node_modules'), 'dir')
+    await writeFile(join(root, 'package.json'), JSON.stringify({ type: 'module' }))
+    await writeFile(
+      join(root, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true },
+        include: ['**/*.ts'],
+      }),
+    )
+    for (const file of TARGETS) await put(root, file, `export const value = '${file}'\n`)
+    for (const c of FORBIDDEN) await put(root, c.file, importing([c.from]))
+    for (const [file, from] of Object.entries(ALLOWED)) await put(root, file, importing(from))
+    for (const [file, text] of Object.entries(CYCLE_FILES)) await put(root, file, text)
+
+    const eslint = new ESLint({ cwd: root })
+    const files = [...FORBIDDEN.map((c) => c.file), ...Object.keys(ALLOWED), ...Object.keys(CYCLE_FILES)]
+    for (const result of await eslint.lintFiles(files.map((file) => join(root, file)))) {
+      results.set(result.filePath.slice(root.length + 1), result)
+    }
+  })
+
+  after(async () => {
+    if (root) await rm(root, { recursive: true, force: true })
+  })
+
+  for (const c of FORBIDDEN) {
+    it(`rejects ${c.file} importing '${c.from}' (${c.rule})`, () => {
+      const messages = results.get(c.file)?.messages.map((m) => ({ rule: m.ruleId, layer: m.message.includes(c.says) }))
+      expect(messages).to.deep.equal([{ rule: c.rule, layer: true }])
+    })
+  }
+
+  it('rejects two log/ files that import each other (import-x/no-cycle)', () => {
+    for (const file of Object.keys(CYCLE_FILES)) {
+      expect(results.get(file)?.messages.map((m) => m.ruleId)).to.deep.equal([CYCLE])
+    }
+  })
+
+  for (const [file, from] of Object.entries(ALLOWED)) {
+    it(`accepts ${file} importing ${from.map((f) => `'${f}'`).join(', ')}`, () => {
+      expect(results.get(file)?.messages).to.deep.equal([])
+    })
+  }
+})
