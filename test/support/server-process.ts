@@ -25,13 +25,15 @@ export interface ServerProcess {
 export interface StartOptions {
   /** How long to wait for the ready file (default 15 s; a loaded machine may need more). */
   readyTimeoutMs?: number
+  /** The kvlog executable to run (default: this checkout's bin/kvlog; e.g. an installed package's). */
+  bin?: string
 }
 
 export async function startServerProcess(extraArgs: string[] = [], dataDir?: string, options: StartOptions = {}): Promise<ServerProcess> {
   const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'kvlog-it-')))
   const readyFile = join(dir, '..', `${dir.split('/').pop()}.ready.json`)
   const child = spawn(process.execPath, [
-    KVLOG_BIN, 'serve', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0', '--ready-file', readyFile,
+    options.bin ?? KVLOG_BIN, 'serve', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0', '--ready-file', readyFile,
     '--log-level', 'warn', ...extraArgs,
   ], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
