@@ -20,6 +20,7 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } fro
 import { openApiGroupVersion, openApiRoot } from './openapi.js'
 import { PATCH_TYPES } from './patch.js'
 import { parsePath } from './paths.js'
+import { decodeProtobufBody, PROTOBUF_TYPE, ProtobufBody, unsupportedProtobuf } from './protobuf.js'
 import { Registry } from './registry.js'
 import { deleteCollection, deleteObject } from './routes/delete.js'
 import { getObject, listCollection } from './routes/read.js'
@@ -54,6 +55,7 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
     scope.addHook('onClose', async () => crds.stop())
     scope.setErrorHandler(statusErrorHandler)
     scope.addContentTypeParser([...PATCH_TYPES], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))
+    scope.addContentTypeParser(PROTOBUF_TYPE, { parseAs: 'buffer' }, (_request, body, done) => done(null, new ProtobufBody(body as Buffer)))
     const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
     for (const url of ['/api', '/api/*', '/apis', '/apis/*']) {
       scope.route({ method: [...methods], url, handler: (request, reply) => handle(ctx, request, reply) })
@@ -97,19 +99,28 @@ async function handle(ctx: ApiContext, request: FastifyRequest, reply: FastifyRe
   }
   const req = resolveResource(ctx.registry, parsed, query)
   const table = wantsTable(request.headers.accept)
+  const body = request.body
+  // A protobuf body is an object only for creates and updates of kinds that have a message (protobuf.ts).
+  const object = () => (body instanceof ProtobufBody ? decodeProtobufBody(body.bytes, req.target.rt, req.target.version) : body)
+  const notProtobuf = () => {
+    if (body instanceof ProtobufBody) throw unsupportedProtobuf()
+    return body
+  }
   switch (request.method) {
     case 'GET':
       if (isWatch(query)) return serveHttpWatch(ctx, req, table, reply)
       return req.name === undefined ? listCollection(ctx, req, table) : getObject(ctx, req, table)
-    case 'POST':
+    case 'POST': {
+      const created = await createObject(ctx, req, object())
       reply.code(201)
-      return createObject(ctx, req, request.body)
+      return created
+    }
     case 'PUT':
-      return replaceObject(ctx, req, request.body)
+      return replaceObject(ctx, req, object())
     case 'PATCH':
-      return patchObject(ctx, req, request.body, request.headers['content-type'])
+      return patchObject(ctx, req, notProtobuf(), request.headers['content-type'])
     case 'DELETE':
-      return req.name === undefined ? deleteCollection(ctx, req, request.body) : deleteObject(ctx, req, request.body)
+      return req.name === undefined ? deleteCollection(ctx, req, notProtobuf()) : deleteObject(ctx, req, notProtobuf())
     default:
       throw methodNotAllowed()
   }

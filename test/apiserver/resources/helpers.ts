@@ -22,7 +22,7 @@ export interface Reply {
 export interface KubeRequest {
   query?: Query
   json?: unknown
-  raw?: string
+  raw?: string | Uint8Array
   contentType?: string
   accept?: string
 }
