@@ -18,6 +18,7 @@ export const GRPC = {
   INVALID_ARGUMENT: 3,
   NOT_FOUND: 5,
   ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
   RESOURCE_EXHAUSTED: 8,
   FAILED_PRECONDITION: 9,
   OUT_OF_RANGE: 11,
@@ -49,6 +50,7 @@ export const ERROR_STATUS: Record<ErrorCode, ProtocolStatus> = {
   CONFLICT: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'Conflict' },
   INVALID_OBJECT: { http: 422, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'Invalid' },
   METHOD_NOT_ALLOWED: { http: 405, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'MethodNotAllowed' },
+  FORBIDDEN: { http: 403, grpc: GRPC.PERMISSION_DENIED, k8sReason: 'Forbidden' },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'UnsupportedMediaType' },
   INTERNAL: { http: 500, grpc: GRPC.INTERNAL, k8sReason: 'InternalError' },
 }

@@ -73,6 +73,7 @@ export interface Config {
   /** 0 turns progress notices for idle watchers off. */
   watchProgressInterval: number
   maxWatchersPerConnection: number
+  resourceNamespaceMustExist: boolean
   wsMaxPayload: number
   wsHeartbeatInterval: number
   wsMaxBufferedBytes: number
@@ -437,6 +438,14 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Idle watchers get a progress notice this often; resource-API watches with allowWatchBookmarks get a BOOKMARK this often (0: off).',
     flag: '--watch-progress-interval',
     env: 'KVLOG_WATCH_PROGRESS_INTERVAL',
+  },
+  resourceNamespaceMustExist: {
+    key: 'resourceNamespaceMustExist',
+    type: 'boolean',
+    default: true,
+    description: 'Resource API: creating an object in a namespace that has no Namespace object is 404 NotFound, as kube-apiserver answers (default, kube-system, kube-public and kube-node-lease always exist). false: any namespace name may be used without creating it first.',
+    flag: '--resource-namespace-must-exist',
+    env: 'KVLOG_RESOURCE_NAMESPACE_MUST_EXIST',
   },
   maxWatchersPerConnection: {
     key: 'maxWatchersPerConnection',

@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   CONFLICT: 'A precondition (resourceVersion or uid) does not hold: the object was modified or replaced meanwhile. Reread and retry.',
   INVALID_OBJECT: 'The object fails validation: a bad name, label, annotation or field (resource API; details.causes lists the fields).',
   METHOD_NOT_ALLOWED: 'The resource does not support this method on this path (resource API).',
+  FORBIDDEN: 'The resource API refuses the write by its own rules: creating in a namespace that is being terminated, or deleting a namespace that must always exist.',
   UNSUPPORTED_MEDIA_TYPE: 'The request body has a content type the route does not accept (e.g. server-side apply).',
   INTERNAL: 'An unexpected failure inside the server. The store stays consistent; see the server log.',
 } as const

@@ -6,6 +6,7 @@ import type { Log } from '../../log/backend.js'
 import type { WatchHub } from '../../log/watch/hub.js'
 import type { Query } from '../params.js'
 import { queryString } from '../params.js'
+import type { Namespaces } from './namespaces.js'
 import type { Target } from './objects.js'
 import type { ApiPath } from './paths.js'
 import type { Registry } from './registry.js'
@@ -17,6 +18,7 @@ export interface ApiContext {
   hub: WatchHub
   store: ObjectStore
   registry: Registry
+  namespaces: Namespaces
   /** Periodic BOOKMARK events of watches with allowWatchBookmarks, ms (0 = none). */
   bookmarkInterval: number
 }
@@ -24,15 +26,26 @@ export interface ApiContext {
 export interface ResourceRequest {
   target: Target
   name?: string
+  /** The status subresource (`.../{name}/status`), for kinds that have one. */
+  subresource?: 'status'
   query: Query
 }
 
-/** The kind and scope a resource path names; 404 for unknown kinds, subresources and misplaced scopes. */
+/**
+ * The kind and scope a resource path names; 404 for unknown kinds, unknown subresources and misplaced
+ * scopes. The only subresource is status, for kinds with statusSubresource.
+ */
 export function resolveResource(registry: Registry, path: Extract<ApiPath, { type: 'resource' }>, query: Query): ResourceRequest {
   const rt = registry.lookup(path.group, path.version, path.resource)
-  if (rt === undefined || path.subresource !== undefined) throw noSuchPath()
+  if (rt === undefined) throw noSuchPath()
+  if (path.subresource !== undefined && (path.subresource !== 'status' || rt.statusSubresource !== true)) throw noSuchPath()
   if (!rt.namespaced && path.namespace !== undefined) throw noSuchPath()
-  return { target: { rt, version: path.version, ...(path.namespace === undefined ? {} : { namespace: path.namespace }) }, ...(path.name === undefined ? {} : { name: path.name }), query }
+  return {
+    target: { rt, version: path.version, ...(path.namespace === undefined ? {} : { namespace: path.namespace }) },
+    ...(path.name === undefined ? {} : { name: path.name }),
+    ...(path.subresource === 'status' ? { subresource: 'status' as const } : {}),
+    query,
+  }
 }
 
 /** dryRun=All: validate and answer, but write nothing. */

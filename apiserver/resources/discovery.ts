@@ -52,7 +52,11 @@ function resourceDoc(rt: ResourceType): JsonObject {
 export function apiResourceList(registry: Registry, group: string, version: string): JsonObject {
   const kinds = registry.all().filter((t) => t.group === group && t.versions.includes(version))
   if (kinds.length === 0) throw noSuchPath()
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources: kinds.map(resourceDoc) }
+  const resources = kinds.flatMap((rt) => [
+    resourceDoc(rt),
+    ...(rt.statusSubresource ? [{ name: `${rt.resource}/status`, singularName: '', namespaced: rt.namespaced, kind: rt.kind, verbs: ['get', 'patch', 'update'] }] : []),
+  ])
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources }
 }
 
 export function versionInfo(): JsonObject {

@@ -19,6 +19,7 @@ import { CrdSync } from './crds.js'
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js'
 import { openApiGroupVersion, openApiRoot } from './openapi.js'
 import { PATCH_TYPES } from './patch.js'
+import { Namespaces } from './namespaces.js'
 import { parsePath } from './paths.js'
 import { decodeProtobufBody, PROTOBUF_TYPE, ProtobufBody, unsupportedProtobuf } from './protobuf.js'
 import { Registry } from './registry.js'
@@ -46,12 +47,15 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
     log,
     hub: watch.hub,
     registry,
+    namespaces: new Namespaces(log, registry, config.resourceNamespaceMustExist),
     store: new ObjectStore(log, (rt, name, obj, revision) => crds.onWrite(rt, name, obj, revision)),
     bookmarkInterval: config.watchProgressInterval,
   }
 
   void app.register(async (scope) => {
     await crds.start()
+    // A failure here leaves those namespaces Terminating (creates there stay refused); it must not stop the server.
+    await ctx.namespaces.resume().catch((err: unknown) => app.log.error({ err }, 'finishing terminating namespaces failed'))
     scope.addHook('onClose', async () => crds.stop())
     scope.setErrorHandler(statusErrorHandler)
     scope.addContentTypeParser([...PATCH_TYPES], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))
@@ -75,7 +79,7 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
     if (parsed.type !== 'resource') throw noSuchPath()
     const query: Query = Object.fromEntries(url.searchParams)
     const req = resolveResource(registry, parsed, query)
-    if (request.method !== 'GET' || !isWatch(query)) throw methodNotAllowed()
+    if (request.method !== 'GET' || !isWatch(query) || req.subresource !== undefined) throw methodNotAllowed()
     return req
   }))
 }
@@ -106,9 +110,13 @@ async function handle(ctx: ApiContext, request: FastifyRequest, reply: FastifyRe
     if (body instanceof ProtobufBody) throw unsupportedProtobuf()
     return body
   }
+  if (req.subresource !== undefined && !['GET', 'PUT', 'PATCH'].includes(request.method)) throw methodNotAllowed()
   switch (request.method) {
     case 'GET':
-      if (isWatch(query)) return serveHttpWatch(ctx, req, table, reply)
+      if (isWatch(query)) {
+        if (req.subresource !== undefined) throw methodNotAllowed()
+        return serveHttpWatch(ctx, req, table, reply)
+      }
       return req.name === undefined ? listCollection(ctx, req, table) : getObject(ctx, req, table)
     case 'POST': {
       const created = await createObject(ctx, req, object())

@@ -5,7 +5,8 @@
  * - Stored as JSON text without metadata.resourceVersion; on every read resourceVersion is the key's mod
  *   revision (for a DELETED watch event: the revision of the delete), as kube-apiserver does on etcd.
  * - Server-managed: uid (random, kept for the object's life), creationTimestamp, generation (1 on
- *   create, +1 when anything outside metadata and status changes), deletionTimestamp (set by a delete
+ *   create, +1 when anything outside metadata changes, and outside status too for kinds with a status
+ *   subresource), deletionTimestamp (set by a delete
  *   while finalizers remain). Clients cannot change these: values they send are replaced.
  * - apiVersion on read is the version the client asked for (no conversion: schema-light objects are the
  *   same in every served version, like a CRD with conversion strategy None).
@@ -100,18 +101,33 @@ export function prepareCreate(body: unknown, target: Target): K8sObject {
   delete meta.deletionTimestamp
   delete meta.deletionGracePeriodSeconds
   delete meta.managedFields
+  // A custom resource's status is written through /status only (built-in kinds leave it to their rules).
+  if (target.rt.crd !== undefined && target.rt.statusSubresource === true) delete obj.status
   kindRules(target.rt).prepare?.(obj, undefined)
   validate(obj, target)
   return obj
 }
 
-/** The object after an update (PUT or patch) of `current`: server metadata kept, generation bumped. */
-export function prepareUpdate(body: unknown, current: K8sObject, target: Target, name: string): K8sObject {
-  const obj = bodyObject(body, target)
-  const meta = obj.metadata
-  if (meta.name !== undefined && meta.name !== name) {
-    throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`)
+/**
+ * The object after an update (PUT or patch) of `current`: server metadata kept, generation bumped.
+ * For a kind with a status subresource, an update of the object keeps the stored .status, and an update
+ * of /status (`subresource`) changes nothing but .status.
+ */
+export function prepareUpdate(body: unknown, current: K8sObject, target: Target, name: string, subresource?: 'status'): K8sObject {
+  let obj = bodyObject(body, target)
+  if (obj.metadata.name !== undefined && obj.metadata.name !== name) {
+    throw badRequest(`the name of the object (${String(obj.metadata.name)}) does not match the name on the URL (${name})`)
   }
+  const statusOnly = target.rt.statusSubresource === true
+  if (subresource === 'status') {
+    const { status: _s, ...rest } = current
+    obj = obj.status === undefined ? { ...rest } : { ...rest, status: obj.status }
+    obj.metadata = { ...current.metadata }
+  } else if (statusOnly) {
+    delete obj.status
+    if (current.status !== undefined) obj.status = current.status
+  }
+  const meta = obj.metadata
   meta.name = name
   const old: JsonObject = current.metadata
   for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds']) {
@@ -120,14 +136,16 @@ export function prepareUpdate(body: unknown, current: K8sObject, target: Target,
   }
   delete meta.managedFields
   meta.generation = typeof old.generation === 'number' ? old.generation : 1
-  if (!isDeepStrictEqual(withoutMetaAndStatus(obj), withoutMetaAndStatus(current))) meta.generation += 1
+  if (!isDeepStrictEqual(specOf(obj, statusOnly), specOf(current, statusOnly))) meta.generation += 1
   kindRules(target.rt).prepare?.(obj, current)
   validate(obj, target)
   return obj
 }
 
-function withoutMetaAndStatus(obj: K8sObject): JsonObject {
-  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj
+/** What generation counts changes of: all but metadata, and but status where status is a subresource. */
+function specOf(obj: K8sObject, withoutStatus: boolean): JsonObject {
+  const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = obj
+  if (withoutStatus) delete rest.status
   return rest
 }
 

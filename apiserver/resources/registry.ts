@@ -31,26 +31,32 @@ export interface ResourceType {
   printerColumns?: PrinterColumn[]
   /** The CRD this kind comes from (its metadata.name), absent for built-ins. */
   crd?: string
+  /**
+   * Served with a /status subresource: updates there change only .status, updates of the object itself
+   * keep the stored .status, and generation counts changes outside metadata and status only.
+   */
+  statusSubresource?: boolean
 }
 
 export const CRD_GROUP = 'apiextensions.k8s.io'
 
-function builtin(group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames: string[] = [], categories?: string[]): ResourceType {
-  return {
-    group, versions: [version], resource, singular: kind.toLowerCase(), kind, listKind: `${kind}List`, shortNames, namespaced,
-    ...(categories ? { categories } : {}),
-  }
+function builtin(group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames: string[] = [], extra: Partial<ResourceType> = {}): ResourceType {
+  return { group, versions: [version], resource, singular: kind.toLowerCase(), kind, listKind: `${kind}List`, shortNames, namespaced, ...extra }
 }
 
-export const CRD_TYPE = builtin(CRD_GROUP, 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], ['api-extensions'])
+export const CRD_TYPE = builtin(CRD_GROUP, 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
+  categories: ['api-extensions'], statusSubresource: true,
+})
+
+export const NAMESPACE_TYPE = builtin('', 'v1', 'namespaces', 'Namespace', false, ['ns'], { statusSubresource: true })
 
 const BUILTINS: readonly ResourceType[] = [
-  builtin('', 'v1', 'namespaces', 'Namespace', false, ['ns']),
+  NAMESPACE_TYPE,
   builtin('', 'v1', 'configmaps', 'ConfigMap', true, ['cm']),
   builtin('', 'v1', 'secrets', 'Secret', true),
   builtin('', 'v1', 'events', 'Event', true, ['ev']),
-  builtin('', 'v1', 'pods', 'Pod', true, ['po'], ['all']),
-  builtin('', 'v1', 'nodes', 'Node', false, ['no']),
+  builtin('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], statusSubresource: true }),
+  builtin('', 'v1', 'nodes', 'Node', false, ['no'], { statusSubresource: true }),
   builtin('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   CRD_TYPE,
 ]
@@ -125,6 +131,8 @@ function crdToType(crd: JsonObject): ResourceType | undefined {
   // The storage version is preferred (kube sorts by version priority; this is close enough for discovery).
   served.sort((a, b) => Number(b.storage === true) - Number(a.storage === true))
   const columns = served[0].additionalPrinterColumns
+  const subresources = served[0].subresources
+  const status = typeof subresources === 'object' && subresources !== null && (subresources as JsonObject).status !== undefined
   return {
     group: spec.group,
     versions: served.map((v) => v.name as string),
@@ -137,5 +145,6 @@ function crdToType(crd: JsonObject): ResourceType | undefined {
     ...(Array.isArray(names.categories) ? { categories: strings(names.categories) } : {}),
     ...(Array.isArray(columns) ? { printerColumns: columns as PrinterColumn[] } : {}),
     crd: meta?.name as string,
+    ...(status ? { statusSubresource: true } : {}),
   }
 }

@@ -27,6 +27,13 @@ const MAX_RETRIES = 16
 export interface WriteOptions {
   /** dryRun=All: everything but the write. */
   dryRun?: boolean
+  /** Updates: the subresource written (only .status changes). */
+  subresource?: 'status'
+  /**
+   * Creates: a key whose mod revision must not change between this read and the write (the object's
+   * namespace), read again on each attempt. It throws when the create must not happen at all.
+   */
+  guard?: () => Promise<{ key: string; modRevision: number } | undefined>
 }
 
 export interface DeletePreconditions {
@@ -58,17 +65,27 @@ export class ObjectStore {
     const obj = prepareCreate(body, target)
     const name = obj.metadata.name!
     const key = objectKey(target.rt, target.namespace, name)
-    if (options.dryRun) {
-      if ((await this.log.get(key)) !== undefined) throw alreadyExists(target.rt, name)
-      return obj
+    for (let attempt = 0; ; attempt++) {
+      const guard = await options.guard?.()
+      if (options.dryRun) {
+        if ((await this.log.get(key)) !== undefined) throw alreadyExists(target.rt, name)
+        return obj
+      }
+      const result = await this.log.txn({
+        compare: [
+          { key, target: 'MOD', result: 'EQUAL', value: 0 },
+          ...(guard === undefined ? [] : [{ key: guard.key, target: 'MOD' as const, result: 'EQUAL' as const, value: guard.modRevision }]),
+        ],
+        success: [{ type: 'put', key, value: encodeForStorage(obj) }],
+      })
+      if (result.succeeded) {
+        this.onWrite(target.rt, name, obj, result.revision)
+        return withVersion(obj, result.revision)
+      }
+      // The guard's key changed (e.g. the namespace began terminating): decide again on a fresh read.
+      if (guard === undefined || (await this.log.get(key)) !== undefined) throw alreadyExists(target.rt, name)
+      if (attempt >= MAX_RETRIES) throw conflict(target.rt, name)
     }
-    const result = await this.log.txn({
-      compare: [{ key, target: 'MOD', result: 'EQUAL', value: 0 }],
-      success: [{ type: 'put', key, value: encodeForStorage(obj) }],
-    })
-    if (!result.succeeded) throw alreadyExists(target.rt, name)
-    this.onWrite(target.rt, name, obj, result.revision)
-    return withVersion(obj, result.revision)
   }
 
   /**
@@ -82,7 +99,7 @@ export class ObjectStore {
       const wanted = (body as K8sObject | undefined)?.metadata?.resourceVersion
       const precondition = wanted !== undefined && wanted !== ''
       if (precondition && wanted !== current.metadata.resourceVersion) throw conflict(target.rt, name)
-      const next = prepareUpdate(body, current, target, name)
+      const next = prepareUpdate(body, current, target, name, options.subresource)
       const finalized = next.metadata.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0
       const text = encodeForStorage(next)
       if (!finalized && text === kv.value.toString('utf8')) return current

@@ -25,9 +25,11 @@ const RULES: Record<string, KindRules> = {
   '/namespaces': {
     labelName: true,
     fieldSelectors: ['status.phase'],
-    prepare(obj) {
+    prepare(obj, current) {
+      // Active from the start; Terminating once deleted (namespaces.ts), never set by a client.
       const status = isObject(obj.status) ? obj.status : {}
-      obj.status = { ...status, phase: 'Active' }
+      const phase = current === undefined ? 'Active' : current.metadata.deletionTimestamp !== undefined ? 'Terminating' : (status.phase ?? 'Active')
+      obj.status = { ...status, phase }
     },
   },
   // kubectl describe lists an object's events by these.

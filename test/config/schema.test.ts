@@ -45,6 +45,7 @@ const EXPECTED_DEFAULTS: Config = {
   watchRingSize: 10_000,
   watchCatchUpBatch: 1000,
   watchProgressInterval: 10_000,
+  resourceNamespaceMustExist: true,
   maxWatchersPerConnection: 10_000,
   wsMaxPayload: 4 * MiB,
   wsHeartbeatInterval: 30_000,

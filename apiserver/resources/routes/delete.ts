@@ -10,6 +10,7 @@ import { dryRunOf } from '../context.js'
 import { listObjects, parseListOptions } from '../list.js'
 import type { K8sObject } from '../k8s-object.js'
 import { apiVersionOf } from '../paths.js'
+import { NAMESPACE_TYPE } from '../registry.js'
 import { badRequest } from '../status.js'
 import type { DeletePreconditions } from '../store.js'
 
@@ -39,6 +40,7 @@ function deleteOptions(req: ResourceRequest, body: unknown): DeleteOptions {
 
 export async function deleteObject(ctx: ApiContext, req: ResourceRequest, body: unknown): Promise<K8sObject> {
   const { preconditions, dryRun } = deleteOptions(req, body)
+  if (req.target.rt === NAMESPACE_TYPE) return ctx.namespaces.delete(req.name!, preconditions, dryRun)
   return ctx.store.delete(req.target, req.name!, preconditions, { dryRun })
 }
 
@@ -49,7 +51,8 @@ export async function deleteCollection(ctx: ApiContext, req: ResourceRequest, bo
   for (const obj of listed.items) {
     const target = { ...req.target, namespace: obj.metadata.namespace }
     try {
-      deleted.push(await ctx.store.delete(target, obj.metadata.name!, {}, { dryRun }))
+      const name = obj.metadata.name!
+      deleted.push(await (target.rt === NAMESPACE_TYPE ? ctx.namespaces.delete(name, {}, dryRun) : ctx.store.delete(target, name, {}, { dryRun })))
     } catch (err) {
       // Deleted meanwhile by someone else: that is what was asked for.
       if (!isKvlogError(err, 'NOT_FOUND')) throw err

@@ -147,6 +147,7 @@ describe('resource API: CRUD', function () {
 
   it('deletecollection deletes what the selector matches, nothing else', async () => {
     const NS = '/api/v1/namespaces/dc/configmaps'
+    await kube.mustCreate('/api/v1/namespaces', { metadata: { name: 'dc' } })
     for (const [name, tier] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) await kube.mustCreate(NS, configMap(name, { tier }))
     const r = await kube.delete(NS, undefined, { labelSelector: 'tier=x' })
     expect(r.status).to.equal(200)

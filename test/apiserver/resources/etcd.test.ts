@@ -13,7 +13,8 @@ const CMS = '/api/v1/namespaces/shared/configmaps'
 
 describe('resource API and the etcd door', function () {
   this.timeout(30_000)
-  const server = useServer()
+  // Objects go into throwaway namespaces that are never created (namespaces.ts: they need not exist).
+  const server = useServer(['--resource-namespace-must-exist=false'])
   let kube: Kube
   const etcdctl = async (...args: string[]): Promise<string> => {
     const { stdout } = await run('etcdctl', [`--endpoints=${server().process.grpc}`, ...args], { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 })

@@ -11,7 +11,8 @@ const itemNames = (body: Json): string[] => body.items.map((o: Json) => o.metada
 
 describe('resource API: list', function () {
   this.timeout(30_000)
-  const server = useServer()
+  // Objects go into throwaway namespaces that are never created (namespaces.ts: they need not exist).
+  const server = useServer(['--resource-namespace-must-exist=false'])
   let kube: Kube
   let firstRv: number
   before(async () => {

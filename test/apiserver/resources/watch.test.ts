@@ -14,7 +14,8 @@ const has = (what: string) => (events: WatchEvent[]) => names(events).includes(w
 
 describe('resource API: watch', function () {
   this.timeout(30_000)
-  const server = useServer(['--watch-progress-interval', `${BOOKMARK_MS}ms`])
+  // Objects go into throwaway namespaces that are never created (namespaces.ts: they need not exist).
+  const server = useServer(['--watch-progress-interval', `${BOOKMARK_MS}ms`, '--resource-namespace-must-exist=false'])
   let kube: Kube
   let base: string
   const streams: EventStream[] = []
@@ -246,7 +247,8 @@ describe('resource API: watch', function () {
 
 describe('resource API: watch backpressure', function () {
   this.timeout(60_000)
-  const server = useServer()
+  // Objects go into throwaway namespaces that are never created (namespaces.ts: they need not exist).
+  const server = useServer(['--resource-namespace-must-exist=false'])
 
   it('a watcher that stops reading is paused, not dropped: it gets every event, in order, once it reads again', async () => {
     const base = server().process.http

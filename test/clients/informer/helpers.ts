@@ -51,7 +51,8 @@ export function serverHarness(): {
   return {
     defer,
     server: async (args = []) => {
-      const s = await startServerProcess(args)
+      // Objects go into throwaway namespaces that are never created: they need not exist.
+      const s = await startServerProcess(['--resource-namespace-must-exist=false', ...args])
       defer(() => s.cleanup())
       return s
     },

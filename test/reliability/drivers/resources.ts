@@ -28,7 +28,7 @@ import { classifyClientError } from './native.js'
 import { OBJECT_TAG_FIELD, type Operation, type OpResult } from '../history.js'
 import type { Classified, Door, Driver, WatchConn } from './types.js'
 
-export const NAMESPACE = 'soak'
+export const NAMESPACE = 'default'
 export const CONFIGMAPS = `/registry/configmaps/${NAMESPACE}/`
 /** The watch of the namespace's ConfigMaps, as the watch pool and checker see it. */
 export const CONFIGMAP_WATCH: WatchSpec = { key: CONFIGMAPS, prefix: true, objectView: true }
