@@ -1,6 +1,7 @@
 /**
  * What differs between kinds (kube's per-resource "strategies"), kept to the few rules a schema-light
- * store needs: namespace names are DNS labels; a Secret's stringData is folded into data; a
+ * store needs: namespace names are DNS labels; a namespace is Active, then Terminating; a pod starts
+ * Pending; a Secret's type defaults to Opaque and its stringData is folded into data; a
  * CustomResourceDefinition is checked (it defines a kind) and gets the status kube gives it.
  * Every other kind is free-form JSON with validated metadata.
  */
@@ -39,11 +40,20 @@ const RULES: Record<string, KindRules> = {
       'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'type',
     ],
   },
-  '/pods': { fieldSelectors: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP', 'status.nominatedNodeName'] },
+  '/pods': {
+    fieldSelectors: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+    prepare(obj, current) {
+      // kube-apiserver starts every pod Pending; later phases come through /status.
+      if (current !== undefined) return
+      const status = isObject(obj.status) ? obj.status : {}
+      obj.status = { ...status, phase: typeof status.phase === 'string' && status.phase !== '' ? status.phase : 'Pending' }
+    },
+  },
   '/nodes': { fieldSelectors: ['spec.unschedulable'] },
   '/secrets': {
     fieldSelectors: ['type'],
     prepare(obj) {
+      if (obj.type === undefined || obj.type === '') obj.type = 'Opaque'
       // Like kube: stringData is write-only convenience, merged into data (base64) on write.
       if (!isObject(obj.stringData)) return
       const data: JsonObject = isObject(obj.data) ? { ...obj.data } : {}

@@ -108,7 +108,7 @@ describe('resource API: kubectl', function () {
   it('create -f, then get as a table, -o yaml and -o json', async () => {
     expect(await kubectl('create', '-f', await file('cm.yaml', CONFIGMAP))).to.match(/configmap\/settings created/)
     const table = (await kubectl('get', 'configmaps')).trim().split('\n')
-    expect(table[0].split(/\s+/)).to.deep.equal(['NAME', 'AGE'])
+    expect(table[0].split(/\s+/)).to.deep.equal(['NAME', 'DATA', 'AGE'])
     expect(table[1].split(/\s+/)[0]).to.equal('settings')
     const yaml = parseYaml(await kubectl('get', 'cm', 'settings', '-o', 'yaml'))
     expect(yaml.data).to.deep.equal({ mode: 'fast' })
