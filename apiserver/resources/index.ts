@@ -22,6 +22,8 @@ import { PATCH_TYPES } from './patch.js'
 import { Namespaces } from './namespaces.js'
 import { parsePath } from './paths.js'
 import { decodeProtobufBody, PROTOBUF_TYPE, ProtobufBody, unsupportedProtobuf } from './protobuf.js'
+import { encodeProtobufObject, prefersProtobuf } from './protobuf-encode.js'
+import type { K8sObject } from './k8s-object.js'
 import { Registry } from './registry.js'
 import { deleteCollection, deleteObject } from './routes/delete.js'
 import { getObject, listCollection } from './routes/read.js'
@@ -111,22 +113,30 @@ async function handle(ctx: ApiContext, request: FastifyRequest, reply: FastifyRe
     return body
   }
   if (req.subresource !== undefined && !['GET', 'PUT', 'PATCH'].includes(request.method)) throw methodNotAllowed()
+  // One object, as protobuf when the client prefers it and the object fits the messages (protobuf-encode.ts).
+  const answer = (obj: K8sObject): K8sObject | Buffer => {
+    const bytes = prefersProtobuf(request.headers.accept) ? encodeProtobufObject(req.target.rt, obj) : undefined
+    if (bytes === undefined) return obj
+    void reply.type(PROTOBUF_TYPE)
+    return bytes
+  }
   switch (request.method) {
     case 'GET':
       if (isWatch(query)) {
         if (req.subresource !== undefined) throw methodNotAllowed()
         return serveHttpWatch(ctx, req, table, reply)
       }
-      return req.name === undefined ? listCollection(ctx, req, table) : getObject(ctx, req, table)
+      if (req.name === undefined) return listCollection(ctx, req, table)
+      return table ? getObject(ctx, req, true) : answer(await ctx.store.get(req.target, req.name))
     case 'POST': {
       const created = await createObject(ctx, req, object())
       reply.code(201)
-      return created
+      return answer(created)
     }
     case 'PUT':
-      return replaceObject(ctx, req, object())
+      return answer(await replaceObject(ctx, req, object()))
     case 'PATCH':
-      return patchObject(ctx, req, notProtobuf(), request.headers['content-type'])
+      return answer(await patchObject(ctx, req, notProtobuf(), request.headers['content-type']))
     case 'DELETE':
       return req.name === undefined ? deleteCollection(ctx, req, notProtobuf()) : deleteObject(ctx, req, notProtobuf())
     default:

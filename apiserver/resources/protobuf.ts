@@ -23,10 +23,10 @@ import { badRequest } from './status.js'
 
 export const PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf'
 
-const MAGIC = Buffer.from('k8s\0', 'latin1')
+export const MAGIC = Buffer.from('k8s\0', 'latin1')
 
 const PROTO_FILE = fileURLToPath(new URL('../../../apiserver/resources/proto/k8s.proto', import.meta.url))
-const root = new protobuf.Root()
+export const root = new protobuf.Root()
 root.loadSync(PROTO_FILE, { keepCase: true })
 root.resolveAll()
 
@@ -42,7 +42,7 @@ const MESSAGES: Record<string, string> = {
 }
 
 /** Embedded Go structs: their fields are the parent's fields in JSON. */
-const INLINE = new Set(['localObjectReference', 'volumeSource'])
+export const INLINE = new Set(['localObjectReference', 'volumeSource'])
 
 /** A protobuf request body, kept as bytes until the route knows which kind it is for. */
 export class ProtobufBody {
@@ -50,7 +50,7 @@ export class ProtobufBody {
 }
 
 /** The message type of a kind, or undefined when the kind is JSON-only. */
-function messageOf(rt: ResourceType): protobuf.Type | undefined {
+export function messageOf(rt: ResourceType): protobuf.Type | undefined {
   if (rt.crd !== undefined) return undefined
   const name = MESSAGES[`${rt.group}/${rt.kind}`]
   return name === undefined ? undefined : root.lookupType(`k8s.${name}`)
@@ -141,7 +141,7 @@ function readMessage(type: protobuf.Type, bytes: Uint8Array, path: string, raw: 
   return out
 }
 
-function isPointer(field: protobuf.FieldBase): boolean {
+export function isPointer(field: protobuf.FieldBase): boolean {
   return field.options?.['(ptr)'] === true
 }
 

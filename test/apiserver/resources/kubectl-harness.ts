@@ -42,8 +42,12 @@ export class KubectlHarness {
 
   /** Runs kubectl; resolves with stdout, or rejects with an error carrying stderr. */
   async run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-    const { stdout } = await execFileP(KUBECTL, ['--cache-dir', join(this.dir, 'cache'), ...args], { env: { ...this.env, ...env }, timeout: 20_000 })
-    return stdout
+    return (await this.runBoth(args, env)).stdout
+  }
+
+  /** Runs kubectl; resolves with stdout and stderr (where -v=8 logs requests and answers). */
+  async runBoth(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
+    return execFileP(KUBECTL, ['--cache-dir', join(this.dir, 'cache'), ...args], { env: { ...this.env, ...env }, timeout: 20_000 })
   }
 
   /** The stderr of a kubectl command that must fail. */

@@ -1,6 +1,6 @@
 /**
  * A kubectl tutorial typed as a user types it, against a real `kvlog serve`: the imperative commands
- * send protobuf bodies, the rest JSON and patches. Each step is checked on kubectl's own output.
+ * send protobuf bodies (and read protobuf answers), the rest JSON and patches. Each step is checked on kubectl's own output.
  *
  *   create namespace · create configmap --from-literal --from-file · create secret generic|tls ·
  *   get -w --output-watch-events (sees every change) · get --watch-only · label · annotate · patch ·
@@ -75,6 +75,16 @@ describe('resource API: a kubectl tutorial', function () {
     expect(rows(await kubectl('-n', 'demo', 'get', 'cm'))[1].slice(0, 2)).to.deep.equal(['app-config', '3'])
     await watchEvents.until((out) => /^ADDED\s+app-config\s+3\s/m.test(out), 'ADDED row')
     await watchOnly.until((out) => /^app-config\s+3\s/m.test(out), 'row')
+  })
+
+  it('kubectl\'s typed clients send protobuf and read the protobuf answer', async () => {
+    const { stdout, stderr } = await k.runBoth(['-n', 'demo', 'create', 'configmap', 'probe', '--from-literal=a=1', '-o', 'json', '-v=8'])
+    expect(stderr).to.match(/Request Headers:[\s\S]*Content-Type: application\/vnd\.kubernetes\.protobuf/)
+    expect(stderr).to.match(/Response Headers:[\s\S]*Content-Type: application\/vnd\.kubernetes\.protobuf/)
+    const printed = JSON.parse(stdout)
+    expect(printed.data).to.deep.equal({ a: '1' })
+    expect(printed.metadata.uid).to.equal(JSON.parse(await kubectl('-n', 'demo', 'get', 'cm', 'probe', '-o', 'json')).metadata.uid)
+    expect(await kubectl('-n', 'demo', 'delete', 'cm', 'probe')).to.equal('configmap "probe" deleted\n')
   })
 
   it('kubectl create secret generic and tls', async () => {

@@ -6,6 +6,7 @@
  *   from the protobuf body as from that JSON;
  * - the kinds kubectl does not create imperatively (Event, Lease, Node, Pod) decode from bodies written
  *   here field by field with their public field numbers;
+ * - a client that prefers protobuf gets protobuf answers for single objects that fit the messages;
  * - CRDs are JSON-only (415); malformed bodies (wrong magic, truncated, wrong wire types, huge lengths,
  *   garbage) are 400 with a Status, write nothing, and the server keeps serving.
  */
@@ -219,7 +220,8 @@ describe('resource API: protobuf request bodies', function () {
     before(() => {
       kube = new Kube(server().process.http)
     })
-    const post = (path: string, body: Uint8Array) => kube.request('POST', path, { raw: body, contentType: PROTOBUF, accept: `${PROTOBUF}, application/json` })
+    /** A protobuf body; the answer in JSON (protobuf answers have their own test). */
+    const post = (path: string, body: Uint8Array) => kube.request('POST', path, { raw: body, contentType: PROTOBUF, accept: 'application/json' })
     const pathOf = (group: string, resource: string, namespaced: boolean) =>
       `${group === '' ? '/api/v1' : `/apis/${group}/v1`}${namespaced ? '/namespaces/default' : ''}/${resource}`
     /** What the server adds or names differently between two creates of the same object. */
@@ -244,6 +246,34 @@ describe('resource API: protobuf request bodies', function () {
         const created = await post(pathOf(h.group, h.resource, rt.namespaced), h.body)
         expect(created.status, JSON.stringify(created.body)).to.equal(201)
         expect(created.body.metadata.name).to.equal(h.json.metadata.name)
+      }
+    })
+
+    it('answers protobuf to a client that prefers it: each object decodes to its JSON answer', async () => {
+      const objects: [string, string, boolean][] = [
+        ...FIXTURES.map((f): [string, string, boolean] => ['', f.resource, registry.lookup('', 'v1', f.resource)!.namespaced]),
+        ...HANDMADE.map((h): [string, string, boolean] => [h.group, h.resource, registry.lookup(h.group, 'v1', h.resource)!.namespaced]),
+      ]
+      for (const [group, resource, namespaced] of objects) {
+        const list = (await kube.get(pathOf(group, resource, namespaced))).body
+        for (const item of list.items) {
+          const path = `${pathOf(group, resource, namespaced)}/${item.metadata.name}`
+          const res = await fetch(`${kube.base}${path}`, { headers: { accept: `${PROTOBUF}, application/json` } })
+          expect(res.headers.get('content-type'), path).to.equal(PROTOBUF)
+          const bytes = Buffer.from(await res.arrayBuffer())
+          const json = (await kube.get(path)).body
+          expect(decodeProtobufBody(bytes, registry.lookup(group, 'v1', resource)!, 'v1'), path).to.deep.equal(json)
+        }
+      }
+    })
+
+    it('answers JSON for an object with fields the messages do not declare, for lists and for JSON-first clients', async () => {
+      const pods = pathOf('', 'pods', true)
+      await kube.mustCreate(pods, { metadata: { name: 'extra' }, spec: { containers: [{ name: 'c', image: 'x' }], affinity: { nodeAffinity: {} } } })
+      for (const [path, accept] of [[`${pods}/extra`, `${PROTOBUF}, application/json`], [pods, `${PROTOBUF}, application/json`], [`${pods}/p1`, `application/json, ${PROTOBUF}`]]) {
+        const res = await fetch(`${kube.base}${path}`, { headers: { accept } })
+        expect(res.headers.get('content-type'), path).to.match(/^application\/json/)
+        await res.arrayBuffer()
       }
     })
 
