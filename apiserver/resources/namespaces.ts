@@ -42,7 +42,11 @@ export function isTerminating(ns: K8sObject): boolean {
 }
 
 export class Namespaces {
-  constructor(private readonly log: Log, private readonly registry: Registry, private readonly mustExist: boolean) {}
+  constructor(
+    private readonly log: Log,
+    private readonly registry: Registry,
+    private readonly mustExist: boolean,
+  ) {}
 
   /**
    * The guard of a create in `namespace` (store.ts WriteOptions.guard): the namespace key at the
@@ -67,7 +71,9 @@ export class Namespaces {
   /** DELETE of a namespace: Terminating, its content removed, then itself removed. */
   async delete(name: string, pre: DeletePreconditions, dryRun: boolean): Promise<K8sObject> {
     if (PROTECTED.has(name)) {
-      throw new KvlogError('FORBIDDEN', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { k8s: { name, kind: 'namespaces', group: '' } })
+      throw new KvlogError('FORBIDDEN', `namespaces "${name}" is forbidden: this namespace may not be deleted`, {
+        k8s: { name, kind: 'namespaces', group: '' },
+      })
     }
     const key = objectKey(NAMESPACE_TYPE, undefined, name)
     for (let attempt = 0; ; attempt++) {
@@ -76,9 +82,14 @@ export class Namespaces {
       const current = decodeStored(kv, TARGET)
       if (current === undefined) throw notAnObject(key)
       if (pre.uid !== undefined && pre.uid !== current.metadata.uid) {
-        throw conflict(NAMESPACE_TYPE, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(current.metadata.uid)}`)
+        throw conflict(
+          NAMESPACE_TYPE,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(current.metadata.uid)}`,
+        )
       }
-      if (pre.resourceVersion !== undefined && pre.resourceVersion !== current.metadata.resourceVersion) throw conflict(NAMESPACE_TYPE, name)
+      if (pre.resourceVersion !== undefined && pre.resourceVersion !== current.metadata.resourceVersion)
+        throw conflict(NAMESPACE_TYPE, name)
       if (dryRun) return current
       if (isTerminating(current) && current.metadata.deletionTimestamp !== undefined) {
         await this.finish(name)
@@ -126,7 +137,10 @@ export class Namespaces {
       const ns = kv === undefined ? undefined : decodeStored(kv, TARGET)
       if (kv === undefined || ns === undefined || ns.metadata.deletionTimestamp === undefined) return
       if ((ns.metadata.finalizers ?? []).length > 0) return
-      const result = await this.log.txn({ compare: [{ key, target: 'MOD', result: 'EQUAL', value: kv.modRevision }], success: [{ type: 'delete', key }] })
+      const result = await this.log.txn({
+        compare: [{ key, target: 'MOD', result: 'EQUAL', value: kv.modRevision }],
+        success: [{ type: 'delete', key }],
+      })
       if (result.succeeded) return
     }
     throw conflict(NAMESPACE_TYPE, name)

@@ -21,11 +21,25 @@ const obj = (v: unknown): JsonObject => (typeof v === 'object' && v !== null && 
 const list = (v: unknown): JsonObject[] => (Array.isArray(v) ? v.map(obj) : [])
 const str = (v: unknown, none = '<none>'): string => (typeof v === 'string' && v !== '' ? v : none)
 
-function column(name: string, cell: (o: K8sObject) => unknown, options: { type?: string; format?: string; priority?: number; description?: string } = {}): PrintColumn {
-  return { name, type: options.type ?? 'string', format: options.format ?? '', description: options.description ?? '', priority: options.priority ?? 0, cell }
+function column(
+  name: string,
+  cell: (o: K8sObject) => unknown,
+  options: { type?: string; format?: string; priority?: number; description?: string } = {},
+): PrintColumn {
+  return {
+    name,
+    type: options.type ?? 'string',
+    format: options.format ?? '',
+    description: options.description ?? '',
+    priority: options.priority ?? 0,
+    cell,
+  }
 }
 
-export const NAME_COLUMN = column('Name', (o) => o.metadata.name ?? '', { format: 'name', description: 'Name must be unique within a namespace.' })
+export const NAME_COLUMN = column('Name', (o) => o.metadata.name ?? '', {
+  format: 'name',
+  description: 'Name must be unique within a namespace.',
+})
 export const AGE_COLUMN = column('Age', (o) => age(o.metadata.creationTimestamp), { description: 'Time since the object was created.' })
 
 function podStatus(pod: K8sObject): string {
@@ -46,7 +60,9 @@ function nodeStatus(node: K8sObject): string {
 }
 
 function nodeRoles(node: K8sObject): string {
-  const roles = Object.keys(node.metadata.labels ?? {}).filter((k) => k.startsWith('node-role.kubernetes.io/')).map((k) => k.slice('node-role.kubernetes.io/'.length))
+  const roles = Object.keys(node.metadata.labels ?? {})
+    .filter((k) => k.startsWith('node-role.kubernetes.io/'))
+    .map((k) => k.slice('node-role.kubernetes.io/'.length))
   return roles.length === 0 ? '<none>' : roles.sort().join(',')
 }
 
@@ -64,12 +80,24 @@ function eventObject(ev: K8sObject): string {
 const COLUMNS: Record<string, PrintColumn[]> = {
   '/namespaces': [NAME_COLUMN, column('Status', (o) => str(obj(o.status).phase, '')), AGE_COLUMN],
   '/configmaps': [NAME_COLUMN, column('Data', (o) => keyCount(o.data, o.binaryData), { type: 'integer' }), AGE_COLUMN],
-  '/secrets': [NAME_COLUMN, column('Type', (o) => str(o.type, 'Opaque')), column('Data', (o) => keyCount(o.data), { type: 'integer' }), AGE_COLUMN],
+  '/secrets': [
+    NAME_COLUMN,
+    column('Type', (o) => str(o.type, 'Opaque')),
+    column('Data', (o) => keyCount(o.data), { type: 'integer' }),
+    AGE_COLUMN,
+  ],
   '/pods': [
     NAME_COLUMN,
-    column('Ready', (o) => `${list(obj(o.status).containerStatuses).filter((c) => c.ready === true).length}/${list(obj(o.spec).containers).length}`),
+    column(
+      'Ready',
+      (o) => `${list(obj(o.status).containerStatuses).filter((c) => c.ready === true).length}/${list(obj(o.spec).containers).length}`,
+    ),
     column('Status', podStatus),
-    column('Restarts', (o) => list(obj(o.status).containerStatuses).reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0), { type: 'integer' }),
+    column(
+      'Restarts',
+      (o) => list(obj(o.status).containerStatuses).reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0),
+      { type: 'integer' },
+    ),
     AGE_COLUMN,
     column('IP', (o) => str(obj(o.status).podIP), { priority: 1 }),
     column('Node', (o) => str(obj(o.spec).nodeName), { priority: 1 }),
@@ -101,7 +129,10 @@ const COLUMNS: Record<string, PrintColumn[]> = {
     column('Name', (o) => o.metadata.name ?? '', { format: 'name', priority: 1 }),
   ],
   'coordination.k8s.io/leases': [NAME_COLUMN, column('Holder', (o) => str(obj(o.spec).holderIdentity, '')), AGE_COLUMN],
-  [`${CRD_GROUP}/customresourcedefinitions`]: [NAME_COLUMN, column('Created At', (o) => o.metadata.creationTimestamp ?? '', { format: 'date-time' })],
+  [`${CRD_GROUP}/customresourcedefinitions`]: [
+    NAME_COLUMN,
+    column('Created At', (o) => o.metadata.creationTimestamp ?? '', { format: 'date-time' }),
+  ],
 }
 
 /** The columns of a built-in kind, or undefined for a custom resource. */

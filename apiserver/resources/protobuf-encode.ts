@@ -137,13 +137,30 @@ function special(type: protobuf.Type, v: unknown): Uint8Array {
     }
     case 'Quantity':
       if (typeof v !== 'string') throw new NotEncodable()
-      return w.uint32((1 << 3) | 2).string(v).finish()
+      return w
+        .uint32((1 << 3) | 2)
+        .string(v)
+        .finish()
     case 'IntOrString':
-      if (typeof v === 'string') return w.uint32(1 << 3).int64(1).uint32((3 << 3) | 2).string(v).finish()
+      if (typeof v === 'string')
+        return w
+          .uint32(1 << 3)
+          .int64(1)
+          .uint32((3 << 3) | 2)
+          .string(v)
+          .finish()
       if (!Number.isInteger(v)) throw new NotEncodable()
-      return w.uint32(1 << 3).int64(0).uint32(2 << 3).int32(v as number).finish()
+      return w
+        .uint32(1 << 3)
+        .int64(0)
+        .uint32(2 << 3)
+        .int32(v as number)
+        .finish()
     case 'FieldsV1':
-      return w.uint32((1 << 3) | 2).bytes(Buffer.from(JSON.stringify(v))).finish()
+      return w
+        .uint32((1 << 3) | 2)
+        .bytes(Buffer.from(JSON.stringify(v)))
+        .finish()
     default:
       return encodeMessage(root.lookupType(`k8s.${type.name}`), v)
   }

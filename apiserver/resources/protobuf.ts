@@ -61,7 +61,10 @@ export function supportsProtobuf(rt: ResourceType): boolean {
 }
 
 export function unsupportedProtobuf(): KvlogError {
-  return new KvlogError('UNSUPPORTED_MEDIA_TYPE', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml')
+  return new KvlogError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml',
+  )
 }
 
 /**
@@ -79,11 +82,13 @@ export function decodeProtobufBody(bytes: Buffer, rt: ResourceType, version: str
   const encoding = envelope.contentEncoding ?? ''
   const contentType = envelope.contentType ?? ''
   if (encoding !== '') throw badRequest(`unsupported content encoding in the protobuf envelope: ${JSON.stringify(encoding)}`)
-  if (contentType !== '' && contentType !== PROTOBUF_TYPE) throw badRequest(`unsupported content type in the protobuf envelope: ${JSON.stringify(contentType)}`)
+  if (contentType !== '' && contentType !== PROTOBUF_TYPE)
+    throw badRequest(`unsupported content type in the protobuf envelope: ${JSON.stringify(contentType)}`)
   if (!(envelope.raw instanceof Uint8Array)) throw badRequest('the protobuf envelope carries no object (runtime.Unknown.raw is empty)')
   const obj = guarded(() => readMessage(type, envelope.raw as Uint8Array, type.name, false))
   return {
-    apiVersion: typeof typeMeta.apiVersion === 'string' && typeMeta.apiVersion !== '' ? typeMeta.apiVersion : apiVersionOf(rt.group, version),
+    apiVersion:
+      typeof typeMeta.apiVersion === 'string' && typeMeta.apiVersion !== '' ? typeMeta.apiVersion : apiVersionOf(rt.group, version),
     kind: typeof typeMeta.kind === 'string' && typeMeta.kind !== '' ? typeMeta.kind : rt.kind,
     ...obj,
   }
@@ -114,7 +119,8 @@ function readMessage(type: protobuf.Type, bytes: Uint8Array, path: string, raw: 
     const id = tag >>> 3
     const wire = tag & 7
     const field = type.fieldsById[id]
-    if (field === undefined) throw badRequest(`protobuf: ${path}: field number ${id} is not a field of ${type.name} that kvlog decodes; send this object as JSON`)
+    if (field === undefined)
+      throw badRequest(`protobuf: ${path}: field number ${id} is not a field of ${type.name} that kvlog decodes; send this object as JSON`)
     const where = `${path}.${field.name}`
     if (field instanceof protobuf.MapField) {
       expectWire(wire, WIRE_LEN, where)
@@ -150,7 +156,13 @@ function isZero(value: unknown): boolean {
 }
 
 function zeroOf(field: protobuf.FieldBase): unknown {
-  return field.resolvedType instanceof protobuf.Type ? {} : field.type === 'string' || field.type === 'bytes' ? '' : field.type === 'bool' ? false : 0
+  return field.resolvedType instanceof protobuf.Type
+    ? {}
+    : field.type === 'string' || field.type === 'bytes'
+      ? ''
+      : field.type === 'bool'
+        ? false
+        : 0
 }
 
 function isPackable(type: string): boolean {
@@ -248,7 +260,8 @@ function special(type: protobuf.Type, bytes: Uint8Array, where: string): unknown
 /** Time: seconds precision, as metav1.Time marshals; MicroTime: six fractional digits. */
 function rfc3339(seconds: number, nanos: number, micro: boolean, where: string): string {
   const ms = seconds * 1000
-  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15 || nanos < 0 || nanos > 999_999_999) throw badRequest(`protobuf: ${where}: time out of range`)
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15 || nanos < 0 || nanos > 999_999_999)
+    throw badRequest(`protobuf: ${where}: time out of range`)
   const iso = new Date(ms).toISOString().slice(0, 19)
   return micro ? `${iso}.${String(Math.floor(nanos / 1000)).padStart(6, '0')}Z` : `${iso}Z`
 }

@@ -30,12 +30,24 @@ export class KubectlHarness {
   static async start(server: string, namespace = 'default'): Promise<KubectlHarness> {
     const h = new KubectlHarness(await mkdtemp(join(tmpdir(), 'kvlog-kubectl-')))
     const kubeconfig = join(h.dir, 'kubeconfig')
-    await writeFile(kubeconfig, [
-      'apiVersion: v1', 'kind: Config',
-      'clusters:', '- name: kvlog', '  cluster:', `    server: ${server}`,
-      'contexts:', '- name: kvlog', '  context:', '    cluster: kvlog', `    namespace: ${namespace}`,
-      'current-context: kvlog', '',
-    ].join('\n'))
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: kvlog',
+        '  cluster:',
+        `    server: ${server}`,
+        'contexts:',
+        '- name: kvlog',
+        '  context:',
+        '    cluster: kvlog',
+        `    namespace: ${namespace}`,
+        'current-context: kvlog',
+        '',
+      ].join('\n'),
+    )
     h.env = { ...process.env, KUBECONFIG: kubeconfig, HOME: h.dir }
     return h
   }

@@ -18,7 +18,11 @@ import { KubectlHarness, type Background } from './kubectl-harness.js'
 const run = promisify(execFile)
 
 /** The data rows of a kubectl table, split on runs of spaces. */
-const rows = (out: string): string[][] => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/))
+const rows = (out: string): string[][] =>
+  out
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s{2,}/))
 
 describe('resource API: a kubectl tutorial', function () {
   this.timeout(120_000)
@@ -68,8 +72,18 @@ describe('resource API: a kubectl tutorial', function () {
 
   it('kubectl create configmap --from-literal --from-file', async () => {
     const notes = await k.file('notes.txt', 'first line\nsecond line\n')
-    expect(await kubectl('-n', 'demo', 'create', 'configmap', 'app-config', '--from-literal=mode=fast', '--from-literal=level=3', `--from-file=${notes}`))
-      .to.equal('configmap/app-config created\n')
+    expect(
+      await kubectl(
+        '-n',
+        'demo',
+        'create',
+        'configmap',
+        'app-config',
+        '--from-literal=mode=fast',
+        '--from-literal=level=3',
+        `--from-file=${notes}`,
+      ),
+    ).to.equal('configmap/app-config created\n')
     const cm = JSON.parse(await kubectl('-n', 'demo', 'get', 'configmap', 'app-config', '-o', 'json'))
     expect(cm.data).to.deep.equal({ mode: 'fast', level: '3', 'notes.txt': 'first line\nsecond line\n' })
     expect(rows(await kubectl('-n', 'demo', 'get', 'cm'))[1].slice(0, 2)).to.deep.equal(['app-config', '3'])
@@ -77,7 +91,7 @@ describe('resource API: a kubectl tutorial', function () {
     await watchOnly.until((out) => /^app-config\s+3\s/m.test(out), 'row')
   })
 
-  it('kubectl\'s typed clients send protobuf and read the protobuf answer', async () => {
+  it("kubectl's typed clients send protobuf and read the protobuf answer", async () => {
     const { stdout, stderr } = await k.runBoth(['-n', 'demo', 'create', 'configmap', 'probe', '--from-literal=a=1', '-o', 'json', '-v=8'])
     expect(stderr).to.match(/Request Headers:[\s\S]*Content-Type: application\/vnd\.kubernetes\.protobuf/)
     expect(stderr).to.match(/Response Headers:[\s\S]*Content-Type: application\/vnd\.kubernetes\.protobuf/)
@@ -88,22 +102,46 @@ describe('resource API: a kubectl tutorial', function () {
   })
 
   it('kubectl create secret generic and tls', async () => {
-    expect(await kubectl('-n', 'demo', 'create', 'secret', 'generic', 'db', '--from-literal=password=s3cret', '--from-literal=user=app'))
-      .to.equal('secret/db created\n')
-    expect(Buffer.from(await kubectl('-n', 'demo', 'get', 'secret', 'db', '-o', 'jsonpath={.data.password}'), 'base64').toString()).to.equal('s3cret')
+    expect(
+      await kubectl('-n', 'demo', 'create', 'secret', 'generic', 'db', '--from-literal=password=s3cret', '--from-literal=user=app'),
+    ).to.equal('secret/db created\n')
+    expect(
+      Buffer.from(await kubectl('-n', 'demo', 'get', 'secret', 'db', '-o', 'jsonpath={.data.password}'), 'base64').toString(),
+    ).to.equal('s3cret')
     const key = `${k.dir}/tls.key`
     const crt = `${k.dir}/tls.crt`
-    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=demo.example.com', '-keyout', key, '-out', crt])
-    expect(await kubectl('-n', 'demo', 'create', 'secret', 'tls', 'web-tls', `--cert=${crt}`, `--key=${key}`)).to.equal('secret/web-tls created\n')
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=demo.example.com',
+      '-keyout',
+      key,
+      '-out',
+      crt,
+    ])
+    expect(await kubectl('-n', 'demo', 'create', 'secret', 'tls', 'web-tls', `--cert=${crt}`, `--key=${key}`)).to.equal(
+      'secret/web-tls created\n',
+    )
     const table = rows(await kubectl('-n', 'demo', 'get', 'secrets'))
     expect(table[0]).to.deep.equal(['NAME', 'TYPE', 'DATA', 'AGE'])
-    expect(table.slice(1).map((r) => r.slice(0, 3))).to.deep.equal([['db', 'Opaque', '2'], ['web-tls', 'kubernetes.io/tls', '2']])
+    expect(table.slice(1).map((r) => r.slice(0, 3))).to.deep.equal([
+      ['db', 'Opaque', '2'],
+      ['web-tls', 'kubernetes.io/tls', '2'],
+    ])
   })
 
   it('kubectl label, annotate, patch: get -w sees each change', async () => {
     expect(await kubectl('-n', 'demo', 'label', 'configmap', 'app-config', 'tier=web')).to.equal('configmap/app-config labeled\n')
     expect(await kubectl('-n', 'demo', 'annotate', 'configmap', 'app-config', 'owner=team-a')).to.equal('configmap/app-config annotated\n')
-    expect(await kubectl('-n', 'demo', 'patch', 'configmap', 'app-config', '-p', '{"data":{"extra":"yes"}}')).to.equal('configmap/app-config patched\n')
+    expect(await kubectl('-n', 'demo', 'patch', 'configmap', 'app-config', '-p', '{"data":{"extra":"yes"}}')).to.equal(
+      'configmap/app-config patched\n',
+    )
     expect(await kubectl('-n', 'demo', 'get', 'cm', '-l', 'tier=web', '-o', 'name')).to.equal('configmap/app-config\n')
     await watchEvents.until((out) => (out.match(/^MODIFIED\s+app-config\s/gm) ?? []).length >= 3, 'three MODIFIED rows')
     await watchEvents.until((out) => /^MODIFIED\s+app-config\s+4\s/m.test(out), 'the patched row (4 keys)')
@@ -122,7 +160,9 @@ describe('resource API: a kubectl tutorial', function () {
 
   it('kubectl edit (through $EDITOR)', async () => {
     const editor = await k.file('editor.sh', '#!/bin/sh\nsed -i \'s/^  mode: fast$/  mode: slow/\' "$1"\n')
-    expect(await k.run(['-n', 'demo', 'edit', 'configmap', 'app-config'], { EDITOR: editor, KUBE_EDITOR: editor })).to.equal('configmap/app-config edited\n')
+    expect(await k.run(['-n', 'demo', 'edit', 'configmap', 'app-config'], { EDITOR: editor, KUBE_EDITOR: editor })).to.equal(
+      'configmap/app-config edited\n',
+    )
     expect(await kubectl('-n', 'demo', 'get', 'cm', 'app-config', '-o', 'jsonpath={.data.mode}')).to.equal('slow')
     await watchEvents.until((out) => (out.match(/^MODIFIED\s+app-config\s/gm) ?? []).length >= 4, 'the edit')
   })
@@ -139,8 +179,11 @@ describe('resource API: a kubectl tutorial', function () {
     expect(table[1].slice(0, 4)).to.deep.equal(['web', '0/1', 'Pending', '0'])
 
     const waiting = await watching(['-n', 'demo', 'wait', '--for=condition=Ready', 'pod/web', '--timeout=20s'])
-    const status = '{"status":{"phase":"Running","podIP":"10.1.2.3","conditions":[{"type":"Ready","status":"True"}],"containerStatuses":[{"name":"web","ready":true,"restartCount":1,"image":"nginx:1.27","imageID":"","state":{"running":{}}}]}}'
-    expect(await kubectl('-n', 'demo', 'patch', 'pod', 'web', '--subresource=status', '--type=merge', '-p', status)).to.equal('pod/web patched\n')
+    const status =
+      '{"status":{"phase":"Running","podIP":"10.1.2.3","conditions":[{"type":"Ready","status":"True"}],"containerStatuses":[{"name":"web","ready":true,"restartCount":1,"image":"nginx:1.27","imageID":"","state":{"running":{}}}]}}'
+    expect(await kubectl('-n', 'demo', 'patch', 'pod', 'web', '--subresource=status', '--type=merge', '-p', status)).to.equal(
+      'pod/web patched\n',
+    )
     expect(await waiting.exited).to.equal(0)
     expect(waiting.output()).to.equal('pod/web condition met\n')
     const wide = rows(await kubectl('-n', 'demo', 'get', 'pods', '-o', 'wide'))
@@ -165,7 +208,10 @@ describe('resource API: a kubectl tutorial', function () {
     await nsWatch.until((out) => /^ADDED\s+demo\s+Active\s/m.test(out), 'the namespace')
     expect(await kubectl('delete', 'namespace', 'demo')).to.equal('namespace "demo" deleted\n')
     await watchEvents.until((out) => /^DELETED\s+app-config\s/m.test(out) && /^DELETED\s+scratch-2\s/m.test(out), 'DELETED rows')
-    await nsWatch.until((out) => /^MODIFIED\s+demo\s+Terminating\s/m.test(out) && /^DELETED\s+demo\s/m.test(out), 'Terminating, then DELETED')
+    await nsWatch.until(
+      (out) => /^MODIFIED\s+demo\s+Terminating\s/m.test(out) && /^DELETED\s+demo\s/m.test(out),
+      'Terminating, then DELETED',
+    )
     expect(await k.fails(['get', 'namespace', 'demo'])).to.match(/namespaces "demo" not found/)
     expect(await kubectl('-n', 'demo', 'get', 'configmaps,secrets,pods')).to.equal('')
     expect(await k.fails(['-n', 'demo', 'create', 'configmap', 'again', '--from-literal=a=1'])).to.match(/namespaces "demo" not found/)
@@ -173,19 +219,35 @@ describe('resource API: a kubectl tutorial', function () {
     for (const w of [watchEvents, watchOnly, nsWatch]) w.child.kill()
   })
 
-  it('kubectl get shows the kind\'s columns for every served kind', async () => {
+  it("kubectl get shows the kind's columns for every served kind", async () => {
     const kube = new Kube(server().process.http)
     await kube.mustCreate('/api/v1/nodes', {
       metadata: { name: 'node-1', labels: { 'node-role.kubernetes.io/control-plane': '' } },
-      status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v1.32.0' }, addresses: [{ type: 'InternalIP', address: '10.0.0.1' }] },
+      status: {
+        conditions: [{ type: 'Ready', status: 'True' }],
+        nodeInfo: { kubeletVersion: 'v1.32.0' },
+        addresses: [{ type: 'InternalIP', address: '10.0.0.1' }],
+      },
     })
     await kube.mustCreate('/api/v1/namespaces/default/events', {
-      metadata: { name: 'ev-1' }, involvedObject: { kind: 'Pod', name: 'web', namespace: 'default' }, reason: 'Pulled', message: 'image pulled', type: 'Normal',
+      metadata: { name: 'ev-1' },
+      involvedObject: { kind: 'Pod', name: 'web', namespace: 'default' },
+      reason: 'Pulled',
+      message: 'image pulled',
+      type: 'Normal',
     })
-    await kube.mustCreate('/apis/coordination.k8s.io/v1/namespaces/default/leases', { metadata: { name: 'leader' }, spec: { holderIdentity: 'node-1' } })
+    await kube.mustCreate('/apis/coordination.k8s.io/v1/namespaces/default/leases', {
+      metadata: { name: 'leader' },
+      spec: { holderIdentity: 'node-1' },
+    })
     await kube.mustCreate('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
       metadata: { name: 'tools.example.com' },
-      spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'tools', kind: 'Tool' }, versions: [{ name: 'v1', served: true, storage: true }] },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'tools', kind: 'Tool' },
+        versions: [{ name: 'v1', served: true, storage: true }],
+      },
     })
     const headers: Record<string, string[]> = {
       namespaces: ['NAME', 'STATUS', 'AGE'],

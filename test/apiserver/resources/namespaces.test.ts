@@ -26,7 +26,8 @@ describe('resource API: namespace lifecycle', function () {
   it('creating in a namespace that does not exist is 404 NotFound; the system namespaces always exist', async () => {
     const s = expectStatus(await kube.post('/api/v1/namespaces/nowhere/configmaps', configMap('c')), 404, 'NotFound')
     expect(s.details).to.deep.include({ name: 'nowhere', kind: 'namespaces' })
-    for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) await kube.mustCreate(`/api/v1/namespaces/${ns}/configmaps`, configMap('c'))
+    for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease'])
+      await kube.mustCreate(`/api/v1/namespaces/${ns}/configmaps`, configMap('c'))
     const ns = await kube.mustCreate(NAMESPACES, { metadata: { name: 'now-here' } })
     expect(ns.status).to.deep.equal({ phase: 'Active' })
     await kube.mustCreate('/api/v1/namespaces/now-here/configmaps', configMap('c'))
@@ -35,7 +36,12 @@ describe('resource API: namespace lifecycle', function () {
   it('deleting a namespace: Terminating, its objects deleted (watches see DELETED), then it is gone', async () => {
     await kube.mustCreate(CRDS, {
       metadata: { name: 'things.ns.example.com' },
-      spec: { group: 'ns.example.com', scope: 'Namespaced', names: { plural: 'things', kind: 'Thing' }, versions: [{ name: 'v1', served: true, storage: true }] },
+      spec: {
+        group: 'ns.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'things', kind: 'Thing' },
+        versions: [{ name: 'v1', served: true, storage: true }],
+      },
     })
     await kube.mustCreate(NAMESPACES, { metadata: { name: 'doomed' } })
     await kube.mustCreate(NAMESPACES, { metadata: { name: 'kept' } })
@@ -66,7 +72,11 @@ describe('resource API: namespace lifecycle', function () {
     for (const w of [cms, things, nss]) w.close()
 
     expectStatus(await kube.get(`${NAMESPACES}/doomed`), 404, 'NotFound')
-    for (const path of ['/api/v1/namespaces/doomed/configmaps', '/api/v1/namespaces/doomed/secrets', '/apis/ns.example.com/v1/namespaces/doomed/things']) {
+    for (const path of [
+      '/api/v1/namespaces/doomed/configmaps',
+      '/api/v1/namespaces/doomed/secrets',
+      '/apis/ns.example.com/v1/namespaces/doomed/things',
+    ]) {
       expect((await kube.get(path)).body.items, path).to.deep.equal([])
     }
     // The other namespace is untouched.
@@ -130,7 +140,11 @@ describe('resource API: namespace lifecycle switched off, and after a crash', fu
       await kube.mustCreate('/api/v1/namespaces/half/configmaps', configMap('c1'))
       // What a crash after step (1) leaves: the namespace marked, its content still there.
       const stored: Json = (await kube.get(`${NAMESPACES}/half`)).body
-      const marked = { ...stored, metadata: { ...stored.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', resourceVersion: undefined }, status: { phase: 'Terminating' } }
+      const marked = {
+        ...stored,
+        metadata: { ...stored.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', resourceVersion: undefined },
+        status: { phase: 'Terminating' },
+      }
       const put = await kube.request('PUT', '/v1/kv', { json: { key: '/registry/namespaces/half', value: JSON.stringify(marked) } })
       expect(put.status, JSON.stringify(put.body)).to.equal(200)
       await s.stop('SIGTERM')

@@ -10,13 +10,19 @@ import { expectStatus, Kube, names, openWatch, useServer, type Json } from './he
 const PODS = '/api/v1/namespaces/default/pods'
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions'
 
-const pod = (name: string, image = 'nginx'): Json => ({ metadata: { name }, spec: { containers: [{ name: 'c', image }] }, status: { phase: 'Pending' } })
+const pod = (name: string, image = 'nginx'): Json => ({
+  metadata: { name },
+  spec: { containers: [{ name: 'c', image }] },
+  status: { phase: 'Pending' },
+})
 
 function crd(plural: string, kind: string, status: boolean): Json {
   return {
     metadata: { name: `${plural}.status.example.com` },
     spec: {
-      group: 'status.example.com', scope: 'Namespaced', names: { plural, kind },
+      group: 'status.example.com',
+      scope: 'Namespaced',
+      names: { plural, kind },
       versions: [{ name: 'v1', served: true, storage: true, ...(status ? { subresources: { status: {} } } : {}) }],
     },
   }
@@ -33,7 +39,12 @@ describe('resource API: status subresource', function () {
   it('PUT /status changes only .status, keeps generation, and is one MODIFIED event', async () => {
     const created = await kube.mustCreate(PODS, pod('p1'))
     const w = await openWatch(kube.base, PODS, { resourceVersion: created.metadata.resourceVersion })
-    const r = await kube.put(`${PODS}/p1/status`, { ...created, spec: { containers: [{ name: 'c', image: 'ignored' }] }, metadata: { ...created.metadata, labels: { ignored: 'yes' } }, status: { phase: 'Running' } })
+    const r = await kube.put(`${PODS}/p1/status`, {
+      ...created,
+      spec: { containers: [{ name: 'c', image: 'ignored' }] },
+      metadata: { ...created.metadata, labels: { ignored: 'yes' } },
+      status: { phase: 'Running' },
+    })
     expect(r.status, JSON.stringify(r.body)).to.equal(200)
     expect(r.body.status).to.deep.equal({ phase: 'Running' })
     expect(r.body.spec.containers[0].image).to.equal('nginx')
@@ -52,13 +63,21 @@ describe('resource API: status subresource', function () {
     expect(r.status, JSON.stringify(r.body)).to.equal(200)
     expect(r.body.status).to.deep.equal({ phase: 'Running', podIP: '10.0.0.7' })
     expect(r.body.spec.nodeName).to.equal(undefined)
-    const j = await kube.patch(`${PODS}/p1/status`, [{ op: 'replace', path: '/status/phase', value: 'Succeeded' }], 'application/json-patch+json')
+    const j = await kube.patch(
+      `${PODS}/p1/status`,
+      [{ op: 'replace', path: '/status/phase', value: 'Succeeded' }],
+      'application/json-patch+json',
+    )
     expect(j.body.status.phase).to.equal('Succeeded')
   })
 
   it('updates of the object keep the stored .status; generation bumps on spec changes only', async () => {
     const current = (await kube.get(`${PODS}/p1`)).body
-    const labelled = await kube.put(`${PODS}/p1`, { ...current, metadata: { ...current.metadata, labels: { a: 'b' } }, status: { phase: 'Failed' } })
+    const labelled = await kube.put(`${PODS}/p1`, {
+      ...current,
+      metadata: { ...current.metadata, labels: { a: 'b' } },
+      status: { phase: 'Failed' },
+    })
     expect(labelled.body.status.phase).to.equal('Succeeded')
     expect(labelled.body.metadata.generation).to.equal(1)
     const respec = await kube.patch(`${PODS}/p1`, { spec: { containers: [{ name: 'c', image: 'nginx:2' }] }, status: { phase: 'Failed' } })
