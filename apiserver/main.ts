@@ -6,6 +6,8 @@
  *       flag (docs/configuration.md); SIGTERM or SIGINT drains and exits 0
  *   kvlog snapshot restore FILE --data-dir DIR [-o table|json]                    offline: writes a fresh
  *       data directory from a snapshot file (restore.ts)
+ *   kvlog import --from-etcd ENDPOINTS --data-dir DIR [-o table|json]              offline: writes a fresh
+ *       data directory from a running etcd, with etcd's revisions (import/import-etcd.ts)
  *
  * Exit codes as the client CLI's: 0 ok, 1 error, 2 usage (a bad setting included). Messages start with
  * `kvlog <command>: `. The terminal helpers (progress bar, sizes) come from the caller, so this side of the
@@ -15,9 +17,12 @@ import { basename } from 'node:path'
 import { ConfigError, loadConfig } from '../config/index.js'
 import { startServer } from './server.js'
 import { restoreFile, type Progress } from './restore.js'
+import { importFromEtcd } from './import/import-etcd.js'
 
 export interface Terminal {
   progressBar(label: string, total: number): Progress
+  /** Progress in counted units with a rate and an ETA (e.g. revisions). */
+  rateBar(label: string, total: number, unit: string): Progress
   size(bytes: number): string
 }
 
@@ -37,6 +42,16 @@ const RESTORE_HELP = `Usage: kvlog ${RESTORE_USAGE} [-o table|json]
 Offline: writes a fresh data directory (missing or empty) from a snapshot file made by "kvlog snapshot
 save", checking its sha256 trailer; on any failure what was written is removed again.`
 
+const IMPORT_USAGE = 'import --from-etcd ENDPOINTS --data-dir DIR'
+const IMPORT_HELP = `Usage: kvlog ${IMPORT_USAGE} [-o table|json]
+
+Offline: writes a fresh data directory (missing or empty) from a running etcd (v3 gRPC; ENDPOINTS is a
+comma-separated list of host:port, the first that answers is used), keeping etcd's revisions: every key's
+create and mod revision and version, the history since etcd's compact revision, the compact revision
+itself, and the leases with their remaining TTLs. The store is written beside DIR and moved into place
+only when complete: on any failure nothing is left behind. Writes the source takes after the import
+began are not copied.`
+
 export async function main(argv: string[], terminal: Terminal): Promise<number> {
   const [name = '', ...rest] = argv
   try {
@@ -48,6 +63,7 @@ export async function main(argv: string[], terminal: Terminal): Promise<number> 
       return await serve(rest)
     }
     if (name === 'snapshot' && rest[0] === 'restore') return await restore(rest.slice(1), terminal)
+    if (name === 'import') return await importCommand(rest, terminal)
     throw new UsageError(`not a server command: ${argv.join(' ')}`)
   } catch (err) {
     process.stderr.write(`kvlog ${name}: ${err instanceof Error ? err.message : String(err)}\n`)
@@ -72,17 +88,21 @@ async function serve(argv: string[]): Promise<number> {
   return 0
 }
 
-interface RestoreArgs {
-  file?: string
+interface OfflineArgs {
+  positionals: string[]
   dataDir?: string
+  fromEtcd?: string
   output: string
   help: boolean
 }
 
-/** `FILE --data-dir DIR [-o table|json]`, as the client CLI parses flags (--flag value or --flag=value). */
-function parseRestoreArgs(argv: string[]): RestoreArgs {
-  const parsed: RestoreArgs = { output: 'table', help: false }
-  const positionals: string[] = []
+/**
+ * The offline commands' flags (--data-dir, -o/--output, and `extra`), as the client CLI parses flags
+ * (--flag value or --flag=value). --endpoint is accepted and ignored (KVLOG_ENDPOINT habits).
+ */
+function parseOfflineArgs(argv: string[], extra: readonly string[] = []): OfflineArgs {
+  const parsed: OfflineArgs = { positionals: [], output: 'table', help: false }
+  const positionals = parsed.positionals
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (!a.startsWith('-') || a === '-') {
@@ -96,34 +116,58 @@ function parseRestoreArgs(argv: string[]): RestoreArgs {
       parsed.help = true
       continue
     }
-    if (flag !== 'data-dir' && flag !== 'output' && flag !== 'o' && flag !== 'endpoint') throw new UsageError(`unknown flag ${a.split('=')[0]}`)
+    if (flag !== 'data-dir' && flag !== 'output' && flag !== 'o' && flag !== 'endpoint' && !extra.includes(flag)) throw new UsageError(`unknown flag ${a.split('=')[0]}`)
     let value = eq >= 0 ? body.slice(eq + 1) : undefined
     if (value === undefined) {
       if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
       value = argv[++i]
     }
     if (flag === 'data-dir') parsed.dataDir = value
+    else if (flag === 'from-etcd') parsed.fromEtcd = value
     else if (flag !== 'endpoint') parsed.output = value
   }
-  if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
-  parsed.file = positionals[0]
   return parsed
 }
 
 async function restore(argv: string[], terminal: Terminal): Promise<number> {
-  const a = parseRestoreArgs(argv)
+  const a = parseOfflineArgs(argv)
   if (a.help) {
     process.stdout.write(RESTORE_HELP + '\n')
     return 0
   }
   if (a.output !== 'table' && a.output !== 'json') throw new UsageError(`-o: expected table or json, got ${a.output}`)
-  if (a.file === undefined || a.file === '') throw new UsageError(`missing FILE: ${RESTORE_USAGE}`)
+  if (a.positionals.length > 1) throw new UsageError(`unexpected argument ${a.positionals[1]}`)
+  const file = a.positionals[0]
+  if (file === undefined || file === '') throw new UsageError(`missing FILE: ${RESTORE_USAGE}`)
   if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('snapshot restore needs --data-dir DIR (a new, empty directory)')
-  const { file, dataDir } = a
+  const { dataDir } = a
   const r = await restoreFile(file, dataDir, (total) => terminal.progressBar(`restoring ${basename(file)}`, total))
   const line = a.output === 'json'
     ? JSON.stringify({ file, dataDir, records: r.records, bytes: r.bytes, sha256: r.sha256 })
     : `restored ${file} into ${dataDir}: ${r.records} records, ${r.bytes} bytes (${terminal.size(r.bytes)}), sha256 ${r.sha256}`
+  process.stdout.write(line + '\n')
+  return 0
+}
+
+async function importCommand(argv: string[], terminal: Terminal): Promise<number> {
+  const a = parseOfflineArgs(argv, ['from-etcd'])
+  if (a.help) {
+    process.stdout.write(IMPORT_HELP + '\n')
+    return 0
+  }
+  if (a.output !== 'table' && a.output !== 'json') throw new UsageError(`-o: expected table or json, got ${a.output}`)
+  if (a.positionals.length > 0) throw new UsageError(`unexpected argument ${a.positionals[0]}`)
+  if (a.fromEtcd === undefined || a.fromEtcd === '') throw new UsageError(`import needs --from-etcd ENDPOINTS: ${IMPORT_USAGE}`)
+  if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('import needs --data-dir DIR (a new, empty directory)')
+  const r = await importFromEtcd(a.fromEtcd, a.dataDir, {
+    progress: (total) => terminal.rateBar('importing history', total, 'revisions'),
+    note: (line) => process.stderr.write(`kvlog import: ${line}\n`),
+  })
+  const line = a.output === 'json'
+    ? JSON.stringify(r)
+    : `imported ${r.endpoint} into ${r.dataDir}: revision ${r.revision}, compact revision ${r.compactRevision}, ` +
+      `${r.keys} keys at the floor, ${r.revisions} revisions of history, ${r.leases} leases` +
+      (r.restarts > 0 ? ` (started over ${r.restarts} time(s): the source compacted meanwhile)` : '')
   process.stdout.write(line + '\n')
   return 0
 }

@@ -2,7 +2,7 @@
  * The `kvlog` command line. Exit codes: 0 ok, 1 error, 2 usage, 3 compacted.
  * Client commands talk to --endpoint (env KVLOG_ENDPOINT, default http://127.0.0.1:8379); every command
  * has --help, and a human form (tables) and a machine form (-o json). `serve` and the offline
- * `snapshot restore` are the server's (apiserver/main.ts; bin/kvlog dispatches them there), but the help
+ * `snapshot restore` and `import` are the server's (apiserver/main.ts; bin/kvlog dispatches them there), but the help
  * lists them with the rest.
  */
 import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError } from '../errors.js'
@@ -60,6 +60,7 @@ Usage: kvlog <command> [flags]
 
 Commands:
   serve      run the server (every setting is a flag; see docs/configuration.md)
+  import     --from-etcd ENDPOINTS --data-dir DIR: a new data dir from a running etcd, same revisions (offline)
 ${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`).join('\n')}
   version    print the version
 
@@ -73,7 +74,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     return name === undefined ? 2 : 0
   }
   try {
-    if (name === 'serve') throw new UsageError(SERVER_SIDE)
+    if (name === 'serve' || name === 'import') throw new UsageError(SERVER_SIDE)
     if (name === 'version') {
       process.stdout.write(`kvlog ${await version()}\n`)
       return 0

@@ -352,8 +352,8 @@ const SPLIT_MIN = 16
  * its hist record (MATERIALIZED): compaction may have taken its op out of its log entry (compact-batch.ts),
  * leaving the kv record being replaced here as its one copy, and reads at or above the floor still need it.
  */
-function appendEntry(
-  batch: BatchOp[], revision: number, timestamp: number, written: { ops: LoggedOp[]; events: Event[] }, floor: number,
+export function appendEntry(
+  batch: BatchOp[], revision: number, timestamp: number, written: { ops: LoggedOp[]; events: Pick<Event, 'prevKv'>[] }, floor: number,
 ): number {
   const { ops, events } = written // events[i] is ops[i]'s event (txn-eval.ts records them together)
   const encoded = encodeEntry({ timestamp, ops })

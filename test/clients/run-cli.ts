@@ -30,7 +30,7 @@ export const jsonLines = (text: string) => text.trim().split('\n').filter((l) =>
  * Runs one at a time (it swaps process.stdout/stderr.write while the command runs).
  */
 export async function kvlogInProcess(args: string[], endpoint?: string): Promise<Run> {
-  const serverSide = args[0] === 'serve' || (args[0] === 'snapshot' && args[1] === 'restore')
+  const serverSide = args[0] === 'serve' || args[0] === 'import' || (args[0] === 'snapshot' && args[1] === 'restore')
   const main = serverSide ? await serverMain() : (await import('../../clients/cli/main.js')).main
   const out = { stdout: '', stderr: '' }
   const writes = { stdout: process.stdout.write, stderr: process.stderr.write }

@@ -79,6 +79,12 @@ interface CompactState {
   belowFloor?: BelowFloor
 }
 
+/** The record of a store whose floor is `floor` with no job pending (as after a finished compaction). */
+export function compactStateRecord(floor: number): { type: 'put'; key: Buffer; value: Buffer } {
+  const state: CompactState = { floor }
+  return { type: 'put', key: COMPACT_KEY, value: packr.pack(state) }
+}
+
 /** Compaction revisions per transaction of the writers' groups (compactionBatchSize). */
 const REVISIONS_PER_GROUP_TXN = 10
 

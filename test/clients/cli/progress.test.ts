@@ -1,6 +1,6 @@
 /** The CLI's progress bar: drawn on a terminal only, never in CI or into a pipe; the line it draws. */
 import { expect } from 'chai'
-import { progressBar, renderProgress, size } from '../../../clients/cli/progress.js'
+import { progressBar, rateBar, renderProgress, renderRate, size } from '../../../clients/cli/progress.js'
 
 function fakeStream(isTTY: boolean) {
   const writes: string[] = []
@@ -32,5 +32,20 @@ describe('CLI progress bar', () => {
       quiet.done()
       expect(stream.writes).to.deep.equal([])
     }
+  })
+
+  it('counts units with a rate and an ETA (import progress), drawn on the same terms', () => {
+    const line = renderRate('importing', 500, 2000, 'revisions', 2000, 100)
+    expect(line.length).to.be.at.most(100)
+    expect(line).to.match(/^importing \[#+\.+\]\s+25%\s+500 \/ 2000 revisions\s+250\/s\s+ETA 6s$/)
+    expect(renderRate('importing', 2000, 2000, 'revisions', 4000, 100)).to.contain('100%').and.not.contain('ETA')
+    const tty = fakeStream(true)
+    const bar = rateBar('x', 10, 'revisions', tty, {})
+    bar.update(5)
+    bar.done()
+    expect(tty.writes.at(-1)).to.equal('\n')
+    const quiet = fakeStream(true)
+    rateBar('x', 10, 'revisions', quiet, { CI: '1' }).update(5)
+    expect(quiet.writes).to.deep.equal([])
   })
 })
