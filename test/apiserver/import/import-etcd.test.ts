@@ -5,7 +5,8 @@
  * over the etcd v3 API: the revision and compact revision, Range of every key at every retained revision,
  * the history from the floor (a watch with prevKv) event by event, the leases and their TTLs (within a
  * tolerance). Then the store behaves normally: a new write gets head + 1, compaction works, reads below the
- * floor are COMPACTED. Bad input: an unreachable source and a non-empty target fail with stable codes and
+ * floor are COMPACTED. A watch cut on etcd resumes on the imported kvlog from its last revision with
+ * exactly the remaining events, then kvlog's own. Bad input: an unreachable source and a non-empty target fail with stable codes and
  * leave nothing behind; the command's usage errors exit 2.
  */
 import { spawn } from 'node:child_process'
@@ -162,6 +163,30 @@ describe('kvlog import --from-etcd', function () {
       expect((await rangeAll(kvlog, head + 3)).map((kv) => Buffer.from((kv as { key: string }).key, 'hex').toString())).to.not.include('/lease/2')
     } finally {
       kvlog.close()
+    }
+  })
+
+  it('cutover: a watch cut on etcd at revision M resumes on kvlog from M + 1 with exactly the remaining events', async () => {
+    // The watcher saw etcd's events up to M, then its connection was cut; writers stopped, the store moved.
+    const M = floor + 3
+    const seen = await watchAll(source, floor + 1, M)
+    expect(seen.length).to.be.greaterThan(0)
+    const remaining = await watchAll(source, M + 1, head)
+    const dir = join(tmp, 'cutover')
+    await importFromEtcd(etcd.endpoint, dir)
+    const server = await startServerProcess([], dir)
+    const kvlog = connectEtcd3(server.grpc)
+    try {
+      const first = revisionOf(await kvlog.call('KV', 'Put', { key: b('/new/1'), value: b('n1') }))
+      const second = revisionOf(await kvlog.call('KV', 'Put', { key: b('/new/2'), value: b('n2') }))
+      expect([first, second]).to.deep.equal([head + 1, head + 2])
+      const resumed = await watchAll(kvlog, M + 1, head + 2)
+      expect(resumed.slice(0, remaining.length)).to.deep.equal(remaining)
+      expect(resumed.slice(remaining.length).map((e) => { const { kv } = e as { kv: { key: string; mod: string } }; return [Buffer.from(kv.key, 'hex').toString(), Number(kv.mod)] }))
+        .to.deep.equal([['/new/1', head + 1], ['/new/2', head + 2]])
+    } finally {
+      kvlog.close()
+      await server.cleanup()
     }
   })
 
