@@ -6,8 +6,8 @@
  * the history from the floor (a watch with prevKv) event by event, the leases and their TTLs (within a
  * tolerance). Then the store behaves normally: a new write gets head + 1, compaction works, reads below the
  * floor are COMPACTED. A watch cut on etcd resumes on the imported kvlog from its last revision with
- * exactly the remaining events, then kvlog's own. Bad input: an unreachable source and a non-empty target fail with stable codes and
- * leave nothing behind; the command's usage errors exit 2.
+ * exactly the remaining events, then kvlog's own. Bad input: an unreachable source and a non-empty target
+ * fail with stable codes and leave nothing behind; the command's usage errors exit 2.
  */
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
