@@ -14,7 +14,7 @@ import { serviceDefinition, type Message } from '../etcd/proto.js'
 
 /** How long one call may take before the source counts as unreachable. */
 const CALL_TIMEOUT_MS = 10_000
-/** Keys per Range page of the base state. */
+/** Keys per Range page of the base state, unless the caller says otherwise. */
 const RANGE_PAGE = 1000
 const ALL_KEYS = Buffer.from([0])
 
@@ -93,10 +93,10 @@ export class EtcdSource {
   }
 
   /** Every key live at `revision`, a page at a time, in key order; the first page's header revision is the head. */
-  async *rangeAt(revision: number): AsyncGenerator<{ kvs: KeyValue[]; head: number }> {
+  async *rangeAt(revision: number, pageSize = RANGE_PAGE): AsyncGenerator<{ kvs: KeyValue[]; head: number }> {
     let from = ALL_KEYS
     while (true) {
-      const r = await this.call('KV', 'Range', { key: from, range_end: ALL_KEYS, revision, limit: RANGE_PAGE })
+      const r = await this.call('KV', 'Range', { key: from, range_end: ALL_KEYS, revision, limit: pageSize })
       const kvs = (r.kvs as Message[]).map(toKeyValue)
       yield { kvs, head: Number((r.header as Message).revision) }
       if (r.more !== true || kvs.length === 0) return

@@ -31,6 +31,10 @@ export interface RevisionProgress {
 export interface EtcdImportOptions {
   /** A progress display for `total` revisions of history. */
   progress?: (total: number) => RevisionProgress
+  /** Called (and awaited) after each page of the base state with the keys copied so far. */
+  baseProgress?: (keys: number) => void | Promise<void>
+  /** Keys per Range page of the base state (default 1000). */
+  rangePageSize?: number
   /** Notes for the operator (e.g. a restart after the source compacted). */
   note?: (line: string) => void
   /** Starts over at most this many times when the source compacts during the import (default 3). */
@@ -103,10 +107,11 @@ async function copy(source: EtcdSource, work: string, o: EtcdImportOptions): Pro
     let head = 0
     let keys = 0
     if (base > 1) {
-      for await (const page of source.rangeAt(base)) {
+      for await (const page of source.rangeAt(base, o.rangePageSize)) {
         if (head === 0) head = page.head
         await store.addBase(page.kvs)
         keys += page.kvs.length
+        await o.baseProgress?.(keys)
       }
     } else {
       head = await source.revision()

@@ -7,7 +7,8 @@
  * tolerance). Then the store behaves normally: a new write gets head + 1, compaction works, reads below the
  * floor are COMPACTED. A watch cut on etcd resumes on the imported kvlog from its last revision with
  * exactly the remaining events, then kvlog's own. Bad input: an unreachable source and a non-empty target
- * fail with stable codes and leave nothing behind; the command's usage errors exit 2.
+ * fail with stable codes and leave nothing behind; the command's usage errors exit 2; a source that
+ * compacts while the base state is being read makes the import start over from the new floor.
  */
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
@@ -226,6 +227,33 @@ describe('kvlog import --from-etcd', function () {
     expect(cli.code).to.equal(1)
     for (const args of [['import', '--data-dir', dir], ['import', '--from-etcd', dead], ['import', '--bogus', 'x'], ['import', 'extra', '--from-etcd', dead, '--data-dir', dir]]) {
       expect((await kvlogInProcess(args)).code, args.join(' ')).to.equal(2)
+    }
+  })
+
+  // Last: it compacts the shared etcd.
+  it('a source that compacts during the import: it starts over from the new floor and says so', async () => {
+    const dir = join(tmp, 'recompacted')
+    const notes: string[] = []
+    let compactedAt = 0
+    const r = await importFromEtcd(etcd.endpoint, dir, {
+      rangePageSize: 2,
+      note: (line) => notes.push(line),
+      baseProgress: async () => {
+        if (compactedAt !== 0) return
+        compactedAt = head
+        await source.call('KV', 'Compact', { revision: head, physical: true })
+      },
+    })
+    expect(notes).to.have.length(1)
+    expect(r).to.include({ restarts: 1, compactRevision: head, revision: head, revisions: 0 })
+    expect((await readdir(tmp)).filter((n) => n.includes('.import-'))).to.deep.equal([])
+    const server = await startServerProcess([], dir)
+    const kvlog = connectEtcd3(server.grpc)
+    try {
+      expect(await rangeAll(kvlog, head)).to.deep.equal(await rangeAll(source, head))
+    } finally {
+      kvlog.close()
+      await server.cleanup()
     }
   })
 })
