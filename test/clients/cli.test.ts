@@ -412,7 +412,7 @@ describe('kvlog CLI (real server)', function () {
   })
 
   it('--help on every command exits 0 and prints its usage', async () => {
-    const commands = ['put', 'get', 'del', 'txn', 'watch', 'history', 'diff', 'compact', 'status', 'cursor', 'lease', 'snapshot', 'serve']
+    const commands = ['put', 'get', 'del', 'txn', 'watch', 'history', 'diff', 'compact', 'status', 'cursor', 'lease', 'snapshot', 'serve', 'import']
     const runs = await Promise.all([...commands.map((c) => kvlog([c, '--help'])), kvlog(['--help']), kvlog(['get', '-h'])])
     commands.forEach((c, i) => {
       expect(runs[i].code, `${c} --help`).to.equal(0)
