@@ -63,7 +63,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const headers = new Headers(await loadIdentity(store), log)
   const grpcAddress = parseAddress(config.listenGrpc)
   const grpc = await startGrpcServer(
-    { log, headers, compactor: compaction.compactor, watch, config, clientUrl: () => grpc.url },
+    {
+      log, headers, compactor: compaction.compactor, watch, config, clientUrl: () => grpc.url,
+      metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+    },
     grpcAddress.host, grpcAddress.port, tls,
   )
   state.ready = true

@@ -27,6 +27,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 
 export const AUTO_COMPACTION_MODES = ['off', 'revision', 'periodic'] as const
 export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number]
+export const GRPC_SERVERS = ['kvlog', 'grpc-js'] as const
+export type GrpcServerKind = (typeof GRPC_SERVERS)[number]
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -91,6 +93,7 @@ export interface Config {
   tlsClientCaFile: string
   grpcMaxQueuedMessages: number
   grpcMaxQueuedBytes: number
+  grpcServer: GrpcServerKind
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -587,6 +590,15 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'A gRPC watch stream with more unsent response bytes than this is paused; its watchers catch up from the log later.',
     flag: '--grpc-max-queued-bytes',
     env: 'KVLOG_GRPC_MAX_QUEUED_BYTES',
+  },
+  grpcServer: {
+    key: 'grpcServer',
+    type: 'enum',
+    default: 'kvlog',
+    values: GRPC_SERVERS,
+    description: "What serves the etcd client port: 'kvlog' (gRPC on node:http2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
+    flag: '--grpc-server',
+    env: 'KVLOG_GRPC_SERVER',
   },
 }
 

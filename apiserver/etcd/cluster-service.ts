@@ -14,7 +14,8 @@ export function clusterService({ headers, config, clientUrl }: EtcdDeps): Untype
   const notServed = (_call: unknown, callback: sendUnaryData<Message>) => callback(unimplemented(SINGLE_MEMBER))
   return {
     MemberList: unary(() => ({
-      header: headers.header(),
+      // etcd's MemberList header carries no revision.
+      header: headers.header(0),
       members: [{ ID: headers.identity.memberId, name: config.memberName, peerURLs: [], clientURLs: [clientUrl()], isLearner: false }],
     })),
     MemberAdd: notServed,

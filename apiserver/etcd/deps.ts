@@ -13,4 +13,6 @@ export interface EtcdDeps {
   config: Config
   /** The gRPC URL clients reach this member at (MemberList's clientURLs), known once listening. */
   clientUrl(): string
+  /** The Prometheus text the native port serves at /metrics, for the client port's /metrics. */
+  metrics?: () => Promise<{ contentType: string; text: string }>
 }

@@ -11,7 +11,8 @@ import { KvlogError } from '../../log/errors.js'
 import type { EtcdDeps } from './deps.js'
 import { int } from './convert.js'
 import { grpcError, toGrpcError, unimplemented } from './errors.js'
-import { ALARM_TYPE, type Message } from './proto.js'
+import { Alarms, ALARM_NAMES, alarmMessage } from './alarms.js'
+import type { Message } from './proto.js'
 import { unary } from './unary.js'
 
 const ALL_KEYS = Buffer.from([0])
@@ -21,7 +22,7 @@ const HASH_PAGE = 1000
 export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation {
   const { log, headers, config } = deps
   const memberId = headers.identity.memberId
-  const alarmList = () => log.alarms().map((a) => ({ memberID: memberId, alarm: ALARM_TYPE[a] }))
+  const alarms = new Alarms(log, memberId)
   return {
     Status: unary(async () => {
       const s = await log.status()
@@ -33,18 +34,17 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
     }),
 
     Alarm: unary(async (request) => {
-      const kind = request.alarm === 'NOSPACE' ? 'NOSPACE' : undefined
+      const kind = ALARM_NAMES.find((a) => a === request.alarm)
       switch (request.action) {
         case 'GET':
-          return { header: headers.header(), alarms: alarmList().filter((a) => request.alarm === 'NONE' || a.alarm === ALARM_TYPE[kind ?? 'NONE']) }
+          return { alarms: (await alarms.list()).filter((a) => request.alarm === 'NONE' || a.alarm === request.alarm).map(alarmMessage) }
         case 'ACTIVATE':
         case 'DEACTIVATE': {
-          if (kind === undefined) return { header: headers.header(), alarms: [] }
-          const active = log.alarms().includes(kind)
-          const on = request.action === 'ACTIVATE'
-          await log.setAlarm(kind, on)
-          // etcd answers with the alarms the call changed.
-          return { header: headers.header(), alarms: active !== on ? [{ memberID: memberId, alarm: ALARM_TYPE[kind] }] : [] }
+          if (kind === undefined) return { alarms: [] }
+          const changed = request.action === 'ACTIVATE'
+            ? await alarms.activate(String(request.memberID), kind)
+            : await alarms.deactivate(String(request.memberID), kind)
+          return { alarms: changed === undefined ? [] : [alarmMessage(changed)] }
         }
         default:
           throw new KvlogError('INVALID_ARGUMENT', `unknown alarm action ${String(request.action)}`, { field: 'action' })

@@ -16,7 +16,7 @@ const PROTO_DIR = fileURLToPath(new URL('../../../apiserver/etcd/proto/', import
 
 const root = new protobuf.Root()
 root.resolvePath = (_origin, target) => PROTO_DIR + target
-root.loadSync('rpc.proto', { keepCase: true })
+root.loadSync(['rpc.proto', 'v3lock.proto', 'v3election.proto'], { keepCase: true })
 root.resolveAll()
 
 export type Message = Record<string, unknown>
@@ -55,6 +55,19 @@ export function serviceDefinition(name: string): ServiceDefinition {
     }
   }
   return definition as ServiceDefinition
+}
+
+/** Each method of a proto service with its message types (for kvlog's own gRPC server and the gateway). */
+export function serviceMethods(name: string): Array<{ name: string; request: protobuf.Type; response: protobuf.Type; requestStream: boolean; responseStream: boolean }> {
+  const service = root.lookup(name)
+  if (!(service instanceof protobuf.Service)) return []
+  return service.methodsArray.map((method) => ({
+    name: method.name,
+    request: root.lookupType(method.resolvedRequestType!.fullName),
+    response: root.lookupType(method.resolvedResponseType!.fullName),
+    requestStream: method.requestStream === true,
+    responseStream: method.responseStream === true,
+  }))
 }
 
 /** Enum values for responses (encode takes numbers). */

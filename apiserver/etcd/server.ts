@@ -1,6 +1,7 @@
 /**
- * The etcd v3 gRPC listener: KV, Watch, Lease, Cluster and Maintenance (Auth and the lock/election
- * services are not served: grpc-js answers UNIMPLEMENTED for them, docs/api.md says why).
+ * The etcd client port: the gRPC services (KV, Watch, Lease, Cluster, Maintenance, Lock, Election) and, on the same port,
+ * the JSON gateway, /version, /health and /metrics, as etcd serves them (transport/client-port.ts).
+ * `grpcServer: grpc-js` serves gRPC alone with grpc-js instead (kept for comparison: docs/benchmarks.md).
  *
  * Limits as etcd sets them: a request may be maxRequestBytes plus 512 KiB of gRPC overhead; responses are
  * not limited (a Range may return more than a request may carry). Keepalive: the server pings idle
@@ -9,16 +10,25 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js'
 import type { TlsFiles } from '../tls.js'
 import { clusterService } from './cluster-service.js'
+import { Contenders } from './contenders.js'
+import { electionService } from './election-service.js'
 import type { EtcdDeps } from './deps.js'
 import { kvService } from './kv-service.js'
 import { leaseService } from './lease-service.js'
+import { lockService } from './lock-service.js'
 import { maintenanceService } from './maintenance-service.js'
+import { gateway } from './gateway/gateway.js'
 import { serviceDefinition } from './proto.js'
+import { listenClientPort } from './transport/client-port.js'
+import type { Exchange } from './transport/exchange.js'
+import { GrpcRouter, type ServiceImplementation } from './transport/grpc-router.js'
 import { watchService } from './watch-service.js'
 
 /** etcd's grpcOverheadBytes: room for the envelope around a maximal request. */
 const GRPC_OVERHEAD_BYTES = 512 * 1024
 const UNLIMITED = 2 ** 31 - 1
+/** A gateway request body must arrive within this time (slow clients do not hold a handler forever). */
+const GATEWAY_BODY_TIMEOUT_MS = 10_000
 
 export interface GrpcListener {
   /** "host:port" as bound. */
@@ -28,7 +38,43 @@ export interface GrpcListener {
   close(graceMs: number): Promise<void>
 }
 
+/** Every service the port serves, by proto name. */
+export function etcdServices(deps: EtcdDeps): Array<[string, ServiceImplementation]> {
+  const contenders = new Contenders(deps.log)
+  return [
+    ['etcdserverpb.KV', kvService(deps)],
+    ['etcdserverpb.Watch', watchService(deps)],
+    ['etcdserverpb.Lease', leaseService(deps)],
+    ['etcdserverpb.Cluster', clusterService(deps)],
+    ['etcdserverpb.Maintenance', maintenanceService(deps)],
+    ['v3lockpb.Lock', lockService(deps, contenders)],
+    ['v3electionpb.Election', electionService(deps, contenders)],
+  ]
+}
+
+/** Starts the client port: gRPC and the JSON gateway (or gRPC alone with grpc-js). */
 export async function startGrpcServer(deps: EtcdDeps, host: string, port: number, tls: TlsFiles | undefined): Promise<GrpcListener> {
+  if (deps.config.grpcServer === 'grpc-js') return startGrpcJs(deps, host, port, tls)
+  const maxReceive = deps.config.maxRequestBytes + GRPC_OVERHEAD_BYTES
+  const services = etcdServices(deps)
+  const router = new GrpcRouter(maxReceive)
+  for (const [name, implementation] of services) router.add(name, implementation)
+  const http: (exchange: Exchange) => void = gateway({
+    services, log: deps.log, etcdVersion: deps.config.etcdVersion, metrics: deps.metrics,
+    // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.
+    maxBodyBytes: Math.ceil(maxReceive * 4 / 3) + 4096,
+    bodyTimeoutMs: GATEWAY_BODY_TIMEOUT_MS,
+  })
+  return listenClientPort({
+    host, port, tls,
+    keepaliveIntervalMs: deps.config.grpcKeepaliveInterval,
+    keepaliveTimeoutMs: deps.config.grpcKeepaliveTimeout,
+    grpc: (stream, headers) => router.handle(stream, headers),
+    http,
+  })
+}
+
+async function startGrpcJs(deps: EtcdDeps, host: string, port: number, tls: TlsFiles | undefined): Promise<GrpcListener> {
   const { config } = deps
   const server = new Server({
     'grpc.max_receive_message_length': config.maxRequestBytes + GRPC_OVERHEAD_BYTES,
@@ -38,11 +84,9 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
     // Channelz keeps per-call statistics nobody reads here; it costs ~5% of a small unary call's CPU.
     'grpc.enable_channelz': 0,
   })
-  server.addService(serviceDefinition('etcdserverpb.KV'), kvService(deps))
-  server.addService(serviceDefinition('etcdserverpb.Watch'), watchService(deps))
-  server.addService(serviceDefinition('etcdserverpb.Lease'), leaseService(deps))
-  server.addService(serviceDefinition('etcdserverpb.Cluster'), clusterService(deps))
-  server.addService(serviceDefinition('etcdserverpb.Maintenance'), maintenanceService(deps))
+  for (const [name, implementation] of etcdServices(deps)) {
+    server.addService(serviceDefinition(name), implementation as Parameters<Server['addService']>[1])
+  }
   const credentials = tls === undefined
     ? ServerCredentials.createInsecure()
     : ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], tls.ca !== undefined)

@@ -83,9 +83,14 @@ export class EtcdWatchMessages implements WatchMessages<WatchOutput> {
   canceled(id: number, err: KvlogError | undefined): WatchOutput {
     this.fragmenting.delete(id)
     const fields: Message = { header: this.headers.header(), watch_id: id, canceled: true }
-    // A compacted start or resume carries the floor; etcd's clients turn it into ErrCompacted.
-    if (err?.code === 'COMPACTED') fields.compact_revision = err.details.compactRevision
-    else if (err !== undefined) fields.cancel_reason = err.message
+    // A compacted start or resume carries the floor; etcd's clients turn it into ErrCompacted. etcd
+    // sends that response with a header without a revision.
+    if (err?.code === 'COMPACTED') {
+      fields.compact_revision = err.details.compactRevision
+      fields.header = this.headers.header(0)
+    } else if (err !== undefined) {
+      fields.cancel_reason = err.message
+    }
     return this.finished(id, fields)
   }
 

@@ -62,6 +62,7 @@ const EXPECTED_DEFAULTS: Config = {
   tlsClientCaFile: '',
   grpcMaxQueuedMessages: 4096,
   grpcMaxQueuedBytes: 64 * 1024 * 1024,
+  grpcServer: 'kvlog',
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)

@@ -1,0 +1,75 @@
+/**
+ * etcd's alarms: one entry per (member id, alarm), as the Alarm RPC activates them (member 0 is a valid
+ * id: etcdctl and operators use it to mean "the cluster"), kept in the store's metadata so they survive
+ * restarts. NOSPACE is also the log's own alarm: an entry for it puts the log in read-and-delete-only
+ * mode; the log raising it by itself (over the quota) shows as an entry for this member; deactivating
+ * the last NOSPACE entry lifts the log's alarm.
+ */
+import type { Log } from '../../log/backend.js'
+import { ALARM_TYPE } from './proto.js'
+
+export const ALARM_NAMES = ['NOSPACE', 'CORRUPT'] as const
+export type AlarmName = (typeof ALARM_NAMES)[number]
+
+export interface AlarmEntry {
+  /** uint64 as a decimal string. */
+  memberID: string
+  alarm: AlarmName
+}
+
+const ALARMS_RECORD = 'etcd/alarms'
+
+export function alarmMessage(a: AlarmEntry): { memberID: string; alarm: number } {
+  return { memberID: a.memberID, alarm: ALARM_TYPE[a.alarm] }
+}
+
+export class Alarms {
+  private entries: AlarmEntry[] | undefined
+
+  constructor(private readonly log: Log, private readonly memberId: string) {}
+
+  /** Every active alarm, in activation order. */
+  async list(): Promise<AlarmEntry[]> {
+    const entries = await this.load()
+    if (this.log.alarms().includes('NOSPACE') && !entries.some((e) => e.alarm === 'NOSPACE')) {
+      return [...entries, { memberID: this.memberId, alarm: 'NOSPACE' }]
+    }
+    return entries
+  }
+
+  /** Activates (memberID, alarm); answers the entry (new or already there), as etcd does. */
+  async activate(memberID: string, alarm: AlarmName): Promise<AlarmEntry> {
+    const entries = await this.load()
+    const found = entries.find((e) => e.memberID === memberID && e.alarm === alarm)
+    if (found !== undefined) return found
+    const entry = { memberID, alarm }
+    await this.save([...entries, entry])
+    if (alarm === 'NOSPACE') await this.log.setAlarm('NOSPACE', true)
+    return entry
+  }
+
+  /** Deactivates (memberID, alarm); undefined when it was not active (etcd answers no alarm then). */
+  async deactivate(memberID: string, alarm: AlarmName): Promise<AlarmEntry | undefined> {
+    const entries = await this.list()
+    const found = entries.find((e) => e.memberID === memberID && e.alarm === alarm)
+    if (found === undefined) return undefined
+    const rest = entries.filter((e) => e !== found)
+    await this.save(rest.filter((e) => this.stored(e)))
+    if (alarm === 'NOSPACE' && !rest.some((e) => e.alarm === 'NOSPACE')) await this.log.setAlarm('NOSPACE', false)
+    return found
+  }
+
+  private stored(e: AlarmEntry): boolean {
+    return this.entries?.includes(e) === true
+  }
+
+  private async load(): Promise<AlarmEntry[]> {
+    this.entries ??= ((await this.log.readMeta(ALARMS_RECORD)) as AlarmEntry[] | undefined) ?? []
+    return this.entries
+  }
+
+  private async save(entries: AlarmEntry[]): Promise<void> {
+    await this.log.writeMeta(ALARMS_RECORD, entries)
+    this.entries = entries
+  }
+}

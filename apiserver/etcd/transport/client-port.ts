@@ -1,0 +1,188 @@
+/**
+ * The etcd client port, served as etcd serves it: gRPC and the JSON gateway share one listener.
+ *
+ *   TCP (or TLS, ALPN h2 / http/1.1) ─▶ first bytes = the HTTP/2 preface? ─┬─ yes: HTTP/2 session
+ *                                                                          │    content-type application/grpc* ─▶ gRPC
+ *                                                                          │    anything else                  ─▶ gateway
+ *                                                                          └─ no: HTTP/1.1                      ─▶ gateway
+ *
+ * The split is made on the connection's first bytes (a client speaking HTTP/2 sends the 24-byte preface
+ * first, with or without TLS), so cleartext HTTP/1.1 and HTTP/2 with prior knowledge both work.
+ *
+ * Keepalive: every session is pinged each `keepaliveIntervalMs`; one that does not answer within
+ * `keepaliveTimeoutMs` is dropped (etcd's --grpc-keepalive-interval/-timeout). Node answers the
+ * client's pings itself.
+ * Shutdown: close() stops accepting, sends GOAWAY on every session (open streams may finish) and closes
+ * idle HTTP/1.1 connections; whatever is still open after the grace period is cut.
+ */
+import { createServer as createHttp1Server, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer as createHttp2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2'
+import { createServer as createTcpServer, type Server, type Socket } from 'node:net'
+import { createServer as createTlsServer } from 'node:tls'
+import type { TlsFiles } from '../../tls.js'
+import { isGrpcRequest } from './grpc-call.js'
+import { h1Exchange, h2Exchange, type Exchange } from './exchange.js'
+
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')
+const HEADERS_TIMEOUT_MS = 10_000
+
+export interface ClientPortOptions {
+  host: string
+  port: number
+  tls: TlsFiles | undefined
+  keepaliveIntervalMs: number
+  keepaliveTimeoutMs: number
+  grpc(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void
+  /** Every request that is not gRPC (HTTP/1.1, or HTTP/2 with another content type). */
+  http(exchange: Exchange): void
+}
+
+export interface ClientPort {
+  /** "host:port" as bound. */
+  address: string
+  url: string
+  close(graceMs: number): Promise<void>
+}
+
+export async function listenClientPort(options: ClientPortOptions): Promise<ClientPort> {
+  const sessions = new Set<Http2Session>()
+  const sockets = new Set<Socket>()
+  const h2 = createHttp2Server({
+    // Node's default (10 MB per session) refuses new streams under a burst of watch traffic.
+    maxSessionMemory: 256,
+    settings: { maxConcurrentStreams: 2 ** 31 - 1 },
+  })
+  h2.on('session', (session: Http2Session) => {
+    sessions.add(session)
+    const stopKeepalive = keepalive(session, options.keepaliveIntervalMs, options.keepaliveTimeoutMs)
+    session.on('close', () => {
+      sessions.delete(session)
+      stopKeepalive()
+    })
+    session.on('error', () => undefined)
+  })
+  h2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+    stream.on('error', () => undefined)
+    if (isGrpcRequest(headers)) options.grpc(stream, headers)
+    else options.http(h2Exchange(stream, headers))
+  })
+  h2.on('sessionError', () => undefined)
+  // A slow client may not hold a connection open forever: headers within 10 s, the whole request within
+  // 30 s (the gateway answers a body that is not complete after 10 s itself), checked every second.
+  const h1 = createHttp1Server({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: 30_000, connectionsCheckingInterval: 1000 },
+    (req: IncomingMessage, res: ServerResponse) => {
+      disarm(req.socket)
+      res.on('finish', () => arm(req.socket))
+      options.http(h1Exchange(req, res))
+    })
+  // The HTTP/1.1 server gets its connections from `route` and never listens itself; its timeout checks
+  // start on 'listening', so it is told it listens. Those checks do not cover every connection handed
+  // over this way, so an HTTP/1.1 connection also has HEADERS_TIMEOUT_MS to send each request's headers.
+  h1.emit('listening')
+  const headerTimers = new WeakMap<Socket, NodeJS.Timeout>()
+  const arm = (socket: Socket) => {
+    disarm(socket)
+    if (!socket.destroyed) headerTimers.set(socket, setTimeout(() => socket.destroy(), HEADERS_TIMEOUT_MS).unref())
+  }
+  const disarm = (socket: Socket) => clearTimeout(headerTimers.get(socket))
+
+  const route = (socket: Socket) => {
+    sockets.add(socket)
+    // Small answers (a unary call's headers, message and trailers) go out at once, not after Nagle's delay.
+    socket.setNoDelay(true)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('error', () => undefined)
+    let seen: Buffer = Buffer.alloc(0)
+    const sniff = (chunk: Buffer) => {
+      seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk])
+      const n = Math.min(seen.length, PREFACE.length)
+      const prefix = seen.subarray(0, n).equals(PREFACE.subarray(0, n))
+      if (prefix && n < PREFACE.length) return
+      socket.removeListener('data', sniff)
+      clearTimeout(idle)
+      socket.pause()
+      socket.unshift(seen)
+      if (prefix) {
+        h2.emit('connection', socket)
+      } else {
+        arm(socket)
+        socket.on('close', () => disarm(socket))
+        h1.emit('connection', socket)
+        socket.resume()
+      }
+    }
+    // A connection that never says anything is closed (as HTTP/1.1's header timeout would).
+    const idle = setTimeout(() => socket.destroy(), HEADERS_TIMEOUT_MS)
+    socket.on('data', sniff)
+  }
+
+  const tls = options.tls
+  const server: Server = tls === undefined
+    ? createTcpServer(route)
+    : createTlsServer({
+      key: tls.key, cert: tls.cert, ALPNProtocols: ['h2', 'http/1.1'],
+      ...(tls.ca !== undefined ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+    }, route)
+  server.on('tlsClientError', () => undefined)
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, options.host, () => resolve())
+  })
+  const bound = server.address()
+  const port = typeof bound === 'object' && bound !== null ? bound.port : options.port
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host
+  const address = `${host}:${port}`
+  return {
+    address,
+    url: `${tls === undefined ? 'http' : 'https'}://${address}`,
+    close: (graceMs) => new Promise<void>((resolve) => {
+      server.close()
+      h1.close() // stops its timeout checks
+      for (const s of sessions) s.close()
+      h1.closeIdleConnections()
+      const done = () => {
+        if (sessions.size === 0 && sockets.size === 0) {
+          clearTimeout(cut)
+          clearInterval(poll)
+          resolve()
+        }
+      }
+      const cut = setTimeout(() => {
+        for (const s of sessions) s.destroy()
+        for (const s of sockets) s.destroy()
+        clearInterval(poll)
+        resolve()
+      }, graceMs)
+      const poll = setInterval(() => {
+        h1.closeIdleConnections()
+        done()
+      }, 20)
+      done()
+    }),
+  }
+}
+
+/** Pings the session every intervalMs; destroys it when a ping is not answered within timeoutMs. */
+function keepalive(session: Http2Session, intervalMs: number, timeoutMs: number): () => void {
+  if (intervalMs <= 0) return () => undefined
+  let waiting: NodeJS.Timeout | undefined
+  const timer = setInterval(() => {
+    if (waiting !== undefined || session.destroyed) return
+    waiting = setTimeout(() => session.destroy(), timeoutMs)
+    waiting.unref()
+    const sent = session.ping((err) => {
+      clearTimeout(waiting)
+      waiting = undefined
+      if (err && !session.destroyed) session.destroy()
+    })
+    if (!sent) {
+      clearTimeout(waiting)
+      waiting = undefined
+    }
+  }, intervalMs)
+  timer.unref()
+  return () => {
+    clearInterval(timer)
+    if (waiting !== undefined) clearTimeout(waiting)
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * One gRPC call on an HTTP/2 stream: length-prefixed messages in, length-prefixed messages out, the status
+ * in trailers. The call objects offer the part of grpc-js's server-call surface the etcd services use
+ * (`request`, `write(message, cb)`, `writable`, `cancelled`, `end()`, `destroy(err)`, events 'data', 'end',
+ * 'cancelled', 'close', 'drain'), so a service module serves unchanged behind either server.
+ *
+ * Wire rules (gRPC over HTTP/2):
+ * - a message is 1 byte compressed flag + 4 bytes big-endian length + bytes; compression is not served
+ *   (a compressed message, or a grpc-encoding other than identity, is UNIMPLEMENTED / INTERNAL);
+ * - a message longer than `maxReceiveBytes` fails the call with RESOURCE_EXHAUSTED;
+ * - the status goes in trailers (`grpc-status`, `grpc-message` percent-encoded, plus `kvlog-code`); a
+ *   call that fails before sending anything answers "trailers only" (one HEADERS frame with END_STREAM);
+ * - `grpc-timeout` starts a deadline: when it passes the call ends with DEADLINE_EXCEEDED and the handler
+ *   sees 'cancelled'.
+ */
+import { EventEmitter } from 'node:events'
+import { constants, type Http2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2'
+import type * as protobuf from 'protobufjs'
+import { decode, encode, type Message } from '../proto.js'
+import { statusOf } from '../errors.js'
+import { STATUS, percentEncode } from './grpc-status.js'
+
+export interface MethodInfo {
+  request: protobuf.Type
+  response: protobuf.Type
+  requestStream: boolean
+  responseStream: boolean
+}
+
+const RESPONSE_HEADERS: OutgoingHttpHeaders = {
+  [constants.HTTP2_HEADER_STATUS]: 200,
+  [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto',
+  'grpc-accept-encoding': 'identity',
+}
+
+/** grpc-timeout: digits and a unit (H, M, S, m, u, n); undefined if absent or malformed. */
+export function parseTimeout(value: string | string[] | undefined): number | undefined {
+  if (typeof value !== 'string') return undefined
+  const m = /^(\d{1,8})([HMSmun])$/.exec(value)
+  if (m === null) return undefined
+  const n = Number(m[1])
+  const ms = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 }[m[2] as 'H' | 'M' | 'S' | 'm' | 'u' | 'n']
+  return n * ms
+}
+
+export class GrpcCall extends EventEmitter {
+  request: Message | undefined
+  cancelled = false
+  /** The status has been sent (or the stream is gone): nothing more goes out. */
+  private finished = false
+  private headersSent = false
+  private pending: Buffer | undefined
+  private deadline: NodeJS.Timeout | undefined
+
+  constructor(
+    private readonly stream: ServerHttp2Stream,
+    readonly method: MethodInfo,
+    private readonly maxReceiveBytes: number,
+    timeoutMs: number | undefined,
+  ) {
+    super()
+    stream.on('data', (chunk: Buffer) => this.receive(chunk))
+    stream.on('end', () => {
+      if (this.finished) return
+      if (this.pending !== undefined && this.pending.length > 0) return this.fail(STATUS.INTERNAL, 'grpc: incomplete message at end of stream')
+      this.emit('end')
+    })
+    stream.on('drain', () => this.emit('drain'))
+    stream.on('error', () => undefined) // a reset stream surfaces as 'close' below
+    stream.on('close', () => {
+      if (this.deadline) clearTimeout(this.deadline)
+      if (!this.finished) {
+        this.finished = true
+        this.cancelled = true
+        this.emit('cancelled')
+      }
+      this.emit('close')
+    })
+    if (timeoutMs !== undefined) {
+      this.deadline = setTimeout(() => {
+        this.fail(STATUS.DEADLINE_EXCEEDED, 'Deadline Exceeded')
+        this.cancelled = true
+        this.emit('cancelled')
+      }, timeoutMs)
+    }
+  }
+
+  get writable(): boolean {
+    return !this.finished && this.stream.writable
+  }
+
+  /** Sends one message (a plain object for the method's response type, or bytes already encoded). */
+  write(message: Message | Buffer, written?: (err?: Error | null) => void): boolean {
+    if (!this.writable) {
+      if (written) queueMicrotask(() => written())
+      return false
+    }
+    const body = Buffer.isBuffer(message) ? message : encode(this.method.response, message)
+    this.sendHeaders()
+    return this.stream.write(frame(body), written)
+  }
+
+  /** Ends the call with OK. */
+  end(): void {
+    this.finish(STATUS.OK, '')
+  }
+
+  /** Ends the call with the error's status (anything not a gRPC error becomes INTERNAL). */
+  destroy(err?: unknown): void {
+    if (err === undefined) return this.fail(STATUS.CANCELLED, 'Cancelled')
+    const { code, message, kvlogCode } = statusOf(err)
+    this.finish(code, message, kvlogCode)
+  }
+
+  /** A unary answer: one message and OK, or the error. */
+  answer(err: unknown, response?: Message | Buffer): void {
+    if (err !== null && err !== undefined) return this.destroy(err)
+    if (this.finished) return
+    const body = Buffer.isBuffer(response) ? response : encode(this.method.response, response ?? {})
+    this.headersSent = true
+    this.finished = true
+    if (this.deadline) clearTimeout(this.deadline)
+    const stream = this.stream
+    if (stream.destroyed || stream.closed) return
+    stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
+    stream.once('wantTrailers', () => sendTrailers(stream, { 'grpc-status': '0' }))
+    stream.end(frame(body))
+  }
+
+  fail(code: number, message: string, kvlog?: string): void {
+    this.finish(code, message, kvlog)
+  }
+
+  private sendHeaders(): void {
+    if (this.headersSent) return
+    this.headersSent = true
+    this.stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
+  }
+
+  private finish(code: number, message: string, kvlog?: string): void {
+    if (this.finished) return
+    this.finished = true
+    if (this.deadline) clearTimeout(this.deadline)
+    const stream = this.stream
+    if (stream.destroyed || stream.closed) return
+    const trailers: OutgoingHttpHeaders = { 'grpc-status': String(code) }
+    if (message !== '') trailers['grpc-message'] = percentEncode(message)
+    if (kvlog !== undefined) trailers['kvlog-code'] = kvlog
+    if (!this.headersSent) {
+      // Trailers-only: the status rides in the one HEADERS frame.
+      this.headersSent = true
+      stream.respond({ ...RESPONSE_HEADERS, ...trailers }, { endStream: true })
+      closeReadSide(stream)
+      return
+    }
+    stream.once('wantTrailers', () => sendTrailers(stream, trailers))
+    stream.end()
+    closeReadSide(stream)
+  }
+
+  /** Splits incoming bytes into messages. */
+  private receive(chunk: Buffer): void {
+    if (this.finished) return
+    let buf = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk])
+    while (buf.length >= 5) {
+      const compressed = buf[0]
+      const length = buf.readUInt32BE(1)
+      if (length > this.maxReceiveBytes) {
+        this.pending = undefined
+        return this.fail(STATUS.RESOURCE_EXHAUSTED, `grpc: received message larger than max (${length} vs. ${this.maxReceiveBytes})`)
+      }
+      if (buf.length < 5 + length) break
+      if (compressed !== 0) return this.fail(STATUS.INTERNAL, 'grpc: compressed flag set with identity or empty encoding')
+      const body = buf.subarray(5, 5 + length)
+      buf = buf.subarray(5 + length)
+      let message: Message
+      try {
+        message = decode(this.method.request, body)
+      } catch (err) {
+        return this.fail(STATUS.INTERNAL, `grpc: error unmarshalling request: ${err instanceof Error ? err.message : String(err)}`)
+      }
+      if (this.method.requestStream) {
+        this.emit('data', message)
+        if (this.finished) return
+      } else if (this.request === undefined) {
+        this.request = message
+        this.emit('request', message)
+      }
+    }
+    this.pending = buf.length > 0 ? buf : undefined
+  }
+}
+
+function frame(body: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(5 + body.length)
+  out[0] = 0
+  out.writeUInt32BE(body.length, 1)
+  body.copy(out, 5)
+  return out
+}
+
+function sendTrailers(stream: Http2Stream, trailers: OutgoingHttpHeaders): void {
+  try {
+    stream.sendTrailers(trailers)
+  } catch {
+    // the stream was reset meanwhile
+  }
+}
+
+/** Ignores what the client still sends once the answer is complete (HTTP/2 lets a stream half-close). */
+function closeReadSide(stream: ServerHttp2Stream): void {
+  stream.removeAllListeners('data')
+  stream.resume()
+}
+
+export function isGrpcRequest(headers: IncomingHttpHeaders): boolean {
+  const type = headers[constants.HTTP2_HEADER_CONTENT_TYPE]
+  return typeof type === 'string' && type.startsWith('application/grpc')
+}
