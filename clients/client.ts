@@ -1,19 +1,24 @@
 /**
  * KvlogClient: the native HTTP API, typed (docs/api.md). Writes are never retried automatically after an
- * ambiguous failure: they raise OutcomeUnknownError. Reads retry connection failures a few times.
+ * ambiguous failure: they raise OutcomeUnknownError. Reads retry connection failures a few times. Given
+ * several members (`endpoints`), it sticks to one and moves to the next on a refused connection or a 503
+ * (endpoints.ts); watches resume on the next member from their last revision.
  *
- *   const kv = new KvlogClient({ endpoint: 'http://127.0.0.1:8379' })
+ *   const kv = new KvlogClient({ endpoints: ['http://10.0.0.1:8379', 'http://10.0.0.2:8379'] })
  *   const { revision } = await kv.put('/config/a', 'x')
  *   for await (const page of kv.list('/config/', { prefix: true, pageSize: 500 })) ...
  *   const w = kv.watch('/config/', { prefix: true, startRevision: revision + 1 })
  */
 import { bytesField, bytesParam, leaseId, readBytes, readEvent, readKv, type Bytes, type HistoryEvent, type KeyRange, type KeyValue, type LeaseId } from './codec.js'
+import { Endpoints } from './endpoints.js'
 import { download, exchange, type HttpOptions } from './http.js'
 import { Watch, type WatchOptions } from './watch.js'
 
 export interface ClientOptions {
-  /** Default http://127.0.0.1:8379 (or $KVLOG_ENDPOINT where the caller passes it). */
+  /** One member; default http://127.0.0.1:8379. `host:port` means http://host:port. */
   endpoint?: string
+  /** Several members of one cluster (or one server behind several addresses), tried in turn. */
+  endpoints?: string[]
   /** Per-request timeout, ms (default 30 s). */
   timeoutMs?: number
   /** Retries of reads after a connection failure (default 3). */
@@ -104,12 +109,20 @@ export interface SnapshotDownload {
 type Json = Record<string, unknown>
 
 export class KvlogClient {
-  readonly endpoint: string
+  /** The members, and which one requests go to now. */
+  readonly endpoints: Endpoints
   private readonly http: HttpOptions
 
   constructor(options: ClientOptions = {}) {
-    this.endpoint = options.endpoint ?? 'http://127.0.0.1:8379'
-    this.http = { endpoint: this.endpoint, timeoutMs: options.timeoutMs ?? 30_000, readRetries: options.readRetries ?? 3 }
+    const list = options.endpoints ?? [options.endpoint ?? 'http://127.0.0.1:8379']
+    if (options.endpoints !== undefined && options.endpoint !== undefined) throw new TypeError('give endpoint or endpoints, not both')
+    this.endpoints = new Endpoints(list)
+    this.http = { endpoints: this.endpoints, timeoutMs: options.timeoutMs ?? 30_000, readRetries: options.readRetries ?? 3 }
+  }
+
+  /** The member requests go to now. */
+  get endpoint(): string {
+    return this.endpoints.current
   }
 
   // ------------------------------------------------------------------------------------------------------
@@ -278,7 +291,7 @@ export class KvlogClient {
 
   /** A watch that resumes by itself after disconnects; iterate it, or pass callbacks (watch.ts). */
   watch(key: Bytes, options: WatchOptions = {}): Watch {
-    return new Watch(this.endpoint, key, options)
+    return new Watch(this.endpoints, key, options)
   }
 }
 

@@ -1,14 +1,18 @@
 /**
  * One HTTP exchange with the server, classifying failures so callers never retry a write blindly:
  * - the server answered with an error body: KvlogClientError (stable code);
- * - the connection was refused (nothing sent): UnreachableError, safe to retry;
- * - the connection failed after the request may have been sent: for reads, retried; for writes,
- *   OutcomeUnknownError (the write may have been applied).
+ * - the connection was refused (nothing sent): the next member is tried, reads and writes alike; when
+ *   none can be reached, UnreachableError with each member's cause;
+ * - a 503 (the member cannot serve now: draining, not ready): the next member is tried;
+ * - the connection failed after the request may have been sent: for reads, retried (on the next member);
+ *   for writes, OutcomeUnknownError (the write may have been applied). Later requests go to the next member.
  */
+import type { Endpoints } from './endpoints.js'
 import { errorFromBody, OutcomeUnknownError, UnreachableError } from './errors.js'
 
 export interface HttpOptions {
-  endpoint: string
+  /** The members to talk to; a refused connection or a 503 moves on to the next (endpoints.ts). */
+  endpoints: Endpoints
   /** Per-request timeout, ms. */
   timeoutMs: number
   /** Retries of idempotent reads after a connection failure. */
@@ -27,6 +31,17 @@ export interface Exchange {
 }
 
 const REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'])
+
+/** Why a connection failed, in words: "connect ECONNREFUSED 127.0.0.1:1", "getaddrinfo ENOTFOUND x". */
+export function describeCause(err: unknown): string {
+  const cause = (err as { cause?: { message?: string; code?: string } } | undefined)?.cause
+  // fetch refuses some ports (the spec's "bad port" list) before sending anything.
+  if (cause?.message === 'bad port') return 'the port is on fetch\'s list of blocked ports'
+  if (typeof cause?.message === 'string' && cause.message !== '') return cause.message
+  const e = err as { name?: string; message?: string } | undefined
+  if (e?.name === 'TimeoutError') return 'no answer in time'
+  return causeCode(err) ?? e?.message ?? String(err)
+}
 
 function causeCode(err: unknown): string | undefined {
   let e = err as { code?: string; cause?: unknown } | undefined
@@ -62,7 +77,7 @@ export async function exchange<T>(o: HttpOptions, x: Exchange): Promise<T> {
  */
 export async function download(o: HttpOptions, path: string): Promise<Response> {
   const abort = new AbortController()
-  const timer = setTimeout(() => abort.abort(new Error(`no answer from ${o.endpoint} within ${o.timeoutMs} ms`)), o.timeoutMs)
+  const timer = setTimeout(() => abort.abort(new Error(`no answer from ${o.endpoints.current} within ${o.timeoutMs} ms`)), o.timeoutMs)
   try {
     return await respond(o, { method: 'GET', path, idempotent: true }, () => abort.signal)
   } finally {
@@ -75,11 +90,14 @@ export async function download(o: HttpOptions, path: string): Promise<Response> 
  * `signal` gives each attempt its abort signal.
  */
 async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): Promise<Response> {
-  const url = requestUrl(o.endpoint, x.path, x.query)
-  for (let attempt = 0; ; attempt++) {
+  const members = o.endpoints
+  /** Members that refused or answered 503 during this request, with why. */
+  const down = new Map<string, string>()
+  for (let retries = 0; ;) {
+    const endpoint = members.current
     let res: Response
     try {
-      res = await fetch(url, {
+      res = await fetch(requestUrl(endpoint, x.path, x.query), {
         method: x.method,
         headers: x.body === undefined ? {} : { 'content-type': 'application/json' },
         body: x.body === undefined ? undefined : JSON.stringify(x.body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
@@ -88,17 +106,38 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
     } catch (err) {
       if (x.signal?.aborted) throw x.signal.reason
       const code = causeCode(err)
-      // fetch refuses some ports (the spec's "bad port" list) before sending anything.
       const badPort = (err as { cause?: { message?: string } }).cause?.message === 'bad port'
-      if (badPort || (code !== undefined && REFUSED.has(code))) throw new UnreachableError(`cannot reach ${o.endpoint}: ${code}`, err)
-      if (x.idempotent && attempt < o.readRetries) {
-        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt))
+      members.failed(endpoint)
+      if (badPort || (code !== undefined && REFUSED.has(code))) {
+        // Nothing was sent: any request may go to the next member.
+        down.set(endpoint, describeCause(err))
+        if (down.size < members.list.length) continue
+        throw new UnreachableError(unreachable(down), err)
+      }
+      if (x.idempotent && retries < o.readRetries) {
+        await new Promise((r) => setTimeout(r, 50 * 2 ** retries++))
         continue
       }
-      if (x.idempotent) throw new UnreachableError(`request to ${o.endpoint} failed: ${String(code ?? err)}`, err)
-      throw new OutcomeUnknownError(`the connection failed during ${x.method} ${x.path}; the write may or may not have been applied`, err)
+      if (x.idempotent) throw new UnreachableError(`request to ${endpoint} failed: ${describeCause(err)}`, err)
+      throw new OutcomeUnknownError(`the connection to ${endpoint} failed during ${x.method} ${x.path}; the write may or may not have been applied`, err)
+    }
+    if (res.status === 503) {
+      // The member declined (draining, not ready): nothing was applied; another member may serve it.
+      const error = errorFromBody(res.status, await jsonBody(res))
+      down.set(endpoint, `${error.code}: ${error.message}`)
+      members.failed(endpoint)
+      if (down.size < members.list.length) continue
+      throw error
     }
     if (!res.ok) throw errorFromBody(res.status, await jsonBody(res))
     return res
   }
+}
+
+function unreachable(down: Map<string, string>): string {
+  if (down.size === 1) {
+    const [[endpoint, why]] = down
+    return `cannot reach ${endpoint}: ${why}`
+  }
+  return `cannot reach any endpoint: ${[...down].map(([endpoint, why]) => `${endpoint}: ${why}`).join('; ')}`
 }

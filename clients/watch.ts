@@ -10,12 +10,20 @@
  *
  * Dead connections: the server pings every wsHeartbeatInterval; a connection with no ping or message for
  * heartbeatTimeoutMs is dropped and resumed.
+ *
+ * Several members (the client's endpoints): a connection that fails or ends moves the watch (and the
+ * client) to the next member, where it resumes from the same next revision; revisions are the same on
+ * every member, so nothing is skipped or repeated across the switch.
+ *
+ * Never connected: with `connectTimeoutMs`, a watch that no member has answered (no watch created) within
+ * that time stops with an UnreachableError naming the cause. Once a watch was created it resumes forever.
  */
 import { EventEmitter } from 'node:events'
 import WebSocket from 'ws'
 import { bytesField, readEvent, type Bytes, type WatchEvent } from './codec.js'
 import type { KeyRange } from './codec.js'
-import { CompactedError, KvlogClientError } from './errors.js'
+import type { Endpoints } from './endpoints.js'
+import { CompactedError, KvlogClientError, UnreachableError } from './errors.js'
 
 export interface WatchOptions extends KeyRange {
   /** First revision to deliver (inclusive). Absent: from now. */
@@ -29,6 +37,8 @@ export interface WatchOptions extends KeyRange {
   minBackoffMs?: number
   maxBackoffMs?: number
   heartbeatTimeoutMs?: number
+  /** Give up when no watch was created within this many ms of the start (default: never give up). */
+  connectTimeoutMs?: number
 }
 
 export interface WatchBatch {
@@ -53,11 +63,29 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
   private readonly queue: Item[] = []
   private wake: (() => void) | undefined
   private iterating = false
+  /** A watch was created once: from then on the watch resumes forever. */
+  private created = false
+  private giveUp: NodeJS.Timeout | undefined
+  /** Why the last connection failed, for the give-up message. */
+  private lastFailure = 'no answer'
 
-  constructor(private readonly endpoint: string, private readonly key: Bytes, private readonly options: WatchOptions) {
+  constructor(private readonly endpoints: Endpoints, private readonly key: Bytes, private readonly options: WatchOptions) {
     super()
     this.nextRevision = options.startRevision
+    if (options.connectTimeoutMs !== undefined) {
+      const ms = options.connectTimeoutMs
+      this.giveUp = setTimeout(() => {
+        if (this.created || this.closed) return
+        const where = this.endpoints.list.join(', ')
+        this.fail(new UnreachableError(`no watch created by ${where} within ${ms} ms: ${this.lastFailure}`))
+      }, ms)
+    }
     this.connect()
+  }
+
+  /** The member the watch is connected (or connecting) to. */
+  get endpoint(): string {
+    return this.endpoints.current
   }
 
   /** Stops the watch; an iterator ends. */
@@ -66,6 +94,7 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
     this.closed = true
     clearTimeout(this.retry)
     clearTimeout(this.liveness)
+    clearTimeout(this.giveUp)
     this.ws?.terminate()
     this.push({ end: true })
     this.emit('close')
@@ -100,7 +129,8 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
 
   private connect(): void {
     if (this.closed) return
-    const ws = new WebSocket(`${this.endpoint.replace(/^http/, 'ws').replace(/\/$/, '')}/v1/watch`, { perMessageDeflate: false })
+    const endpoint = this.endpoints.current
+    const ws = new WebSocket(`${endpoint.replace(/^http/, 'ws').replace(/\/$/, '')}/v1/watch`, { perMessageDeflate: false })
     this.ws = ws
     ws.on('open', () => {
       this.alive()
@@ -111,10 +141,13 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
       this.alive()
       this.onMessage(JSON.parse(data.toString()) as Record<string, unknown>)
     })
-    ws.on('error', () => undefined) // 'close' follows
+    ws.on('error', (err: Error) => (this.lastFailure = `${endpoint}: ${err.message}`)) // 'close' follows
     ws.on('close', () => {
       clearTimeout(this.liveness)
-      if (this.ws === ws) this.scheduleReconnect()
+      if (this.ws !== ws || this.closed) return
+      // This member dropped the watch or could not be reached: resume on the next one.
+      this.endpoints.failed(endpoint)
+      this.scheduleReconnect()
     })
   }
 
@@ -135,6 +168,8 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
     switch (msg.type) {
       case 'created':
         this.attempt = 0
+        this.created = true
+        clearTimeout(this.giveUp)
         // Where the server started ("from now", or after a cursor) is pinned down at the first creation,
         // so a resume never skips what happened meanwhile.
         this.nextRevision ??= typeof msg.startRevision === 'number' ? msg.startRevision : (msg.revision as number) + 1
@@ -173,6 +208,7 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
     this.push({ error: err })
     this.closed = true
     clearTimeout(this.liveness)
+    clearTimeout(this.giveUp)
     this.ws?.terminate()
     this.emit('close')
   }

@@ -25,7 +25,7 @@ export interface Parsed {
 }
 
 /** Flags every client command accepts. */
-const COMMON_FLAGS: Record<string, FlagType> = { endpoint: 'string', output: 'string', o: 'string', help: 'bool', h: 'bool' }
+const COMMON_FLAGS: Record<string, FlagType> = { endpoint: 'string', endpoints: 'string', output: 'string', o: 'string', help: 'bool', h: 'bool' }
 
 export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
   const types = { ...COMMON_FLAGS, ...spec.flags }
@@ -74,11 +74,24 @@ export function outputMode(p: Parsed): 'table' | 'json' {
   return o
 }
 
-/** A lease id argument: decimal, 1 .. 2^64-1 (kept as a string, so no digit is lost). */
+/**
+ * A lease id argument, 1 .. 2^64-1, kept as a decimal string (no digit lost). Accepted as decimal
+ * (`7587861231285799179`), as hex the way etcdctl prints it (`694d7b5a1d2c3e0b`: any id with a letter
+ * a-f is hex) or with a 0x prefix (`0x1234`). An all-digit id is decimal.
+ */
 export function leaseIdArg(text: string | undefined, what = 'ID'): string {
   if (text === undefined) throw new UsageError(`missing lease ${what}`)
-  if (!/^[0-9]{1,20}$/.test(text) || BigInt(text) === 0n || BigInt(text) >= 1n << 64n) {
-    throw new UsageError(`not a lease id: ${JSON.stringify(text)} (expected a decimal number between 1 and 2^64-1)`)
+  let id: bigint | undefined
+  if (/^[0-9]{1,20}$/.test(text)) id = BigInt(text)
+  else if (/^0x[0-9a-f]{1,16}$/i.test(text)) id = BigInt(text)
+  else if (/^[0-9a-f]{1,16}$/i.test(text)) id = BigInt(`0x${text}`)
+  if (id === undefined || id === 0n || id >= 1n << 64n) {
+    throw new UsageError(`not a lease id: ${JSON.stringify(text)} (expected 1 .. 2^64-1, decimal or hex as etcdctl prints it)`)
   }
-  return BigInt(text).toString()
+  return id.toString()
+}
+
+/** A lease id as etcdctl prints it: lower-case hex, no prefix. */
+export function leaseHex(id: bigint | string): string {
+  return BigInt(id).toString(16)
 }

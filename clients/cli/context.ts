@@ -1,6 +1,7 @@
-/** What every client command gets: the parsed arguments, a client for --endpoint, and output helpers. */
+/** What every client command gets: the parsed arguments, a client for the endpoints, and output helpers. */
 import { KvlogClient } from '../client.js'
-import { outputMode, type Parsed } from './args.js'
+import { parseEndpoints } from '../endpoints.js'
+import { outputMode, UsageError, type Parsed } from './args.js'
 
 export interface Context {
   p: Parsed
@@ -9,9 +10,27 @@ export interface Context {
   out(line: string): void
 }
 
+export const DEFAULT_ENDPOINT = 'http://127.0.0.1:8379'
+
+/**
+ * The members to talk to: --endpoints a,b,c or --endpoint URL (not both), else $KVLOG_ENDPOINTS, else
+ * $KVLOG_ENDPOINT, else the default. `host:port` means http://host:port.
+ */
+export function endpointList(p: Parsed, env: NodeJS.ProcessEnv): string[] {
+  const one = p.flags.get('endpoint') as string | undefined
+  const many = p.flags.get('endpoints') as string | undefined
+  if (one !== undefined && many !== undefined) throw new UsageError('give --endpoint or --endpoints, not both')
+  const list = many ?? one ?? (env.KVLOG_ENDPOINTS || undefined) ?? (env.KVLOG_ENDPOINT || undefined) ?? DEFAULT_ENDPOINT
+  try {
+    return parseEndpoints(list)
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+}
+
 export function context(p: Parsed, env: NodeJS.ProcessEnv): Context {
-  const endpoint = (p.flags.get('endpoint') as string | undefined) ?? env.KVLOG_ENDPOINT ?? 'http://127.0.0.1:8379'
-  return { p, client: new KvlogClient({ endpoint }), mode: outputMode(p), out: (line) => process.stdout.write(line + '\n') }
+  const client = new KvlogClient({ endpoints: endpointList(p, env) })
+  return { p, client, mode: outputMode(p), out: (line) => process.stdout.write(line + '\n') }
 }
 
 export const str = (c: Context, name: string) => c.p.flags.get(name) as string | undefined

@@ -12,7 +12,9 @@ import { diff, history, watch } from './commands/events.js'
 import { del, get, put, txn } from './commands/kv.js'
 import { lease } from './commands/lease.js'
 import { snapshot } from './commands/snapshot.js'
+import { completionScript } from './completion.js'
 import { context, type Context } from './context.js'
+import { commandHelp } from './help.js'
 
 interface Command extends CommandSpec {
   usage: string
@@ -23,25 +25,32 @@ interface Command extends CommandSpec {
 const RANGE = { prefix: 'bool', 'from-key': 'bool' } as const
 
 const COMMANDS: Record<string, Command> = {
-  put: { usage: 'put KEY VALUE [--lease ID] [--prev-kv]', summary: 'write a key', flags: { lease: 'string', 'prev-kv': 'bool' }, positionals: ['KEY', 'VALUE'], min: 2, run: put },
+  put: {
+    usage: 'put KEY VALUE|- [--lease ID] [--prev-kv] | put KEY --file FILE', summary: 'write a key (the value from an argument, stdin or a file)',
+    flags: { lease: 'string', 'prev-kv': 'bool', file: 'string' }, positionals: ['KEY', 'VALUE'], min: 1, run: put,
+  },
   get: {
-    usage: 'get KEY [--prefix|--from-key] [--rev N] [--limit N] [--keys-only] [--count-only]', summary: 'read a key or a range',
-    flags: { ...RANGE, rev: 'int', limit: 'int', 'keys-only': 'bool', 'count-only': 'bool' }, positionals: ['KEY'], min: 1, run: get,
+    usage: 'get KEY [--prefix|--from-key] [--rev REV|TIME] [--limit N] [--keys-only] [--count-only] [--print-value-only]', summary: 'read a key or a range',
+    flags: { ...RANGE, rev: 'string', limit: 'int', 'keys-only': 'bool', 'count-only': 'bool', 'print-value-only': 'bool' }, positionals: ['KEY'], min: 1, run: get,
   },
   del: { usage: 'del KEY [--prefix|--from-key] [--prev-kv]', summary: 'delete a key or a range', flags: { ...RANGE, 'prev-kv': 'bool' }, positionals: ['KEY'], min: 1, run: del },
   txn: { usage: 'txn [FILE|-]', summary: 'run a transaction given as JSON (docs/api.md, POST /v1/txn), from a file or stdin', flags: {}, positionals: ['FILE'], min: 0, run: txn },
   watch: {
-    usage: 'watch KEY [--prefix|--from-key] [--rev N] [--prev-kv]', summary: 'stream changes; resumes after disconnects; exit 3 when compacted',
-    flags: { ...RANGE, rev: 'int', 'prev-kv': 'bool' }, positionals: ['KEY'], min: 1, run: watch,
+    usage: 'watch KEY [--prefix|--from-key] [--rev REV|TIME | --cursor NAME] [--prev-kv] [--connect-timeout DURATION]',
+    summary: 'stream changes; resumes after disconnects; exit 3 when compacted',
+    flags: { ...RANGE, rev: 'string', cursor: 'string', 'prev-kv': 'bool', 'connect-timeout': 'string' }, positionals: ['KEY'], min: 1, run: watch,
   },
   history: {
-    usage: 'history KEY [--prefix|--from-key] [--from REV|TIME] [--to REV|TIME]', summary: 'what happened to a key or range: revision, time, type, value or JSON diff',
-    flags: { ...RANGE, from: 'string', to: 'string' }, positionals: ['KEY'], min: 1, run: history,
+    usage: 'history KEY [--prefix|--from-key] [--from REV|TIME] [--to REV|TIME] [--limit N]', summary: 'what happened to a key or range: revision, time, type, value or JSON diff',
+    flags: { ...RANGE, from: 'string', to: 'string', limit: 'int' }, positionals: ['KEY'], min: 1, run: history,
   },
-  diff: { usage: 'diff --from R1 --to R2 [KEY --prefix]', summary: 'what changed between two revisions', flags: { from: 'int', to: 'int', prefix: 'bool' }, positionals: ['KEY'], min: 0, run: diff },
-  compact: { usage: 'compact REV | --keep N', summary: 'remove history below a revision (or keep the last N revisions)', flags: { keep: 'int' }, positionals: ['REV'], min: 0, run: compact },
+  diff: { usage: 'diff --from REV|TIME --to REV|TIME [KEY --prefix]', summary: 'what changed between two revisions (or times)', flags: { from: 'string', to: 'string', prefix: 'bool' }, positionals: ['KEY'], min: 0, run: diff },
+  compact: {
+    usage: 'compact REV|TIME | --keep N [--force]', summary: 'remove history below a revision (or keep the last N revisions)',
+    flags: { keep: 'int', force: 'bool' }, positionals: ['REV'], min: 0, run: compact,
+  },
   status: { usage: 'status', summary: 'revision, floor, segments, db size, watchers, cursors, alarms', flags: {}, positionals: [], min: 0, run: status },
-  cursor: { usage: 'cursor list | commit NAME REV | delete NAME', summary: 'consumer cursors', flags: {}, positionals: ['VERB', 'NAME', 'REV'], min: 1, run: cursor },
+  cursor: { usage: 'cursor list | commit NAME REV|TIME | delete NAME', summary: 'consumer cursors', flags: {}, positionals: ['VERB', 'NAME', 'REV'], min: 1, run: cursor },
   lease: {
     usage: 'lease grant TTL [--id ID] | revoke ID | list | ttl ID [--keys] | keep-alive ID [--once]',
     summary: 'leases: keys put with --lease ID are deleted when the lease is revoked or expires',
@@ -51,6 +60,13 @@ const COMMANDS: Record<string, Command> = {
     usage: 'snapshot save FILE | snapshot restore FILE --data-dir DIR',
     summary: 'save a consistent, checksummed copy of the database; restore one into a new data dir (offline)',
     flags: { 'data-dir': 'string' }, positionals: ['VERB', 'FILE'], min: 1, run: snapshot,
+  },
+  completion: {
+    usage: 'completion bash|zsh', summary: 'print a shell completion script', flags: {}, positionals: ['SHELL'], min: 1,
+    run: async (c) => {
+      process.stdout.write(completionScript(c.p.args[0], COMMANDS))
+      return 0
+    },
   },
 }
 
@@ -62,12 +78,15 @@ Commands:
   serve      run the server (every setting is a flag; see docs/configuration.md)
   import     --from-etcd ENDPOINTS --data-dir DIR: a new data dir from a running etcd, same revisions (offline)
 ${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`).join('\n')}
-  version    print the version
+  version    print the version (also --version)
 
-Client flags: --endpoint URL (env KVLOG_ENDPOINT, default http://127.0.0.1:8379), -o table|json.
-Exit codes: 0 ok, 1 error, 2 usage, 3 compacted. "kvlog <command> --help" for a command's flags.`
+Client flags: --endpoint URL (env KVLOG_ENDPOINT, default http://127.0.0.1:8379; host:port is accepted),
+  --endpoints URL,URL,... (env KVLOG_ENDPOINTS: several members, tried in turn), -o table|json.
+Revisions: wherever a revision is taken, a time is too: 2026-11-22T21:00:00Z, or ago: 10m, 2h, 1d.
+Exit codes: 0 ok, 1 error, 2 usage, 3 compacted. "kvlog <command> --help" for a command's flags and examples.`
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  quietOnClosedPipe()
   const [name, ...rest] = argv
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(HELP + '\n')
@@ -75,7 +94,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   try {
     if (name === 'serve' || name === 'import') throw new UsageError(SERVER_SIDE)
-    if (name === 'version') {
+    if (name === 'version' || name === '--version' || name === '-V') {
       process.stdout.write(`kvlog ${await version()}\n`)
       return 0
     }
@@ -83,7 +102,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (command === undefined) throw new UsageError(`unknown command "${name}"\n\n${HELP}`)
     const p = parseArgs(rest, command)
     if (p.flags.get('help') === true || p.flags.get('h') === true) {
-      process.stdout.write(`Usage: kvlog ${command.usage} [--endpoint URL] [-o table|json]\n\n${command.summary}\n`)
+      process.stdout.write(commandHelp(name, command.usage, command.summary, Object.keys(command.flags)) + '\n')
       return 0
     }
     return await command.run(context(p, env))
@@ -106,6 +125,18 @@ function report(command: string, err: unknown): number {
   else if (err instanceof UnreachableError || err instanceof OutcomeUnknownError) say(err.message)
   else say(err instanceof Error ? err.message : String(err))
   return 1
+}
+
+/**
+ * A reader that stops early (`kvlog status | head -1`) closes the pipe: the rest of the output has
+ * nowhere to go, so exit at once, quietly and successfully, as Unix tools do.
+ */
+function quietOnClosedPipe(): void {
+  if (process.stdout.listenerCount('error') > 0) return
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0)
+    throw err
+  })
 }
 
 async function version(): Promise<string> {

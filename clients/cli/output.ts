@@ -33,7 +33,10 @@ export function kvJson(kv: KeyValue): Record<string, unknown> {
   out.createRevision = kv.createRevision
   out.modRevision = kv.modRevision
   out.version = kv.version
-  if (kv.lease !== 0n) out.lease = kv.lease.toString()
+  if (kv.lease !== 0n) {
+    out.lease = kv.lease.toString()
+    out.leaseHex = kv.lease.toString(16)
+  }
   return out
 }
 

@@ -10,6 +10,7 @@
  * Errors are StatusError (code = the Status reason: NotFound, Conflict, AlreadyExists, Expired, ...).
  * Writes are never retried after an ambiguous failure (OutcomeUnknownError), as in the native client.
  */
+import { Endpoints } from '../endpoints.js'
 import { exchange, type HttpOptions } from '../http.js'
 import type { KubeObject, ObjectList } from './types.js'
 import { ResourceWatch, type ResourceWatchOptions } from './watch.js'
@@ -53,7 +54,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   readonly http: HttpOptions
 
   constructor(options: ResourceClientOptions, readonly type: ResourceType) {
-    this.http = { endpoint: options.endpoint, timeoutMs: options.timeoutMs ?? 30_000, readRetries: options.readRetries ?? 3 }
+    this.http = { endpoints: new Endpoints([options.endpoint]), timeoutMs: options.timeoutMs ?? 30_000, readRetries: options.readRetries ?? 3 }
   }
 
   /** The URL path of the collection (no name) or of one object. */
@@ -120,7 +121,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   /** A watch stream of the selection; see ResourceWatch. */
   watch(options: Selection & ResourceWatchOptions = {}): ResourceWatch<T> {
     const q = selectionQuery(options)
-    return new ResourceWatch<T>(this.http.endpoint, this.path(options.namespace), q, options)
+    return new ResourceWatch<T>(this.http.endpoints.current, this.path(options.namespace), q, options)
   }
 }
 

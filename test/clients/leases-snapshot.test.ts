@@ -16,6 +16,7 @@ import { kvlog, kvlogInProcess, type Run } from './run-cli.js'
 import { closedPort } from './tcp-proxy.js'
 
 const BIG_ID = '9223372036854775807' // 2^63-1: a JS number would round it to ...808
+const hex = (id: string) => BigInt(id).toString(16)
 const json = (text: string) => JSON.parse(text) as Record<string, unknown>
 
 async function allKeys(kv: KvlogClient): Promise<KeyValue[]> {
@@ -101,16 +102,19 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     const id1 = json(g1.stdout).id as string
     expect(id1).to.match(/^[1-9][0-9]*$/)
     expect(json(g1.stdout).ttl).to.equal(120)
-    expect(g2.stdout.trim()).to.equal(`lease ${BIG_ID} granted with TTL 90s`)
+    // Tables give ids in hex, as etcdctl prints them (and the decimal form too); JSON gives both.
+    expect(g2.stdout.trim()).to.equal(`lease ${hex(BIG_ID)} granted with TTL 90s (decimal ${BIG_ID})`)
+    expect(json(g1.stdout).idHex).to.equal(hex(id1))
 
     const p1 = await run('put', '/cli/a', 'x', '--lease', BIG_ID, '-o', 'json')
-    const p2 = await inProcess('put', '/cli/b', 'y', '--lease', BIG_ID)
+    // A lease id in etcdctl's hex form is taken as well as the decimal one.
+    const p2 = await inProcess('put', '/cli/b', 'y', '--lease', hex(BIG_ID))
     expect(p1.code, p1.stderr).to.equal(0)
     expect(p2.code, p2.stderr).to.equal(0)
     expect(p2.stdout).to.match(/^OK revision \d+/)
     expect((await kv.get('/cli/a'))!.lease).to.equal(BigInt(BIG_ID))
 
-    const [lt, tt, kt] = await Promise.all([run('lease', 'list'), run('lease', 'ttl', BIG_ID, '--keys'), run('lease', 'keep-alive', id1, '--once')])
+    const [lt, tt, kt] = await Promise.all([run('lease', 'list'), run('lease', 'ttl', BIG_ID, '--keys'), run('lease', 'keep-alive', `0x${hex(id1)}`, '--once')])
     const lj = await inProcess('lease', 'list', '-o', 'json')
     const tj = await inProcess('lease', 'ttl', BIG_ID, '--keys', '-o', 'json')
     const tNoKeys = await inProcess('lease', 'ttl', id1, '-o', 'json')
@@ -120,14 +124,14 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     expect(listed.map((l) => l.id)).to.include.members([id1, BIG_ID])
     expect(listed.find((l) => l.id === BIG_ID)).to.include({ grantedTtl: 90 })
     const rows = lt.stdout.trim().split('\n')
-    expect(rows[0].split(/\s+/)).to.deep.equal(['ID', 'TTL', 'GRANTED'])
-    expect(rows.slice(1).map((r) => r.split(/\s+/)[0])).to.include.members([id1, BIG_ID])
+    expect(rows[0].split(/\s+/)).to.deep.equal(['ID', 'DECIMAL', 'TTL', 'GRANTED'])
+    expect(rows.slice(1).map((r) => r.split(/\s+/).slice(0, 2))).to.deep.include.members([[hex(id1), id1], [hex(BIG_ID), BIG_ID]])
     expect(json(tj.stdout)).to.deep.include({ id: BIG_ID, grantedTtl: 90, keys: [{ key: '/cli/a' }, { key: '/cli/b' }] })
     expect(json(tj.stdout).ttl).to.be.within(60, 90)
     expect(tt.stdout).to.match(/^keys\s+\/cli\/a, \/cli\/b$/m).and.match(/^granted ttl\s+90s$/m)
     expect(json(tNoKeys.stdout)).to.not.have.property('keys')
-    expect(json(kj.stdout)).to.deep.equal({ id: BIG_ID, ttl: 90 })
-    expect(kt.stdout.trim()).to.equal(`lease ${id1} kept alive, TTL 120s`)
+    expect(json(kj.stdout)).to.deep.equal({ id: BIG_ID, idHex: hex(BIG_ID), ttl: 90 })
+    expect(kt.stdout.trim()).to.equal(`lease ${hex(id1)} kept alive, TTL 120s`)
 
     // keep-alive without --once keeps going until a signal, then exits 0.
     const child = spawn(process.execPath, [KVLOG_BIN, 'lease', 'keep-alive', id1, '-o', 'json'], { env: { ...process.env, KVLOG_ENDPOINT: server.http } })
@@ -141,7 +145,7 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     }
     child.kill('SIGTERM')
     expect(await exited).to.equal(0)
-    expect(json(out.split('\n')[0])).to.deep.equal({ id: id1, ttl: 120 })
+    expect(json(out.split('\n')[0])).to.deep.equal({ id: id1, idHex: hex(id1), ttl: 120 })
 
     const rj = await inProcess('lease', 'revoke', BIG_ID, '-o', 'json')
     const rt = await run('lease', 'revoke', id1)
@@ -149,7 +153,7 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     expect(rt.code, rt.stderr).to.equal(0)
     expect(json(rj.stdout)).to.include({ id: BIG_ID })
     expect(json(rj.stdout).revision).to.equal((await kv.status()).revision)
-    expect(rt.stdout).to.contain(`lease ${id1} revoked`)
+    expect(rt.stdout).to.contain(`lease ${hex(id1)} revoked`)
     expect((await kv.range('/cli/', { prefix: true })).count).to.equal(0)
     expect(await kv.leases()).to.not.include(BigInt(BIG_ID))
   })
@@ -162,7 +166,7 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     // Usage errors in this process through main() (quick); the rest, and two usage errors, as real processes.
     const usage: Run[] = []
     for (const args of [
-      ['lease', 'frob'], ['lease', 'ttl', 'abc'], ['lease', 'revoke'], ['lease', 'grant', 'ten'], ['lease', 'grant', '10', '--id', '-3'],
+      ['lease', 'frob'], ['lease', 'ttl', 'xyz'], ['lease', 'revoke'], ['lease', 'grant', 'ten'], ['lease', 'grant', '10', '--id', '-3'],
       ['lease', 'ttl', '18446744073709551616'], ['lease', 'list', '--keys'], ['put', '/k', 'v', '--lease', '12x'], ['snapshot', 'frob', 'f'],
       ['snapshot', 'restore', join(tmp, 'f')],
     ]) usage.push(await kvlogInProcess(args, server.http))

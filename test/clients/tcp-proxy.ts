@@ -10,6 +10,10 @@
  * - `blackholeAll()`: the open connections stop forwarding anything in either direction, and a close
  *   from the server is not passed on: the client sees a silent, open socket;
  * - `refuse = true`: new connections are closed at once (as if the server were down);
+ * - `declineWith503 = true`: new connections get an HTTP 503 UNAVAILABLE answer (a kvlog error body) to
+ *   each request instead of reaching the server, as a member that cannot serve now answers;
+ * - `down()`: cuts every connection and stops listening, so new connections are refused by the kernel
+ *   (ECONNREFUSED, as when the server's process is gone); `up()` listens on the same port again;
  * - `setTarget(url)`: later connections go to another server (e.g. the same data dir restarted on a new port).
  *
  * Everything the clients sent is kept in `sent`, so a test can count requests that reached the server.
@@ -26,12 +30,14 @@ export class TcpProxy {
   dropResponses = 0
   swallowResponses = false
   refuse = false
+  declineWith503 = false
   /** Connections accepted (refused ones included). */
   accepted = 0
   private sentChunks: Buffer[] = []
   private readonly pairs = new Set<Pair>()
   private host: string
   private port: number
+  private listenPort = 0
 
   private constructor(private readonly server: Server, target: string) {
     const u = new URL(target)
@@ -48,8 +54,8 @@ export class TcpProxy {
   }
 
   get url(): string {
-    const a = this.server.address() as { port: number }
-    return `http://127.0.0.1:${a.port}`
+    const a = this.server.address() as { port: number } | null
+    return `http://127.0.0.1:${a?.port ?? this.listenPort}`
   }
 
   /** Everything clients sent, as latin1 text. */
@@ -84,9 +90,19 @@ export class TcpProxy {
     for (const p of this.pairs) p.blackholed = true
   }
 
-  async close(): Promise<void> {
+  async down(): Promise<void> {
+    this.listenPort = (this.server.address() as { port: number }).port
     this.cutAll()
     await new Promise<void>((resolve) => this.server.close(() => resolve()))
+  }
+
+  async up(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(this.listenPort, '127.0.0.1', resolve))
+  }
+
+  async close(): Promise<void> {
+    this.cutAll()
+    if (this.server.listening) await new Promise<void>((resolve) => this.server.close(() => resolve()))
   }
 
   private onConnection(client: Socket): void {
@@ -94,6 +110,14 @@ export class TcpProxy {
     client.on('error', () => undefined)
     if (this.refuse) {
       client.destroy()
+      return
+    }
+    if (this.declineWith503) {
+      client.on('data', (d: Buffer) => {
+        this.sentChunks.push(Buffer.from(d))
+        const body = JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'not ready', details: {} } })
+        client.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`)
+      })
       return
     }
     const upstream = connect(this.port, this.host)

@@ -10,7 +10,10 @@ import { entryEventsToJson } from '../../codec.js'
 import { invalid } from '../../../log/errors.js'
 import { KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, queryInt, queryString, type Query } from '../../params.js'
 
-/** A bound given as a revision or as an ISO 8601 time (mapped to the first revision committed at or after it). */
+/**
+ * A bound given as a revision or as an ISO 8601 time (mapped to the first revision committed at or after
+ * it, plus `shift`). A time after the last commit maps to revision + 1 + shift: the caller decides.
+ */
 async function bound(log: Log, q: Query, revName: string, timeName: string, shift: number): Promise<number | undefined> {
   const rev = queryInt(q, revName)
   const time = queryString(q, timeName)
@@ -18,7 +21,7 @@ async function bound(log: Log, q: Query, revName: string, timeName: string, shif
   if (rev !== undefined) throw invalid(timeName, `give ${revName} or ${timeName}, not both`)
   const ms = Date.parse(time)
   if (!Number.isFinite(ms)) throw invalid(timeName, 'must be an ISO 8601 time, e.g. 2026-11-22T21:00:00Z')
-  return Math.max(1, Math.min(log.revision, (await log.revisionAt(ms)) + shift))
+  return Math.max(1, Math.min(log.revision + 1 + shift, (await log.revisionAt(ms)) + shift))
 }
 
 export function historyRoute(app: FastifyInstance, log: Log): void {
@@ -30,7 +33,12 @@ export function historyRoute(app: FastifyInstance, log: Log): void {
     const fromRevision = await bound(log, q, 'from', 'fromTime', 0)
     // toTime is exclusive of what committed after it: the revision before the first one at or after it.
     const toRevision = await bound(log, q, 'to', 'toTime', -1)
-    const r = await log.history(key, { rangeEnd, fromRevision, toRevision, limit: queryInt(q, 'limit'), prevKv })
+    const limit = queryInt(q, 'limit')
+    if (fromRevision !== undefined && fromRevision > log.revision) {
+      // fromTime after the last commit: nothing happened since, so no event (not the last one).
+      return { header: { revision: log.revision, compactRevision: log.compactRevision }, events: [], more: false, nextRevision: log.revision + 1 }
+    }
+    const r = await log.history(key, { rangeEnd, fromRevision, toRevision, limit, prevKv })
     return {
       header: { revision: r.revision, compactRevision: r.compactRevision },
       events: r.entries.flatMap((entry) => entryEventsToJson(entry, prevKv)),

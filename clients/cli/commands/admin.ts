@@ -1,22 +1,36 @@
 /** compact, status, cursor. */
+import { createInterface } from 'node:readline/promises'
 import { UsageError } from '../args.js'
-import { int, type Context } from '../context.js'
+import { bool, int, type Context } from '../context.js'
 import { table } from '../output.js'
+import { parsePoint, stateRevision } from '../points.js'
+import { size } from '../progress.js'
 
-/** compact REV | --keep N */
+/**
+ * compact REV|TIME | --keep N [--force]. Compacting past a live consumer cursor expires it (its consumer
+ * must relist): then kvlog names the cursors and asks on a terminal, and refuses (exit 1) without one,
+ * unless --force.
+ */
 export async function compact(c: Context): Promise<number> {
   const keep = int(c, 'keep')
   const [rev] = c.p.args
-  if ((rev === undefined) === (keep === undefined)) throw new UsageError('compact takes a revision or --keep N (not both)')
-  if (rev !== undefined && !/^[0-9]+$/.test(rev)) throw new UsageError(`not a revision: ${JSON.stringify(rev)}`)
+  if ((rev === undefined) === (keep === undefined)) throw new UsageError('compact takes a revision (or time) or --keep N (not both)')
   let target: number
-  if (rev !== undefined) target = Number(rev)
+  if (rev !== undefined) target = await stateRevision(c.client, parsePoint(rev, 'REV'))
   else {
     const s = await c.client.status()
     target = (s.revision as number) - keep!
     if (target <= (s.compactRevision as number)) {
       c.out(c.mode === 'json' ? JSON.stringify({ compactRevision: s.compactRevision, removedRevisions: 0 }) : `nothing to compact: fewer than ${keep} revisions above the floor`)
       return 0
+    }
+  }
+  const doomed = (await c.client.cursors()).filter((x) => !x.expired && x.revision + 1 < target)
+  if (doomed.length > 0 && !bool(c, 'force')) {
+    const names = doomed.map((x) => `${x.name} (at revision ${x.revision})`).join(', ')
+    const question = `compacting to revision ${target} would expire ${doomed.length} consumer cursor(s): ${names}; their consumers would have to relist`
+    if (!(await confirm(`${question}. Compact anyway? [y/N] `))) {
+      throw new Error(`${question}. Nothing was compacted; run again with --force to compact anyway`)
     }
   }
   const r = await c.client.compact(target)
@@ -36,7 +50,7 @@ export async function status(c: Context): Promise<number> {
   c.out(table([
     ['revision', String(s.revision)],
     ['compact revision', String(s.compactRevision)],
-    ['db size', `${s.dbSize} bytes`],
+    ['db size', size(s.dbSize as number)],
     ['segments', String((s.segments as unknown[]).length)],
     ['watchers', `${watch.watchers} (${watch.slowWatchers} slow)`],
     ['compactions', `${compaction.runs}${compaction.last ? ` (last ${compaction.last.at})` : ''}`],
@@ -46,8 +60,8 @@ export async function status(c: Context): Promise<number> {
   if (segments.length > 0) {
     c.out('')
     c.out(table([['SEGMENT', 'FIRST', 'LAST', 'ENTRIES', 'BYTES', 'FROM', 'TO'],
-      ...segments.map((g) => [g.id, g.firstRevision, g.lastRevision, g.entries, g.bytes].map(String)
-        .concat([new Date(g.firstTimestamp).toISOString(), new Date(g.lastTimestamp).toISOString()]))]))
+      ...segments.map((g) => [g.id, g.firstRevision, g.lastRevision, g.entries].map(String)
+        .concat([size(g.bytes), new Date(g.firstTimestamp).toISOString(), new Date(g.lastTimestamp).toISOString()]))]))
   }
   const cursors = s.cursors as Array<{ name: string; revision: number; lag: number; expired: boolean }>
   if (cursors.length > 0) {
@@ -68,8 +82,8 @@ export async function cursor(c: Context): Promise<number> {
       return 0
     }
     case 'commit': {
-      if (name === undefined || rev === undefined || !/^[0-9]+$/.test(rev)) throw new UsageError('cursor commit NAME REVISION')
-      const x = await c.client.commitCursor(name, Number(rev))
+      if (name === undefined || rev === undefined) throw new UsageError('cursor commit NAME REV|TIME')
+      const x = await c.client.commitCursor(name, await stateRevision(c.client, parsePoint(rev, 'REV')))
       c.out(c.mode === 'json' ? JSON.stringify(x) : `cursor ${x.name} at revision ${x.revision} (lag ${x.lag})`)
       return 0
     }
@@ -80,6 +94,17 @@ export async function cursor(c: Context): Promise<number> {
       return 0
     }
     default:
-      throw new UsageError('cursor list | commit NAME REVISION | delete NAME')
+      throw new UsageError('cursor list | commit NAME REV|TIME | delete NAME')
+  }
+}
+
+/** Asks a yes/no question on the terminal; false (no question asked) when stdin or stderr is not one. */
+async function confirm(question: string): Promise<boolean> {
+  if (process.stdin.isTTY !== true || process.stderr.isTTY !== true) return false
+  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim())
+  } finally {
+    rl.close()
   }
 }

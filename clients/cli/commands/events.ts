@@ -4,12 +4,28 @@ import type { HistoryEvent, KeyValue } from '../../codec.js'
 import { bool, int, str, type Context } from '../context.js'
 import { UsageError } from '../args.js'
 import { display, eventJson, jsonDiff, table, text } from '../output.js'
+import { isoTime, parsePoint, spanMs, startRevision, stateRevision, type Point } from '../points.js'
 
-/** watch KEY [--prefix] [--rev N] [--prev-kv]: resumes by itself; COMPACTED ends it with exit code 3. */
+/** How long `watch` waits for a first answer from any endpoint before it gives up (--connect-timeout). */
+export const WATCH_CONNECT_TIMEOUT = '30s'
+
+/**
+ * watch KEY [--prefix] [--rev REV|TIME | --cursor NAME] [--prev-kv]: resumes by itself (on the next
+ * endpoint when there are several); COMPACTED ends it with exit code 3; no endpoint answering within
+ * --connect-timeout ends it with exit code 1.
+ */
 export async function watch(c: Context): Promise<number> {
   const [key] = c.p.args
   const withPrev = bool(c, 'prev-kv')
-  const w = c.client.watch(key, { prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), startRevision: int(c, 'rev'), prevKv: withPrev })
+  const rev = str(c, 'rev')
+  const cursor = str(c, 'cursor')
+  if (rev !== undefined && cursor !== undefined) throw new UsageError('give --rev or --cursor, not both')
+  const connectTimeoutMs = duration(str(c, 'connect-timeout') ?? WATCH_CONNECT_TIMEOUT, '--connect-timeout')
+  const start = rev === undefined ? undefined : await startRevision(c.client, parsePoint(rev, '--rev'))
+  const w = c.client.watch(key, {
+    prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), startRevision: start, prevKv: withPrev,
+    ...(cursor !== undefined ? { cursor } : {}), ...(connectTimeoutMs > 0 ? { connectTimeoutMs } : {}),
+  })
   const stop = () => w.close()
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
@@ -18,7 +34,10 @@ export async function watch(c: Context): Promise<number> {
     for await (const batch of w) {
       for (const e of batch.events) {
         if (c.mode === 'json') c.out(JSON.stringify(eventJson(e, e.time, withPrev)))
-        else c.out(`${e.revision}\t${e.type}\t${display(e.kv.key)}\t${e.type === 'PUT' ? display(e.kv.value) : ''}`)
+        else {
+          const prev = withPrev ? `\t${e.prevKv ? display(e.prevKv.value) : '(none)'}` : ''
+          c.out(`${e.revision}\t${e.type}\t${display(e.kv.key)}\t${e.type === 'PUT' ? display(e.kv.value) : ''}${prev}`)
+        }
       }
     }
     return 0
@@ -32,27 +51,41 @@ export async function watch(c: Context): Promise<number> {
   }
 }
 
-/** A --from/--to value: a revision, or an ISO 8601 time. */
-function bound(value: string | undefined, flag: string): { rev?: number; time?: string } {
-  if (value === undefined) return {}
-  if (/^[0-9]+$/.test(value)) return { rev: Number(value) }
-  if (Number.isFinite(Date.parse(value))) return { time: value }
-  throw new UsageError(`--${flag}: expected a revision or an ISO 8601 time, got ${JSON.stringify(value)}`)
+/** A duration: 30s, 2m, 1h30m, 500ms, or a number of seconds; 0 means none. */
+export function duration(text: string, flag: string): number {
+  if (/^[0-9]+$/.test(text)) return Number(text) * 1000
+  if (/^[0-9]+ms$/.test(text)) return Number(text.slice(0, -2))
+  const ms = spanMs(text)
+  if (ms === undefined) throw new UsageError(`${flag}: expected a duration such as 30s, 2m or 1h, got ${JSON.stringify(text)}`)
+  return ms
 }
 
-/** history KEY [--prefix] [--from REV|TIME] [--to REV|TIME]: every change, with JSON diffs. */
+/** A --from/--to value: a revision, or a time (ISO 8601 or ago). */
+function bound(value: string | undefined, flag: string): { rev?: number; time?: string } {
+  if (value === undefined) return {}
+  const p: Point = parsePoint(value, `--${flag}`)
+  return 'rev' in p ? { rev: p.rev } : { time: isoTime(p) }
+}
+
+/** history KEY [--prefix] [--from REV|TIME] [--to REV|TIME] [--limit N]: every change, with JSON diffs. */
 export async function history(c: Context): Promise<number> {
   const [key] = c.p.args
   const from = bound(str(c, 'from'), 'from')
   const to = bound(str(c, 'to'), 'to')
+  const limit = int(c, 'limit')
+  if (limit === 0) throw new UsageError('--limit: expected at least 1')
+  let left = limit ?? Infinity
   const rows: string[][] = [['REVISION', 'TIME', 'TYPE', 'KEY', 'VALUE / CHANGE']]
   let next = from.rev
-  for (;;) {
+  while (left > 0) {
     const page = await c.client.history(key, {
-      prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), prevKv: true, limit: 1000,
+      prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), prevKv: true, limit: Math.min(1000, left),
       from: next, to: to.rev, ...(next === undefined && from.time ? { fromTime: from.time } : {}), ...(to.time ? { toTime: to.time } : {}),
     })
-    for (const e of page.events) {
+    // A page never splits a revision, so it may hold more events than asked for: cut at the limit.
+    const events = page.events.slice(0, left)
+    left -= events.length
+    for (const e of events) {
       if (c.mode === 'json') c.out(JSON.stringify(eventJson(e, e.time, true)))
       else rows.push([String(e.revision), e.time, e.type, display(e.kv.key), change(e)])
     }
@@ -70,11 +103,14 @@ function change(e: HistoryEvent): string {
   return diff === undefined ? display(e.kv.value) : diff.length === 0 ? '(no change)' : diff.join('; ')
 }
 
-/** diff --from R1 --to R2 [KEY --prefix]: what changed between two revisions. */
+/** diff --from REV|TIME --to REV|TIME [KEY --prefix]: what changed between two states. */
 export async function diff(c: Context): Promise<number> {
-  const from = int(c, 'from')
-  const to = int(c, 'to')
-  if (from === undefined || to === undefined) throw new UsageError('diff needs --from REV and --to REV')
+  const fromText = str(c, 'from')
+  const toText = str(c, 'to')
+  if (fromText === undefined || toText === undefined) throw new UsageError('diff needs --from REV|TIME and --to REV|TIME')
+  const [fromPoint, toPoint] = [parsePoint(fromText, '--from'), parsePoint(toText, '--to')]
+  const from = await stateRevision(c.client, fromPoint)
+  const to = await stateRevision(c.client, toPoint)
   const [key = '\0'] = c.p.args
   const range = c.p.args.length === 0 ? { fromKey: true } : { prefix: bool(c, 'prefix') }
   const [before, after] = await Promise.all([snapshot(c, key, range, from), snapshot(c, key, range, to)])

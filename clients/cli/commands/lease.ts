@@ -1,10 +1,12 @@
 /**
  * lease grant TTL [--id ID] | revoke ID | list | ttl ID [--keys] | keep-alive ID [--once]
  *
- * Lease ids are printed and taken as decimal strings (64-bit: never rounded through a JS number).
+ * Lease ids are taken as decimal or as hex (as etcdctl prints them: `694d7b5a1d2c3e0b`, or 0x...); tables
+ * print them in hex, as etcdctl does, and JSON gives both: `id` (decimal string) and `idHex`. 64-bit ids
+ * are never rounded through a JS number.
  */
 import { KvlogClientError, UnreachableError } from '../../errors.js'
-import { leaseIdArg, UsageError } from '../args.js'
+import { leaseHex, leaseIdArg, UsageError } from '../args.js'
 import { bool, str, type Context } from '../context.js'
 import { display, table, text } from '../output.js'
 
@@ -26,7 +28,7 @@ export async function lease(c: Context): Promise<number> {
     case 'revoke': {
       const id = leaseIdArg(arg)
       const r = await c.client.leaseRevoke(id)
-      c.out(c.mode === 'json' ? JSON.stringify({ id, revision: r.revision }) : `lease ${id} revoked (revision ${r.revision})`)
+      c.out(c.mode === 'json' ? JSON.stringify({ id, idHex: leaseHex(id), revision: r.revision }) : `lease ${leaseHex(id)} revoked (revision ${r.revision})`)
       return 0
     }
     case 'list':
@@ -42,35 +44,35 @@ async function grant(c: Context, ttlText: string | undefined): Promise<number> {
   if (ttlText === undefined || !/^[0-9]{1,16}$/.test(ttlText)) throw new UsageError(`lease grant TTL: expected a TTL in seconds, got ${JSON.stringify(ttlText ?? '')}`)
   const id = str(c, 'id')
   const g = await c.client.leaseGrant(Number(ttlText), id === undefined ? {} : { id: leaseIdArg(id, '--id') })
-  c.out(c.mode === 'json' ? JSON.stringify({ id: g.id.toString(), ttl: g.ttl }) : `lease ${g.id} granted with TTL ${g.ttl}s`)
+  c.out(c.mode === 'json' ? JSON.stringify({ id: g.id.toString(), idHex: leaseHex(g.id), ttl: g.ttl }) : `lease ${leaseHex(g.id)} granted with TTL ${g.ttl}s (decimal ${g.id})`)
   return 0
 }
 
 /** Every lease with its remaining and granted TTL (one that expires meanwhile is left out). */
 async function list(c: Context): Promise<number> {
   const ids = await c.client.leases()
-  const rows: Array<{ id: string; ttl: number; grantedTtl: number }> = []
+  const rows: Array<{ id: string; idHex: string; ttl: number; grantedTtl: number }> = []
   // A few at a time: a long list should not open hundreds of connections at once.
   for (let i = 0; i < ids.length; i += 16) {
     const infos = await Promise.all(ids.slice(i, i + 16).map((id) => c.client.leaseTimeToLive(id)))
-    for (const t of infos) if (t !== undefined) rows.push({ id: t.id.toString(), ttl: t.ttl, grantedTtl: t.grantedTtl })
+    for (const t of infos) if (t !== undefined) rows.push({ id: t.id.toString(), idHex: leaseHex(t.id), ttl: t.ttl, grantedTtl: t.grantedTtl })
   }
   rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
   if (c.mode === 'json') c.out(JSON.stringify({ leases: rows }))
-  else c.out(table([['ID', 'TTL', 'GRANTED'], ...rows.map((r) => [r.id, `${r.ttl}s`, `${r.grantedTtl}s`])]))
+  else c.out(table([['ID', 'DECIMAL', 'TTL', 'GRANTED'], ...rows.map((r) => [r.idHex, r.id, `${r.ttl}s`, `${r.grantedTtl}s`])]))
   return 0
 }
 
 async function timeToLive(c: Context, id: string): Promise<number> {
   const withKeys = bool(c, 'keys')
   const t = await c.client.leaseTimeToLive(id, { keys: withKeys })
-  if (t === undefined) throw new KvlogClientError('LEASE_NOT_FOUND', `lease ${id} not found (never granted, revoked or expired)`, 404)
+  if (t === undefined) throw new KvlogClientError('LEASE_NOT_FOUND', `lease ${leaseHex(id)} not found (never granted, revoked or expired)`, 404)
   if (c.mode === 'json') {
     const keys = t.keys?.map((k) => (text(k) !== undefined ? { key: text(k) } : { keyBase64: k.toString('base64') }))
-    c.out(JSON.stringify({ id, ttl: t.ttl, grantedTtl: t.grantedTtl, ...(keys ? { keys } : {}) }))
+    c.out(JSON.stringify({ id, idHex: leaseHex(id), ttl: t.ttl, grantedTtl: t.grantedTtl, ...(keys ? { keys } : {}) }))
     return 0
   }
-  c.out(table([['id', id], ['ttl', `${t.ttl}s remaining`], ['granted ttl', `${t.grantedTtl}s`],
+  c.out(table([['id', `${leaseHex(id)} (decimal ${id})`], ['ttl', `${t.ttl}s remaining`], ['granted ttl', `${t.grantedTtl}s`],
     ...(t.keys ? [['keys', t.keys.length === 0 ? '(none)' : t.keys.map(display).join(', ')]] : [])]))
   return 0
 }
@@ -81,7 +83,7 @@ async function timeToLive(c: Context, id: string): Promise<number> {
  * expired anyway.
  */
 async function keepAlive(c: Context, id: string): Promise<number> {
-  const report = (ttl: number) => c.out(c.mode === 'json' ? JSON.stringify({ id, ttl }) : `lease ${id} kept alive, TTL ${ttl}s`)
+  const report = (ttl: number) => c.out(c.mode === 'json' ? JSON.stringify({ id, idHex: leaseHex(id), ttl }) : `lease ${leaseHex(id)} kept alive, TTL ${ttl}s`)
   if (bool(c, 'once')) {
     report((await c.client.leaseKeepAlive(id)).ttl)
     return 0
