@@ -6,19 +6,25 @@ export interface Run {
   code: number | null
   stdout: string
   stderr: string
+  /** stdout as bytes (spawned runs only). */
+  bytes?: Buffer
 }
 
-export function kvlog(args: string[], o: { endpoint?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+export function kvlog(args: string[], o: { endpoint?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
   const env = { ...process.env, ...o.env }
   delete env.KVLOG_ENDPOINT
   if (o.endpoint !== undefined) env.KVLOG_ENDPOINT = o.endpoint
   const child = spawn(process.execPath, [KVLOG_BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
-  let stdout = ''
+  const out: Buffer[] = []
   let stderr = ''
-  child.stdout.on('data', (d) => (stdout += d))
+  child.stdout.on('data', (d: Buffer) => out.push(d))
   child.stderr.on('data', (d) => (stderr += d))
+  child.stdin.on('error', () => undefined) // a command that does not read stdin may exit before it is written
   child.stdin.end(o.input ?? '')
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
+  return new Promise((resolve) => child.on('close', (code) => {
+    const bytes = Buffer.concat(out)
+    resolve({ code, stdout: bytes.toString('utf8'), stderr, bytes })
+  }))
 }
 
 export const jsonLines = (text: string) => text.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
