@@ -15,6 +15,7 @@
  */
 import { basename } from 'node:path'
 import { ConfigError, loadConfig } from '../config/index.js'
+import { explainOpenFailure } from './data-dir-lock.js'
 import { startServer } from './server.js'
 import { restoreFile, type Progress } from './restore.js'
 import { importFromEtcd } from './import/import-etcd.js'
@@ -74,7 +75,9 @@ export async function main(argv: string[], terminal: Terminal): Promise<number> 
 async function serve(argv: string[]): Promise<number> {
   const { config, args } = loadConfig({ argv, env: process.env })
   if (args.length > 0) throw new UsageError(`serve takes no arguments, got ${args.join(' ')}`)
-  const server = await startServer(config)
+  const server = await startServer(config).catch(async (err: unknown) => {
+    throw await explainOpenFailure(err, config.dataDir)
+  })
   process.stderr.write(`kvlog serving ${server.http} and etcd gRPC on ${server.grpc} (data in ${config.dataDir})\n`)
   await new Promise<void>((resolve) => {
     const stop = () => {

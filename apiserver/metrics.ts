@@ -20,6 +20,10 @@ export class Metrics {
   private watchStats: () => WatchStats = () => ({ watchers: 0, slowWatchers: 0 })
 
   constructor(private readonly log: Log) {
+    // Node's process metrics as kvlog_process_cpu_seconds_total, kvlog_nodejs_heap_size_used_bytes, ...
+    collectDefaultMetrics({ register: this.registry, prefix: 'kvlog_' })
+    // The earlier names (kvlog_process_process_cpu_seconds_total, kvlog_process_nodejs_...), kept as
+    // aliases for one release so dashboards can move (docs/api.md).
     collectDefaultMetrics({ register: this.registry, prefix: 'kvlog_process_' })
     const registers = [this.registry]
     this.writeDuration = new Histogram({

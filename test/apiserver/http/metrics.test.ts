@@ -105,6 +105,15 @@ describe('native HTTP API: /metrics (real process)', function () {
     expect(value(s, 'kvlog_db_size_bytes')).to.be.greaterThan(0)
   })
 
+  it('names Node\'s process metrics without a doubled word, and keeps the old names as aliases', async () => {
+    const s = await scrape()
+    for (const name of ['kvlog_process_cpu_seconds_total', 'kvlog_process_resident_memory_bytes', 'kvlog_nodejs_heap_size_used_bytes']) {
+      expect(s.types.has(name), name).to.equal(true)
+    }
+    // The aliases: the same families under the old prefix.
+    for (const name of ['kvlog_process_process_cpu_seconds_total', 'kvlog_process_nodejs_heap_size_used_bytes']) expect(s.types.has(name), name).to.equal(true)
+  })
+
   it('follows the revision, counts every write in the latency histogram and every revision in the batch histogram', async () => {
     const before = await scrape()
     const writesBefore = value(before, 'kvlog_write_duration_seconds_count')
