@@ -13,6 +13,7 @@
  * `kvlog <command>: `. The terminal helpers (progress bar, sizes) come from the caller, so this side of the
  * house draws like the client CLI without importing it.
  */
+import { readFile } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { ConfigError, loadConfig } from '../config/index.js'
 import { explainOpenFailure } from './data-dir-lock.js'
@@ -78,16 +79,22 @@ async function serve(argv: string[]): Promise<number> {
   const server = await startServer(config).catch(async (err: unknown) => {
     throw await explainOpenFailure(err, config.dataDir)
   })
-  process.stderr.write(`kvlog serving ${server.http} and etcd gRPC on ${server.grpc} (data in ${config.dataDir})\n`)
+  const { logger } = server
+  logger.info({ http: server.http, grpc: server.grpc, dataDir: config.dataDir, pid: process.pid, version: await version() }, 'kvlog serving')
   await new Promise<void>((resolve) => {
-    const stop = () => {
-      const timer = setTimeout(() => process.exit(1), config.shutdownTimeout)
+    const stop = (signal: NodeJS.Signals) => {
+      logger.info({ signal }, 'kvlog stopping')
+      const timer = setTimeout(() => {
+        logger.error({ shutdownTimeout: config.shutdownTimeout }, 'kvlog did not stop in time; exiting')
+        process.exit(1)
+      }, config.shutdownTimeout)
       timer.unref()
       void server.close().then(resolve)
     }
     process.once('SIGTERM', stop)
     process.once('SIGINT', stop)
   })
+  logger.info({ http: server.http, grpc: server.grpc }, 'kvlog stopped')
   return 0
 }
 
@@ -173,4 +180,9 @@ async function importCommand(argv: string[], terminal: Terminal): Promise<number
       (r.restarts > 0 ? ` (started over ${r.restarts} time(s): the source compacted meanwhile)` : '')
   process.stdout.write(line + '\n')
   return 0
+}
+
+async function version(): Promise<string> {
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  return pkg.version
 }

@@ -4,6 +4,7 @@
  * notice, end the streams, flush queued writes, close the store.
  */
 import { rename, rm, writeFile } from 'node:fs/promises'
+import type { FastifyBaseLogger } from 'fastify'
 import { dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
@@ -26,6 +27,8 @@ export interface RunningServer {
   http: string
   /** The etcd gRPC endpoint, "host:port". */
   grpc: string
+  /** The server's log (apiserver/logging.ts). */
+  logger: FastifyBaseLogger
   close(): Promise<void>
 }
 
@@ -90,7 +93,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     })()
     return closing
   }
-  return { http, grpc: grpc.address, close }
+  return { http, grpc: grpc.address, logger: app.log, close }
 }
 
 /** Write to a temp file beside the target, then rename: readers never see a partial file. */

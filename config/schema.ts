@@ -25,6 +25,10 @@ export type FsyncMode = (typeof FSYNC_MODES)[number]
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
+/** 'auto': text when stdout is a terminal, JSON otherwise. */
+export const LOG_FORMATS = ['auto', 'json', 'text'] as const
+export type LogFormat = (typeof LOG_FORMATS)[number]
+
 export const AUTO_COMPACTION_MODES = ['off', 'revision', 'periodic'] as const
 export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number]
 export const GRPC_SERVERS = ['kvlog', 'grpc-js'] as const
@@ -70,6 +74,7 @@ export interface Config {
   /** '' means: write no ready file. */
   readyFile: string
   logLevel: LogLevel
+  logFormat: LogFormat
   watchRingSize: number
   watchCatchUpBatch: number
   /** 0 turns progress notices for idle watchers off. */
@@ -412,6 +417,15 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "Lowest level of structured log lines written ('silent': none).",
     flag: '--log-level',
     env: 'KVLOG_LOG_LEVEL',
+  },
+  logFormat: {
+    key: 'logFormat',
+    type: 'enum',
+    default: 'auto',
+    values: LOG_FORMATS,
+    description: "Log lines as JSON (pino's shape, ISO 8601 times) or as text (time, level, message, key=value); 'auto': text when stdout is a terminal, else JSON.",
+    flag: '--log-format',
+    env: 'KVLOG_LOG_FORMAT',
   },
   watchRingSize: {
     key: 'watchRingSize',

@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Compaction } from '../../compaction/index.js'
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
+import { loggerOptions } from '../logging.js'
 import type { Metrics } from '../metrics.js'
 import type { TlsFiles } from '../tls.js'
 import { ndjsonWatchRoute } from '../watch/ndjson.js'
@@ -44,7 +45,7 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   // An HTTPS app is typed over https.Server; routes and hooks are the same, so it is used as the plain type.
   const app = (Fastify as unknown as (o: object) => FastifyInstance)({
     ...(https ? { https } : {}),
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    logger: loggerOptions(config),
     bodyLimit: config.maxRequestBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -54,6 +55,13 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   // Per-request access logs only at debug: at info a busy datastore would log two lines per request.
   app.addHook('onRoute', (route) => {
     if (!route.logLevel) route.logLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? config.logLevel : 'warn'
+  })
+  // One line per request answered with an error status, whatever the route's level (apiserver/logging.ts).
+  app.addHook('onResponse', async (request, reply) => {
+    if (reply.statusCode < 400) return
+    const line = { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime), remote: request.ip }
+    if (reply.statusCode >= 500) app.log.warn(line, 'request failed')
+    else app.log.info(line, 'request failed')
   })
   app.setErrorHandler(errorHandler(config.maxRequestBytes))
   app.setNotFoundHandler((request, reply) => {

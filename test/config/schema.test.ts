@@ -42,6 +42,7 @@ const EXPECTED_DEFAULTS: Config = {
   listenGrpc: '127.0.0.1:2379',
   readyFile: '',
   logLevel: 'info',
+  logFormat: 'auto',
   watchRingSize: 10_000,
   watchCatchUpBatch: 1000,
   watchProgressInterval: 10_000,

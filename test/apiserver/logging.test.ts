@@ -1,0 +1,105 @@
+/**
+ * The server's log, from a real `kvlog serve`: one format for every line (JSON with ISO 8601 times by
+ * default when stdout is not a terminal; text with --log-format text), a line at start with the
+ * addresses, one per request answered with an error status (a 404, and a 415 from the resource API), and lines at stop.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect } from 'chai'
+import { loggerOptions, textLine } from '../../apiserver/logging.js'
+import { KVLOG_BIN } from '../support/server-process.js'
+import { sleep } from '../support/wait.js'
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+/** Runs a server until it answered a 404 and a 415, then SIGTERM; resolves with its stdout and exit code. */
+async function serveAndStop(extra: string[]): Promise<{ stdout: string; stderr: string; code: number | string; http: string; grpc: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'kvlog-logs-'))
+  const readyFile = join(dir, 'ready.json')
+  const child = spawn(process.execPath, [KVLOG_BIN, 'serve', '--data-dir', join(dir, 'data'), '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0', '--ready-file', readyFile, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => (stdout += d))
+  child.stderr.on('data', (d) => (stderr += d))
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))
+  try {
+    let ready: { http: string; grpc: string } | undefined
+    const deadline = Date.now() + 20_000
+    while (ready === undefined) {
+      expect(Date.now(), stderr).to.be.below(deadline)
+      expect(child.exitCode, stderr).to.equal(null)
+      ready = await readFile(readyFile, 'utf8').then((t) => JSON.parse(t) as { http: string; grpc: string }, () => undefined)
+      if (ready === undefined) await sleep(50)
+    }
+    expect((await fetch(`${ready.http}/no/such/route`)).status).to.equal(404)
+    // Server-side apply is not supported: 415 from the resource API.
+    const apply = await fetch(`${ready.http}/api/v1/namespaces/default/configmaps/x`, { method: 'PATCH', headers: { 'content-type': 'application/apply-patch+yaml' }, body: 'a: 1' })
+    expect(apply.status).to.equal(415)
+    expect((await fetch(`${ready.http}/v1/status`)).status).to.equal(200)
+    child.kill('SIGTERM')
+    const code = await exited
+    return { stdout, stderr, code, ...ready }
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+describe('kvlog serve: the log (real process)', function () {
+  this.timeout(60_000)
+
+  it('JSON by default off a terminal: every line parses, ISO times, start with addresses, failed requests, stop', async () => {
+    const r = await serveAndStop([])
+    expect(r.code).to.equal(0)
+    expect(r.stderr).to.equal('')
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    for (const l of lines) {
+      expect(l.time, JSON.stringify(l)).to.match(ISO)
+      expect(l.level).to.be.a('number')
+    }
+    const start = lines.find((l) => l.msg === 'kvlog serving')
+    expect(start).to.include({ http: r.http, grpc: r.grpc })
+    const failed = lines.filter((l) => l.msg === 'request failed')
+    expect(failed.map((l) => [l.method, l.url, l.statusCode])).to.deep.equal([['GET', '/no/such/route', 404], ['PATCH', '/api/v1/namespaces/default/configmaps/x', 415]])
+    expect(lines.some((l) => l.url === '/v1/status')).to.equal(false)
+    const stopping = lines.findIndex((l) => l.msg === 'kvlog stopping')
+    expect(lines[stopping]).to.include({ signal: 'SIGTERM' })
+    expect(lines.findIndex((l) => l.msg === 'kvlog stopped')).to.be.greaterThan(stopping)
+  })
+
+  it('--log-format text: time, level, message and key=value on every line', async () => {
+    const r = await serveAndStop(['--log-format', 'text'])
+    expect(r.code).to.equal(0)
+    const lines = r.stdout.trim().split('\n')
+    for (const l of lines) expect(l).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z (INFO |WARN |ERROR) \S/)
+    expect(lines.find((l) => l.includes('kvlog serving'))).to.contain(`http=${r.http}`).and.contain(`grpc=${r.grpc}`)
+    expect(lines.filter((l) => l.includes('request failed'))).to.have.length(2)
+    expect(lines.find((l) => l.includes('statusCode=415'))).to.contain('method=PATCH url=/api/v1/namespaces/default/configmaps/x')
+    expect(lines[lines.length - 1]).to.contain('kvlog stopped')
+  })
+
+  it('a bad --log-format is refused at start (exit 2)', async () => {
+    const child = spawn(process.execPath, [KVLOG_BIN, 'serve', '--log-format', 'xml'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    expect(code).to.equal(2)
+    expect(stderr).to.contain('--log-format')
+  })
+
+  it('textLine: fields are quoted when they hold spaces; errors show type and message; non-JSON passes through', () => {
+    const line = textLine(JSON.stringify({ level: 50, time: '2026-11-25T04:50:00.123Z', msg: 'boom', err: { type: 'Error', message: 'bad thing', stack: 's' }, path: 'a b' }))
+    expect(line).to.equal('2026-11-25T04:50:00.123Z ERROR boom err="Error: bad thing" path="a b"\n')
+    expect(textLine('plain')).to.equal('plain\n')
+  })
+
+  it("'auto' writes text to a terminal and JSON elsewhere; 'silent' turns the log off", () => {
+    const out = (isTTY: boolean) => ({ isTTY, write: () => true })
+    expect(loggerOptions({ logLevel: 'info', logFormat: 'auto' }, out(true))).to.have.property('stream')
+    expect(loggerOptions({ logLevel: 'info', logFormat: 'auto' }, out(false))).to.not.have.property('stream')
+    expect(loggerOptions({ logLevel: 'info', logFormat: 'json' }, out(true))).to.not.have.property('stream')
+    expect(loggerOptions({ logLevel: 'silent', logFormat: 'text' }, out(true))).to.equal(false)
+  })
+})
