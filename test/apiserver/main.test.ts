@@ -1,5 +1,5 @@
 /**
- * The server process as an operator meets it: a second server on a data directory another one holds is
+ * The server process as an operator meets it: `serve --help`, a second server on a data directory another one holds is
  * refused with a message naming the holder's PID (exit 1, the first keeps serving), and SIGTERM to
  * `npm start` stops the server too (no process left behind).
  */
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
+import { SETTINGS } from '../../config/index.js'
 import { KVLOG_BIN, startServerProcess, type ServerProcess } from '../support/server-process.js'
 import { sleep } from '../support/wait.js'
 
@@ -46,6 +47,13 @@ describe('kvlog serve: the process (real processes)', function () {
     expect(second.stderr.trim()).to.equal(`kvlog serve: the data directory ${dir} is in use by another process (PID ${server.child.pid}): ` +
       'one kvlog server per data directory. Stop that server, or give this one its own --data-dir')
     expect((await fetch(`${server.http}/readyz`)).status).to.equal(200)
+  })
+
+  it('serve --help describes every setting as a flag, with its default and environment variable, and gives examples', () => {
+    const r = spawnSync(process.execPath, [KVLOG_BIN, 'serve', '--help'], { encoding: 'utf8' })
+    expect(r.status).to.equal(0)
+    for (const x of SETTINGS) expect(r.stdout, x.flag).to.match(new RegExp(`^  ${x.flag} \\S+ +\\S.*\\(default .*; env ${x.env}\\)$`, 'm'))
+    expect(r.stdout).to.contain('\nExamples:\n  kvlog serve')
   })
 
   it('SIGTERM to `npm start` stops the server: no process is left', async () => {
