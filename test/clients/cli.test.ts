@@ -3,46 +3,16 @@
  * real server (endpoint from KVLOG_ENDPOINT or --endpoint), in both output forms, plus exit codes for
  * usage errors (2), failures (1) and compaction (3), and --help on every command.
  */
-import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { KvlogClient } from '../../clients/index.js'
-import { KVLOG_BIN, startServerProcess, type ServerProcess } from '../support/server-process.js'
-import { jsonLines, kvlog, type Run } from './run-cli.js'
+import { startServerProcess, type ServerProcess } from '../support/server-process.js'
+import { jsonLines, kvlog, watchProcess, type Run } from './run-cli.js'
 import { closedPort } from './tcp-proxy.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** A running `kvlog watch`: its stdout lines as they come, and a way to stop it. */
-function watchProcess(args: string[], endpoint: string) {
-  const env = { ...process.env, KVLOG_ENDPOINT: endpoint }
-  const child = spawn(process.execPath, [KVLOG_BIN, 'watch', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => (out += d))
-  child.stderr.on('data', (d) => (stderr += d))
-  const exited = new Promise<number | string>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal ?? -1)))
-  return {
-    lines: () => out.split('\n').filter((l) => l !== ''),
-    stderr: () => stderr,
-    exited,
-    async waitLines(n: number, timeoutMs = 10_000): Promise<string[]> {
-      const deadline = Date.now() + timeoutMs
-      while (this.lines().length < n) {
-        if (Date.now() > deadline) throw new Error(`watch printed ${this.lines().length} lines, wanted ${n}: ${stderr}`)
-        if (child.exitCode !== null) throw new Error(`watch exited with ${child.exitCode}: ${stderr}`)
-        await sleep(20)
-      }
-      return this.lines()
-    },
-    stop(signal: NodeJS.Signals = 'SIGTERM') {
-      child.kill(signal)
-      return exited
-    },
-  }
-}
 
 describe('kvlog CLI (real server)', function () {
   this.timeout(40_000)

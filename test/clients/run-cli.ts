@@ -1,6 +1,7 @@
 /** Runs `node bin/kvlog ...` as a child process (KVLOG_ENDPOINT only when given) and collects its output. */
 import { spawn } from 'node:child_process'
 import { KVLOG_BIN } from '../support/server-process.js'
+import { sleep } from '../support/wait.js'
 
 export interface Run {
   code: number | null
@@ -54,4 +55,43 @@ export async function kvlogInProcess(args: string[], endpoint?: string): Promise
 async function serverMain(): Promise<(args: string[], env: NodeJS.ProcessEnv) => Promise<number>> {
   const [{ main }, terminal] = await Promise.all([import('../../apiserver/main.js'), import('../../clients/cli/progress.js')])
   return (args) => main(args, terminal)
+}
+
+/** A running `kvlog watch`: its stdout lines as they come, and a way to stop it. */
+export function watchProcess(args: string[], endpoint: string) {
+  const env = { ...process.env, KVLOG_ENDPOINT: endpoint }
+  const child = spawn(process.execPath, [KVLOG_BIN, 'watch', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (stderr += d))
+  const exited = new Promise<number | string>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal ?? -1)))
+  return {
+    lines: () => out.split('\n').filter((l) => l !== ''),
+    stderr: () => stderr,
+    exited,
+    async waitLines(n: number, timeoutMs = 10_000): Promise<string[]> {
+      const deadline = Date.now() + timeoutMs
+      while (this.lines().length < n) {
+        if (Date.now() > deadline) throw new Error(`watch printed ${this.lines().length} lines, wanted ${n}: ${stderr}`)
+        if (child.exitCode !== null) throw new Error(`watch exited with ${child.exitCode}: ${stderr}`)
+        await sleep(20)
+      }
+      return this.lines()
+    },
+    stop(signal: NodeJS.Signals = 'SIGTERM') {
+      child.kill(signal)
+      return exited
+    },
+  }
+}
+
+/** A `kvlog watch` run until it printed `n` lines, then stopped with SIGTERM: its lines. */
+export async function watchLines(args: string[], endpoint: string, n: number): Promise<string[]> {
+  const w = watchProcess(args, endpoint)
+  try {
+    return await w.waitLines(n, 30_000)
+  } finally {
+    await w.stop()
+  }
 }

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { expect } from 'chai'
 import { KvlogClient } from '../../../clients/index.js'
 import { KVLOG_BIN, startServerProcess, type ServerProcess } from '../../support/server-process.js'
-import { jsonLines, kvlog } from '../run-cli.js'
+import { jsonLines, kvlog, watchLines } from '../run-cli.js'
 import { closedPort, TcpProxy } from '../tcp-proxy.js'
 
 describe('kvlog CLI: input and output (real server)', function () {
@@ -92,8 +92,7 @@ describe('kvlog CLI: input and output (real server)', function () {
     const from = (await kv.put('/kw/a', 'one')).revision
     await kv.put('/kw/a', 'two')
     await kv.delete('/kw/a')
-    const w = spawnSync(process.execPath, [KVLOG_BIN, 'watch', '/kw/', '--prefix', '--rev', String(from), '--prev-kv'], { env: { ...process.env, KVLOG_ENDPOINT: ep }, encoding: 'utf8', timeout: 3000, killSignal: 'SIGTERM' })
-    const lines = w.stdout.trim().split('\n').map((l) => l.split('\t'))
+    const lines = (await watchLines(['/kw/', '--prefix', '--rev', String(from), '--prev-kv'], ep, 3)).map((l) => l.split('\t'))
     expect(lines.map((l) => l.slice(1))).to.deep.equal([['PUT', '/kw/a', 'one', '(none)'], ['PUT', '/kw/a', 'two', 'one'], ['DELETE', '/kw/a', '', 'two']])
   })
 
@@ -115,11 +114,10 @@ describe('kvlog CLI: input and output (real server)', function () {
     const r1 = (await kv.put('/wc/a', '1')).revision
     await kv.commitCursor('wc-reader', r1)
     const r2 = (await kv.put('/wc/a', '2')).revision
-    const env = { ...process.env, KVLOG_ENDPOINT: ep }
-    const json = spawnSync(process.execPath, [KVLOG_BIN, 'watch', '/wc/', '--prefix', '--cursor', 'wc-reader', '-o', 'json'], { env, encoding: 'utf8', timeout: 3000 })
-    expect(jsonLines(json.stdout).map((e) => [e.revision, e.value])).to.deep.equal([[r2, '2']])
-    const table = spawnSync(process.execPath, [KVLOG_BIN, 'watch', '/wc/', '--prefix', '--cursor', 'wc-reader'], { env, encoding: 'utf8', timeout: 3000 })
-    expect(table.stdout.trim().split('\t').slice(0, 4)).to.deep.equal([String(r2), 'PUT', '/wc/a', '2'])
+    const json = await watchLines(['/wc/', '--prefix', '--cursor', 'wc-reader', '-o', 'json'], ep, 1)
+    expect(jsonLines(json.join('\n')).map((e) => [e.revision, e.value])).to.deep.equal([[r2, '2']])
+    const table = await watchLines(['/wc/', '--prefix', '--cursor', 'wc-reader'], ep, 1)
+    expect(table[0].split('\t').slice(0, 4)).to.deep.equal([String(r2), 'PUT', '/wc/a', '2'])
     const both = await run('watch', '/wc/', '--cursor', 'wc-reader', '--rev', '3')
     expect(both.code).to.equal(2)
     const unknown = await run('watch', '/wc/', '--cursor', 'no-such-cursor')

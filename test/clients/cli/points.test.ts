@@ -4,13 +4,12 @@
  * watch --rev, compact and cursor commit; history --from a future time gives nothing; history --limit;
  * malformed times are usage errors. Unit checks of the parser run in this process.
  */
-import { spawnSync } from 'node:child_process'
 import { expect } from 'chai'
 import { KvlogClient } from '../../../clients/index.js'
 import { parsePoint, spanMs } from '../../../clients/cli/points.js'
-import { KVLOG_BIN, startServerProcess, type ServerProcess } from '../../support/server-process.js'
+import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { sleep } from '../../support/wait.js'
-import { jsonLines, kvlog, kvlogInProcess } from '../run-cli.js'
+import { jsonLines, kvlog, kvlogInProcess, watchLines } from '../run-cli.js'
 
 describe('kvlog CLI: revisions or times (real server)', function () {
   this.timeout(60_000)
@@ -59,7 +58,7 @@ describe('kvlog CLI: revisions or times (real server)', function () {
     const jr = JSON.parse(j.stdout) as { revision: number; kvs: Array<{ value: string }> }
     expect(jr.revision).to.equal(revBefore)
     expect(jr.kvs[0].value).to.equal('{"n":1}')
-    // 1s ago (revAfter the last write) is the current state.
+    // 1s ago (after the last write) is the current state.
     expect((JSON.parse(ago.stdout) as { kvs: Array<{ value: string }> }).kvs[0].value).to.equal('new')
     const future = await run('get', '/t/a', '--rev', new Date(Date.now() + 3_600_000).toISOString())
     expect(future.code).to.equal(1)
@@ -72,10 +71,9 @@ describe('kvlog CLI: revisions or times (real server)', function () {
     expect(jsonLines(since.stdout).map((e) => e.revision)).to.deep.equal([revAfter - 1, revAfter])
     const untilThen = await run('history', '/t/', '--prefix', '--to', between)
     expect(untilThen.stdout.trim().split('\n').slice(1).map((r) => Number(r.split(/\s+/)[0]))).to.deep.equal([revBefore - 1, revBefore])
-    // The same point as a time ago: whole seconds, so up to 1 s revBefore `between` (still after `revBefore`).
-    const ago = `${Math.ceil((Date.now() - Date.parse(between)) / 1000)}s`
-    const recent = await run('history', '/t/', '--prefix', '--from', ago, '-o', 'json')
-    expect(jsonLines(recent.stdout).map((e) => e.revision)).to.deep.equal([revAfter - 1, revAfter])
+    // Times ago: an hour back reaches the first write; 0s ago is now.
+    const recent = await run('history', '/t/', '--prefix', '--from', '1h', '--to', '0s', '-o', 'json')
+    expect(jsonLines(recent.stdout).map((e) => e.revision)).to.deep.equal([revBefore - 1, revBefore, revAfter - 1, revAfter])
 
     for (const o of [[], ['-o', 'json']]) {
       const future = await run('history', '/t/', '--prefix', '--from', new Date(Date.now() + 60_000).toISOString(), ...o)
@@ -100,11 +98,13 @@ describe('kvlog CLI: revisions or times (real server)', function () {
   })
 
   it('watch --rev TIME starts at the first revision committed at or after it, in both forms', async () => {
-    const env = { ...process.env, KVLOG_ENDPOINT: ep }
-    const json = spawnSync(process.execPath, [KVLOG_BIN, 'watch', '/t/', '--prefix', '--rev', between, '-o', 'json'], { env, encoding: 'utf8', timeout: 2500 })
-    expect(jsonLines(json.stdout).map((e) => e.revision)).to.deep.equal([revAfter - 1, revAfter])
-    const table = spawnSync(process.execPath, [KVLOG_BIN, 'watch', '/t/', '--prefix', '--rev', between], { env, encoding: 'utf8', timeout: 2500 })
-    expect(table.stdout.trim().split('\n').map((l) => Number(l.split('\t')[0]))).to.deep.equal([revAfter - 1, revAfter])
+    const json = await watchLines(['/t/', '--prefix', '--rev', between, '-o', 'json'], ep, 2)
+    expect(jsonLines(json.join('\n')).map((e) => e.revision)).to.deep.equal([revAfter - 1, revAfter])
+    const table = await watchLines(['/t/', '--prefix', '--rev', between], ep, 2)
+    expect(table.map((l) => Number(l.split('\t')[0]))).to.deep.equal([revAfter - 1, revAfter])
+    // An hour ago: from the first write on.
+    const hour = await watchLines(['/t/', '--prefix', '--rev', '1h', '-o', 'json'], ep, 4)
+    expect(jsonLines(hour.join('\n')).map((e) => e.revision)).to.deep.equal([revBefore - 1, revBefore, revAfter - 1, revAfter])
     const future = await kvlogInProcess(['watch', '/t/', '--rev', new Date(Date.now() + 60_000).toISOString()], ep)
     expect(future.code).to.equal(2)
   })
