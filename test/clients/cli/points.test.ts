@@ -52,13 +52,13 @@ describe('kvlog CLI: revisions or times (real server)', function () {
   })
 
   it('get --rev TIME reads the state at that time, in both forms; a future time is FUTURE_REVISION (exit 1)', async () => {
-    const [t, j, ago] = [await run('get', '/t/', '--prefix', '--rev', between), await run('get', '/t/a', '--rev', between, '-o', 'json'), await run('get', '/t/c', '--rev', '1s', '-o', 'json')]
+    const [t, j, ago] = [await run('get', '/t/', '--prefix', '--rev', between), await run('get', '/t/a', '--rev', between, '-o', 'json'), await run('get', '/t/c', '--rev', '0s', '-o', 'json')]
     expect([t.code, j.code, ago.code], t.stderr + j.stderr + ago.stderr).to.deep.equal([0, 0, 0])
     expect(t.stdout.trim().split('\n').slice(1).map((r) => r.split(/\s+/)[0])).to.deep.equal(['/t/a', '/t/b'])
     const jr = JSON.parse(j.stdout) as { revision: number; kvs: Array<{ value: string }> }
     expect(jr.revision).to.equal(revBefore)
     expect(jr.kvs[0].value).to.equal('{"n":1}')
-    // 1s ago (after the last write) is the current state.
+    // 0s ago is now: the current state.
     expect((JSON.parse(ago.stdout) as { kvs: Array<{ value: string }> }).kvs[0].value).to.equal('new')
     const future = await run('get', '/t/a', '--rev', new Date(Date.now() + 3_600_000).toISOString())
     expect(future.code).to.equal(1)
