@@ -108,6 +108,24 @@ export interface SnapshotDownload {
 
 type Json = Record<string, unknown>
 
+/** One key a revert changes: `added` since the target revision (deleted by it), `removed` (put back), `modified` (old value put back). */
+export interface RevertChange {
+  change: 'added' | 'removed' | 'modified'
+  key: Buffer
+  /** The value the revert writes (absent for a delete). */
+  value?: Buffer
+  /** The value it replaces (absent when the key does not exist now). */
+  previousValue?: Buffer
+}
+
+export interface RevertResult {
+  /** The revision the revert was planned against. */
+  fromRevision: number
+  /** The revert's own revision; absent for a dry run or when nothing differed. */
+  revision?: number
+  changes: RevertChange[]
+}
+
 export class KvlogClient {
   /** The members, and which one requests go to now. */
   readonly endpoints: Endpoints
@@ -202,6 +220,36 @@ export class KvlogClient {
 
   async status(): Promise<Json> {
     return exchange<Json>(this.http, { method: 'GET', path: '/v1/status', idempotent: true })
+  }
+
+  /** The last revision committed at or before `time` (GET /v1/revision-at): the revision to read for "the state at that time". */
+  async revisionAt(time: string): Promise<number> {
+    const q = new URLSearchParams({ time })
+    return (await exchange<{ revision: number }>(this.http, { method: 'GET', path: '/v1/revision-at', query: q, idempotent: true })).revision
+  }
+
+  /**
+   * Puts a key or range back to its state at `revision` in one new transaction (POST /v1/revert);
+   * with `dryRun`, only says what would change.
+   */
+  async revert(key: Bytes, options: KeyRange & { revision: number; dryRun?: boolean }): Promise<RevertResult> {
+    const body: Json = { revision: options.revision }
+    bytesField(body, 'key', key)
+    if (options.prefix) body.prefix = true
+    if (options.fromKey) body.fromKey = true
+    if (options.rangeEnd !== undefined) bytesField(body, 'rangeEnd', options.rangeEnd)
+    if (options.dryRun) body.dryRun = true
+    const r = await exchange<Json>(this.http, { method: 'POST', path: '/v1/revert', body, idempotent: options.dryRun === true })
+    return {
+      fromRevision: r.fromRevision as number,
+      ...(typeof r.revision === 'number' ? { revision: r.revision } : {}),
+      changes: (r.changes as Json[]).map((c) => ({
+        change: c.change as RevertChange['change'],
+        key: readBytes(c, 'key'),
+        ...(c.value !== undefined || c.valueBase64 !== undefined ? { value: readBytes(c, 'value') } : {}),
+        ...(c.previousValue !== undefined || c.previousValueBase64 !== undefined ? { previousValue: readBytes(c, 'previousValue') } : {}),
+      })),
+    }
   }
 
   // ------------------------------------------------------------------------------------------------------

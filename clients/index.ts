@@ -2,7 +2,7 @@
  * kvlog's TypeScript client: `import { KvlogClient } from 'kvlog'`. See README.md for examples.
  * Imports nothing from the server side.
  */
-export { KvlogClient, type ClientOptions, type CursorInfo, type LeaseGrant, type LeaseTimeToLive, type SnapshotDownload, type HistoryOptions, type HistoryResult, type RangeOptions, type RangeResult, type TxnRequest, type TxnResult } from './client.js'
+export { KvlogClient, type ClientOptions, type CursorInfo, type LeaseGrant, type LeaseTimeToLive, type SnapshotDownload, type HistoryOptions, type HistoryResult, type RangeOptions, type RangeResult, type RevertChange, type RevertResult, type TxnRequest, type TxnResult } from './client.js'
 export type { Bytes, HistoryEvent, KeyRange, KeyValue, LeaseId, WatchEvent } from './codec.js'
 export { CompactedError, KvlogClientError, OutcomeUnknownError, StatusError, UnreachableError, isReason, type ErrorCode } from './errors.js'
 export { Watch, type WatchBatch, type WatchOptions } from './watch.js'

@@ -9,6 +9,7 @@ export {
   SETTINGS,
   SETTING_KEYS,
   type AutoCompactionMode,
+  type UiMode,
   type Config,
   type ConfigSource,
   type FsyncMode,

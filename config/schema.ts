@@ -34,6 +34,10 @@ export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number]
 export const GRPC_SERVERS = ['kvlog', 'grpc-js'] as const
 export type GrpcServerKind = (typeof GRPC_SERVERS)[number]
 
+/** The history browser at /ui: 'auto' serves it when the HTTP listener is on a loopback address. */
+export const UI_MODES = ['auto', 'on', 'off'] as const
+export type UiMode = (typeof UI_MODES)[number]
+
 const KiB = 1024
 const MiB = 1024 * KiB
 const GiB = 1024 * MiB
@@ -71,6 +75,9 @@ export interface Config {
   cursorMaxLag: number
   listenHttp: string
   listenGrpc: string
+  ui: UiMode
+  keyTreeMaxChildren: number
+  historyMaxBuckets: number
   /** '' means: write no ready file. */
   readyFile: string
   logLevel: LogLevel
@@ -392,6 +399,35 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Address of the HTTP and WebSocket API (port 0: any free port).',
     flag: '--listen-http',
     env: 'KVLOG_LISTEN_HTTP',
+  },
+  ui: {
+    key: 'ui',
+    type: 'enum',
+    default: 'auto',
+    values: UI_MODES,
+    description: "The history browser at /ui on the HTTP listener: 'auto' serves it only when that listener is on a loopback address.",
+    flag: '--ui',
+    env: 'KVLOG_UI',
+  },
+  keyTreeMaxChildren: {
+    key: 'keyTreeMaxChildren',
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: 100_000,
+    description: 'Most children one page of GET /v1/keys/tree may ask for (each costs one small read and one count).',
+    flag: '--key-tree-max-children',
+    env: 'KVLOG_KEY_TREE_MAX_CHILDREN',
+  },
+  historyMaxBuckets: {
+    key: 'historyMaxBuckets',
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: 100_000,
+    description: 'Most time buckets GET /v1/history/buckets may ask for (each costs one binary search over the log).',
+    flag: '--history-max-buckets',
+    env: 'KVLOG_HISTORY_MAX_BUCKETS',
   },
   listenGrpc: {
     key: 'listenGrpc',

@@ -10,6 +10,7 @@ import type { Log } from '../../log/backend.js'
 import { loggerOptions } from '../logging.js'
 import type { Metrics } from '../metrics.js'
 import type { TlsFiles } from '../tls.js'
+import { uiEnabled, uiRoutes } from '../ui/serve.js'
 import { ndjsonWatchRoute } from '../watch/ndjson.js'
 import type { WatchService } from '../watch/service.js'
 import { clientErrorHandler, errorBody, errorHandler } from './errors.js'
@@ -18,6 +19,8 @@ import { alarmRoutes } from './routes/alarms.js'
 import { compactRoute } from './routes/compact.js'
 import { cursorRoutes } from './routes/cursors.js'
 import { historyRoute } from './routes/history.js'
+import { historyBucketsRoute } from './routes/history-buckets.js'
+import { keyTreeRoute } from './routes/key-tree.js'
 import { kvDeleteRoute } from './routes/kv-delete.js'
 import { kvPutRoute } from './routes/kv-put.js'
 import { kvRangeRoute } from './routes/kv-range.js'
@@ -26,6 +29,8 @@ import { leaseKeepAliveRoute } from './routes/lease-keepalive.js'
 import { leaseReadRoutes } from './routes/lease-read.js'
 import { leaseRevokeRoute } from './routes/lease-revoke.js'
 import { metricsRoute } from './routes/metrics.js'
+import { revertRoute } from './routes/revert.js'
+import { revisionAtRoute } from './routes/revision-at.js'
 import { snapshotRoute } from './routes/snapshot.js'
 import { txnRoute } from './routes/txn.js'
 
@@ -73,6 +78,10 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   kvDeleteRoute(app, log)
   txnRoute(app, log, config.maxTxnDepth)
   historyRoute(app, log)
+  historyBucketsRoute(app, log, config.historyMaxBuckets)
+  revisionAtRoute(app, log)
+  keyTreeRoute(app, log, config.keyTreeMaxChildren)
+  revertRoute(app, log)
   compactRoute(app, log, compaction.compactor)
   cursorRoutes(app, log, compaction.cursors)
   alarmRoutes(app, log)
@@ -83,5 +92,6 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   snapshotRoute(app, log)
   metricsRoute(app, metrics)
   ndjsonWatchRoute(app, watch)
+  if (uiEnabled(config.ui, config.listenHttp)) uiRoutes(app)
   return app
 }

@@ -17,7 +17,11 @@ export interface CommandSpec {
   /** Positional argument names, for messages; `min` of them are required. */
   positionals: string[]
   min: number
+  /** Output forms besides table and json that the command writes (e.g. dump's yaml and ndjson). */
+  outputs?: readonly OutputMode[]
 }
+
+export type OutputMode = 'table' | 'json' | 'yaml' | 'ndjson'
 
 export interface Parsed {
   flags: Map<string, string | number | boolean>
@@ -68,10 +72,11 @@ export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
   return { flags, args }
 }
 
-export function outputMode(p: Parsed): 'table' | 'json' {
+export function outputMode(p: Parsed, extra: readonly OutputMode[] = []): OutputMode {
   const o = p.flags.get('output') ?? p.flags.get('o') ?? 'table'
-  if (o !== 'table' && o !== 'json') throw new UsageError(`-o: expected table or json, got ${String(o)}`)
-  return o
+  const allowed: readonly OutputMode[] = ['table', 'json', ...extra]
+  if (!allowed.includes(o as OutputMode)) throw new UsageError(`-o: expected ${allowed.join(' or ')}, got ${String(o)}`)
+  return o as OutputMode
 }
 
 /**

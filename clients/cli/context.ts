@@ -1,12 +1,12 @@
 /** What every client command gets: the parsed arguments, a client for the endpoints, and output helpers. */
 import { KvlogClient } from '../client.js'
 import { parseEndpoints } from '../endpoints.js'
-import { outputMode, UsageError, type Parsed } from './args.js'
+import { outputMode, UsageError, type OutputMode, type Parsed } from './args.js'
 
 export interface Context {
   p: Parsed
   client: KvlogClient
-  mode: 'table' | 'json'
+  mode: OutputMode
   out(line: string): void
 }
 
@@ -28,9 +28,9 @@ export function endpointList(p: Parsed, env: NodeJS.ProcessEnv): string[] {
   }
 }
 
-export function context(p: Parsed, env: NodeJS.ProcessEnv): Context {
+export function context(p: Parsed, env: NodeJS.ProcessEnv, outputs: readonly OutputMode[] = []): Context {
   const client = new KvlogClient({ endpoints: endpointList(p, env) })
-  return { p, client, mode: outputMode(p), out: (line) => process.stdout.write(line + '\n') }
+  return { p, client, mode: outputMode(p, outputs), out: (line) => process.stdout.write(line + '\n') }
 }
 
 export const str = (c: Context, name: string) => c.p.flags.get(name) as string | undefined

@@ -8,9 +8,11 @@
 import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError } from '../errors.js'
 import { parseArgs, SERVER_SIDE, UsageError, type CommandSpec } from './args.js'
 import { compact, cursor, status } from './commands/admin.js'
+import { dump } from './commands/dump.js'
 import { diff, history, watch } from './commands/events.js'
 import { del, get, put, txn } from './commands/kv.js'
 import { lease } from './commands/lease.js'
+import { revert } from './commands/revert.js'
 import { snapshot } from './commands/snapshot.js'
 import { completionScript } from './completion.js'
 import { context, type Context } from './context.js'
@@ -48,6 +50,14 @@ const COMMANDS: Record<string, Command> = {
   compact: {
     usage: 'compact REV|TIME | --keep N [--force]', summary: 'remove history below a revision (or keep the last N revisions)',
     flags: { keep: 'int', force: 'bool' }, positionals: ['REV'], min: 0, run: compact,
+  },
+  dump: {
+    usage: 'dump --rev REV | --at TIME [--prefix P] [-o table|json|yaml|ndjson]', summary: 'every key of a subtree as it was at a revision or time',
+    flags: { rev: 'string', at: 'string', prefix: 'string' }, positionals: [], min: 0, outputs: ['yaml', 'ndjson'], run: dump,
+  },
+  revert: {
+    usage: 'revert --to-revision REV | --to-time TIME [--prefix P] [--dry-run]', summary: 'put a subtree back to its state at a revision, in one new transaction',
+    flags: { 'to-revision': 'string', 'to-time': 'string', prefix: 'string', 'dry-run': 'bool' }, positionals: [], min: 0, run: revert,
   },
   status: { usage: 'status', summary: 'revision, floor, segments, db size, watchers, cursors, alarms', flags: {}, positionals: [], min: 0, run: status },
   cursor: { usage: 'cursor list | commit NAME REV|TIME | delete NAME', summary: 'consumer cursors', flags: {}, positionals: ['VERB', 'NAME', 'REV'], min: 1, run: cursor },
@@ -105,7 +115,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.stdout.write(commandHelp(name, command.usage, command.summary, Object.keys(command.flags)) + '\n')
       return 0
     }
-    return await command.run(context(p, env))
+    return await command.run(context(p, env, command.outputs))
   } catch (err) {
     return report(name, err)
   }

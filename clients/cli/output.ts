@@ -21,6 +21,13 @@ function bytesOut(out: Record<string, unknown>, name: string, bytes: Buffer): vo
   else out[`${name}Base64`] = bytes.toString('base64')
 }
 
+/** `{ name: text }` or `{ nameBase64: ... }` for bytes that are not UTF-8; `{}` for undefined. */
+export function bytesJson(name: string, bytes: Buffer | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (bytes !== undefined) bytesOut(out, name, bytes)
+  return out
+}
+
 /** For tables: the text, or base64: prefixed when it is not UTF-8. */
 export function display(bytes: Buffer): string {
   return text(bytes) ?? `base64:${bytes.toString('base64')}`

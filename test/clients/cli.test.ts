@@ -256,7 +256,7 @@ describe('kvlog CLI (real server)', function () {
     expect(rows).to.have.length(4)
     expect(rows.find((r) => r.includes('/df/mod'))).to.contain('modified').and.contain('.a: 1 → 2')
     expect(rows.find((r) => r.includes('/df/new'))).to.contain('added')
-    const missing = await run('diff', '--from', String(from))
+    const missing = await run('diff', '--to', String(to))
     expect(missing.code).to.equal(2)
   })
 
