@@ -1,0 +1,197 @@
+/**
+ * The history browser at /ui in a real headless Chromium (Debian's /usr/bin/chromium, driven by
+ * playwright-core, which downloads no browser) against a real `kvlog serve`: the views render, the tree
+ * navigates, an old revision shows the old value, a key's history shows its diffs, a live write appears
+ * within a second, a compacted revision says so, a shared URL reopens the same view, the keyboard works,
+ * a phone-width page does not overflow, and no view logs a console error. Screenshots go to
+ * <tmpdir>/kvlog-ui-screenshots.
+ */
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect } from 'chai'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { KvlogClient } from '../../../clients/index.js'
+import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
+
+const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium'
+export const SCREENSHOTS = join(tmpdir(), 'kvlog-ui-screenshots')
+/** How many pixels the page is wider than the window (evaluated in the page). */
+const OVERFLOW = 'document.documentElement.scrollWidth - document.documentElement.clientWidth'
+
+describe('history browser /ui (real Chromium)', function () {
+  this.timeout(60_000)
+  let server: ServerProcess
+  let kv: KvlogClient
+  let browser: Browser
+  let page: Page
+  const problems: string[] = []
+  let floor = 0
+  let v1 = 0
+  let v2 = 0
+  /** While set, the browser's own log line for a 410 answer is expected: the view asked below the floor on purpose. */
+  let belowFloor = false
+
+  const open = async (hash: string, viewport = { width: 1200, height: 800 }) => {
+    const p = await browser.newPage({ viewport })
+    p.on('console', (m) => {
+      if (belowFloor && /status of 410/.test(m.text())) return
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`)
+    })
+    p.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`))
+    await p.goto(`${server.http}/ui/${hash}`)
+    return p
+  }
+  const shot = (p: Page, name: string) => p.screenshot({ path: join(SCREENSHOTS, `${name}.png`) })
+
+  before(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_BIN)`)
+    await mkdir(SCREENSHOTS, { recursive: true })
+    ;[server, browser] = await Promise.all([
+      startServerProcess(),
+      chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] }),
+    ])
+    kv = new KvlogClient({ endpoint: server.http })
+    await kv.put('/gone/x', 'compacted away')
+    floor = (await kv.put('/gone/x', 'still here')).revision
+    await kv.compact(floor)
+    v1 = (await kv.put('/app/config', JSON.stringify({ replicas: 1, image: 'web:1' }))).revision
+    await kv.put('/app/notes', 'line one\nline two\n')
+    v2 = (await kv.put('/app/config', JSON.stringify({ replicas: 2, image: 'web:1' }))).revision
+    await kv.put('/app/notes', 'line one\nline 2\n')
+    for (let i = 0; i < 30; i++) await kv.put(`/registry/pods/ns${i % 3}/pod-${String(i).padStart(2, '0')}`, JSON.stringify({ kind: 'Pod', metadata: { name: `pod-${i}` } }))
+    await kv.put('/app/tmp', 'x')
+    await kv.delete('/app/tmp')
+  })
+
+  after(async () => {
+    await browser?.close()
+    await server?.cleanup()
+  })
+
+  it('opens /ui: the timeline chart, the head revision and the live state', async () => {
+    page = await open('')
+    const head = (await kv.status()).revision as number
+    await page.getByTestId('head').filter({ hasText: String(head) }).waitFor()
+    await page.locator('.timeline-chart canvas').waitFor()
+    await page.getByTestId('live').filter({ hasText: 'live' }).waitFor()
+    await shot(page, 'timeline')
+  })
+
+  it('navigates the tree down to a key and shows its value, JSON pretty-printed', async () => {
+    await page.goto(`${server.http}/ui/#/keys`)
+    await page.locator('.tree a', { hasText: '/' }).first().click()
+    await page.locator('.tree a', { hasText: 'app/' }).click()
+    await expect(page.locator('.tree a', { hasText: 'app/' })).to.be.ok
+    await page.locator('.tree a[data-leaf="true"]', { hasText: 'config' }).click()
+    await page.getByTestId('selected-key').filter({ hasText: '/app/config' }).waitFor()
+    expect(await page.getByTestId('value').textContent()).to.contain('"replicas": 2')
+    await page.goto(`${server.http}/ui/#/keys?prefix=/registry/pods/`)
+    await page.getByTestId('state-summary').filter({ hasText: '30 keys' }).waitFor()
+    expect(await page.locator('.vlist-row').first().textContent()).to.contain('pods · ns0 · pod-00')
+    expect(await page.locator('.tree a', { hasText: 'ns1/' }).textContent()).to.contain('10')
+    await shot(page, 'keys')
+  })
+
+  it('picks an old revision and shows the old value; the URL carries it', async () => {
+    await page.goto(`${server.http}/ui/#/keys?prefix=/app/&key=/app/config`)
+    await page.getByTestId('value').filter({ hasText: '"replicas": 2' }).waitFor()
+    await page.fill('#pick-rev', String(v1))
+    await page.press('#pick-rev', 'Enter')
+    await page.getByTestId('picked-rev').filter({ hasText: String(v1) }).waitFor()
+    await page.getByTestId('value').filter({ hasText: '"replicas": 1' }).waitFor()
+    expect(page.url()).to.contain(`rev=${v1}`)
+  })
+
+  it("opens a key's history: every version with a structural JSON diff, a line diff for text, deletes marked", async () => {
+    await page.goto(`${server.http}/ui/#/key?key=/app/config`)
+    const second = page.locator(`.version[data-revision="${v2}"]`)
+    await second.waitFor()
+    expect(await second.locator('.del').textContent()).to.contain('.replicas: 1')
+    expect(await second.locator('.add').textContent()).to.contain('.replicas: 2')
+    expect(await second.locator('pre').getAttribute('data-diff')).to.equal('json')
+    await page.goto(`${server.http}/ui/#/key?key=/app/notes`)
+    await page.locator('pre[data-diff="lines"] .del', { hasText: 'line two' }).waitFor()
+    expect(await page.locator('pre[data-diff="lines"] .add').textContent()).to.contain('line 2')
+    await page.goto(`${server.http}/ui/#/key?key=/app/tmp`)
+    await page.locator('.tag.DELETE', { hasText: 'deleted' }).waitFor()
+    await shot(page, 'key-history')
+  })
+
+  it('a live write appears within a second', async () => {
+    await page.goto(`${server.http}/ui/#/timeline`)
+    await page.getByTestId('live').filter({ hasText: 'live' }).waitFor()
+    const started = Date.now()
+    await kv.put('/live/now', 'hello')
+    await page.getByTestId('recent').locator('a', { hasText: '/live/now' }).waitFor({ timeout: 1000 })
+    expect(Date.now() - started).to.be.below(1000)
+  })
+
+  it('a compacted revision says the history was compacted and from which revision it is available', async () => {
+    belowFloor = true
+    await page.goto(`${server.http}/ui/#/keys?prefix=/gone/&key=/gone/x&rev=${floor - 1}`)
+    const notice = page.locator('[data-code="COMPACTED"]').first()
+    await notice.waitFor()
+    expect(await notice.textContent()).to.contain(`available from revision ${floor}`)
+    await page.goto(`${server.http}/ui/#/revision?rev=${floor - 1}`)
+    await page.locator('[data-code="COMPACTED"]').first().waitFor()
+    await shot(page, 'compacted')
+    await page.goto(`${server.http}/ui/#/timeline`)
+    belowFloor = false
+  })
+
+  it('a shared URL reopens the same view', async () => {
+    await page.goto(`${server.http}/ui/#/keys?prefix=/app/&key=/app/config&rev=${v1}`)
+    await page.getByTestId('value').filter({ hasText: '"replicas": 1' }).waitFor()
+    const shared = await open(new URL(page.url()).hash)
+    await shared.getByTestId('value').filter({ hasText: '"replicas": 1' }).waitFor()
+    expect(await shared.getByTestId('picked-rev').textContent()).to.equal(String(v1))
+    await shared.reload()
+    await shared.getByTestId('selected-key').filter({ hasText: '/app/config' }).waitFor()
+    await shared.close()
+  })
+
+  it('works from the keyboard: view keys, / to search, arrows and Enter in the tree, [ ] between revisions', async () => {
+    await page.goto(`${server.http}/ui/#/timeline`)
+    await page.locator('.timeline-chart canvas').waitFor()
+    await page.keyboard.press('5')
+    await page.getByTestId('status-summary').waitFor()
+    await page.keyboard.press('/')
+    await page.waitForFunction("document.activeElement?.id === 'prefix-search'")
+    await page.keyboard.press('Control+A')
+    await page.keyboard.type('/app/')
+    await page.keyboard.press('Enter')
+    await page.locator('.tree a', { hasText: 'config' }).waitFor()
+    await page.locator('.tree a').first().focus()
+    await page.keyboard.press('ArrowDown')
+    expect(await page.evaluate<string>('document.activeElement?.textContent')).to.contain('notes')
+    await page.keyboard.press('Enter')
+    await page.getByTestId('selected-key').filter({ hasText: '/app/notes' }).waitFor()
+    await page.goto(`${server.http}/ui/#/revision?rev=${v2}`)
+    await page.getByTestId('revision').filter({ hasText: String(v2) }).waitFor()
+    await page.keyboard.press(']')
+    await page.getByTestId('revision').filter({ hasText: String(v2 + 1) }).waitFor()
+    await page.getByTestId('revision-events').locator('a', { hasText: '/app/notes' }).waitFor()
+  })
+
+  it('is readable at phone width (no horizontal overflow) and the status view shows segments and cursors', async () => {
+    await kv.commitCursor('ctrl-a', floor + 1)
+    const phone = await open('#/status', { width: 390, height: 800 })
+    await phone.getByTestId('status-summary').waitFor()
+    await phone.locator('td', { hasText: 'ctrl-a' }).waitFor()
+    await shot(phone, 'status-phone')
+    const overflow = await phone.evaluate<number>(OVERFLOW)
+    expect(overflow).to.be.at.most(1)
+    await phone.goto(`${server.http}/ui/#/keys?prefix=/app/&key=/app/config`)
+    await phone.getByTestId('value').waitFor()
+    await phone.locator('.tree a', { hasText: 'notes' }).waitFor()
+    await shot(phone, 'keys-phone')
+    expect(await phone.evaluate<number>(OVERFLOW)).to.be.at.most(1)
+    await phone.close()
+  })
+
+  it('logged no console errors or warnings in any view', () => {
+    expect(problems).to.deep.equal([])
+  })
+})
