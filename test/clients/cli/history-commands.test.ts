@@ -26,7 +26,7 @@ describe('kvlog dump, diff, revert (real server)', function () {
   const quick = (...args: string[]) => kvlogInProcess(args, ep)
   // Revisions of the scenario, set in before().
   let floor = 0
-  let r = { a1: 0, bin: 0, leased: 0, a2: 0, bDeleted: 0, c: 0 }
+  const r = { a1: 0, bin: 0, leased: 0, a2: 0, bDeleted: 0, c: 0 }
   let lease = ''
   let timeAfterA2 = ''
 
