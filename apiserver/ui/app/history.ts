@@ -3,10 +3,10 @@
  * commit time, who wrote it (when the server says), and a diff against the version before: structural
  * for JSON, by lines otherwise. Deletes are marked; a delete of a key that had a lease is marked as a
  * lease delete (the lease was revoked or expired, or the key was deleted by hand while it had one).
- * The key's history is paged (100 events a page) from the compact revision on.
+ * The key's history is shown newest first, read in windows of revisions (below).
  */
 import { useEffect, useState } from 'preact/hooks'
-import { api, text, type HistoryEvent } from './api.js'
+import { api, ApiError, text, type HistoryEvent } from './api.js'
 import { fmtTime, html, Problem, useAsync } from './common.js'
 import { pretty, valueDiff } from './diff.js'
 import { href, revParam, type Route } from './route.js'
@@ -37,36 +37,65 @@ function Version({ e, showKey }: { e: HistoryEvent; showKey: boolean }) {
   </article>`
 }
 
-export function KeyHistoryView({ route }: { route: Route }) {
+/**
+ * History is read from the log by revision (a scan), so a key's history is read in windows of
+ * WINDOW revisions from the newest back: each costs a bounded scan however large the store is.
+ */
+const WINDOW = 20_000
+
+export function KeyHistoryView({ route, head, compactRevision }: { route: Route; head: number | undefined; compactRevision: number | undefined }) {
   const key = route.params.get('key') ?? ''
   const [events, setEvents] = useState<HistoryEvent[]>([])
-  const [next, setNext] = useState<number | undefined>()
+  const [older, setOlder] = useState<number | undefined>()
   const [floor, setFloor] = useState(0)
   const [error, setError] = useState<Error | undefined>()
-  const page = async (from: number | undefined, reset: boolean) => {
+  const [loading, setLoading] = useState(false)
+  /** Reads the versions in [max(floor, to - WINDOW + 1), to], newest first, and appends them. */
+  const window = async (to: number, reset: boolean) => {
+    setLoading(true)
     try {
-      const r = await api.history(key, { from, limit: 100 })
-      setFloor(r.header.compactRevision)
-      setEvents((old) => (reset ? r.events : [...old, ...r.events]))
-      setNext(r.more ? r.nextRevision : undefined)
+      // Starting at the floor the status gave avoids a request that is sure to be COMPACTED.
+      let from = Math.max(1, compactRevision ?? 0, to - WINDOW + 1)
+      const read = (start: number) => api.history(key, { from: start, to, limit: 2000 })
+      let r = await read(from).catch((err: Error) => {
+        if (!(err instanceof ApiError) || err.compactRevision === undefined) throw err
+        from = err.compactRevision // the window reached below the floor: read from the floor
+        return read(from)
+      })
+      const found = [...r.events]
+      // A key has at most one event per revision, so a window holds at most WINDOW of them.
+      while (r.more) {
+        r = await read(r.nextRevision)
+        found.push(...r.events)
+      }
+      const kept = r.header.compactRevision
+      setFloor(kept)
+      const newest = found.reverse()
+      setEvents((old) => (reset ? newest : [...old, ...newest]))
+      setOlder(from > Math.max(kept, 1) ? from - 1 : undefined)
+      setError(undefined)
     } catch (err) {
       setError(err as Error)
+    } finally {
+      setLoading(false)
     }
   }
+  const top = revParam(route.params) ?? head
   useEffect(() => {
     setEvents([])
     setError(undefined)
-    if (key) void page(undefined, true)
-  }, [key])
+    if (key && top !== undefined && compactRevision !== undefined) void window(top, true)
+  }, [key, top === undefined, compactRevision === undefined])
   if (!key) return html`<p>Pick a key in <a href=${href('keys')}>Keys</a>.</p>`
   return html`<div>
     <h2>History of <span data-testid="history-key">${key}</span></h2>
-    <p><a href=${href('keys', { prefix: key.slice(0, key.lastIndexOf('/') + 1), key, rev: revParam(route.params) })}>Show in Keys</a></p>
-    ${floor > 1 ? html`<div class="notice" data-code="COMPACTED">History before revision ${floor} was compacted; it is available from revision ${floor} on.</div>` : ''}
+    <p><a href=${href('keys', { prefix: key.slice(0, key.lastIndexOf('/') + 1), key, rev: revParam(route.params) })}>Show in Keys</a> · newest first</p>
     ${error ? html`<${Problem} error=${error} />` : ''}
     <div aria-label="Versions" data-testid="versions">${events.map((e) => html`<${Version} e=${e} showKey=${false} />`)}</div>
-    ${events.length === 0 && !error ? html`<p class="muted">No versions in the retained history.</p>` : ''}
-    ${next !== undefined ? html`<button onClick=${() => void page(next, false)}>Older… (from revision ${next})</button>` : ''}
+    ${events.length === 0 && !error && !loading ? html`<p class="muted">No versions in the revisions read so far.</p>` : ''}
+    ${loading ? html`<p class="loading">Reading the log…</p>` : ''}
+    ${older !== undefined && !loading ? html`<button onClick=${() => void window(older, false)}>Older… (before revision ${older + 1})</button>` : ''}
+    ${older === undefined && floor > 1 && !loading ? html`<div class="notice" data-code="COMPACTED">History before revision ${floor} was compacted; it is available from revision ${floor} on.</div>` : ''}
   </div>`
 }
 

@@ -55,7 +55,7 @@ function App() {
   const view = (() => {
     switch (route.view) {
       case 'keys': return html`<${KeysView} route=${route} head=${head} />`
-      case 'key': return html`<${KeyHistoryView} route=${route} />`
+      case 'key': return html`<${KeyHistoryView} route=${route} head=${head} compactRevision=${status?.compactRevision} />`
       case 'revision': return html`<${RevisionView} route=${route} head=${head} />`
       case 'status': return html`<${StatusView} status=${status} />`
       default: return html`<${TimelineView} route=${route} head=${head} recent=${recent} status=${status} />`

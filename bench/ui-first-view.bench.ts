@@ -1,0 +1,85 @@
+/**
+ * How long the history browser takes to show its views on a large store: 1,000,000 revisions over
+ * 100,000 keys by default (--revisions, --keys; --quick: 100,000 over 10,000). The store is written
+ * in-process (fsync off, 256 puts in flight), then served by a real `kvlog serve`, and Debian's chromium
+ * (playwright-core) opens each view in a fresh page; a view's time runs from navigation start to the
+ * moment its content is on screen. Three rounds; the table gives the median and the slowest.
+ * `--dir DIR` keeps the store there and reuses it on the next run.
+ *
+ *   npm run build && node dist/bench/ui-first-view.bench.js [--json] [--quick] [--dir /tmp/kvlog-ui-bench]
+ */
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium } from 'playwright-core'
+import { openLevelLog } from '../log/level-log.js'
+import { startServerProcess } from '../test/support/server-process.js'
+import { endProgress, median, numberFlag, parseBenchArgs, progress, table } from './lib/report.js'
+
+const args = parseBenchArgs()
+const revisions = numberFlag(args, 'revisions', args.quick ? 100_000 : 1_000_000)
+const keys = numberFlag(args, 'keys', args.quick ? 10_000 : 100_000)
+const keep = args.flags.get('dir')
+const dir = keep ?? (await mkdtemp(join(tmpdir(), 'kvlog-ui-bench-')))
+
+const keyOf = (i: number) => `/registry/configmaps/ns-${String(i % 100).padStart(2, '0')}/cm-${String(i % keys).padStart(6, '0')}`
+
+async function build(): Promise<number> {
+  const log = await openLevelLog({ dir, fsync: 'never' })
+  let next = log.revision - 1
+  const started = performance.now()
+  await Promise.all(Array.from({ length: 256 }, async () => {
+    while (next < revisions) {
+      const i = next++
+      await log.put(keyOf(i), JSON.stringify({ kind: 'ConfigMap', metadata: { name: `cm-${i % keys}`, generation: Math.floor(i / keys) }, data: { n: String(i) } }))
+      if (i % 20_000 === 0) progress(`writing: ${i} of ${revisions} revisions`)
+    }
+  }))
+  endProgress()
+  const head = log.revision
+  await log.close()
+  return (performance.now() - started) / 1000 / Math.max(1, head)
+}
+
+const built = keep !== undefined && existsSync(join(dir, 'CURRENT')) ? undefined : await build()
+const server = await startServerProcess([], dir, { readyTimeoutMs: 120_000 })
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_BIN ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] })
+const hot = keyOf(7)
+const VIEWS: Array<[string, string, string]> = [
+  ['timeline (first view)', '', '.timeline-chart canvas'],
+  ['keys: root tree', '#/keys', '.tree a'],
+  ['keys: 1,000 configmaps of a namespace', '#/keys?prefix=/registry/configmaps/ns-07/', '.vlist-row'],
+  ['keys: one value', `#/keys?prefix=/registry/configmaps/ns-07/&key=${hot}`, '[data-testid="value"]'],
+  ['key history (first page)', `#/key?key=${hot}`, '.version'],
+  ['revision view', `#/revision?rev=${Math.floor(revisions / 2)}`, '.version'],
+  ['status', '#/status', '[data-testid="status-summary"]'],
+]
+const times = new Map<string, number[]>()
+try {
+  for (let round = 0; round < 3; round++) {
+    for (const [name, hash, ready] of VIEWS) {
+      const page = await browser.newPage({ viewport: { width: 1200, height: 800 } })
+      const t0 = performance.now()
+      await page.goto(`${server.http}/ui/${hash}`)
+      await page.locator(ready).first().waitFor({ timeout: 30_000 })
+      // The head revision in the header means the first status answer is on screen too.
+      await page.waitForFunction("/^[0-9]+$/.test(document.querySelector('[data-testid=head]')?.textContent ?? '')")
+      const ms = performance.now() - t0
+      times.set(name, [...(times.get(name) ?? []), ms])
+      await page.close()
+    }
+  }
+} finally {
+  await browser.close()
+  await server.cleanup()
+  if (keep === undefined) await rm(dir, { recursive: true, force: true })
+}
+
+const rows = [...times].map(([name, ms]) => ({ name, median: Math.round(median(ms)), max: Math.round(Math.max(...ms)) }))
+if (args.json) {
+  process.stdout.write(JSON.stringify({ bench: 'ui-first-view', revisions, keys, writeMsPerRevision: built === undefined ? undefined : built * 1000, views: rows }) + '\n')
+} else {
+  process.stdout.write(`history browser on a store of ${revisions} revisions over ${keys} keys\n`)
+  process.stdout.write(table([['view', 'median ms', 'slowest ms'], ...rows.map((r) => [r.name, r.median, r.max])]) + '\n')
+}
