@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
-import { openLevelLog } from '../log/level-log.js'
+import { openLevelLog } from '../log/level/level-log.js'
 import { startServerProcess } from '../test/support/server-process.js'
 import { endProgress, median, numberFlag, parseBenchArgs, progress, table } from './lib/report.js'
 
@@ -45,12 +45,13 @@ async function build(): Promise<number> {
 const built = keep !== undefined && existsSync(join(dir, 'CURRENT')) ? undefined : await build()
 const server = await startServerProcess([], dir, { readyTimeoutMs: 120_000 })
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_BIN ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] })
-const hot = keyOf(7)
+// The key written last: its newest version is in the key history's first window of revisions.
+const hot = keyOf(revisions - 1)
 const VIEWS: Array<[string, string, string]> = [
   ['timeline (first view)', '', '.timeline-chart canvas'],
   ['keys: root tree', '#/keys', '.tree a'],
-  ['keys: 1,000 configmaps of a namespace', '#/keys?prefix=/registry/configmaps/ns-07/', '.vlist-row'],
-  ['keys: one value', `#/keys?prefix=/registry/configmaps/ns-07/&key=${hot}`, '[data-testid="value"]'],
+  ['keys: 1,000 configmaps of a namespace', '#/keys?prefix=/registry/configmaps/ns-99/', '.vlist-row'],
+  ['keys: one value', `#/keys?prefix=/registry/configmaps/ns-99/&key=${hot}`, '[data-testid="value"]'],
   ['key history (first page)', `#/key?key=${hot}`, '.version'],
   ['revision view', `#/revision?rev=${Math.floor(revisions / 2)}`, '.version'],
   ['status', '#/status', '[data-testid="status-summary"]'],

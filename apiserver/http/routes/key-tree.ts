@@ -32,8 +32,8 @@ export function keyTreeRoute(app: FastifyInstance, log: Log, maxChildren: number
     if (after !== undefined && !after.subarray(0, prefix.length).equals(prefix)) throw invalid('continue', 'does not belong to this prefix')
     // The whole key space: from the smallest key [0x00] on (the empty key cannot be stored).
     const end = prefix.length === 0 ? ALL : prefixEnd(prefix)
-    const total = await log.range(prefix.length === 0 ? ALL : prefix, { rangeEnd: end, revision: queryInt(q, 'revision'), countOnly: true })
-    const revision = total.revision
+    // Pin the revision first, so every read of the page sees the same state.
+    const revision = (await log.range(ALL, { rangeEnd: ALL, revision: queryInt(q, 'revision'), limit: 1, keysOnly: true })).revision
     let cursor = after ?? (prefix.length === 0 ? ALL : prefix)
     const children: JsonObject[] = []
     let next: Buffer | undefined
@@ -64,7 +64,11 @@ export function keyTreeRoute(app: FastifyInstance, log: Log, maxChildren: number
       // A subtree of keys that are all 0xff bytes reaches the end of the key space.
       if (cursor.equals(ALL)) break
     }
-    const body: JsonObject = { header: { revision }, count: total.count, children }
+    // A whole level in one page (the common case) already counted every key below the prefix.
+    const count = after === undefined && next === undefined
+      ? children.reduce((n, c) => n + (c.count as number), 0)
+      : (await log.range(prefix.length === 0 ? ALL : prefix, { rangeEnd: end, revision, countOnly: true })).count
+    const body: JsonObject = { header: { revision }, count, children }
     if (next !== undefined) putBytes(body, 'continue', next)
     return body
   })
