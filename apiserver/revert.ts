@@ -48,13 +48,20 @@ export function plan(then: Map<string, KeyValue>, now: Map<string, KeyValue>): R
   for (const [id, old] of then) {
     const cur = now.get(id)
     if (cur === undefined) changes.push({ change: 'removed', key: old.key, then: old })
-    else if (!cur.value.equals(old.value) || cur.lease !== old.lease) changes.push({ change: 'modified', key: old.key, now: cur, then: old })
+    else if (!cur.value.equals(old.value) || cur.lease !== old.lease)
+      changes.push({ change: 'modified', key: old.key, now: cur, then: old })
   }
   for (const [id, cur] of now) if (!then.has(id)) changes.push({ change: 'added', key: cur.key, now: cur })
   return changes.sort((a, b) => Buffer.compare(a.key, b.key))
 }
 
-export async function revert(log: Log, key: Buffer, rangeEnd: Buffer | undefined, revision: number, dryRun: boolean): Promise<RevertResult> {
+export async function revert(
+  log: Log,
+  key: Buffer,
+  rangeEnd: Buffer | undefined,
+  revision: number,
+  dryRun: boolean,
+): Promise<RevertResult> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const head = log.revision
     if (revision > head) throw futureRevision(revision, head)

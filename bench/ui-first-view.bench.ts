@@ -29,13 +29,22 @@ async function build(): Promise<number> {
   const log = await openLevelLog({ dir, fsync: 'never' })
   let next = log.revision - 1
   const started = performance.now()
-  await Promise.all(Array.from({ length: 256 }, async () => {
-    while (next < revisions) {
-      const i = next++
-      await log.put(keyOf(i), JSON.stringify({ kind: 'ConfigMap', metadata: { name: `cm-${i % keys}`, generation: Math.floor(i / keys) }, data: { n: String(i) } }))
-      if (i % 20_000 === 0) progress(`writing: ${i} of ${revisions} revisions`)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: 256 }, async () => {
+      while (next < revisions) {
+        const i = next++
+        await log.put(
+          keyOf(i),
+          JSON.stringify({
+            kind: 'ConfigMap',
+            metadata: { name: `cm-${i % keys}`, generation: Math.floor(i / keys) },
+            data: { n: String(i) },
+          }),
+        )
+        if (i % 20_000 === 0) progress(`writing: ${i} of ${revisions} revisions`)
+      }
+    }),
+  )
   endProgress()
   const head = log.revision
   await log.close()
@@ -44,7 +53,10 @@ async function build(): Promise<number> {
 
 const built = keep !== undefined && existsSync(join(dir, 'CURRENT')) ? undefined : await build()
 const server = await startServerProcess([], dir, { readyTimeoutMs: 120_000 })
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_BIN ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] })
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_BIN ?? '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu'],
+})
 // The key written last: its newest version is in the key history's first window of revisions.
 const hot = keyOf(revisions - 1)
 const VIEWS: Array<[string, string, string]> = [
@@ -79,7 +91,15 @@ try {
 
 const rows = [...times].map(([name, ms]) => ({ name, median: Math.round(median(ms)), max: Math.round(Math.max(...ms)) }))
 if (args.json) {
-  process.stdout.write(JSON.stringify({ bench: 'ui-first-view', revisions, keys, writeMsPerRevision: built === undefined ? undefined : built * 1000, views: rows }) + '\n')
+  process.stdout.write(
+    JSON.stringify({
+      bench: 'ui-first-view',
+      revisions,
+      keys,
+      writeMsPerRevision: built === undefined ? undefined : built * 1000,
+      views: rows,
+    }) + '\n',
+  )
 } else {
   process.stdout.write(`history browser on a store of ${revisions} revisions over ${keys} keys\n`)
   process.stdout.write(table([['view', 'median ms', 'slowest ms'], ...rows.map((r) => [r.name, r.median, r.max])]) + '\n')

@@ -65,9 +65,10 @@ export function keyTreeRoute(app: FastifyInstance, log: Log, maxChildren: number
       if (cursor.equals(ALL)) break
     }
     // A whole level in one page (the common case) already counted every key below the prefix.
-    const count = after === undefined && next === undefined
-      ? children.reduce((n, c) => n + (c.count as number), 0)
-      : (await log.range(prefix.length === 0 ? ALL : prefix, { rangeEnd: end, revision, countOnly: true })).count
+    const count =
+      after === undefined && next === undefined
+        ? children.reduce((n, c) => n + (c.count as number), 0)
+        : (await log.range(prefix.length === 0 ? ALL : prefix, { rangeEnd: end, revision, countOnly: true })).count
     const body: JsonObject = { header: { revision }, count, children }
     if (next !== undefined) putBytes(body, 'continue', next)
     return body

@@ -34,7 +34,11 @@ export interface TreeChild {
 }
 
 export class ApiError extends Error {
-  constructor(readonly code: string, message: string, readonly details: Record<string, unknown> = {}) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
     super(message)
   }
   get compactRevision(): number | undefined {
@@ -72,8 +76,23 @@ export interface Status {
   revision: number
   compactRevision: number
   dbSize: number
-  segments: Array<{ id: number; firstRevision: number; lastRevision: number; firstTimestamp: number; lastTimestamp: number; entries: number; bytes: number }>
-  compaction: { floor: number; runs: number; removedRevisionsTotal: number; bytesFreedTotal: number; last?: Record<string, unknown>; inProgress?: { target: number; progress: number } }
+  segments: Array<{
+    id: number
+    firstRevision: number
+    lastRevision: number
+    firstTimestamp: number
+    lastTimestamp: number
+    entries: number
+    bytes: number
+  }>
+  compaction: {
+    floor: number
+    runs: number
+    removedRevisionsTotal: number
+    bytesFreedTotal: number
+    last?: Record<string, unknown>
+    inProgress?: { target: number; progress: number }
+  }
   cursors: Array<{ name: string; revision: number; updatedAt: string; expired: boolean; lag: number }>
   alarms: string[]
   watch: { watchers: number; slowWatchers: number }
@@ -85,7 +104,12 @@ export const api = {
     const q = new URLSearchParams({ buckets: String(buckets) })
     if (fromTime) q.set('fromTime', fromTime)
     if (toTime) q.set('toTime', toTime)
-    return get<{ header: { revision: number; compactRevision: number }; fromTime: string; bucketMs: number; buckets: Array<{ start: string; firstRevision: number; revisions: number }> }>('/v1/history/buckets', q)
+    return get<{
+      header: { revision: number; compactRevision: number }
+      fromTime: string
+      bucketMs: number
+      buckets: Array<{ start: string; firstRevision: number; revisions: number }>
+    }>('/v1/history/buckets', q)
   },
   revisionAt: (time: string) => get<{ revision: number }>('/v1/revision-at', new URLSearchParams({ time })),
   tree: (prefix: string, revision: number | undefined, cont?: string) => {
@@ -93,7 +117,10 @@ export const api = {
     if (prefix) keyParam(q, 'prefix', prefix)
     if (revision) q.set('revision', String(revision))
     if (cont) keyParam(q, 'continue', cont)
-    return get<{ header: { revision: number }; count: number; children: TreeChild[]; continue?: string; continueBase64?: string }>('/v1/keys/tree', q)
+    return get<{ header: { revision: number }; count: number; children: TreeChild[]; continue?: string; continueBase64?: string }>(
+      '/v1/keys/tree',
+      q,
+    )
   },
   /** One page of the keys under a prefix (or one key) at a revision. */
   range: (key: string, prefix: boolean, revision: number | undefined, limit: number, cont?: string) => {
@@ -112,7 +139,10 @@ export const api = {
     else if (opts.prefix) q.set('prefix', 'true')
     if (opts.from !== undefined) q.set('from', String(opts.from))
     if (opts.to !== undefined) q.set('to', String(opts.to))
-    return get<{ header: { revision: number; compactRevision: number }; events: HistoryEvent[]; more: boolean; nextRevision: number }>('/v1/history', q)
+    return get<{ header: { revision: number; compactRevision: number }; events: HistoryEvent[]; more: boolean; nextRevision: number }>(
+      '/v1/history',
+      q,
+    )
   },
   metrics: async (): Promise<Map<string, number>> => {
     const res = await fetch('/metrics')

@@ -38,7 +38,9 @@ export function Problem({ error }: { error: Error }) {
     </div>`
   }
   if (error instanceof ApiError && error.code === 'FUTURE_REVISION') {
-    return html`<div class="notice" role="status" data-code="FUTURE_REVISION">That revision has not been written yet (the head is ${String(error.details.currentRevision ?? '?')}).</div>`
+    return html`<div class="notice" role="status" data-code="FUTURE_REVISION">
+      That revision has not been written yet (the head is ${String(error.details.currentRevision ?? '?')}).
+    </div>`
   }
   return html`<div class="error" role="alert" data-code=${error instanceof ApiError ? error.code : 'ERROR'}>${error.message}</div>`
 }
@@ -74,7 +76,13 @@ export function RevisionPicker({ rev, head }: { rev: number | undefined; head: n
   }
   return html`<form class="pick" onSubmit=${submit}>
     <label for="pick-rev">Revision or time</label>
-    <input id="pick-rev" name="rev" value=${value} placeholder=${head ? `head ${head}` : 'head'} onInput=${(e: Event) => setValue((e.target as HTMLInputElement).value)} />
+    <input
+      id="pick-rev"
+      name="rev"
+      value=${value}
+      placeholder=${head ? `head ${head}` : 'head'}
+      onInput=${(e: Event) => setValue((e.target as HTMLInputElement).value)}
+    />
     <button type="submit">Show</button>
     <button type="button" onClick=${() => (location.hash = withRev(undefined))}>Latest</button>
     ${rev !== undefined ? html`<span class="muted">at revision <strong data-testid="picked-rev">${rev}</strong></span>` : html`<span class="muted">at the head</span>`}

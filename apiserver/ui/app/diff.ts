@@ -28,7 +28,8 @@ function walk(a: unknown, b: unknown, path: string, out: DiffRow[]): void {
   }
   const ao = a as Record<string, unknown>
   const bo = b as Record<string, unknown>
-  for (const k of new Set([...Object.keys(ao), ...Object.keys(bo)])) walk(ao[k], bo[k], Array.isArray(a) ? `${path}[${k}]` : `${path}.${k}`, out)
+  for (const k of new Set([...Object.keys(ao), ...Object.keys(bo)]))
+    walk(ao[k], bo[k], Array.isArray(a) ? `${path}[${k}]` : `${path}.${k}`, out)
 }
 
 /** Structural rows when both are JSON objects or arrays, undefined otherwise. */
@@ -56,9 +57,10 @@ export function lineDiff(before: string, after: string): DiffRow[] {
   } else {
     // lcs[i][j]: the longest common subsequence of am[i..] and bm[j..].
     const lcs = Array.from({ length: am.length + 1 }, () => new Uint32Array(bm.length + 1))
-    for (let i = am.length - 1; i >= 0; i--) for (let j = bm.length - 1; j >= 0; j--) {
-      lcs[i][j] = am[i] === bm[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1])
-    }
+    for (let i = am.length - 1; i >= 0; i--)
+      for (let j = bm.length - 1; j >= 0; j--) {
+        lcs[i][j] = am[i] === bm[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1])
+      }
     let i = 0
     let j = 0
     while (i < am.length || j < bm.length) {

@@ -12,12 +12,14 @@ import { pretty, valueDiff } from './diff.js'
 import { href, revParam, type Route } from './route.js'
 
 function Diff({ e }: { e: HistoryEvent }) {
-  if (e.type === 'DELETE') return html`<pre class="diff"><span class="del">${e.prevKv ? pretty(text(e.prevKv, 'value')) : '(deleted)'}</span></pre>`
+  if (e.type === 'DELETE')
+    return html`<pre class="diff"><span class="del">${e.prevKv ? pretty(text(e.prevKv, 'value')) : '(deleted)'}</span></pre>`
   const after = text(e.kv, 'value')
   if (!e.prevKv) return html`<pre class="diff"><span class="add">${pretty(after)}</span></pre>`
   const d = valueDiff(text(e.prevKv, 'value'), after)
   if (d.rows.length === 0) return html`<p class="muted">(same value)</p>`
-  return html`<pre class="diff" data-diff=${d.kind}>${d.rows.map((r) => html`<div class=${r.kind}>${r.kind === 'add' ? '+ ' : r.kind === 'del' ? '- ' : '  '}${r.text}</div>`)}</pre>`
+  return html`<pre class="diff" data-diff=${d.kind}>
+${d.rows.map((r) => html`<div class=${r.kind}>${r.kind === 'add' ? '+ ' : r.kind === 'del' ? '- ' : '  '}${r.text}</div>`)}</pre>`
 }
 
 function Version({ e, showKey }: { e: HistoryEvent; showKey: boolean }) {
@@ -43,7 +45,15 @@ function Version({ e, showKey }: { e: HistoryEvent; showKey: boolean }) {
  */
 const WINDOW = 20_000
 
-export function KeyHistoryView({ route, head, compactRevision }: { route: Route; head: number | undefined; compactRevision: number | undefined }) {
+export function KeyHistoryView({
+  route,
+  head,
+  compactRevision,
+}: {
+  route: Route
+  head: number | undefined
+  compactRevision: number | undefined
+}) {
   const key = route.params.get('key') ?? ''
   const [events, setEvents] = useState<HistoryEvent[]>([])
   const [older, setOlder] = useState<number | undefined>()
@@ -89,7 +99,10 @@ export function KeyHistoryView({ route, head, compactRevision }: { route: Route;
   if (!key) return html`<p>Pick a key in <a href=${href('keys')}>Keys</a>.</p>`
   return html`<div>
     <h2>History of <span data-testid="history-key">${key}</span></h2>
-    <p><a href=${href('keys', { prefix: key.slice(0, key.lastIndexOf('/') + 1), key, rev: revParam(route.params) })}>Show in Keys</a> · newest first</p>
+    <p>
+      <a href=${href('keys', { prefix: key.slice(0, key.lastIndexOf('/') + 1), key, rev: revParam(route.params) })}>Show in Keys</a> ·
+      newest first
+    </p>
     ${error ? html`<${Problem} error=${error} />` : ''}
     <div aria-label="Versions" data-testid="versions">${events.map((e) => html`<${Version} e=${e} showKey=${false} />`)}</div>
     ${events.length === 0 && !error && !loading ? html`<p class="muted">No versions in the revisions read so far.</p>` : ''}
@@ -101,7 +114,10 @@ export function KeyHistoryView({ route, head, compactRevision }: { route: Route;
 
 export function RevisionView({ route, head }: { route: Route; head: number | undefined }) {
   const rev = revParam(route.params) ?? head
-  const r = useAsync(() => (rev === undefined ? Promise.resolve(undefined) : api.history('', { all: true, from: rev, to: rev, limit: 1000 })), [rev])
+  const r = useAsync(
+    () => (rev === undefined ? Promise.resolve(undefined) : api.history('', { all: true, from: rev, to: rev, limit: 1000 })),
+    [rev],
+  )
   const goto = (n: number) => (location.hash = href('revision', { rev: n }))
   useEffect(() => {
     const on = (e: KeyboardEvent) => {
@@ -113,7 +129,8 @@ export function RevisionView({ route, head }: { route: Route; head: number | und
     return () => removeEventListener('keydown', on)
   }, [rev])
   if (rev === undefined) return html`<p class="loading">Loading…</p>`
-  if (rev > (head ?? Infinity)) return html`<div class="notice" data-code="FUTURE_REVISION">Revision ${rev} has not been written yet (the head is ${head}).</div>`
+  if (rev > (head ?? Infinity))
+    return html`<div class="notice" data-code="FUTURE_REVISION">Revision ${rev} has not been written yet (the head is ${head}).</div>`
   const events = r.data?.events ?? []
   return html`<div>
     <div class="pick">

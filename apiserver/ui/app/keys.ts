@@ -28,7 +28,14 @@ export function arrowKeys(e: KeyboardEvent): void {
   if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(e.key)) return
   const links = [...(e.currentTarget as HTMLElement).querySelectorAll<HTMLAnchorElement>('a')]
   const i = links.indexOf(document.activeElement as HTMLAnchorElement)
-  const next = e.key === 'Home' ? 0 : e.key === 'End' ? links.length - 1 : e.key === 'ArrowDown' ? Math.min(links.length - 1, i + 1) : Math.max(0, i - 1)
+  const next =
+    e.key === 'Home'
+      ? 0
+      : e.key === 'End'
+        ? links.length - 1
+        : e.key === 'ArrowDown'
+          ? Math.min(links.length - 1, i + 1)
+          : Math.max(0, i - 1)
   links[next]?.focus()
   e.preventDefault()
 }
@@ -57,8 +64,11 @@ function Tree({ prefix, rev, selected }: { prefix: string; rev: number | undefin
         const name = text(c, 'name')
         const full = prefix + name
         const link = c.leaf ? href('keys', { prefix, key: full, rev }) : href('keys', { prefix: full, rev })
-        return html`<li><a href=${link} aria-current=${c.leaf && selected === full ? 'true' : undefined} data-leaf=${String(c.leaf)}>
-          <span>${c.leaf ? name : `${name}`}</span><span class="count">${c.leaf ? '' : c.count}</span></a></li>`
+        return html`<li>
+          <a href=${link} aria-current=${c.leaf && selected === full ? 'true' : undefined} data-leaf=${String(c.leaf)}>
+            <span>${c.leaf ? name : `${name}`}</span><span class="count">${c.leaf ? '' : c.count}</span></a
+          >
+        </li>`
       })}
     </ul>
     ${cont ? html`<button onClick=${more}>More…</button>` : ''}
@@ -96,16 +106,26 @@ function State({ prefix, rev, selected }: { prefix: string; rev: number | undefi
   if (error) return html`<${Problem} error=${error} />`
   const registry = prefix.startsWith('/registry/')
   return html`<div>
-    <div class="muted" data-testid="state-summary">${count} keys at revision ${revision ?? '…'}${registry ? ' (kind · namespace · name)' : ''}</div>
-    <${VirtualList} count=${kvs.length} rowHeight=${24} height=${360} label="Keys at the picked revision" onNearEnd=${() => void load(false)}
+    <div class="muted" data-testid="state-summary">
+      ${count} keys at revision ${revision ?? '…'}${registry ? ' (kind · namespace · name)' : ''}
+    </div>
+    <${VirtualList}
+      count=${kvs.length}
+      rowHeight=${24}
+      height=${360}
+      label="Keys at the picked revision"
+      onNearEnd=${() => void load(false)}
       render=${(i: number) => {
         const kv = kvs[i]
         const key = text(kv, 'key')
         const parts = registry ? registryParts(key) : undefined
         const label = parts ? `${parts.kind} · ${parts.namespace || '-'} · ${parts.name}` : key
-        return html`<a href=${href('keys', { prefix, key, rev })} aria-current=${selected === key ? 'true' : undefined} title=${key}>${label}</a>
+        return html`<a href=${href('keys', { prefix, key, rev })} aria-current=${selected === key ? 'true' : undefined} title=${key}
+            >${label}</a
+          >
           <span class="count"> mod ${kv.modRevision}</span>`
-      }} />
+      }}
+    />
   </div>`
 }
 
@@ -116,10 +136,14 @@ function Value({ keyText, rev }: { keyText: string; rev: number | undefined }) {
   const kv = r.data.kvs[0]
   return html`<section class="panel" aria-label="Value">
     <h2><span data-testid="selected-key">${keyText}</span> at revision ${r.data.header.revision}</h2>
-    ${kv === undefined
-      ? html`<p data-testid="value-absent">The key did not exist at this revision.</p>`
-      : html`<div class="meta muted">created ${kv.createRevision} · modified ${kv.modRevision} · version ${kv.version}${kv.lease ? ` · lease ${kv.lease}` : ''}</div>
-        <pre data-testid="value">${pretty(text(kv, 'value'))}</pre>`}
+    ${
+      kv === undefined
+        ? html`<p data-testid="value-absent">The key did not exist at this revision.</p>`
+        : html`<div class="meta muted">
+              created ${kv.createRevision} · modified ${kv.modRevision} · version ${kv.version}${kv.lease ? ` · lease ${kv.lease}` : ''}
+            </div>
+            <pre data-testid="value">${pretty(text(kv, 'value'))}</pre>`
+    }
     <a href=${href('key', { key: keyText, rev })}>History of this key</a>
   </section>`
 }
@@ -140,18 +164,38 @@ export function KeysView({ route, head }: { route: Route; head: number | undefin
   }
   return html`<div>
     <${RevisionPicker} rev=${rev} head=${head} />
-    <form class="pick" role="search" onSubmit=${(e: Event) => { e.preventDefault(); location.hash = href('keys', { prefix: search, rev }) }}>
+    <form
+      class="pick"
+      role="search"
+      onSubmit=${(e: Event) => {
+        e.preventDefault()
+        location.hash = href('keys', { prefix: search, rev })
+      }}
+    >
       <label for="prefix-search">Prefix</label>
-      <input id="prefix-search" value=${search} placeholder="/registry/pods/" onInput=${(e: Event) => setSearch((e.target as HTMLInputElement).value)} />
+      <input
+        id="prefix-search"
+        value=${search}
+        placeholder="/registry/pods/"
+        onInput=${(e: Event) => setSearch((e.target as HTMLInputElement).value)}
+      />
       <button type="submit">Go</button>
       <span class="muted">press <kbd>/</kbd> to search</span>
     </form>
-    <nav class="crumbs" aria-label="Prefix">${crumbs.map(([label, p]) => html`<a href=${href('keys', { prefix: p, rev })}>${label}</a>`)}</nav>
+    <nav class="crumbs" aria-label="Prefix">
+      ${crumbs.map(([label, p]) => html`<a href=${href('keys', { prefix: p, rev })}>${label}</a>`)}
+    </nav>
     <div class="cols">
-      <section class="panel" aria-label="Tree"><h2>Tree</h2><${Tree} prefix=${prefix} rev=${rev} selected=${selected} /></section>
+      <section class="panel" aria-label="Tree">
+        <h2>Tree</h2>
+        <${Tree} prefix=${prefix} rev=${rev} selected=${selected} />
+      </section>
       <div>
         ${selected !== undefined ? html`<${Value} keyText=${selected} rev=${rev} />` : ''}
-        <section class="panel" aria-label="State"><h2>State of ${prefix || 'all keys'}</h2><${State} prefix=${prefix} rev=${rev} selected=${selected} /></section>
+        <section class="panel" aria-label="State">
+          <h2>State of ${prefix || 'all keys'}</h2>
+          <${State} prefix=${prefix} rev=${rev} selected=${selected} />
+        </section>
       </div>
     </div>
   </div>`

@@ -19,7 +19,10 @@ export class LiveWatch {
   private delay = 250
   private timer: ReturnType<typeof setTimeout> | undefined
 
-  constructor(private readonly onEvents: (events: HistoryEvent[]) => void, private readonly onState: (s: LiveState) => void) {
+  constructor(
+    private readonly onEvents: (events: HistoryEvent[]) => void,
+    private readonly onState: (s: LiveState) => void,
+  ) {
     this.connect()
   }
 
@@ -29,8 +32,17 @@ export class LiveWatch {
     this.ws = ws
     ws.onopen = () => {
       this.delay = 250
-      ws.send(JSON.stringify({ op: 'create', id: 1, key: '\u0000', fromKey: true, prevKv: true, progressNotify: true,
-        ...(this.next !== undefined ? { startRevision: this.next } : {}) }))
+      ws.send(
+        JSON.stringify({
+          op: 'create',
+          id: 1,
+          key: '\u0000',
+          fromKey: true,
+          prevKv: true,
+          progressNotify: true,
+          ...(this.next !== undefined ? { startRevision: this.next } : {}),
+        }),
+      )
     }
     ws.onmessage = (m) => {
       const msg = JSON.parse(String(m.data)) as { type: string; revision?: number; events?: HistoryEvent[]; code?: string }

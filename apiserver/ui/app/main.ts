@@ -14,7 +14,13 @@ import { href, revParam, useRoute, type View } from './route.js'
 import { StatusView } from './status.js'
 import { TimelineView } from './timeline.js'
 
-const NAV: Array<[View, string]> = [['timeline', 'Timeline'], ['keys', 'Keys'], ['key', 'Key history'], ['revision', 'Revision'], ['status', 'Status']]
+const NAV: Array<[View, string]> = [
+  ['timeline', 'Timeline'],
+  ['keys', 'Keys'],
+  ['key', 'Key history'],
+  ['revision', 'Revision'],
+  ['status', 'Status'],
+]
 
 function App() {
   const route = useRoute()
@@ -54,18 +60,27 @@ function App() {
   const rev = revParam(route.params)
   const view = (() => {
     switch (route.view) {
-      case 'keys': return html`<${KeysView} route=${route} head=${head} />`
-      case 'key': return html`<${KeyHistoryView} route=${route} head=${head} compactRevision=${status?.compactRevision} />`
-      case 'revision': return html`<${RevisionView} route=${route} head=${head} />`
-      case 'status': return html`<${StatusView} status=${status} />`
-      default: return html`<${TimelineView} route=${route} head=${head} recent=${recent} status=${status} />`
+      case 'keys':
+        return html`<${KeysView} route=${route} head=${head} />`
+      case 'key':
+        return html`<${KeyHistoryView} route=${route} head=${head} compactRevision=${status?.compactRevision} />`
+      case 'revision':
+        return html`<${RevisionView} route=${route} head=${head} />`
+      case 'status':
+        return html`<${StatusView} status=${status} />`
+      default:
+        return html`<${TimelineView} route=${route} head=${head} recent=${recent} status=${status} />`
     }
   })()
   return html`<header>
       <h1>kvlog history</h1>
-      <nav aria-label="Views">${NAV.map(([v, label], i) => html`<a href=${href(v, { rev })} aria-current=${route.view === v ? 'page' : undefined} title=${`${label} (${i + 1})`}>${label}</a>`)}</nav>
-      <span class="head">head <strong data-testid="head">${head ?? '…'}</strong> · floor ${status?.compactRevision ?? '…'} ·
-        ${live.connected ? html`<span class="live" data-testid="live">live</span>` : html`<span class="muted" data-testid="live">${live.gap ? 'resumed after a gap' : 'reconnecting…'}</span>`}</span>
+      <nav aria-label="Views">
+        ${NAV.map(([v, label], i) => html`<a href=${href(v, { rev })} aria-current=${route.view === v ? 'page' : undefined} title=${`${label} (${i + 1})`}>${label}</a>`)}
+      </nav>
+      <span class="head"
+        >head <strong data-testid="head">${head ?? '…'}</strong> · floor ${status?.compactRevision ?? '…'} ·
+        ${live.connected ? html`<span class="live" data-testid="live">live</span>` : html`<span class="muted" data-testid="live">${live.gap ? 'resumed after a gap' : 'reconnecting…'}</span>`}</span
+      >
     </header>
     <main>${view}</main>`
 }

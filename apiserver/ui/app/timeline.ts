@@ -24,7 +24,17 @@ function timeOf(rev: number, starts: number[], firsts: number[], bucketMs: numbe
   return undefined
 }
 
-export function TimelineView({ route, head, recent, status }: { route: Route; head: number | undefined; recent: HistoryEvent[]; status: Status | undefined }) {
+export function TimelineView({
+  route,
+  head,
+  recent,
+  status,
+}: {
+  route: Route
+  head: number | undefined
+  recent: HistoryEvent[]
+  status: Status | undefined
+}) {
   const rev = revParam(route.params)
   const from = route.params.get('from') ?? undefined
   const to = route.params.get('to') ?? undefined
@@ -53,47 +63,54 @@ export function TimelineView({ route, head, recent, status }: { route: Route; he
     }
     return m
   }, [series, status, rev])
-  const opts = useMemo((): Omit<uPlot.Options, 'width'> => ({
-    height: 220,
-    legend: { show: false },
-    cursor: { drag: { x: true, y: false, setScale: false } },
-    scales: { x: { time: true } },
-    axes: [{}, { label: 'revisions', size: 60 }],
-    series: [{}, { label: 'revisions', stroke: '#0b62c4', fill: 'rgba(11,98,196,0.25)', paths: undefined, points: { show: false } }],
-    hooks: {
-      draw: [(u: uPlot) => {
-        const ctx = u.ctx
-        const line = (t: number | undefined, color: string, label: string) => {
-          if (t === undefined) return
-          const x = u.valToPos(t, 'x', true)
-          if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return
-          ctx.save()
-          ctx.strokeStyle = color
-          ctx.fillStyle = color
-          ctx.lineWidth = 2 * devicePixelRatio
-          ctx.beginPath()
-          ctx.moveTo(x, u.bbox.top)
-          ctx.lineTo(x, u.bbox.top + u.bbox.height)
-          ctx.stroke()
-          ctx.font = `${11 * devicePixelRatio}px sans-serif`
-          ctx.fillText(label, x + 3 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio)
-          ctx.restore()
-        }
-        const m = (u as unknown as { marks?: Marks }).marks
-        if (!m) return
-        line(m.floor, '#b35900', 'floor')
-        for (const c of m.cursors) line(c.at, '#8250df', c.name)
-        line(m.picked, '#1a7f37', 'picked')
-        line(m.now, '#cf222e', 'now')
-      }],
-      setSelect: [(u: uPlot) => {
-        if (u.select.width < 5) return
-        const a = u.posToVal(u.select.left, 'x')
-        const z = u.posToVal(u.select.left + u.select.width, 'x')
-        location.hash = href('timeline', { from: new Date(a * 1000).toISOString(), to: new Date(z * 1000).toISOString(), rev })
-      }],
-    },
-  }), [])
+  const opts = useMemo(
+    (): Omit<uPlot.Options, 'width'> => ({
+      height: 220,
+      legend: { show: false },
+      cursor: { drag: { x: true, y: false, setScale: false } },
+      scales: { x: { time: true } },
+      axes: [{}, { label: 'revisions', size: 60 }],
+      series: [{}, { label: 'revisions', stroke: '#0b62c4', fill: 'rgba(11,98,196,0.25)', paths: undefined, points: { show: false } }],
+      hooks: {
+        draw: [
+          (u: uPlot) => {
+            const ctx = u.ctx
+            const line = (t: number | undefined, color: string, label: string) => {
+              if (t === undefined) return
+              const x = u.valToPos(t, 'x', true)
+              if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return
+              ctx.save()
+              ctx.strokeStyle = color
+              ctx.fillStyle = color
+              ctx.lineWidth = 2 * devicePixelRatio
+              ctx.beginPath()
+              ctx.moveTo(x, u.bbox.top)
+              ctx.lineTo(x, u.bbox.top + u.bbox.height)
+              ctx.stroke()
+              ctx.font = `${11 * devicePixelRatio}px sans-serif`
+              ctx.fillText(label, x + 3 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio)
+              ctx.restore()
+            }
+            const m = (u as unknown as { marks?: Marks }).marks
+            if (!m) return
+            line(m.floor, '#b35900', 'floor')
+            for (const c of m.cursors) line(c.at, '#8250df', c.name)
+            line(m.picked, '#1a7f37', 'picked')
+            line(m.now, '#cf222e', 'now')
+          },
+        ],
+        setSelect: [
+          (u: uPlot) => {
+            if (u.select.width < 5) return
+            const a = u.posToVal(u.select.left, 'x')
+            const z = u.posToVal(u.select.left + u.select.width, 'x')
+            location.hash = href('timeline', { from: new Date(a * 1000).toISOString(), to: new Date(z * 1000).toISOString(), rev })
+          },
+        ],
+      },
+    }),
+    [],
+  )
   const [chart, setChart] = useState<uPlot | undefined>()
   useEffect(() => {
     if (!chart) return
@@ -118,10 +135,15 @@ export function TimelineView({ route, head, recent, status }: { route: Route; he
   return html`<div>
     <${RevisionPicker} rev=${rev} head=${head} />
     <section class="panel" aria-label="Writes over time">
-      <h2>Writes per ${b ? `${Math.max(1, Math.round(b.bucketMs / 1000))} s` : ''} bucket ${from ? html`<a href=${href('timeline', { rev })}>(whole history)</a>` : ''}</h2>
+      <h2>
+        Writes per ${b ? `${Math.max(1, Math.round(b.bucketMs / 1000))} s` : ''} bucket
+        ${from ? html`<a href=${href('timeline', { rev })}>(whole history)</a>` : ''}
+      </h2>
       ${buckets.error ? html`<${Problem} error=${buckets.error} />` : ''}
       <${Chart} opts=${opts} data=${data} label="Revisions committed per time bucket" onReady=${onReady} />
-      <p class="muted">Click to pick the revision current at a time; drag to zoom. Floor ${b?.header.compactRevision ?? '…'}, head ${head ?? '…'}.</p>
+      <p class="muted">
+        Click to pick the revision current at a time; drag to zoom. Floor ${b?.header.compactRevision ?? '…'}, head ${head ?? '…'}.
+      </p>
       ${pickError ? html`<${Problem} error=${pickError} />` : ''}
       ${rev !== undefined ? html`<p>Picked revision <strong>${rev}</strong>: <a href=${href('keys', { rev })}>keys at ${rev}</a> · <a href=${href('revision', { rev })}>what revision ${rev} changed</a></p>` : ''}
     </section>

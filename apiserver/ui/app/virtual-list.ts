@@ -25,9 +25,21 @@ export function VirtualList({ count, rowHeight, height, render, onNearEnd, label
     if (onNearEnd && last >= count - 20) onNearEnd()
   }, [last, count])
   const rows = []
-  for (let i = first; i < last; i++) rows.push(html`<div class="vlist-row" role="listitem" style=${`top:${i * rowHeight}px;height:${rowHeight}px;line-height:${rowHeight}px`}>${render(i)}</div>`)
-  return html`<div class="vlist" ref=${ref} role="list" aria-label=${label} tabindex="0" style=${`height:${Math.min(height, Math.max(count, 1) * rowHeight + 2)}px`}
-    onScroll=${(e: Event) => setTop((e.target as HTMLElement).scrollTop)}>
+  for (let i = first; i < last; i++)
+    rows.push(
+      html`<div class="vlist-row" role="listitem" style=${`top:${i * rowHeight}px;height:${rowHeight}px;line-height:${rowHeight}px`}>
+        ${render(i)}
+      </div>`,
+    )
+  return html`<div
+    class="vlist"
+    ref=${ref}
+    role="list"
+    aria-label=${label}
+    tabindex="0"
+    style=${`height:${Math.min(height, Math.max(count, 1) * rowHeight + 2)}px`}
+    onScroll=${(e: Event) => setTop((e.target as HTMLElement).scrollTop)}
+  >
     <div style=${`height:${count * rowHeight}px`}></div>
     ${rows}
   </div>`

@@ -21,7 +21,15 @@ export async function dump(c: Context): Promise<number> {
     for (const kv of page.kvs) {
       count++
       if (c.mode === 'ndjson') c.out(JSON.stringify(kvJson(kv)))
-      else if (c.mode === 'table') rows.push([display(kv.key), display(kv.value), String(kv.createRevision), String(kv.modRevision), String(kv.version), kv.lease === 0n ? '' : kv.lease.toString()])
+      else if (c.mode === 'table')
+        rows.push([
+          display(kv.key),
+          display(kv.value),
+          String(kv.createRevision),
+          String(kv.modRevision),
+          String(kv.version),
+          kv.lease === 0n ? '' : kv.lease.toString(),
+        ])
       else kvs.push(kvJson(kv))
     }
   }

@@ -14,10 +14,20 @@ export async function revert(c: Context): Promise<number> {
   const dryRun = bool(c, 'dry-run')
   const r = await c.client.revert(key, { ...range, revision, dryRun })
   if (c.mode === 'json') {
-    c.out(JSON.stringify({
-      toRevision: revision, fromRevision: r.fromRevision, dryRun, ...(r.revision !== undefined ? { revision: r.revision } : {}),
-      changes: r.changes.map((x) => ({ change: x.change, ...bytesJson('key', x.key), ...bytesJson('value', x.value), ...bytesJson('previousValue', x.previousValue) })),
-    }))
+    c.out(
+      JSON.stringify({
+        toRevision: revision,
+        fromRevision: r.fromRevision,
+        dryRun,
+        ...(r.revision !== undefined ? { revision: r.revision } : {}),
+        changes: r.changes.map((x) => ({
+          change: x.change,
+          ...bytesJson('key', x.key),
+          ...bytesJson('value', x.value),
+          ...bytesJson('previousValue', x.previousValue),
+        })),
+      }),
+    )
     return 0
   }
   if (r.changes.length === 0) {
@@ -25,9 +35,11 @@ export async function revert(c: Context): Promise<number> {
     return 0
   }
   c.out(table([['CHANGE SINCE', 'KEY', 'REVERT'], ...r.changes.map((x) => [x.change, display(x.key), action(x)])]))
-  c.out(dryRun
-    ? `dry run: ${r.changes.length} key(s) would be written (planned against revision ${r.fromRevision})`
-    : `reverted ${r.changes.length} key(s) to revision ${revision} at revision ${r.revision}`)
+  c.out(
+    dryRun
+      ? `dry run: ${r.changes.length} key(s) would be written (planned against revision ${r.fromRevision})`
+      : `reverted ${r.changes.length} key(s) to revision ${revision} at revision ${r.revision}`,
+  )
   return 0
 }
 

@@ -8,9 +8,24 @@ import { expect } from 'chai'
 import { uiEnabled } from '../../../apiserver/ui/serve.js'
 import { b64, expectError, ok, useServer } from './helpers.js'
 
-interface TreeBody { header: { revision: number }; count: number; children: Array<{ name?: string; nameBase64?: string; count: number; leaf: boolean }>; continue?: string }
-interface BucketsBody { header: { revision: number; compactRevision: number }; fromTime: string; bucketMs: number; buckets: Array<{ start: string; firstRevision: number; revisions: number }> }
-interface RevertBody { header: { revision: number }; fromRevision: number; revision?: number; changes: Array<{ change: string; key?: string; value?: string; previousValue?: string }> }
+interface TreeBody {
+  header: { revision: number }
+  count: number
+  children: Array<{ name?: string; nameBase64?: string; count: number; leaf: boolean }>
+  continue?: string
+}
+interface BucketsBody {
+  header: { revision: number; compactRevision: number }
+  fromTime: string
+  bucketMs: number
+  buckets: Array<{ start: string; firstRevision: number; revisions: number }>
+}
+interface RevertBody {
+  header: { revision: number }
+  fromRevision: number
+  revision?: number
+  changes: Array<{ change: string; key?: string; value?: string; previousValue?: string }>
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -41,14 +56,20 @@ describe('native HTTP API: key tree, history buckets, revision-at, revert, /ui (
     const t = ok(await api().get<TreeBody>('/v1/keys/tree', { prefix: '/t/' }))
     expect(t.count).to.equal(8)
     expect(t.children.map((c) => [c.name ?? `b64:${c.nameBase64}`, c.count, c.leaf])).to.deep.equal([
-      ['a/', 4, false], ['b/', 1, false], ['c', 1, true], ['d/', 1, false], [`b64:${b64(Buffer.from([0xff]))}`, 1, true],
+      ['a/', 4, false],
+      ['b/', 1, false],
+      ['c', 1, true],
+      ['d/', 1, false],
+      [`b64:${b64(Buffer.from([0xff]))}`, 1, true],
     ])
     const old = ok(await api().get<TreeBody>('/v1/keys/tree', { prefix: '/t/', revision: atBefore }))
     expect(old.children[0]).to.deep.include({ name: 'a/', count: 3 })
     const page1 = ok(await api().get<TreeBody>('/v1/keys/tree', { prefix: '/t/', limit: 2 }))
     expect(page1.children.map((c) => c.name)).to.deep.equal(['a/', 'b/'])
     expect(page1.continue).to.be.a('string')
-    const page2 = ok(await api().get<TreeBody>('/v1/keys/tree', { prefix: '/t/', limit: 2, continue: page1.continue, revision: page1.header.revision }))
+    const page2 = ok(
+      await api().get<TreeBody>('/v1/keys/tree', { prefix: '/t/', limit: 2, continue: page1.continue, revision: page1.header.revision }),
+    )
     expect(page2.children.map((c) => c.name)).to.deep.equal(['c', 'd/'])
     expectError(await api().get('/v1/keys/tree', { prefix: '/t/', limit: 0 }), 400, 'INVALID_ARGUMENT')
     expectError(await api().get('/v1/keys/tree', { prefix: '/t/', continue: '/elsewhere' }), 400, 'INVALID_ARGUMENT')
@@ -62,7 +83,8 @@ describe('native HTTP API: key tree, history buckets, revision-at, revert, /ui (
     const head = b.header.revision
     expect(b.buckets.reduce((n, x) => n + x.revisions, 0)).to.equal(head - b.buckets[0].firstRevision + 1)
     expect(b.buckets[0].firstRevision).to.be.at.most(floor + 1)
-    for (let i = 1; i < b.buckets.length; i++) expect(b.buckets[i].firstRevision).to.equal(b.buckets[i - 1].firstRevision + b.buckets[i - 1].revisions)
+    for (let i = 1; i < b.buckets.length; i++)
+      expect(b.buckets[i].firstRevision).to.equal(b.buckets[i - 1].firstRevision + b.buckets[i - 1].revisions)
     expectError(await api().get('/v1/history/buckets', { buckets: 100_000 }), 400, 'INVALID_ARGUMENT')
     expectError(await api().get('/v1/history/buckets', { fromTime: 'soon' }), 400, 'INVALID_ARGUMENT')
   })
@@ -79,14 +101,20 @@ describe('native HTTP API: key tree, history buckets, revision-at, revert, /ui (
 
   it('POST /v1/revert: a dry run writes nothing; a real one writes one revision', async () => {
     const head = await api().revision()
-    const dry = ok(await api().request<RevertBody>('POST', '/v1/revert', { json: { key: '/t/a/', prefix: true, revision: atBefore, dryRun: true } }))
+    const dry = ok(
+      await api().request<RevertBody>('POST', '/v1/revert', { json: { key: '/t/a/', prefix: true, revision: atBefore, dryRun: true } }),
+    )
     expect(dry.changes).to.deep.equal([{ change: 'added', key: '/t/a/4', previousValue: 'v' }])
     expect(dry).to.not.have.property('revision')
     expect(await api().revision()).to.equal(head)
     const real = ok(await api().request<RevertBody>('POST', '/v1/revert', { json: { key: '/t/a/', prefix: true, revision: atBefore } }))
     expect(real.revision).to.equal(head + 1)
     expect((await api().mustRange({ key: '/t/a/', prefix: true })).count).to.equal(3)
-    expectError(await api().request('POST', '/v1/revert', { json: { key: '/t/', prefix: true, revision: head + 100 } }), 400, 'FUTURE_REVISION')
+    expectError(
+      await api().request('POST', '/v1/revert', { json: { key: '/t/', prefix: true, revision: head + 100 } }),
+      400,
+      'FUTURE_REVISION',
+    )
     expectError(await api().request('POST', '/v1/revert', { json: { key: '/t/', prefix: true, revision: floor - 1 } }), 410, 'COMPACTED')
     expectError(await api().request('POST', '/v1/revert', { json: { key: '/t/', prefix: true } }), 400, 'INVALID_ARGUMENT')
     expectError(await api().request('POST', '/v1/revert', { json: { key: '/t/', revision: atBefore, extra: 1 } }), 400, 'INVALID_ARGUMENT')

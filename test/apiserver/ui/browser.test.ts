@@ -60,7 +60,11 @@ describe('history browser /ui (real Chromium)', function () {
     await kv.put('/app/notes', 'line one\nline two\n')
     v2 = (await kv.put('/app/config', JSON.stringify({ replicas: 2, image: 'web:1' }))).revision
     await kv.put('/app/notes', 'line one\nline 2\n')
-    for (let i = 0; i < 30; i++) await kv.put(`/registry/pods/ns${i % 3}/pod-${String(i).padStart(2, '0')}`, JSON.stringify({ kind: 'Pod', metadata: { name: `pod-${i}` } }))
+    for (let i = 0; i < 30; i++)
+      await kv.put(
+        `/registry/pods/ns${i % 3}/pod-${String(i).padStart(2, '0')}`,
+        JSON.stringify({ kind: 'Pod', metadata: { name: `pod-${i}` } }),
+      )
     await kv.put('/app/tmp', 'x')
     await kv.delete('/app/tmp')
   })
@@ -73,7 +77,10 @@ describe('history browser /ui (real Chromium)', function () {
   it('opens /ui: the timeline chart, the head revision and the live state', async () => {
     page = await open('')
     const head = (await kv.status()).revision as number
-    await page.getByTestId('head').filter({ hasText: String(head) }).waitFor()
+    await page
+      .getByTestId('head')
+      .filter({ hasText: String(head) })
+      .waitFor()
     await page.locator('.timeline-chart canvas').waitFor()
     await page.getByTestId('live').filter({ hasText: 'live' }).waitFor()
     await shot(page, 'timeline')
@@ -99,7 +106,10 @@ describe('history browser /ui (real Chromium)', function () {
     await page.getByTestId('value').filter({ hasText: '"replicas": 2' }).waitFor()
     await page.fill('#pick-rev', String(v1))
     await page.press('#pick-rev', 'Enter')
-    await page.getByTestId('picked-rev').filter({ hasText: String(v1) }).waitFor()
+    await page
+      .getByTestId('picked-rev')
+      .filter({ hasText: String(v1) })
+      .waitFor()
     await page.getByTestId('value').filter({ hasText: '"replicas": 1' }).waitFor()
     expect(page.url()).to.contain(`rev=${v1}`)
   })
@@ -169,9 +179,15 @@ describe('history browser /ui (real Chromium)', function () {
     await page.keyboard.press('Enter')
     await page.getByTestId('selected-key').filter({ hasText: '/app/notes' }).waitFor()
     await page.goto(`${server.http}/ui/#/revision?rev=${v2}`)
-    await page.getByTestId('revision').filter({ hasText: String(v2) }).waitFor()
+    await page
+      .getByTestId('revision')
+      .filter({ hasText: String(v2) })
+      .waitFor()
     await page.keyboard.press(']')
-    await page.getByTestId('revision').filter({ hasText: String(v2 + 1) }).waitFor()
+    await page
+      .getByTestId('revision')
+      .filter({ hasText: String(v2 + 1) })
+      .waitFor()
     await page.getByTestId('revision-events').locator('a', { hasText: '/app/notes' }).waitFor()
   })
 

@@ -64,13 +64,20 @@ describe('kvlog dump, diff, revert (real server)', function () {
     for (const x of [json, yaml, ndjson, table]) expect(x.code, x.stderr).to.equal(0)
     const doc = JSON.parse(json.stdout) as Dump
     expect(doc).to.include({ revision: r.a2, prefix: '/h/', count: 4 })
-    expect(doc.kvs.map((k) => k.key ?? `b64:${k.keyBase64}`)).to.deep.equal(['/h/a', '/h/b', '/h/leased', `b64:${BIN_KEY.toString('base64')}`])
+    expect(doc.kvs.map((k) => k.key ?? `b64:${k.keyBase64}`)).to.deep.equal([
+      '/h/a',
+      '/h/b',
+      '/h/leased',
+      `b64:${BIN_KEY.toString('base64')}`,
+    ])
     expect(doc.kvs[0]).to.include({ value: '{"x":2,"keep":true}', modRevision: r.a2 })
     expect(doc.kvs[2]).to.include({ value: 'L', lease })
     expect(doc.kvs[3]).to.include({ valueBase64: BIN_VALUE.toString('base64') })
     expect(parseYaml(yaml.stdout)).to.deep.equal(doc)
     expect(jsonLines(ndjson.stdout)).to.deep.equal(doc.kvs)
-    expect(table.stdout).to.contain('/h/leased').and.contain(`base64:${BIN_VALUE.toString('base64')}`)
+    expect(table.stdout)
+      .to.contain('/h/leased')
+      .and.contain(`base64:${BIN_VALUE.toString('base64')}`)
   })
 
   it('dump --at TIME is the state at the last revision committed at or before that time', async () => {
@@ -117,9 +124,16 @@ describe('kvlog dump, diff, revert (real server)', function () {
     ])
     for (const x of [json, table, toNow]) expect(x.code, x.stderr).to.equal(0)
     const changes = jsonLines(json.stdout)
-    expect(changes.map((c) => [c.change, c.key ?? 'bin'])).to.deep.equal([['modified', '/h/a'], ['added', '/h/leased'], ['added', 'bin']])
+    expect(changes.map((c) => [c.change, c.key ?? 'bin'])).to.deep.equal([
+      ['modified', '/h/a'],
+      ['added', '/h/leased'],
+      ['added', 'bin'],
+    ])
     expect(table.stdout).to.contain('.x: 1 → 2')
-    expect(jsonLines(toNow.stdout).map((c) => [c.change, c.key])).to.deep.equal([['removed', '/h/b'], ['added', '/h/c']])
+    expect(jsonLines(toNow.stdout).map((c) => [c.change, c.key])).to.deep.equal([
+      ['removed', '/h/b'],
+      ['added', '/h/c'],
+    ])
     const [compacted, future] = await Promise.all([
       run('diff', '--from', String(floor - 1), '--to', String(r.c)),
       run('diff', '--from', String(r.a1), '--to', String(r.c + 1000)),
@@ -137,7 +151,11 @@ describe('kvlog dump, diff, revert (real server)', function () {
     expect(plan.dryRun).to.equal(true)
     expect(plan).to.not.have.property('revision')
     expect(plan.changes.map((c) => [c.change, c.key ?? 'bin'])).to.deep.equal([
-      ['modified', '/h/a'], ['removed', '/h/b'], ['added', '/h/c'], ['added', '/h/leased'], ['added', 'bin'],
+      ['modified', '/h/a'],
+      ['removed', '/h/b'],
+      ['added', '/h/c'],
+      ['added', '/h/leased'],
+      ['added', 'bin'],
     ])
     expect(plan.changes[0]).to.include({ value: '{"x":1,"keep":true}', previousValue: '{"x":2,"keep":true}' })
     expect((await kv.status()).revision).to.equal(before)
@@ -155,7 +173,13 @@ describe('kvlog dump, diff, revert (real server)', function () {
     const values = (x: string) => (JSON.parse(x) as Dump).kvs.map((k) => [k.key, k.value])
     expect(values(now.stdout)).to.deep.equal(values(then.stdout))
     const events = (await kv.history('/h/', { prefix: true, from: done.revision, to: done.revision })).events
-    expect(events.map((e) => [e.type, e.revision])).to.deep.equal([['PUT', done.revision], ['PUT', done.revision], ['DELETE', done.revision], ['DELETE', done.revision], ['DELETE', done.revision]])
+    expect(events.map((e) => [e.type, e.revision])).to.deep.equal([
+      ['PUT', done.revision],
+      ['PUT', done.revision],
+      ['DELETE', done.revision],
+      ['DELETE', done.revision],
+      ['DELETE', done.revision],
+    ])
     const again = await run('revert', '--to-revision', String(r.a1), '--prefix', '/h/')
     expect(again.stdout).to.contain('nothing to revert')
   })
