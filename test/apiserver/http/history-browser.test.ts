@@ -5,7 +5,7 @@
  * floor), POST /v1/revert (dry run and real, one revision), and /ui's static assets.
  */
 import { expect } from 'chai'
-import { uiEnabled } from '../../../apiserver/ui/serve.js'
+import { uiEnabled } from '../../../apiserver/ui-assets.js'
 import { b64, expectError, ok, useServer } from './helpers.js'
 
 interface TreeBody {

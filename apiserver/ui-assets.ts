@@ -1,5 +1,5 @@
 /**
- * Serves the history browser's static assets at /ui on the native HTTP door. The assets are built into
+ * Serves the history browser's static assets (apiserver/ui/) at /ui on the native HTTP door. The assets are built into
  * dist/apiserver/ui/public at install time (the `prepare` script, apiserver/ui/build.ts): the app's ES
  * modules, Preact, htm and uPlot copied from node_modules, and index.html. Nothing is fetched from the
  * network at run time. Views live in the URL's fragment (/ui/#/keys?...), so every path under /ui that is
@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises'
 import { extname, normalize } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
-import type { UiMode } from '../../config/index.js'
+import type { UiMode } from '../config/index.js'
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -24,7 +24,7 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json',
 }
 
-const PUBLIC = fileURLToPath(new URL('./public/', import.meta.url))
+const PUBLIC = fileURLToPath(new URL('./ui/public/', import.meta.url))
 
 export function isLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '')
