@@ -120,7 +120,7 @@ describe('kvlog dump, diff, revert (real server)', function () {
     const [json, table, toNow] = await Promise.all([
       run('diff', '--from', String(r.a1), '--to', timeAfterA2, '/h/', '--prefix', '-o', 'json'),
       run('diff', '--from', String(r.a1), '--to', timeAfterA2, '/h/', '--prefix'),
-      run('diff', '--from', timeAfterA2, '/h/', '--prefix', '-o', 'json'),
+      run('diff', '--from', timeAfterA2, '--to', String(r.c), '/h/', '--prefix', '-o', 'json'),
     ])
     for (const x of [json, table, toNow]) expect(x.code, x.stderr).to.equal(0)
     const changes = jsonLines(json.stdout)
