@@ -42,7 +42,18 @@ interface RawJob {
   reject(err: unknown): void
 }
 
-type Job = TxnJob | RawJob
+/**
+ * Jobs that must be one batch with a given commit timestamp (a replicated message applied by the cluster
+ * engine): taken alone, never split, never merged with other jobs.
+ */
+interface GroupJob {
+  kind: 'group'
+  txns: TxnJob[]
+  raws: RawJob[]
+  timestamp: number
+}
+
+type Job = TxnJob | RawJob | GroupJob
 
 /** A transaction made at evaluation time, with records that go into the same batch if it succeeds. */
 export interface PlannedTxn {
@@ -105,6 +116,23 @@ export class Writer {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'raw', build, resolve, reject }))
   }
 
+  /**
+   * Writes the transactions and raw jobs in one batch whose entries carry `timestamp` (raw jobs build after
+   * the transactions, in order). Each promise settles as submit()'s and submitRaw()'s do; all are durable
+   * together or not at all.
+   */
+  submitGroup(
+    timestamp: number, txns: Array<NTxn | (() => PlannedTxn)>, raws: Array<() => BatchOp[]>,
+  ): { txns: Array<Promise<TxnResult>>; raws: Array<Promise<void>> } {
+    const job: GroupJob = { kind: 'group', txns: [], raws: [], timestamp }
+    const out = {
+      txns: txns.map((txn) => new Promise<TxnResult>((resolve, reject) => job.txns.push({ kind: 'txn', txn, resolve, reject }))),
+      raws: raws.map((build) => new Promise<void>((resolve, reject) => job.raws.push({ kind: 'raw', build, resolve, reject }))),
+    }
+    this.enqueue(job)
+    return out
+  }
+
   /** Resolves once everything queued so far is written (or failed). */
   idle(): Promise<void> {
     if (!this.running && this.queue.length === 0) return Promise.resolve()
@@ -112,7 +140,11 @@ export class Writer {
   }
 
   private enqueue(job: Job): void {
-    if (this.failure !== undefined) return job.reject(this.failure)
+    if (this.failure !== undefined) {
+      if (job.kind !== 'group') return job.reject(this.failure)
+      for (const j of [...job.txns, ...job.raws]) j.reject(this.failure)
+      return
+    }
     this.queue.push(job)
     if (!this.running) {
       this.running = true
@@ -154,6 +186,11 @@ export class Writer {
    * interact with transactions, so their order relative to them does not matter.
    */
   private takeGroup(idle: boolean): Group {
+    const head = this.queue[0]
+    if (head.kind === 'group') {
+      this.queue.shift()
+      return { txns: head.txns, raws: head.raws, timestamp: head.timestamp }
+    }
     // Count only as far as a group can take: this runs for every group, and queues can be long.
     let txns = 0
     for (let i = 0; i < this.queue.length && txns < this.deps.maxBatchTxns; i++) if (this.queue[i].kind === 'txn') txns++
@@ -163,6 +200,7 @@ export class Writer {
     let n = 0
     while (n < this.queue.length) {
       const job = this.queue[n]
+      if (job.kind === 'group') break
       if (job.kind === 'txn') {
         if (group.txns.length === limit) break
         group.txns.push(job)
@@ -174,7 +212,7 @@ export class Writer {
   }
 
   /** Evaluates a group over the committed snapshot plus the group still being written, if any. */
-  private async prepare({ txns: group, raws }: Group, inflight: PreparedGroup | undefined): Promise<PreparedGroup> {
+  private async prepare({ txns: group, raws, timestamp }: Group, inflight: PreparedGroup | undefined): Promise<PreparedGroup> {
     const { db, views } = this.deps
     const base = views.acquire()
     const committed = base.revision
@@ -183,7 +221,8 @@ export class Writer {
     const changes = new OverlayView(below)
     const first = inflight === undefined ? committed : inflight.revision
     const prepared: PreparedGroup = {
-      group, raws: [], changes, revision: first, timestamp: Math.max(Date.now(), this.lastTimestamp, inflight?.timestamp ?? 0),
+      group, raws: [], changes, revision: first,
+      timestamp: timestamp ?? Math.max(Date.now(), this.lastTimestamp, inflight?.timestamp ?? 0),
       batch: [], entries: [], answers: [],
     }
     const readAt = (rev: number): StateView => {
@@ -275,7 +314,10 @@ export class Writer {
     } catch (err) {
       this.failure ??= new KvlogError('UNAVAILABLE', `the store failed to write and stopped: ${String(err)}`)
       for (const job of [...prepared.group, ...prepared.raws]) job.reject(this.failure)
-      for (const job of this.queue.splice(0)) job.reject(this.failure)
+      for (const job of this.queue.splice(0)) {
+        if (job.kind !== 'group') job.reject(this.failure)
+        else for (const j of [...job.txns, ...job.raws]) j.reject(this.failure)
+      }
       return false
     }
   }
@@ -325,6 +367,8 @@ function isLoneWrite(txn: NTxn): boolean {
 interface Group {
   txns: TxnJob[]
   raws: RawJob[]
+  /** The commit timestamp of a GroupJob's entries; otherwise the clock's (never below the last one). */
+  timestamp?: number
 }
 
 interface PreparedGroup {

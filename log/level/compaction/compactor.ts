@@ -193,6 +193,11 @@ export class Compactor {
     await this.deps.thread?.close()
   }
 
+  /** Resolves once every compaction asked for so far has finished (or failed). */
+  async idle(): Promise<void> {
+    await this.chain
+  }
+
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
     const run = this.chain.then(task, task)
     this.chain = run.catch(() => undefined)

@@ -1,0 +1,64 @@
+/**
+ * What the cluster engine writes to its JetStream stream: one message per group of commands, decided by
+ * the leader, applied by every member in stream order. Commands, not results: applying the same commands
+ * in the same order to the same state gives the same revisions everywhere, because everything that is
+ * not determined by the state travels in the message (the commit timestamp, lease ids picked by the
+ * leader; lease deadlines are timestamp + TTL).
+ *
+ * A message is either a batch of writes (txns, lease grants, keep-alives and revokes), applied as one
+ * durable LevelDB batch together with its stream sequence, or exactly one idempotent command (compaction,
+ * a meta record, an alarm), applied and then recorded: a crash in between re-applies it harmlessly.
+ */
+import { Packr } from 'msgpackr'
+import type { ReplicatedWrite } from '../level-log.js'
+
+export type { ReplicatedWrite } from '../level-log.js'
+
+/** Idempotent commands, each alone in its message. */
+export type SoloCommand =
+  | { type: 'compact'; revision: number }
+  | { type: 'meta'; name: string; value: unknown }
+  | { type: 'alarm'; kind: 'NOSPACE'; active: boolean }
+
+export type Command = ReplicatedWrite | SoloCommand
+
+/** A command with the id its submitter waits on (member name + counter), unique in the cluster. */
+export interface Tagged<C extends Command = Command> {
+  rid: string
+  cmd: C
+}
+
+export interface LogMessage {
+  /** Format version. */
+  v: 1
+  /** The commit timestamp of every entry the message makes (ms since the epoch, never decreasing). */
+  ts: number
+  /** The leader epoch that published it. */
+  epoch: number
+  cmds: Tagged[]
+}
+
+export const FORMAT = 1
+
+// int64AsType 'bigint': lease ids (bigint) round-trip as bigint; numbers are encoded as numbers.
+const packr = new Packr({ useRecords: false, int64AsType: 'bigint' })
+
+export function encode(value: unknown): Buffer {
+  return packr.pack(value)
+}
+
+export function decode<T>(bytes: Uint8Array): T {
+  return packr.unpack(bytes) as T
+}
+
+export function isSolo(cmd: Command): cmd is SoloCommand {
+  return cmd.type === 'compact' || cmd.type === 'meta' || cmd.type === 'alarm'
+}
+
+export function decodeMessage(bytes: Uint8Array): LogMessage {
+  const m = decode<LogMessage>(bytes)
+  if (m === null || typeof m !== 'object' || m.v !== FORMAT || !Array.isArray(m.cmds) || typeof m.ts !== 'number') {
+    throw new Error('not a kvlog log message')
+  }
+  return m
+}
