@@ -1,6 +1,7 @@
 /**
  * Runs the log conformance suite against the cluster engine: three nats-server processes (one JetStream
- * cluster, R3), and per test a fresh kvlog cluster (its own stream and bucket) of two members. The log
+ * cluster), and per test a fresh kvlog cluster (its own stream and bucket) of two members. The stream is
+ * R1 here (an R3 stream takes ~0.7 s to create, per test); test/apiserver/cluster/ runs R3. The log
  * under test is the second member, a follower: its writes are forwarded to the leader, and it answers
  * from its own copy once it has applied them; reopen() restarts it on its copy.
  */
@@ -9,15 +10,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect } from 'nats'
 import type { Log } from '../../../log/backend.js'
-import { openJetStreamLog, type JetStreamLog, type JetStreamLogOptions } from '../../../log/jetstream/jetstream-log.js'
+import { openJetStreamLog, type JetStreamLog } from '../../../log/jetstream/jetstream-log.js'
+import { memberOptions } from '../../support/cluster-members.js'
 import { clusterNames } from '../../../log/jetstream/options.js'
-import { DEFAULT_LEVEL_LOG_OPTIONS } from '../../../log/options.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
 import { waitFor } from '../../support/wait.js'
-import { DEFAULT_LIMITS, logConformanceSuite, type LogFixture } from '../conformance/suite.js'
+import { logConformanceSuite, type LogFixture } from '../conformance/suite.js'
 
 let nats: NatsCluster | undefined
 let clusters = 0
+const R1 = { natsReplicas: 1 }
 
 async function closeQuietly(log: Log | undefined): Promise<void> {
   try {
@@ -27,38 +29,18 @@ async function closeQuietly(log: Log | undefined): Promise<void> {
   }
 }
 
-export function memberOptions(urls: string, clusterName: string, memberName: string, dir: string): Parameters<typeof openJetStreamLog>[0] {
-  const o: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'level'> = {
-    natsUrls: urls.split(','),
-    clusterName,
-    memberName,
-    leaseCheckInterval: 50,
-    level: {
-      ...DEFAULT_LEVEL_LOG_OPTIONS,
-      dir,
-      segmentMaxEntries: DEFAULT_LIMITS.segmentMaxEntries,
-      maxTxnOps: DEFAULT_LIMITS.maxTxnOps,
-      maxRequestBytes: DEFAULT_LIMITS.maxRequestBytes,
-      compactionBatchRevisions: 3,
-      leaseMinTtl: DEFAULT_LIMITS.leaseMinTtl,
-      compactionThread: false,
-    },
-  }
-  return o
-}
-
 async function openCluster(): Promise<LogFixture> {
   const urls = nats!.urls
   const name = `conf${process.pid}x${++clusters}`
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-js-conformance-'))
-  const leader: JetStreamLog = await openJetStreamLog(memberOptions(urls, name, 'a', join(dir, 'a')))
+  const leader: JetStreamLog = await openJetStreamLog(memberOptions(urls, name, 'a', join(dir, 'a'), R1))
   await waitFor('a leader', () => leader.isLeading, 10_000)
-  let log: Log = await openJetStreamLog(memberOptions(urls, name, 'b', join(dir, 'b')))
+  let log: Log = await openJetStreamLog(memberOptions(urls, name, 'b', join(dir, 'b'), R1))
   return {
     log,
     reopen: async () => {
       await closeQuietly(log)
-      log = await openJetStreamLog(memberOptions(urls, name, 'b', join(dir, 'b')))
+      log = await openJetStreamLog(memberOptions(urls, name, 'b', join(dir, 'b'), R1))
       return log
     },
     cleanup: async () => {
