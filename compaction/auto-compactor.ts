@@ -111,6 +111,8 @@ export class AutoCompactor {
   private async runCheck(): Promise<void> {
     if (this.stopped) return
     const status = await this.log.status()
+    // In a cluster, compaction is an entry in the log: only the leader decides it.
+    if (status.cluster !== undefined && status.cluster.role !== 'leader') return
     const p = this.policy
     const window = p.mode === 'periodic' && p.durationMs > 0 ? await this.log.revisionAt(Date.now() - p.durationMs) : undefined
     // From here to the compact() call nothing awaits: the plan sees every cursor commit accepted so far,

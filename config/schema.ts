@@ -99,6 +99,19 @@ export interface Config {
   grpcMaxQueuedMessages: number
   grpcMaxQueuedBytes: number
   grpcServer: GrpcServerKind
+  /** '' = single node (no cluster). Comma-separated NATS URLs. */
+  natsUrl: string
+  clusterName: string
+  natsReplicas: number
+  /** Comma-separated; '' = the gRPC listener's URL. */
+  advertiseClientUrls: string
+  natsCreds: string
+  natsTlsCa: string
+  leaderLease: number
+  natsPublishTimeout: number
+  clusterRequestTimeout: number
+  clusterMaxGroupCommands: number
+  clusterMaxGroupBytes: number
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -541,7 +554,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'string',
     default: 'default',
     nonEmpty: true,
-    description: "This member's name in the etcd Cluster and Maintenance APIs.",
+    description: "This member's name in the etcd Cluster and Maintenance APIs; in cluster mode unique per member ('default' there means the host name and the gRPC port).",
     flag: '--member-name',
     env: 'KVLOG_MEMBER_NAME',
   },
@@ -613,6 +626,102 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "What serves the etcd client port: 'kvlog' (gRPC on node:http2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
     flag: '--grpc-server',
     env: 'KVLOG_GRPC_SERVER',
+  },
+  natsUrl: {
+    key: 'natsUrl',
+    type: 'string',
+    default: '',
+    description: "Cluster mode: NATS server URLs (comma-separated) of the JetStream cluster that holds the log; each member keeps a full copy in dataDir. '' = a single node.",
+    flag: '--nats-url',
+    env: 'KVLOG_NATS_URL',
+  },
+  clusterName: {
+    key: 'clusterName',
+    type: 'string',
+    default: 'kvlog',
+    nonEmpty: true,
+    description: 'Cluster mode: names the JetStream stream (KVLOG_<name>), bucket and subjects; letters, digits, - and _. A member refuses to start on a stream that is not this cluster\'s.',
+    flag: '--cluster-name',
+    env: 'KVLOG_CLUSTER_NAME',
+  },
+  natsReplicas: {
+    key: 'natsReplicas',
+    type: 'integer',
+    default: 3,
+    min: 1,
+    max: 5,
+    description: 'Cluster mode: replicas of the stream and bucket, when this member creates them (at most the number of nats-servers).',
+    flag: '--nats-replicas',
+    env: 'KVLOG_NATS_REPLICAS',
+  },
+  advertiseClientUrls: {
+    key: 'advertiseClientUrls',
+    type: 'string',
+    default: '',
+    description: "Cluster mode: this member's client URLs (comma-separated) as MemberList reports them; '' = the gRPC listener's URL.",
+    flag: '--advertise-client-urls',
+    env: 'KVLOG_ADVERTISE_CLIENT_URLS',
+  },
+  natsCreds: {
+    key: 'natsCreds',
+    type: 'string',
+    default: '',
+    description: "Cluster mode: a NATS credentials file (JWT and nkey seed) for the connection; '' = none.",
+    flag: '--nats-creds',
+    env: 'KVLOG_NATS_CREDS',
+  },
+  natsTlsCa: {
+    key: 'natsTlsCa',
+    type: 'string',
+    default: '',
+    description: "Cluster mode: a CA file to verify the NATS servers' TLS certificates; '' = no TLS verification setup.",
+    flag: '--nats-tls-ca',
+    env: 'KVLOG_NATS_TLS_CA',
+  },
+  leaderLease: {
+    key: 'leaderLease',
+    type: 'duration',
+    default: 3 * SECOND,
+    min: 300,
+    description: 'Cluster mode: a leader that has not renewed its lease for this long loses it and another member takes over (renewed every third of it).',
+    flag: '--leader-lease',
+    env: 'KVLOG_LEADER_LEASE',
+  },
+  natsPublishTimeout: {
+    key: 'natsPublishTimeout',
+    type: 'duration',
+    default: 2 * SECOND,
+    min: 100,
+    description: "Cluster mode: how long the leader waits for the stream's acknowledgement of a publish before it publishes the same message again (deduplicated by its id).",
+    flag: '--nats-publish-timeout',
+    env: 'KVLOG_NATS_PUBLISH_TIMEOUT',
+  },
+  clusterRequestTimeout: {
+    key: 'clusterRequestTimeout',
+    type: 'duration',
+    default: 10 * SECOND,
+    min: 100,
+    description: 'Cluster mode: how long a write may wait for a leader and its application here, or a read for this member to catch up, before UNAVAILABLE.',
+    flag: '--cluster-request-timeout',
+    env: 'KVLOG_CLUSTER_REQUEST_TIMEOUT',
+  },
+  clusterMaxGroupCommands: {
+    key: 'clusterMaxGroupCommands',
+    type: 'integer',
+    default: 1024,
+    min: 1,
+    description: 'Cluster mode: at most this many write requests in one stream message (group commit on the leader).',
+    flag: '--cluster-max-group-commands',
+    env: 'KVLOG_CLUSTER_MAX_GROUP_COMMANDS',
+  },
+  clusterMaxGroupBytes: {
+    key: 'clusterMaxGroupBytes',
+    type: 'bytes',
+    default: 512 * KiB,
+    min: KiB,
+    description: "Cluster mode: a stream message takes no more requests once it holds this many bytes (one request may exceed it; the nats-servers' max_payload must exceed maxRequestBytes).",
+    flag: '--cluster-max-group-bytes',
+    env: 'KVLOG_CLUSTER_MAX_GROUP_BYTES',
   },
 }
 

@@ -14,6 +14,7 @@ import { grpcError, toGrpcError, unimplemented } from './errors.js'
 import { Alarms, ALARM_NAMES, alarmMessage } from './alarms.js'
 import type { Message } from './proto.js'
 import { unary } from './unary.js'
+import { nameId } from '../cluster-info.js'
 
 const ALL_KEYS = Buffer.from([0])
 /** Keys per read while hashing, so a big store is hashed in bounded memory. */
@@ -26,9 +27,13 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
   return {
     Status: unary(async () => {
       const s = await log.status()
+      // Cluster mode: the leader's id, the applied stream sequence as raft index, the leader epoch as term.
+      const c = s.cluster
+      const leader = c === undefined ? memberId : c.leader === '' ? '0' : nameId(c.clusterName, c.leader)
       return {
         header: headers.header(s.revision), version: config.etcdVersion, dbSize: s.dbSize, dbSizeInUse: s.dbSize,
-        leader: memberId, raftIndex: s.revision, raftTerm: headers.header().raft_term, raftAppliedIndex: s.revision,
+        leader, raftIndex: c?.applied ?? s.revision, raftTerm: c?.epoch ?? headers.header().raft_term,
+        raftAppliedIndex: c?.applied ?? s.revision,
         errors: log.alarms().map((a) => `memberID:${memberId} alarm:${a} `), isLearner: false,
       }
     }),

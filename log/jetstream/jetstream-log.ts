@@ -76,6 +76,8 @@ export class JetStreamLog implements Log {
   private leaderSince = 0
   private readonly expiring = new Set<bigint>()
   readonly metrics = new ClusterMetrics()
+  /** What MemberList reports for this member (the server sets it once it listens, if not configured). */
+  clientUrls: string[]
 
   constructor(
     private readonly o: JetStreamLogOptions,
@@ -85,6 +87,7 @@ export class JetStreamLog implements Log {
     /** The local copy. */
     readonly view: LevelLog,
   ) {
+    this.clientUrls = o.clientUrls
     this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line))
     this.barrier = new ReadBarrier(() => this.streamLast(), (seq) => this.applier.waitApplied(seq, o.requestTimeoutMs))
     this.publisher = new Publisher(nc.jetstream(), {
@@ -104,7 +107,7 @@ export class JetStreamLog implements Log {
     this.election = new Election(kv, this.o.memberName, this.o.leaderLeaseMs, {
       elected: (epoch) => void this.lead(epoch),
       deposed: () => this.follow(),
-      member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.o.clientUrls, applied: this.applier.applied }),
+      member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
     })
     this.election.start()
   }
@@ -304,6 +307,14 @@ export class JetStreamLog implements Log {
         leaderChanges: this.election.changes,
       },
     }
+  }
+
+  get clusterName(): string {
+    return this.o.clusterName
+  }
+
+  get memberName(): string {
+    return this.o.memberName
   }
 
   /** Whether this member leads and accepts writes. */
