@@ -106,13 +106,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
 /**
  * Cluster mode: this member of the cluster whose log is the JetStream stream at config.natsUrl. Retries
- * an unreachable NATS with a log line per try; refuses a stream that is not this cluster's.
+ * an unreachable NATS with a log line per try; refuses a stream that is not this cluster's; catches up.
  */
 async function openClusterMember(config: Config, level: LevelLogOptions): Promise<JetStreamLog> {
   const memberName = config.memberName === 'default'
     ? `${hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${parseAddress(config.listenGrpc).port}`
     : config.memberName
-  return openJetStreamLog({
+  const member = await openJetStreamLog({
     natsUrls: config.natsUrl.split(',').map((u) => u.trim()).filter((u) => u !== ''),
     clusterName: config.clusterName,
     memberName,
@@ -129,6 +129,12 @@ async function openClusterMember(config: Config, level: LevelLogOptions): Promis
     level,
     log: (line) => process.stderr.write(line + '\n'),
   })
+  // The doors open once this member's copy has what the log held at start (reads would wait anyway).
+  await member.waitCaughtUp().catch(async (err) => {
+    await member.close()
+    throw err
+  })
+  return member
 }
 
 /** Write to a temp file beside the target, then rename: readers never see a partial file. */

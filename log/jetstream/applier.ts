@@ -76,7 +76,7 @@ export class Applier {
         if (seq !== this.applied + 1) {
           throw new Error(`stream sequences ${this.applied + 1}..${seq - 1} are missing (deleted or purged) before this member applied them`)
         }
-        await this.apply(seq, decodeMessage(m.data))
+        await this.apply(seq, decodeMessage(m.data), m.info.pending === 0)
       }
     } catch (err) {
       if (this.stopping) return
@@ -85,7 +85,8 @@ export class Applier {
     }
   }
 
-  private async apply(seq: number, message: LogMessage): Promise<void> {
+  /** `sync` false while more messages are pending: the last one's fsync makes the run durable. */
+  private async apply(seq: number, message: LogMessage, sync: boolean): Promise<void> {
     const marker = { name: APPLIED_MARKER, value: { seq, ts: message.ts } satisfies AppliedMarker }
     let outcomes: Outcome[]
     const first = message.cmds[0]?.cmd
@@ -94,14 +95,14 @@ export class Applier {
         (value): Outcome => ({ status: 'fulfilled', value }),
         (reason): Outcome => ({ status: 'rejected', reason }),
       )
-      await this.view.applyReplicated(message.ts, [], marker)
+      await this.view.applyReplicated(message.ts, [], marker, sync)
       outcomes = [one]
     } else {
       const writes = message.cmds.map((c) => {
         if (isSolo(c.cmd)) throw new Error('a solo command in a batch message')
         return c.cmd
       })
-      outcomes = await this.view.applyReplicated(message.ts, writes, marker)
+      outcomes = await this.view.applyReplicated(message.ts, writes, marker, sync)
     }
     this.applied = seq
     this.lastTimestamp = message.ts

@@ -135,8 +135,10 @@ export class Election {
   /** The members' records (those renewed within the lease). */
   async members(): Promise<MemberRecord[]> {
     const out: MemberRecord[] = []
-    const keys = await this.kv.keys('member.*')
-    for await (const key of keys) {
+    // Keys first, then values: awaiting inside the keys iteration stalls its consumer.
+    const keys = new Set<string>()
+    for await (const key of await this.kv.keys('member.*')) keys.add(key)
+    for (const key of keys) {
       const e = await this.kv.get(key)
       if (e !== null && e.operation === 'PUT' && e.value.length > 0) out.push(decode<MemberRecord>(e.value))
     }

@@ -327,6 +327,25 @@ export class JetStreamLog implements Log {
     return this.election.members()
   }
 
+  /**
+   * Waits until this member has applied what the stream held when asked (a restarted member catching
+   * up), with a progress line every few seconds; NATS being unreachable only makes it wait longer.
+   */
+  async waitCaughtUp(): Promise<void> {
+    for (;;) {
+      this.checkOpen()
+      try {
+        const last = await this.streamLast()
+        if (this.applier.applied >= last) return
+        await this.applier.waitApplied(last, 5000)
+        return
+      } catch (err) {
+        if (this.applier.failure !== undefined) throw err
+        this.say(`kvlog: ${this.o.memberName} catching up with the log: applied ${this.applier.applied} of ${this.applier.streamLast}`)
+      }
+    }
+  }
+
   /** Whether this member has applied what the stream held when last asked (refreshes the figure). */
   async caughtUp(): Promise<boolean> {
     if (this.closed) return false

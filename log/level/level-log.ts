@@ -390,10 +390,12 @@ export class LevelLog implements Log {
    * it back): after a crash either all of it is there or none. Everything non-deterministic comes from
    * the arguments (timestamp, lease ids, deadlines = timestamp + TTL), so every replica that applies the
    * same writes in the same order gets the same revisions and results. Each write settles on its own
-   * (a failed one, e.g. LEASE_NOT_FOUND, leaves no trace), in order.
+   * (a failed one, e.g. LEASE_NOT_FOUND, leaves no trace), in order. With `sync` false the batch is not
+   * fsynced by itself (while catching up: the next synced batch makes it durable, LevelDB's log being
+   * written in order, and a crash before that loses a suffix of batches, markers included).
    */
   async applyReplicated(
-    timestamp: number, writes: readonly ReplicatedWrite[], marker: { name: string; value: unknown },
+    timestamp: number, writes: readonly ReplicatedWrite[], marker: { name: string; value: unknown }, sync = true,
   ): Promise<Array<PromiseSettledResult<ReplicatedResult>>> {
     this.checkOpen()
     const txns: Array<NTxn | (() => PlannedTxn)> = []
@@ -442,7 +444,7 @@ export class LevelLog implements Log {
     }
     const value = packr.pack(marker.value)
     raws.push(() => [{ type: 'put', key: metaKey(META_EXT_PREFIX + marker.name), value }])
-    const out = this.writer.submitGroup(timestamp, txns, raws)
+    const out = this.writer.submitGroup(timestamp, txns, raws, sync)
     const settled = await Promise.allSettled(results.map((r) => r()))
     await out.raws[out.raws.length - 1]
     return settled

@@ -51,6 +51,8 @@ interface GroupJob {
   txns: TxnJob[]
   raws: RawJob[]
   timestamp: number
+  /** false: do not fsync this batch (a later synced one makes it durable with it: LevelDB's log is in order). */
+  sync: boolean
 }
 
 type Job = TxnJob | RawJob | GroupJob
@@ -122,9 +124,9 @@ export class Writer {
    * together or not at all.
    */
   submitGroup(
-    timestamp: number, txns: Array<NTxn | (() => PlannedTxn)>, raws: Array<() => BatchOp[]>,
+    timestamp: number, txns: Array<NTxn | (() => PlannedTxn)>, raws: Array<() => BatchOp[]>, sync = true,
   ): { txns: Array<Promise<TxnResult>>; raws: Array<Promise<void>> } {
-    const job: GroupJob = { kind: 'group', txns: [], raws: [], timestamp }
+    const job: GroupJob = { kind: 'group', txns: [], raws: [], timestamp, sync }
     const out = {
       txns: txns.map((txn) => new Promise<TxnResult>((resolve, reject) => job.txns.push({ kind: 'txn', txn, resolve, reject }))),
       raws: raws.map((build) => new Promise<void>((resolve, reject) => job.raws.push({ kind: 'raw', build, resolve, reject }))),
@@ -189,7 +191,7 @@ export class Writer {
     const head = this.queue[0]
     if (head.kind === 'group') {
       this.queue.shift()
-      return { txns: head.txns, raws: head.raws, timestamp: head.timestamp }
+      return { txns: head.txns, raws: head.raws, timestamp: head.timestamp, sync: head.sync }
     }
     // Count only as far as a group can take: this runs for every group, and queues can be long.
     let txns = 0
@@ -212,7 +214,7 @@ export class Writer {
   }
 
   /** Evaluates a group over the committed snapshot plus the group still being written, if any. */
-  private async prepare({ txns: group, raws, timestamp }: Group, inflight: PreparedGroup | undefined): Promise<PreparedGroup> {
+  private async prepare({ txns: group, raws, timestamp, sync }: Group, inflight: PreparedGroup | undefined): Promise<PreparedGroup> {
     const { db, views } = this.deps
     const base = views.acquire()
     const committed = base.revision
@@ -223,7 +225,7 @@ export class Writer {
     const prepared: PreparedGroup = {
       group, raws: [], changes, revision: first,
       timestamp: timestamp ?? Math.max(Date.now(), this.lastTimestamp, inflight?.timestamp ?? 0),
-      batch: [], entries: [], answers: [],
+      batch: [], entries: [], answers: [], sync: this.deps.sync && sync !== false,
     }
     const readAt = (rev: number): StateView => {
       if (rev > prepared.revision) throw futureRevision(rev, prepared.revision)
@@ -293,7 +295,7 @@ export class Writer {
     } else if (prepared.batch.length === 0) {
       prepared.written = Promise.resolve()
     } else {
-      prepared.written = writeBatch(this.deps.db, prepared.batch, this.deps.sync)
+      prepared.written = writeBatch(this.deps.db, prepared.batch, prepared.sync)
     }
     prepared.written.catch(() => undefined)
     return prepared
@@ -369,6 +371,7 @@ interface Group {
   raws: RawJob[]
   /** The commit timestamp of a GroupJob's entries; otherwise the clock's (never below the last one). */
   timestamp?: number
+  sync?: boolean
 }
 
 interface PreparedGroup {
@@ -383,6 +386,8 @@ interface PreparedGroup {
   batch: BatchOp[]
   entries: LogEntry[]
   answers: Array<() => void>
+  /** fsync the batch (the writer's setting, unless a group asked not to). */
+  sync: boolean
   written?: Promise<void>
 }
 
