@@ -73,15 +73,23 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const grpcAddress = parseAddress(config.listenGrpc)
   const grpc = await startGrpcServer(
     {
-      log, headers, compactor: compaction.compactor, watch, config, clientUrl: () => grpc.url,
+      log,
+      headers,
+      compactor: compaction.compactor,
+      watch,
+      config,
+      clientUrl: () => grpc.url,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
       ...(cluster ? { cluster } : {}),
     },
-    grpcAddress.host, grpcAddress.port, tls,
+    grpcAddress.host,
+    grpcAddress.port,
+    tls,
   )
   if (cluster && cluster.clientUrls.length === 0) cluster.clientUrls = [grpc.url]
   state.ready = true
-  if (config.readyFile !== '') await writeAtomically(config.readyFile, JSON.stringify({ pid: process.pid, http, grpc: grpc.address }) + '\n')
+  if (config.readyFile !== '')
+    await writeAtomically(config.readyFile, JSON.stringify({ pid: process.pid, http, grpc: grpc.address }) + '\n')
 
   let closing: Promise<void> | undefined
   const close = () => {
@@ -109,15 +117,22 @@ export async function startServer(config: Config): Promise<RunningServer> {
  * an unreachable NATS with a log line per try; refuses a stream that is not this cluster's; catches up.
  */
 async function openClusterMember(config: Config, level: LevelLogOptions): Promise<JetStreamLog> {
-  const memberName = config.memberName === 'default'
-    ? `${hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${parseAddress(config.listenGrpc).port}`
-    : config.memberName
+  const memberName =
+    config.memberName === 'default'
+      ? `${hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${parseAddress(config.listenGrpc).port}`
+      : config.memberName
   const member = await openJetStreamLog({
-    natsUrls: config.natsUrl.split(',').map((u) => u.trim()).filter((u) => u !== ''),
+    natsUrls: config.natsUrl
+      .split(',')
+      .map((u) => u.trim())
+      .filter((u) => u !== ''),
     clusterName: config.clusterName,
     memberName,
     natsReplicas: config.natsReplicas,
-    clientUrls: config.advertiseClientUrls.split(',').map((u) => u.trim()).filter((u) => u !== ''),
+    clientUrls: config.advertiseClientUrls
+      .split(',')
+      .map((u) => u.trim())
+      .filter((u) => u !== ''),
     natsCreds: config.natsCreds,
     natsTlsCa: config.natsTlsCa,
     leaderLeaseMs: config.leaderLease,

@@ -119,8 +119,11 @@ export class AutoCompactor {
     // and the floor rises before another can be accepted below it.
     const positions = this.cursors.positions()
     const plan = planFloor(p, {
-      current: this.log.revision, compactRevision: this.log.compactRevision, dbSize: status.dbSize,
-      firstRevisionInWindow: window, cursors: positions,
+      current: this.log.revision,
+      compactRevision: this.log.compactRevision,
+      dbSize: status.dbSize,
+      firstRevisionInWindow: window,
+      cursors: positions,
     })
     const expired = this.cursors.expire(plan.expire, positions)
     const compacted = plan.target === undefined ? undefined : this.log.compact(plan.target)
@@ -148,8 +151,13 @@ export class AutoCompactor {
     this.totals.removedRevisions += result.removedRevisions
     this.totals.bytesFreed += bytesFreed
     this.last = {
-      at: new Date().toISOString(), floor: result.compactRevision, removedRevisions: result.removedRevisions,
-      removedVersions: result.removedVersions, bytesFreed, durationMs: result.durationMs, reasons,
+      at: new Date().toISOString(),
+      floor: result.compactRevision,
+      removedRevisions: result.removedRevisions,
+      removedVersions: result.removedVersions,
+      bytesFreed,
+      durationMs: result.durationMs,
+      reasons,
     }
   }
 }

@@ -19,11 +19,16 @@ export function clusterService({ headers, config, clientUrl, cluster }: EtcdDeps
     MemberList: unary(async () => ({
       // etcd's MemberList header carries no revision.
       header: headers.header(0),
-      members: cluster === undefined
-        ? [{ ID: headers.identity.memberId, name: config.memberName, peerURLs: [], clientURLs: [clientUrl()], isLearner: false }]
-        : (await cluster.members()).map((m) => ({
-            ID: nameId(cluster.clusterName, m.name), name: m.name, peerURLs: [], clientURLs: m.clientUrls, isLearner: false,
-          })),
+      members:
+        cluster === undefined
+          ? [{ ID: headers.identity.memberId, name: config.memberName, peerURLs: [], clientURLs: [clientUrl()], isLearner: false }]
+          : (await cluster.members()).map((m) => ({
+              ID: nameId(cluster.clusterName, m.name),
+              name: m.name,
+              peerURLs: [],
+              clientURLs: m.clientUrls,
+              isLearner: false,
+            })),
     })),
     MemberAdd: notServed,
     MemberRemove: notServed,

@@ -31,10 +31,16 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
       const c = s.cluster
       const leader = c === undefined ? memberId : c.leader === '' ? '0' : nameId(c.clusterName, c.leader)
       return {
-        header: headers.header(s.revision), version: config.etcdVersion, dbSize: s.dbSize, dbSizeInUse: s.dbSize,
-        leader, raftIndex: c?.applied ?? s.revision, raftTerm: c?.epoch ?? headers.header().raft_term,
+        header: headers.header(s.revision),
+        version: config.etcdVersion,
+        dbSize: s.dbSize,
+        dbSizeInUse: s.dbSize,
+        leader,
+        raftIndex: c?.applied ?? s.revision,
+        raftTerm: c?.epoch ?? headers.header().raft_term,
         raftAppliedIndex: c?.applied ?? s.revision,
-        errors: log.alarms().map((a) => `memberID:${memberId} alarm:${a} `), isLearner: false,
+        errors: log.alarms().map((a) => `memberID:${memberId} alarm:${a} `),
+        isLearner: false,
       }
     }),
 
@@ -46,9 +52,10 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
         case 'ACTIVATE':
         case 'DEACTIVATE': {
           if (kind === undefined) return { alarms: [] }
-          const changed = request.action === 'ACTIVATE'
-            ? await alarms.activate(String(request.memberID), kind)
-            : await alarms.deactivate(String(request.memberID), kind)
+          const changed =
+            request.action === 'ACTIVATE'
+              ? await alarms.activate(String(request.memberID), kind)
+              : await alarms.deactivate(String(request.memberID), kind)
           return { alarms: changed === undefined ? [] : [alarmMessage(changed)] }
         }
         default:
@@ -115,7 +122,10 @@ async function streamSnapshot(call: ServerWritableStream<Message, Message>, { lo
       if (call.cancelled) break
       sent += blob.length
       const ok = call.write({
-        header: headers.header(snap.revision), remaining_bytes: Math.max(0, snap.estimatedBytes - sent), blob, version: config.etcdVersion,
+        header: headers.header(snap.revision),
+        remaining_bytes: Math.max(0, snap.estimatedBytes - sent),
+        blob,
+        version: config.etcdVersion,
       })
       if (!ok) await new Promise((resolve) => call.once('drain', resolve))
     }

@@ -16,7 +16,13 @@ export interface HealthState {
   caughtUp?: () => Promise<boolean>
 }
 
-export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState, watchStats: () => WatchStats, compaction: Compaction): void {
+export function healthRoutes(
+  app: FastifyInstance,
+  log: Log,
+  state: HealthState,
+  watchStats: () => WatchStats,
+  compaction: Compaction,
+): void {
   app.get('/healthz', async () => ({ ok: true }))
 
   app.get('/readyz', async (_request, reply) => {
@@ -32,7 +38,8 @@ export function healthRoutes(app: FastifyInstance, log: Log, state: HealthState,
     const s = await log.status()
     const { compaction: inProgress, ...rest } = s
     return {
-      header: { revision: s.revision }, ...rest,
+      header: { revision: s.revision },
+      ...rest,
       compaction: { ...compaction.compactor.stats(), ...(inProgress ? { inProgress } : {}) },
       cursors: compaction.cursors.list(),
       alarms: log.alarms(),

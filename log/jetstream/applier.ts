@@ -12,7 +12,7 @@
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
-import type { LevelLog, ReplicatedResult } from '../level-log.js'
+import type { LevelLog, ReplicatedResult } from '../level/level-log.js'
 import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
@@ -60,7 +60,8 @@ export class Applier {
     this.lastTimestamp = marker?.ts ?? 0
     this.streamLast = this.applied
     const consumer = await this.js.consumers.get(this.names.stream, {
-      deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.applied + 1,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: this.applied + 1,
     })
     this.messages = await consumer.consume({ max_messages: 512 })
     this.loop = this.run(this.messages)
@@ -74,7 +75,9 @@ export class Applier {
         if (seq <= this.applied) continue
         this.streamLast = Math.max(this.streamLast, seq + m.info.pending)
         if (seq !== this.applied + 1) {
-          throw new Error(`stream sequences ${this.applied + 1}..${seq - 1} are missing (deleted or purged) before this member applied them`)
+          throw new Error(
+            `stream sequences ${this.applied + 1}..${seq - 1} are missing (deleted or purged) before this member applied them`,
+          )
         }
         await this.apply(seq, decodeMessage(m.data), m.info.pending === 0)
       }
@@ -166,13 +169,20 @@ export class Applier {
     if (this.applied >= seq) return Promise.resolve()
     if (this.failure !== undefined) return Promise.reject(this.unavailable())
     return new Promise((resolve, reject) => {
-      const w: SeqWaiter = { seq, resolve: () => {
-        clearTimeout(timer)
-        resolve()
-      } }
+      const w: SeqWaiter = {
+        seq,
+        resolve: () => {
+          clearTimeout(timer)
+          resolve()
+        },
+      }
       const timer = setTimeout(() => {
         this.seqWaiters = this.seqWaiters.filter((x) => x !== w)
-        reject(this.failure !== undefined ? this.unavailable() : new KvlogError('UNAVAILABLE', `this member has not caught up with the log (applied ${this.applied}, need ${seq}); retry`))
+        reject(
+          this.failure !== undefined
+            ? this.unavailable()
+            : new KvlogError('UNAVAILABLE', `this member has not caught up with the log (applied ${this.applied}, need ${seq}); retry`),
+        )
       }, timeoutMs)
       this.seqWaiters.push(w)
     })

@@ -6,8 +6,16 @@
  */
 import { readFileSync } from 'node:fs'
 import {
-  connect, credsAuthenticator, DiscardPolicy, RetentionPolicy, StorageType,
-  type JetStreamManager, type KV, type NatsConnection, type NatsError, type StreamInfo,
+  connect,
+  credsAuthenticator,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+  type KV,
+  type NatsConnection,
+  type NatsError,
+  type StreamInfo,
 } from 'nats'
 import type { ClusterNames, JetStreamLogOptions } from './options.js'
 
@@ -71,13 +79,15 @@ export async function ensureStream(jsm: JetStreamManager, names: ClusterNames, r
   if (c.description !== names.description || c.subjects?.length !== 1 || c.subjects[0] !== names.subject) {
     throw new Error(
       `the JetStream stream ${names.stream} was not made by kvlog for cluster '${names.subject.split('.')[1]}' ` +
-      `(description '${c.description ?? ''}', subjects ${JSON.stringify(c.subjects ?? [])}): refusing to start; ` +
-      'check --cluster-name, or give the cluster a name whose stream is free',
+        `(description '${c.description ?? ''}', subjects ${JSON.stringify(c.subjects ?? [])}): refusing to start; ` +
+        'check --cluster-name, or give the cluster a name whose stream is free',
     )
   }
   return info
 }
 
 export async function openBucket(nc: NatsConnection, names: ClusterNames, replicas: number, ttlMs: number): Promise<KV> {
-  return nc.jetstream().views.kv(names.bucket, { history: 1, ttl: ttlMs, replicas, description: `kvlog cluster ${names.bucket} leader and members` })
+  return nc
+    .jetstream()
+    .views.kv(names.bucket, { history: 1, ttl: ttlMs, replicas, description: `kvlog cluster ${names.bucket} leader and members` })
 }

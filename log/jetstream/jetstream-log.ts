@@ -14,13 +14,25 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { JetStreamManager, KV, NatsConnection, Subscription } from 'nats'
-import type { AlarmKind, DeleteOptions, DeleteResponse, LeaseGrant, LeaseTimeToLive, Log, PutOptions, PutResponse, SnapshotStream } from '../backend.js'
+import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
 import { KvlogError } from '../errors.js'
-import { openLevelLog, type LevelLog, type ReplicatedResult } from '../level-log.js'
-import { checkLeaseId } from '../leases.js'
+import { openLevelLog, type LevelLog, type ReplicatedResult } from '../level/level-log.js'
+import { checkLeaseId } from '../level/leases.js'
 import type {
-  BytesLike, CommitListener, CompactResult, HistoryOptions, HistoryResult, KeyValue, LogStatus, RangeOptions,
-  RangeResult, TxnRequest, TxnResult,
+  BytesLike,
+  CommitListener,
+  CompactResult,
+  HistoryOptions,
+  HistoryResult,
+  KeyValue,
+  LeaseGrant,
+  LeaseTimeToLive,
+  LogStatus,
+  RangeOptions,
+  RangeResult,
+  SnapshotStream,
+  TxnRequest,
+  TxnResult,
 } from '../types.js'
 import { canWrite, normalizeTxn } from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
@@ -42,7 +54,9 @@ interface ForwardReply {
   error?: { code: string; message: string; details?: Record<string, unknown> }
 }
 
-export async function openJetStreamLog(options: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'level'>): Promise<JetStreamLog> {
+export async function openJetStreamLog(
+  options: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'level'>,
+): Promise<JetStreamLog> {
   const o: JetStreamLogOptions = { ...DEFAULT_JETSTREAM_OPTIONS, ...options }
   const names = clusterNames(o.clusterName)
   checkName('member name', o.memberName)
@@ -89,17 +103,27 @@ export class JetStreamLog implements Log {
   ) {
     this.clientUrls = o.clientUrls
     this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line))
-    this.barrier = new ReadBarrier(() => this.streamLast(), (seq) => this.applier.waitApplied(seq, o.requestTimeoutMs))
-    this.publisher = new Publisher(nc.jetstream(), {
-      subject: names.subject, memberName: o.memberName, publishTimeoutMs: o.publishTimeoutMs,
-      maxGroupCommands: o.maxGroupCommands, maxGroupBytes: o.maxGroupBytes,
-    }, {
-      epoch: () => this.election.epoch,
-      catchUp: () => this.catchUp(),
-      stepDown: () => this.election.stepDown(),
-      lastTimestamp: () => this.applier.lastTimestamp,
-      observe: (event, ms) => this.metrics.observe(event, ms),
-    })
+    this.barrier = new ReadBarrier(
+      () => this.streamLast(),
+      (seq) => this.applier.waitApplied(seq, o.requestTimeoutMs),
+    )
+    this.publisher = new Publisher(
+      nc.jetstream(),
+      {
+        subject: names.subject,
+        memberName: o.memberName,
+        publishTimeoutMs: o.publishTimeoutMs,
+        maxGroupCommands: o.maxGroupCommands,
+        maxGroupBytes: o.maxGroupBytes,
+      },
+      {
+        epoch: () => this.election.epoch,
+        catchUp: () => this.catchUp(),
+        stepDown: () => this.election.stepDown(),
+        lastTimestamp: () => this.applier.lastTimestamp,
+        observe: (event, ms) => this.metrics.observe(event, ms),
+      },
+    )
   }
 
   async start(kv: KV): Promise<void> {
@@ -131,9 +155,12 @@ export class JetStreamLog implements Log {
       if (this.election.epoch !== epoch || !this.election.leading || this.closed) return
       this.leaderSince = Date.now()
       this.publisher.activate(last)
-      this.forwardSub = this.nc.subscribe(this.names.forward, { queue: 'leader', callback: (err, msg) => {
-        if (err === null) void this.serveForward(msg.data).then((reply) => msg.respond(encode(reply)))
-      } })
+      this.forwardSub = this.nc.subscribe(this.names.forward, {
+        queue: 'leader',
+        callback: (err, msg) => {
+          if (err === null) void this.serveForward(msg.data).then((reply) => msg.respond(encode(reply)))
+        },
+      })
       this.expiryTimer = setInterval(() => this.expireLeases(), this.o.leaseCheckInterval)
       this.say(`kvlog: ${this.o.memberName} accepts writes at stream sequence ${last}`)
     } catch (err) {
@@ -216,7 +243,9 @@ export class JetStreamLog implements Log {
       }
       const started = performance.now()
       try {
-        const reply = decode<ForwardReply>((await this.nc.request(this.names.forward, bytes, { timeout: Math.max(100, deadline - Date.now()) })).data)
+        const reply = decode<ForwardReply>(
+          (await this.nc.request(this.names.forward, bytes, { timeout: Math.max(100, deadline - Date.now()) })).data,
+        )
         this.metrics.observe('forward', performance.now() - started)
         if (reply.error !== undefined) {
           const retry = reply.error.message === notLeader().message

@@ -10,9 +10,9 @@
  * a meta record, an alarm), applied and then recorded: a crash in between re-applies it harmlessly.
  */
 import { Packr } from 'msgpackr'
-import type { ReplicatedWrite } from '../level-log.js'
+import type { ReplicatedWrite } from '../level/level-log.js'
 
-export type { ReplicatedWrite } from '../level-log.js'
+export type { ReplicatedWrite } from '../level/level-log.js'
 
 /** Idempotent commands, each alone in its message. */
 export type SoloCommand =

@@ -2,7 +2,7 @@
  * Options of the cluster engine (the config keys of the same names in config/schema.ts, where the
  * defaults are documented). The local copy is a LevelLog opened with `level`.
  */
-import type { LevelLogOptions } from '../options.js'
+import type { LevelLogOptions } from '../level/options.js'
 
 export interface JetStreamLogOptions {
   /** NATS server URLs (any of the cluster's servers; the client finds the others). */

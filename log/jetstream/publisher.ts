@@ -52,7 +52,11 @@ export class Publisher {
   private lastTs = 0
   private count = 0
 
-  constructor(private readonly js: JetStreamClient, private readonly o: PublisherOptions, private readonly hooks: PublisherHooks) {}
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly o: PublisherOptions,
+    private readonly hooks: PublisherHooks,
+  ) {}
 
   /** Starts publishing after `lastSeq` (the stream's last sequence, applied by this member). */
   activate(lastSeq: number): void {
@@ -119,7 +123,9 @@ export class Publisher {
       const started = performance.now()
       try {
         const ack = await this.js.publish(this.o.subject, data, {
-          msgID, expect: { lastSequence: this.lastSeq }, timeout: this.o.publishTimeoutMs,
+          msgID,
+          expect: { lastSequence: this.lastSeq },
+          timeout: this.o.publishTimeoutMs,
         })
         this.hooks.observe('publish', performance.now() - started)
         this.lastSeq = Math.max(this.lastSeq, ack.seq)
@@ -144,7 +150,13 @@ export class Publisher {
           await new Promise((r) => setTimeout(r, 100 * unknown))
           continue
         }
-        this.fail(group, new KvlogError('UNAVAILABLE', `the write's outcome is unknown (the log did not answer: ${(err as Error).message}); check before retrying`))
+        this.fail(
+          group,
+          new KvlogError(
+            'UNAVAILABLE',
+            `the write's outcome is unknown (the log did not answer: ${(err as Error).message}); check before retrying`,
+          ),
+        )
         return
       }
     }

@@ -21,10 +21,12 @@ export class ReadBarrier {
   private round(): Promise<number> {
     if (this.inflight === undefined) return this.start()
     // One round is in flight: join (or open) the one after it.
-    this.next ??= this.inflight.catch(() => 0).then(() => {
-      this.next = undefined
-      return this.start()
-    })
+    this.next ??= this.inflight
+      .catch(() => 0)
+      .then(() => {
+        this.next = undefined
+        return this.start()
+      })
     return this.next
   }
 

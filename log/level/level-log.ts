@@ -45,7 +45,17 @@ import type {
   TxnRequest,
   TxnResult,
 } from '../types.js'
-import { canPut, canWrite, checkRevision, normalizeBounds, normalizeRangeOptions, normalizePut, normalizeTxn, type Limits, type NTxn } from '../validate.js'
+import {
+  canPut,
+  canWrite,
+  checkRevision,
+  normalizeBounds,
+  normalizeRangeOptions,
+  normalizePut,
+  normalizeTxn,
+  type Limits,
+  type NTxn,
+} from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
 import { Writer, type PlannedTxn, type WriterStats } from './writer.js'
 import type { BatchOp } from './segments.js'
@@ -163,8 +173,13 @@ export class LevelLog implements Log {
   ) {}
 
   static async start(
-    db: Db, o: LevelLogOptions, segments: SegmentTable, revision: number, timestamp: number,
-    deletes: DeferredDeletes | undefined, writeback: TableWriteback | undefined,
+    db: Db,
+    o: LevelLogOptions,
+    segments: SegmentTable,
+    revision: number,
+    timestamp: number,
+    deletes: DeferredDeletes | undefined,
+    writeback: TableWriteback | undefined,
   ): Promise<LevelLog> {
     const views = new ReadViews(db, revision)
     // The writer checks the floor through the compactor, which writes through the writer.
@@ -172,7 +187,11 @@ export class LevelLog implements Log {
     const leases = new LeaseTable(o.leaseMinTtl)
     await leases.load(db)
     const writer = new Writer({
-      db, views, segments, sync: o.fsync === 'always', maxBatchTxns: o.maxBatchTxns,
+      db,
+      views,
+      segments,
+      sync: o.fsync === 'always',
+      maxBatchTxns: o.maxBatchTxns,
       compactRevision: () => late.compactor?.floor ?? 0,
       leaseExists: (id) => leases.has(id),
       track: (ops, batch) => leases.track(ops, batch),
@@ -180,7 +199,11 @@ export class LevelLog implements Log {
     })
     const thread = o.compactionThread ? new CompactionThread(o.dir, o.compactionThreadNice) : undefined
     const compactor = new Compactor({
-      db, writer, segments, maxDutyPercent: o.compactionMaxDutyPercent, batchesPerRead: o.compactionBatchesPerRead,
+      db,
+      writer,
+      segments,
+      maxDutyPercent: o.compactionMaxDutyPercent,
+      batchesPerRead: o.compactionBatchesPerRead,
       batchRevisions: () => compactionBatchSize(writer.stats.recentGroupTxns, o.compactionMinBatchRevisions, o.compactionBatchRevisions),
       compactsRange: o.compactionCompactsRange,
       compactRange: (start, end) => compactRangeBetweenFlushes(db, o.dir, start, end),
@@ -248,7 +271,8 @@ export class LevelLog implements Log {
         revision: view.revision + 1,
         readAt: (rev: number) => this.stateAt(view, rev),
         leaseExists: () => false,
-        ops: [], events: [],
+        ops: [],
+        events: [],
       }
       const { succeeded, results } = await evaluateTxn(txn, ctx)
       return { succeeded, results, revision: view.revision, wrote: false }
@@ -395,7 +419,10 @@ export class LevelLog implements Log {
    * written in order, and a crash before that loses a suffix of batches, markers included).
    */
   async applyReplicated(
-    timestamp: number, writes: readonly ReplicatedWrite[], marker: { name: string; value: unknown }, sync = true,
+    timestamp: number,
+    writes: readonly ReplicatedWrite[],
+    marker: { name: string; value: unknown },
+    sync = true,
   ): Promise<Array<PromiseSettledResult<ReplicatedResult>>> {
     this.checkOpen()
     const txns: Array<NTxn | (() => PlannedTxn)> = []
@@ -413,29 +440,33 @@ export class LevelLog implements Log {
           this.refuseIfNoSpace(true)
           const grant = this.leaseTable.planGrant(w.ttl, checkLeaseId(w.id, 'id'))
           // Lease records ride as transactions without ops, so every write is evaluated in message order.
-          const i = txns.push(() => {
-            if (this.leaseTable.has(grant.id)) throw new KvlogError('LEASE_EXISTS', `lease ${grant.id} already exists`)
-            return { txn: NO_OPS, records: [this.leaseTable.put(grant.id, grant.ttl, timestamp + grant.ttl * 1000)] }
-          }) - 1
+          const i =
+            txns.push(() => {
+              if (this.leaseTable.has(grant.id)) throw new KvlogError('LEASE_EXISTS', `lease ${grant.id} already exists`)
+              return { txn: NO_OPS, records: [this.leaseTable.put(grant.id, grant.ttl, timestamp + grant.ttl * 1000)] }
+            }) - 1
           results.push(() => out.txns[i].then(() => grant))
         } else if (w.type === 'leaseKeepAlive') {
           const lease = checkLeaseId(w.id, 'id')
           let ttl = 0
-          const i = txns.push(() => {
-            const granted = this.leaseTable.grantedTtl(lease)
-            if (granted === undefined) throw new KvlogError('LEASE_NOT_FOUND', `requested lease not found: ${lease}`, { lease: lease.toString() })
-            ttl = granted
-            return { txn: NO_OPS, records: [this.leaseTable.put(lease, granted, timestamp + granted * 1000)] }
-          }) - 1
+          const i =
+            txns.push(() => {
+              const granted = this.leaseTable.grantedTtl(lease)
+              if (granted === undefined)
+                throw new KvlogError('LEASE_NOT_FOUND', `requested lease not found: ${lease}`, { lease: lease.toString() })
+              ttl = granted
+              return { txn: NO_OPS, records: [this.leaseTable.put(lease, granted, timestamp + granted * 1000)] }
+            }) - 1
           results.push(() => out.txns[i].then(() => ({ id: lease, ttl })))
         } else {
           const lease = checkLeaseId(w.id, 'id')
           const limits = { ...this.limits, maxTxnOps: Infinity, maxRequestBytes: Infinity }
-          const i = txns.push(() => {
-            const { keys, records } = this.leaseTable.revoke(lease)
-            const txn = normalizeTxn({ success: keys.map((key) => ({ type: 'delete' as const, key })) }, limits)
-            return { txn, records }
-          }) - 1
+          const i =
+            txns.push(() => {
+              const { keys, records } = this.leaseTable.revoke(lease)
+              const txn = normalizeTxn({ success: keys.map((key) => ({ type: 'delete' as const, key })) }, limits)
+              return { txn, records }
+            }) - 1
           results.push(() => out.txns[i])
         }
       } catch (err) {

@@ -21,7 +21,10 @@ export type AlarmKind = 'NOSPACE'
 export class MetaStore {
   private active = new Set<AlarmKind>()
 
-  constructor(private readonly db: Db, private readonly writer: Writer) {}
+  constructor(
+    private readonly db: Db,
+    private readonly writer: Writer,
+  ) {}
 
   async load(): Promise<void> {
     const bytes = await this.db.get(ALARMS_KEY)

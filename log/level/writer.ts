@@ -124,7 +124,10 @@ export class Writer {
    * together or not at all.
    */
   submitGroup(
-    timestamp: number, txns: Array<NTxn | (() => PlannedTxn)>, raws: Array<() => BatchOp[]>, sync = true,
+    timestamp: number,
+    txns: Array<NTxn | (() => PlannedTxn)>,
+    raws: Array<() => BatchOp[]>,
+    sync = true,
   ): { txns: Array<Promise<TxnResult>>; raws: Array<Promise<void>> } {
     const job: GroupJob = { kind: 'group', txns: [], raws: [], timestamp, sync }
     const out = {
@@ -223,9 +226,15 @@ export class Writer {
     const changes = new OverlayView(below)
     const first = inflight === undefined ? committed : inflight.revision
     const prepared: PreparedGroup = {
-      group, raws: [], changes, revision: first,
+      group,
+      raws: [],
+      changes,
+      revision: first,
       timestamp: timestamp ?? Math.max(Date.now(), this.lastTimestamp, inflight?.timestamp ?? 0),
-      batch: [], entries: [], answers: [], sync: this.deps.sync && sync !== false,
+      batch: [],
+      entries: [],
+      answers: [],
+      sync: this.deps.sync && sync !== false,
     }
     const readAt = (rev: number): StateView => {
       if (rev > prepared.revision) throw futureRevision(rev, prepared.revision)
@@ -250,8 +259,12 @@ export class Writer {
         // the group's overlay directly; anything else gets a layer of its own, dropped on failure.
         const view = isLoneWrite(txn) ? changes : changes.child()
         const ctx = {
-          view, revision: prepared.revision + 1, readAt, leaseExists: this.deps.leaseExists,
-          ops: [] as LoggedOp[], events: [] as Event[],
+          view,
+          revision: prepared.revision + 1,
+          readAt,
+          leaseExists: this.deps.leaseExists,
+          ops: [] as LoggedOp[],
+          events: [] as Event[],
         }
         try {
           const { succeeded, results } = await evaluateTxn(txn, ctx)
@@ -402,7 +415,11 @@ const SPLIT_MIN = 16
  * leaving the kv record being replaced here as its one copy, and reads at or above the floor still need it.
  */
 export function appendEntry(
-  batch: BatchOp[], revision: number, timestamp: number, written: { ops: LoggedOp[]; events: Pick<Event, 'prevKv'>[] }, floor: number,
+  batch: BatchOp[],
+  revision: number,
+  timestamp: number,
+  written: { ops: LoggedOp[]; events: Pick<Event, 'prevKv'>[] },
+  floor: number,
 ): number {
   const { ops, events } = written // events[i] is ops[i]'s event (txn-eval.ts records them together)
   const encoded = encodeEntry({ timestamp, ops })
@@ -414,8 +431,12 @@ export function appendEntry(
         type: 'put',
         key: kvKey(op.key),
         value: encodeKvRecord({
-          key: op.key, value: op.value, createRevision: op.createRevision, modRevision: revision,
-          version: op.version, lease: op.lease,
+          key: op.key,
+          value: op.value,
+          createRevision: op.createRevision,
+          modRevision: revision,
+          version: op.version,
+          lease: op.lease,
         }),
       })
       batch.push({ type: 'put', key: histKey(op.key, revision), value: HIST_IN_LOG_RECORD })

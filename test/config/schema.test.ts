@@ -151,7 +151,13 @@ describe('docs/configuration.md', () => {
   }
 
   it('documents the config file, its formats and the precedence of sources', () => {
-    for (const word of ['--config', 'KVLOG_CONFIG', 'JSON', 'YAML', 'config file  <  KVLOG_* environment variables  <  command-line flags']) {
+    for (const word of [
+      '--config',
+      'KVLOG_CONFIG',
+      'JSON',
+      'YAML',
+      'config file  <  KVLOG_* environment variables  <  command-line flags',
+    ]) {
       expect(docs).to.contain(word)
     }
   })

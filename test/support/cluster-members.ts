@@ -1,9 +1,15 @@
 /** Options of an in-process cluster member for tests: the conformance suite's limits, short timers. */
 import { openJetStreamLog, type JetStreamLogOptions } from '../../log/jetstream/jetstream-log.js'
-import { DEFAULT_LEVEL_LOG_OPTIONS } from '../../log/options.js'
+import { DEFAULT_LEVEL_LOG_OPTIONS } from '../../log/level/options.js'
 import { DEFAULT_LIMITS } from '../log/conformance/suite.js'
 
-export function memberOptions(urls: string, clusterName: string, memberName: string, dir: string, extra: Partial<JetStreamLogOptions> = {}): Parameters<typeof openJetStreamLog>[0] {
+export function memberOptions(
+  urls: string,
+  clusterName: string,
+  memberName: string,
+  dir: string,
+  extra: Partial<JetStreamLogOptions> = {},
+): Parameters<typeof openJetStreamLog>[0] {
   const o: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'level'> = {
     natsUrls: urls.split(','),
     clusterName,
@@ -23,4 +29,3 @@ export function memberOptions(urls: string, clusterName: string, memberName: str
   }
   return o
 }
-

@@ -33,7 +33,9 @@ export async function startMembers(nats: NatsCluster, clusterName: string, count
   for (let i = 0; i < count; i++) {
     const name = `m${i}`
     const member: Member = {
-      name, dir: join(root, name), proc: undefined,
+      name,
+      dir: join(root, name),
+      proc: undefined,
       args: ['--nats-url', nats.urls, '--cluster-name', clusterName, '--member-name', name, ...extraArgs],
       get http() {
         if (this.proc === undefined) throw new Error(`${name} is not running`)
@@ -58,7 +60,9 @@ export async function startMembers(nats: NatsCluster, clusterName: string, count
     await p.cleanup()
   }
   const cluster: ClusterProcesses = {
-    members, start, stop,
+    members,
+    start,
+    stop,
     cleanup: async () => {
       for (let i = 0; i < members.length; i++) await stop(i, 'SIGKILL').catch(() => undefined)
       await rm(root, { recursive: true, force: true })
@@ -75,7 +79,9 @@ export async function startMembers(nats: NatsCluster, clusterName: string, count
 
 export async function putKey(member: Member, key: string, value: string): Promise<number> {
   const res = await fetch(`${member.http}/v1/kv`, {
-    method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key, value }),
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ key, value }),
   })
   const body = (await res.json()) as { header: { revision: number }; error?: { code: string } }
   if (!res.ok) throw new Error(`put ${key} on ${member.name}: ${res.status} ${JSON.stringify(body)}`)

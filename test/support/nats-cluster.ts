@@ -58,15 +58,21 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     const name = `n${i}`
     const store = join(dir, name)
     await mkdir(store, { recursive: true })
-    const routes = ports.filter((_, j) => j !== i).map((p) => `"nats-route://127.0.0.1:${p.route}"`).join(', ')
+    const routes = ports
+      .filter((_, j) => j !== i)
+      .map((p) => `"nats-route://127.0.0.1:${p.route}"`)
+      .join(', ')
     const conf = join(dir, `${name}.conf`)
-    await writeFile(conf, [
-      `server_name: ${name}`,
-      `listen: "127.0.0.1:${ports[i].client}"`,
-      `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 1GB }`,
-      `cluster { name: kvlogtest, listen: "127.0.0.1:${ports[i].route}", routes: [${routes}] }`,
-      '',
-    ].join('\n'))
+    await writeFile(
+      conf,
+      [
+        `server_name: ${name}`,
+        `listen: "127.0.0.1:${ports[i].client}"`,
+        `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 1GB }`,
+        `cluster { name: kvlogtest, listen: "127.0.0.1:${ports[i].route}", routes: [${routes}] }`,
+        '',
+      ].join('\n'),
+    )
     const child = spawn(NATS_SERVER_BIN, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] })
     logs[i] = ''
     child.stderr?.on('data', (d: Buffer) => {
@@ -76,8 +82,11 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   }
   for (let i = 0; i < size; i++) {
     servers.push({
-      name: `n${i}`, clientPort: ports[i].client, url: `nats://127.0.0.1:${ports[i].client}`,
-      child: undefined, log: () => logs[i],
+      name: `n${i}`,
+      clientPort: ports[i].client,
+      url: `nats://127.0.0.1:${ports[i].client}`,
+      child: undefined,
+      log: () => logs[i],
     })
   }
   const kill = async (i: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {

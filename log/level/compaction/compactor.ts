@@ -220,12 +220,20 @@ export class Compactor {
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
     const write = (last: number, plan: PlannedWrite) => this.write(job, last, plan)
     if (!this.stopping) {
-      const scanned = thread !== undefined
-        ? await thread.scan(job, { batchRevisions, batchesPerRead, pauseFactor }, write)
-        : await scanJob({
-          db, batchRevisions, batchesPerRead, singles: this.singles, stopping: () => this.stopping,
-          write: (batches) => writeInTurn(batches, (b) => write(b.last, b.plan), pauseFactor),
-        }, job)
+      const scanned =
+        thread !== undefined
+          ? await thread.scan(job, { batchRevisions, batchesPerRead, pauseFactor }, write)
+          : await scanJob(
+              {
+                db,
+                batchRevisions,
+                batchesPerRead,
+                singles: this.singles,
+                stopping: () => this.stopping,
+                write: (batches) => writeInTurn(batches, (b) => write(b.last, b.plan), pauseFactor),
+              },
+              job,
+            )
       result.removedRevisions = scanned.removedRevisions
       result.removedVersions = scanned.removedVersions
     }

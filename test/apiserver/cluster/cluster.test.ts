@@ -56,7 +56,9 @@ describe('kvlog cluster (3 nats-servers, 3 kvlog serve processes)', function () 
     const endpoints = members.map((m) => m.grpc).join(',')
     const status = await etcdctl(endpoints, ['endpoint', 'status', '-w', 'json'])
     expect(status.code, status.stderr).to.equal(0)
-    const rows = JSON.parse(status.stdout) as Array<{ Status: { leader: string | number; raftTerm: number; raftIndex: number; header: { member_id: string | number } } }>
+    const rows = JSON.parse(status.stdout) as Array<{
+      Status: { leader: string | number; raftTerm: number; raftIndex: number; header: { member_id: string | number } }
+    }>
     expect(rows).to.have.length(3)
     const leaders = new Set(rows.map((r) => String(r.Status.leader)))
     expect(leaders.size).to.equal(1)
@@ -65,7 +67,9 @@ describe('kvlog cluster (3 nats-servers, 3 kvlog serve processes)', function () 
       expect(r.Status.raftTerm).to.be.above(0)
       expect(r.Status.raftIndex).to.be.above(0)
     }
-    const s = (await (await fetch(`${members[2].http}/v1/status`)).json()) as { cluster: { role: string; leader: string; applied: number; lag: number } }
+    const s = (await (await fetch(`${members[2].http}/v1/status`)).json()) as {
+      cluster: { role: string; leader: string; applied: number; lag: number }
+    }
     expect(['leader', 'follower']).to.include(s.cluster.role)
     expect(['m0', 'm1', 'm2']).to.include(s.cluster.leader)
   })

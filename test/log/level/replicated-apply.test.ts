@@ -7,8 +7,8 @@ import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openLevelLog, type LevelLog, type ReplicatedWrite } from '../../log/level-log.js'
-import type { TxnResult } from '../../log/types.js'
+import { openLevelLog, type LevelLog, type ReplicatedWrite } from '../../../log/level/level-log.js'
+import type { TxnResult } from '../../../log/types.js'
 
 describe('LevelLog.applyReplicated', () => {
   let dir: string
@@ -30,7 +30,10 @@ describe('LevelLog.applyReplicated', () => {
     { type: 'leaseGrant', id: 77n, ttl: 30 },
     { type: 'txn', request: { success: [{ type: 'put', key: 'a', value: '1', lease: 77n }] } },
     { type: 'txn', request: { success: [{ type: 'put', key: 'b', value: '2', lease: 99n }] } }, // LEASE_NOT_FOUND
-    { type: 'txn', request: { compare: [{ key: 'a', target: 'VERSION', result: 'EQUAL', value: 1 }], success: [{ type: 'put', key: 'c', value: '3' }] } },
+    {
+      type: 'txn',
+      request: { compare: [{ key: 'a', target: 'VERSION', result: 'EQUAL', value: 1 }], success: [{ type: 'put', key: 'c', value: '3' }] },
+    },
     { type: 'leaseGrant', id: 77n, ttl: 30 }, // LEASE_EXISTS
     { type: 'leaseRevoke', id: 77n },
   ]
@@ -44,13 +47,17 @@ describe('LevelLog.applyReplicated', () => {
       expect(out.map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'])
       expect((out[2] as PromiseRejectedResult).reason.code).to.equal('LEASE_NOT_FOUND')
       expect((out[4] as PromiseRejectedResult).reason.code).to.equal('LEASE_EXISTS')
-      expect(((out[1] as PromiseFulfilledResult<TxnResult>).value).revision).to.equal(2)
-      expect(((out[5] as PromiseFulfilledResult<TxnResult>).value).revision).to.equal(4)
+      expect((out[1] as PromiseFulfilledResult<TxnResult>).value.revision).to.equal(2)
+      expect((out[5] as PromiseFulfilledResult<TxnResult>).value.revision).to.equal(4)
     }
     for (const log of copies) {
       expect(log.revision).to.equal(4)
       const h = await log.history('\0', { rangeEnd: '\0' })
-      expect(h.entries.map((e) => [e.revision, e.timestamp])).to.deep.equal([[2, ts], [3, ts], [4, ts]])
+      expect(h.entries.map((e) => [e.revision, e.timestamp])).to.deep.equal([
+        [2, ts],
+        [3, ts],
+        [4, ts],
+      ])
       expect(await log.readMeta('seq')).to.deep.equal({ seq: 7 })
       expect(log.leases()).to.deep.equal([])
     }
