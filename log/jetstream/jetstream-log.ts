@@ -221,15 +221,18 @@ export class JetStreamLog implements Log {
     this.checkOpen()
     const tagged: Tagged = { rid: `${this.o.memberName}.${this.boot}.${++this.counter}`, cmd }
     const applied = this.applier.expect(tagged.rid)
-    try {
-      const bytes = encode(tagged)
-      if (this.publisher.leading) await this.publisher.enqueue(tagged, bytes.length)
-      else await this.forward(bytes)
-    } catch (err) {
+    const bytes = encode(tagged)
+    const sent = this.publisher.leading ? this.publisher.enqueue(tagged, bytes.length) : this.forward(bytes)
+    // Done once applied here, whether or not the leader's answer comes (it may die after publishing).
+    const first = await Promise.race([applied.then(() => 'applied' as const), sent.then(() => 'sent' as const)]).catch((err: unknown) => {
       this.applier.forget(tagged.rid)
       throw err
-    }
-    return this.applier.result(tagged.rid, applied, this.o.requestTimeoutMs)
+    })
+    if (first === 'applied') sent.catch(() => undefined)
+    // Sent but not yet seen: a live leader publishes within a publish timeout or two; one that died after
+    // receiving it may have published it or not. Past this bound the outcome is reported unknown.
+    const unknownAfter = Math.min(this.o.requestTimeoutMs, this.o.leaderLeaseMs + 2 * this.o.publishTimeoutMs)
+    return this.applier.result(tagged.rid, applied, unknownAfter)
   }
 
   /** Sends a command to the leader; retries while no leader listens (nothing was delivered). */
@@ -244,7 +247,11 @@ export class JetStreamLog implements Log {
       const started = performance.now()
       try {
         const reply = decode<ForwardReply>(
-          (await this.nc.request(this.names.forward, bytes, { timeout: Math.max(100, deadline - Date.now()) })).data,
+          (
+            await this.nc.request(this.names.forward, bytes, {
+              timeout: Math.max(100, Math.min(deadline - Date.now(), this.o.publishTimeoutMs + 1000)),
+            })
+          ).data,
         )
         this.metrics.observe('forward', performance.now() - started)
         if (reply.error !== undefined) {
