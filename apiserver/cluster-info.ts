@@ -10,9 +10,18 @@ export interface ClusterMember {
   clientUrls: string[]
 }
 
+/** The cluster engine's counters (log/jetstream/metrics.ts), read when /metrics is scraped. */
+export interface ClusterFigures {
+  leaderChanges: number
+  fenceRejections: number
+  publish: { count: number; sumMs: number }
+  forward: { count: number; sumMs: number }
+}
+
 export interface ClusterInfo {
   clusterName: string
   memberName: string
+  metrics: ClusterFigures
   members(): Promise<ClusterMember[]>
   /** Whether this member has applied everything the log held when asked. */
   caughtUp(): Promise<boolean>

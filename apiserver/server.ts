@@ -45,6 +45,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const cluster = config.natsUrl === '' ? undefined : await openClusterMember(config, level)
   const store = cluster ?? (await openLevelLog(level))
   const metrics = new Metrics(store)
+  if (cluster) metrics.setCluster(cluster.metrics)
   const log = instrumentLog(store, metrics)
   const state: HealthState = { ready: false, ...(cluster ? { caughtUp: () => cluster.caughtUp() } : {}) }
   const compaction = await startCompaction(store, config, policy, (err) => app.log.error({ err }, 'automatic compaction failed'))

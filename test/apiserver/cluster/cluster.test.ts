@@ -73,6 +73,11 @@ describe('kvlog cluster (3 nats-servers, 3 kvlog serve processes)', function () 
     }
     expect(['leader', 'follower']).to.include(s.cluster.role)
     expect(['m0', 'm1', 'm2']).to.include(s.cluster.leader)
+    const leader = members.find((m) => m.name === s.cluster.leader)!
+    const metrics = await (await fetch(`${leader.http}/metrics`)).text()
+    expect(metrics).to.match(/^kvlog_cluster_leader_changes 1$/m)
+    expect(metrics).to.match(/^kvlog_cluster_publish_count [1-9]/m)
+    expect(metrics).to.match(/^kvlog_cluster_apply_lag\{unit="messages"\} 0$/m)
   })
 
   it('resumes a watch on another member from its last revision with exactly the remaining events', async () => {
