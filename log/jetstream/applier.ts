@@ -14,7 +14,7 @@ import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats
 import { KvlogError } from '../errors.js'
 import type { LevelLog, ReplicatedResult } from '../level/level-log.js'
 import type { CompactResult } from '../types.js'
-import { decodeMessage, isSolo, type LogMessage, type SoloCommand } from './messages.js'
+import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
 import type { ClusterNames } from './options.js'
 
@@ -24,6 +24,8 @@ export const APPLIED_MARKER = 'jetstream.applied'
 export interface AppliedMarker {
   seq: number
   ts: number
+  /** messageHash() of the applied message. */
+  hash: string
 }
 
 type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined>
@@ -38,6 +40,8 @@ export class Applier {
   /** The stream's last sequence as last seen (by a look-up or a delivered message). */
   streamLast = 0
   lastTimestamp = 0
+  /** messageHash() of the last applied message ('' before the first). */
+  lastHash = ''
   /** Why the applier stopped, if it did. */
   failure: Error | undefined
   private readonly waiters = new Map<string, (outcome: Outcome) => void>()
@@ -58,6 +62,7 @@ export class Applier {
     const marker = (await this.view.readMeta(APPLIED_MARKER)) as AppliedMarker | undefined
     this.applied = marker?.seq ?? 0
     this.lastTimestamp = marker?.ts ?? 0
+    this.lastHash = marker?.hash ?? ''
     this.streamLast = this.applied
     const consumer = await this.js.consumers.get(this.names.stream, {
       deliver_policy: DeliverPolicy.StartSequence,
@@ -79,7 +84,13 @@ export class Applier {
             `stream sequences ${this.applied + 1}..${seq - 1} are missing (deleted or purged) before this member applied them`,
           )
         }
-        await this.apply(seq, decodeMessage(m.data), m.info.pending === 0)
+        const message = decodeMessage(m.data)
+        if (message.prev !== this.lastHash) {
+          throw new Error(
+            `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.lastHash || 'nothing'}): the stream's history differs from the one this member applied`,
+          )
+        }
+        await this.apply(seq, message, messageHash(m.data), m.info.pending === 0)
       }
     } catch (err) {
       if (this.stopping) return
@@ -89,8 +100,8 @@ export class Applier {
   }
 
   /** `sync` false while more messages are pending: the last one's fsync makes the run durable. */
-  private async apply(seq: number, message: LogMessage, sync: boolean): Promise<void> {
-    const marker = { name: APPLIED_MARKER, value: { seq, ts: message.ts } satisfies AppliedMarker }
+  private async apply(seq: number, message: LogMessage, hash: string, sync: boolean): Promise<void> {
+    const marker = { name: APPLIED_MARKER, value: { seq, ts: message.ts, hash } satisfies AppliedMarker }
     let outcomes: Outcome[]
     const first = message.cmds[0]?.cmd
     if (message.cmds.length === 1 && isSolo(first)) {
@@ -109,6 +120,7 @@ export class Applier {
     }
     this.applied = seq
     this.lastTimestamp = message.ts
+    this.lastHash = hash
     this.metrics.applied(seq, message.ts)
     message.cmds.forEach((c, i) => {
       const waiter = this.waiters.get(c.rid)

@@ -121,6 +121,7 @@ export class JetStreamLog implements Log {
         catchUp: () => this.catchUp(),
         stepDown: () => this.election.stepDown(),
         lastTimestamp: () => this.applier.lastTimestamp,
+        lastHash: () => this.applier.lastHash,
         observe: (event, ms) => this.metrics.observe(event, ms),
       },
     )
@@ -153,6 +154,12 @@ export class JetStreamLog implements Log {
     try {
       const last = await this.catchUp()
       if (this.election.epoch !== epoch || !this.election.leading || this.closed) return
+      if (this.applier.applied > last) {
+        // The stream lost messages this member applied: writing after `last` would fork the history.
+        throw new Error(
+          `the stream ends at sequence ${last} but this member applied up to ${this.applier.applied}: refusing to write until the stream is restored`,
+        )
+      }
       this.leaderSince = Date.now()
       this.publisher.activate(last)
       this.forwardSub = this.nc.subscribe(this.names.forward, {

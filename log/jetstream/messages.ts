@@ -9,6 +9,7 @@
  * durable LevelDB batch together with its stream sequence, or exactly one idempotent command (compaction,
  * a meta record, an alarm), applied and then recorded: a crash in between re-applies it harmlessly.
  */
+import { createHash } from 'node:crypto'
 import { Packr } from 'msgpackr'
 import type { ReplicatedWrite } from '../level/level-log.js'
 
@@ -35,6 +36,12 @@ export interface LogMessage {
   ts: number
   /** The leader epoch that published it. */
   epoch: number
+  /**
+   * messageHash() of the message before it in the stream ('' before the first): a chain. A member whose
+   * copy was built from a different history (a stream that lost its tail and was written again) sees the
+   * mismatch and stops applying instead of forking.
+   */
+  prev: string
   cmds: Tagged[]
 }
 
@@ -51,13 +58,25 @@ export function decode<T>(bytes: Uint8Array): T {
   return packr.unpack(bytes) as T
 }
 
+/** A short digest of a message's bytes (they include its `prev`, so it covers the whole history). */
+export function messageHash(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('base64url').slice(0, 22)
+}
+
 export function isSolo(cmd: Command): cmd is SoloCommand {
   return cmd.type === 'compact' || cmd.type === 'meta' || cmd.type === 'alarm'
 }
 
 export function decodeMessage(bytes: Uint8Array): LogMessage {
   const m = decode<LogMessage>(bytes)
-  if (m === null || typeof m !== 'object' || m.v !== FORMAT || !Array.isArray(m.cmds) || typeof m.ts !== 'number') {
+  if (
+    m === null ||
+    typeof m !== 'object' ||
+    m.v !== FORMAT ||
+    !Array.isArray(m.cmds) ||
+    typeof m.ts !== 'number' ||
+    typeof m.prev !== 'string'
+  ) {
     throw new Error('not a kvlog log message')
   }
   return m

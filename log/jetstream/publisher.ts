@@ -14,7 +14,7 @@
 import type { JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
 import { apiErrorCode } from './connection.js'
-import { encode, isSolo, type LogMessage, type Tagged } from './messages.js'
+import { encode, isSolo, messageHash, type LogMessage, type Tagged } from './messages.js'
 
 interface Pending {
   tagged: Tagged
@@ -30,6 +30,8 @@ export interface PublisherHooks {
   stepDown(): void
   /** The commit timestamp of the last applied message (a new message's is never below it). */
   lastTimestamp(): number
+  /** messageHash() of the last applied message (the next message's `prev` after a catch-up). */
+  lastHash(): string
   observe(event: 'publish' | 'fence', ms: number): void
 }
 
@@ -50,6 +52,7 @@ export class Publisher {
   private active = false
   private lastSeq = 0
   private lastTs = 0
+  private lastHash = ''
   private count = 0
 
   constructor(
@@ -62,6 +65,7 @@ export class Publisher {
   activate(lastSeq: number): void {
     this.lastSeq = lastSeq
     this.lastTs = this.hooks.lastTimestamp()
+    this.lastHash = this.hooks.lastHash()
     this.active = true
     this.kick()
   }
@@ -114,8 +118,8 @@ export class Publisher {
 
   private async publish(group: Pending[]): Promise<void> {
     const ts = Math.max(Date.now(), this.lastTs, this.hooks.lastTimestamp())
-    const message: LogMessage = { v: 1, ts, epoch: this.hooks.epoch(), cmds: group.map((p) => p.tagged) }
-    const data = encode(message)
+    let message: LogMessage = { v: 1, ts, epoch: this.hooks.epoch(), prev: this.lastHash, cmds: group.map((p) => p.tagged) }
+    let data = encode(message)
     const msgID = `${this.o.memberName}.${message.epoch}.${++this.count}`
     let fenced = 0
     let unknown = 0
@@ -130,6 +134,7 @@ export class Publisher {
         this.hooks.observe('publish', performance.now() - started)
         this.lastSeq = Math.max(this.lastSeq, ack.seq)
         this.lastTs = ts
+        this.lastHash = messageHash(data)
         for (const p of group) p.done(undefined, ack.seq)
         return
       } catch (err) {
@@ -138,6 +143,10 @@ export class Publisher {
           if (++fenced <= FENCE_RETRIES && this.active) {
             try {
               this.lastSeq = await this.hooks.catchUp()
+              // The message now follows another one: same commands and id, new `prev`.
+              this.lastHash = this.hooks.lastHash()
+              message = { ...message, prev: this.lastHash }
+              data = encode(message)
               continue
             } catch {
               // could not catch up: give up below
