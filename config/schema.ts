@@ -490,7 +490,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'resourceNamespaceMustExist',
     type: 'boolean',
     default: true,
-    description: 'Resource API: creating an object in a namespace that has no Namespace object is 404 NotFound, as kube-apiserver answers (default, kube-system, kube-public and kube-node-lease always exist). false: any namespace name may be used without creating it first.',
+    description:
+      'Resource API: creating an object in a namespace that has no Namespace object is 404 NotFound, as kube-apiserver answers (default, kube-system, kube-public and kube-node-lease always exist). false: any namespace name may be used without creating it first.',
     flag: '--resource-namespace-must-exist',
     env: 'KVLOG_RESOURCE_NAMESPACE_MUST_EXIST',
   },
