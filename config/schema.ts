@@ -452,7 +452,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'enum',
     default: 'auto',
     values: LOG_FORMATS,
-    description: "Log lines as JSON (pino's shape, ISO 8601 times) or as text (time, level, message, key=value); 'auto': text when stdout is a terminal, else JSON.",
+    description:
+      "Log lines as JSON (pino's shape, ISO 8601 times) or as text (time, level, message, key=value); 'auto': text when stdout is a terminal, else JSON.",
     flag: '--log-format',
     env: 'KVLOG_LOG_FORMAT',
   },
@@ -643,7 +644,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'enum',
     default: 'kvlog',
     values: GRPC_SERVERS,
-    description: "What serves the etcd client port: 'kvlog' (gRPC on node:http2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
+    description:
+      "What serves the etcd client port: 'kvlog' (gRPC on node:http2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
     flag: '--grpc-server',
     env: 'KVLOG_GRPC_SERVER',
   },
