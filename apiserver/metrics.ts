@@ -6,6 +6,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Compaction } from '../compaction/index.js'
 import type { Log } from '../log/backend.js'
+import type { ClusterFigures } from './cluster-info.js'
 
 export interface WatchStats {
   watchers: number
@@ -27,33 +28,110 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'kvlog_process_' })
     const registers = [this.registry]
     this.writeDuration = new Histogram({
-      name: 'kvlog_write_duration_seconds', help: 'Time from a write request to its durable acknowledgement.',
-      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers,
+      name: 'kvlog_write_duration_seconds',
+      help: 'Time from a write request to its durable acknowledgement.',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
     })
     this.batchTxns = new Histogram({
-      name: 'kvlog_batch_revisions', help: 'Revisions committed per LevelDB batch (group commit).',
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048], registers,
+      name: 'kvlog_batch_revisions',
+      help: 'Revisions committed per LevelDB batch (group commit).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048],
+      registers,
     })
     this.committedRevisions = new Counter({ name: 'kvlog_committed_revisions_total', help: 'Revisions committed.', registers })
-    new Gauge({ name: 'kvlog_revision', help: 'Current revision.', registers, collect() { this.set(log.revision) } })
-    new Gauge({ name: 'kvlog_compact_revision', help: 'Compact revision (oldest readable).', registers, collect() { this.set(log.compactRevision) } })
     new Gauge({
-      name: 'kvlog_db_size_bytes', help: 'Size of the database files on disk.', registers,
-      async collect() { this.set((await log.status()).dbSize) },
+      name: 'kvlog_revision',
+      help: 'Current revision.',
+      registers,
+      collect() {
+        this.set(log.revision)
+      },
     })
     new Gauge({
-      name: 'kvlog_segments', help: 'Segments in the log.', registers,
-      async collect() { this.set((await log.status()).segments.length) },
+      name: 'kvlog_compact_revision',
+      help: 'Compact revision (oldest readable).',
+      registers,
+      collect() {
+        this.set(log.compactRevision)
+      },
+    })
+    new Gauge({
+      name: 'kvlog_db_size_bytes',
+      help: 'Size of the database files on disk.',
+      registers,
+      async collect() {
+        this.set((await log.status()).dbSize)
+      },
+    })
+    new Gauge({
+      name: 'kvlog_segments',
+      help: 'Segments in the log.',
+      registers,
+      async collect() {
+        this.set((await log.status()).segments.length)
+      },
     })
     const stats = () => this.watchStats()
-    new Gauge({ name: 'kvlog_watchers', help: 'Open watchers.', registers, collect() { this.set(stats().watchers) } })
     new Gauge({
-      name: 'kvlog_slow_watchers', help: 'Watchers paused because their connection backed up (catching up from the log).',
-      registers, collect() { this.set(stats().slowWatchers) },
+      name: 'kvlog_watchers',
+      help: 'Open watchers.',
+      registers,
+      collect() {
+        this.set(stats().watchers)
+      },
+    })
+    new Gauge({
+      name: 'kvlog_slow_watchers',
+      help: 'Watchers paused because their connection backed up (catching up from the log).',
+      registers,
+      collect() {
+        this.set(stats().slowWatchers)
+      },
     })
     log.subscribe((entries) => {
       this.batchTxns.observe(entries.length)
       this.committedRevisions.inc(entries.length)
+    })
+  }
+
+  /** Cluster mode: leadership, fencing, publish and forward latencies, apply lag. */
+  setCluster(figures: ClusterFigures): void {
+    const registers = [this.registry]
+    const log = this.log
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read())
+        },
+      })
+    gauge('kvlog_cluster_leader_changes', 'Times this member became leader since it started.', () => figures.leaderChanges)
+    gauge(
+      'kvlog_cluster_fence_rejections',
+      'Publishes refused by the stream fence (another writer got there first).',
+      () => figures.fenceRejections,
+    )
+    gauge('kvlog_cluster_publish_seconds_sum', 'Time the leader waited for stream acknowledgements.', () => figures.publish.sumMs / 1000)
+    gauge('kvlog_cluster_publish_count', 'Stream messages the leader published.', () => figures.publish.count)
+    gauge(
+      'kvlog_cluster_forward_seconds_sum',
+      'Time this member waited for the leader to take forwarded writes.',
+      () => figures.forward.sumMs / 1000,
+    )
+    gauge('kvlog_cluster_forward_count', 'Writes this member forwarded to the leader.', () => figures.forward.count)
+    new Gauge({
+      name: 'kvlog_cluster_apply_lag',
+      help: 'Stream messages not yet applied here (lag), and seconds behind (lag_seconds).',
+      labelNames: ['unit'],
+      registers,
+      async collect() {
+        const c = (await log.status()).cluster
+        this.set({ unit: 'messages' }, c?.lag ?? 0)
+        this.set({ unit: 'seconds' }, c?.lagSeconds ?? 0)
+      },
     })
   }
 
@@ -65,14 +143,52 @@ export class Metrics {
   setCompaction(compaction: Compaction): void {
     const registers = [this.registry]
     const stats = () => compaction.compactor.stats()
-    new Gauge({ name: 'kvlog_compaction_runs_total', help: 'Compactions run (automatic and manual).', registers, collect() { this.set(stats().runs) } })
-    new Gauge({ name: 'kvlog_compaction_removed_revisions_total', help: 'Revisions compacted: log entries below the floor whose history was removed.', registers, collect() { this.set(stats().removedRevisionsTotal) } })
-    new Gauge({ name: 'kvlog_compaction_bytes_freed_total', help: 'Database bytes given back by compaction.', registers, collect() { this.set(stats().bytesFreedTotal) } })
-    new Gauge({ name: 'kvlog_compaction_last_duration_seconds', help: 'Duration of the last compaction.', registers, collect() { this.set((stats().last?.durationMs ?? 0) / 1000) } })
-    const log = this.log
-    new Gauge({ name: 'kvlog_alarm_nospace', help: '1 while the NOSPACE alarm is active.', registers, collect() { this.set(log.alarms().includes('NOSPACE') ? 1 : 0) } })
     new Gauge({
-      name: 'kvlog_cursor_lag_revisions', help: 'Revisions a consumer cursor is behind the head.', labelNames: ['cursor'], registers,
+      name: 'kvlog_compaction_runs_total',
+      help: 'Compactions run (automatic and manual).',
+      registers,
+      collect() {
+        this.set(stats().runs)
+      },
+    })
+    new Gauge({
+      name: 'kvlog_compaction_removed_revisions_total',
+      help: 'Revisions compacted: log entries below the floor whose history was removed.',
+      registers,
+      collect() {
+        this.set(stats().removedRevisionsTotal)
+      },
+    })
+    new Gauge({
+      name: 'kvlog_compaction_bytes_freed_total',
+      help: 'Database bytes given back by compaction.',
+      registers,
+      collect() {
+        this.set(stats().bytesFreedTotal)
+      },
+    })
+    new Gauge({
+      name: 'kvlog_compaction_last_duration_seconds',
+      help: 'Duration of the last compaction.',
+      registers,
+      collect() {
+        this.set((stats().last?.durationMs ?? 0) / 1000)
+      },
+    })
+    const log = this.log
+    new Gauge({
+      name: 'kvlog_alarm_nospace',
+      help: '1 while the NOSPACE alarm is active.',
+      registers,
+      collect() {
+        this.set(log.alarms().includes('NOSPACE') ? 1 : 0)
+      },
+    })
+    new Gauge({
+      name: 'kvlog_cursor_lag_revisions',
+      help: 'Revisions a consumer cursor is behind the head.',
+      labelNames: ['cursor'],
+      registers,
       collect() {
         this.reset()
         for (const c of compaction.cursors.list()) this.set({ cursor: c.name }, c.lag)
@@ -83,14 +199,16 @@ export class Metrics {
 
 /** The same Log, with write latency recorded. */
 export function instrumentLog(log: Log, metrics: Metrics): Log {
-  const timed = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    const end = metrics.writeDuration.startTimer()
-    try {
-      return await fn(...args)
-    } finally {
-      end()
+  const timed =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const end = metrics.writeDuration.startTimer()
+      try {
+        return await fn(...args)
+      } finally {
+        end()
+      }
     }
-  }
   return Object.create(log, {
     txn: { value: timed(log.txn.bind(log)) },
     put: { value: timed(log.put.bind(log)) },

@@ -5,14 +5,18 @@
  */
 import { rename, rm, writeFile } from 'node:fs/promises'
 import type { FastifyBaseLogger } from 'fastify'
+import { hostname } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
 import { retentionPolicy, startCompaction } from '../compaction/index.js'
-import { levelLogOptions, openLevelLog } from '../log/index.js'
+import { openJetStreamLog, type JetStreamLog } from '../log/jetstream/jetstream-log.js'
+import { levelLogOptions, openLevelLog, type LevelLogOptions } from '../log/index.js'
+import { clusterIdentity } from './cluster-info.js'
 import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
+import type { HealthState } from './http/health.js'
 import { loadTls } from './tls.js'
 import { applyV8Settings } from './v8-settings.js'
 import { instrumentLog, Metrics } from './metrics.js'
@@ -37,10 +41,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const policy = retentionPolicy(config)
   const tls = await loadTls(config)
   applyV8Settings(config)
-  const store = await openLevelLog(levelLogOptions(config))
+  const level = levelLogOptions(config)
+  const cluster = config.natsUrl === '' ? undefined : await openClusterMember(config, level)
+  const store = cluster ?? (await openLevelLog(level))
   const metrics = new Metrics(store)
+  if (cluster) metrics.setCluster(cluster.metrics)
   const log = instrumentLog(store, metrics)
-  const state = { ready: false }
+  const state: HealthState = { ready: false, ...(cluster ? { caughtUp: () => cluster.caughtUp() } : {}) }
   const compaction = await startCompaction(store, config, policy, (err) => app.log.error({ err }, 'automatic compaction failed'))
   const watch = new WatchService(store, {
     ringSize: config.watchRingSize,
@@ -63,17 +70,27 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const address = app.server.address()
   const bound = typeof address === 'object' && address !== null ? address.port : port
   const http = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${bound}`
-  const headers = new Headers(await loadIdentity(store), log)
+  const headers = new Headers(cluster ? clusterIdentity(cluster) : await loadIdentity(store), log)
   const grpcAddress = parseAddress(config.listenGrpc)
   const grpc = await startGrpcServer(
     {
-      log, headers, compactor: compaction.compactor, watch, config, clientUrl: () => grpc.url,
+      log,
+      headers,
+      compactor: compaction.compactor,
+      watch,
+      config,
+      clientUrl: () => grpc.url,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+      ...(cluster ? { cluster } : {}),
     },
-    grpcAddress.host, grpcAddress.port, tls,
+    grpcAddress.host,
+    grpcAddress.port,
+    tls,
   )
+  if (cluster && cluster.clientUrls.length === 0) cluster.clientUrls = [grpc.url]
   state.ready = true
-  if (config.readyFile !== '') await writeAtomically(config.readyFile, JSON.stringify({ pid: process.pid, http, grpc: grpc.address }) + '\n')
+  if (config.readyFile !== '')
+    await writeAtomically(config.readyFile, JSON.stringify({ pid: process.pid, http, grpc: grpc.address }) + '\n')
 
   let closing: Promise<void> | undefined
   const close = () => {
@@ -94,6 +111,46 @@ export async function startServer(config: Config): Promise<RunningServer> {
     return closing
   }
   return { http, grpc: grpc.address, logger: app.log, close }
+}
+
+/**
+ * Cluster mode: this member of the cluster whose log is the JetStream stream at config.natsUrl. Retries
+ * an unreachable NATS with a log line per try; refuses a stream that is not this cluster's; catches up.
+ */
+async function openClusterMember(config: Config, level: LevelLogOptions): Promise<JetStreamLog> {
+  const memberName =
+    config.memberName === 'default'
+      ? `${hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${parseAddress(config.listenGrpc).port}`
+      : config.memberName
+  const member = await openJetStreamLog({
+    natsUrls: config.natsUrl
+      .split(',')
+      .map((u) => u.trim())
+      .filter((u) => u !== ''),
+    clusterName: config.clusterName,
+    memberName,
+    natsReplicas: config.natsReplicas,
+    clientUrls: config.advertiseClientUrls
+      .split(',')
+      .map((u) => u.trim())
+      .filter((u) => u !== ''),
+    natsCreds: config.natsCreds,
+    natsTlsCa: config.natsTlsCa,
+    leaderLeaseMs: config.leaderLease,
+    publishTimeoutMs: config.natsPublishTimeout,
+    requestTimeoutMs: config.clusterRequestTimeout,
+    maxGroupCommands: config.clusterMaxGroupCommands,
+    maxGroupBytes: config.clusterMaxGroupBytes,
+    leaseCheckInterval: config.leaseCheckInterval,
+    level,
+    log: (line) => process.stderr.write(line + '\n'),
+  })
+  // The doors open once this member's copy has what the log held at start (reads would wait anyway).
+  await member.waitCaughtUp().catch(async (err) => {
+    await member.close()
+    throw err
+  })
+  return member
 }
 
 /** Write to a temp file beside the target, then rename: readers never see a partial file. */

@@ -111,14 +111,19 @@ export class AutoCompactor {
   private async runCheck(): Promise<void> {
     if (this.stopped) return
     const status = await this.log.status()
+    // In a cluster, compaction is an entry in the log: only the leader decides it.
+    if (status.cluster !== undefined && status.cluster.role !== 'leader') return
     const p = this.policy
     const window = p.mode === 'periodic' && p.durationMs > 0 ? await this.log.revisionAt(Date.now() - p.durationMs) : undefined
     // From here to the compact() call nothing awaits: the plan sees every cursor commit accepted so far,
     // and the floor rises before another can be accepted below it.
     const positions = this.cursors.positions()
     const plan = planFloor(p, {
-      current: this.log.revision, compactRevision: this.log.compactRevision, dbSize: status.dbSize,
-      firstRevisionInWindow: window, cursors: positions,
+      current: this.log.revision,
+      compactRevision: this.log.compactRevision,
+      dbSize: status.dbSize,
+      firstRevisionInWindow: window,
+      cursors: positions,
     })
     const expired = this.cursors.expire(plan.expire, positions)
     const compacted = plan.target === undefined ? undefined : this.log.compact(plan.target)
@@ -146,8 +151,13 @@ export class AutoCompactor {
     this.totals.removedRevisions += result.removedRevisions
     this.totals.bytesFreed += bytesFreed
     this.last = {
-      at: new Date().toISOString(), floor: result.compactRevision, removedRevisions: result.removedRevisions,
-      removedVersions: result.removedVersions, bytesFreed, durationMs: result.durationMs, reasons,
+      at: new Date().toISOString(),
+      floor: result.compactRevision,
+      removedRevisions: result.removedRevisions,
+      removedVersions: result.removedVersions,
+      bytesFreed,
+      durationMs: result.durationMs,
+      reasons,
     }
   }
 }

@@ -106,6 +106,19 @@ export interface Config {
   grpcMaxQueuedMessages: number
   grpcMaxQueuedBytes: number
   grpcServer: GrpcServerKind
+  /** '' = single node (no cluster). Comma-separated NATS URLs. */
+  natsUrl: string
+  clusterName: string
+  natsReplicas: number
+  /** Comma-separated; '' = the gRPC listener's URL. */
+  advertiseClientUrls: string
+  natsCreds: string
+  natsTlsCa: string
+  leaderLease: number
+  natsPublishTimeout: number
+  clusterRequestTimeout: number
+  clusterMaxGroupCommands: number
+  clusterMaxGroupBytes: number
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -143,7 +156,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'enum',
     default: 'always',
     values: FSYNC_MODES,
-    description: "'always': a write is acknowledged only after its batch is on disk. 'never': leave flushing to the OS (faster, loses recent writes on a machine crash).",
+    description:
+      "'always': a write is acknowledged only after its batch is on disk. 'never': leave flushing to the OS (faster, loses recent writes on a machine crash).",
     flag: '--fsync',
     env: 'KVLOG_FSYNC',
   },
@@ -211,7 +225,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 250,
     min: 1,
     max: 1_000_000,
-    description: "Most revisions compaction removes per batch, between writes. Each batch rides in a group of writers' transactions, so its size follows theirs: 10 revisions per transaction in the writers' recent groups, from compactionMinBatchRevisions up to this (light load: small batches that hold the writers up less; heavy load: large ones that keep the compaction fast).",
+    description:
+      "Most revisions compaction removes per batch, between writes. Each batch rides in a group of writers' transactions, so its size follows theirs: 10 revisions per transaction in the writers' recent groups, from compactionMinBatchRevisions up to this (light load: small batches that hold the writers up less; heavy load: large ones that keep the compaction fast).",
     flag: '--compaction-batch-revisions',
     env: 'KVLOG_COMPACTION_BATCH_REVISIONS',
   },
@@ -231,7 +246,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 5,
     min: 1,
     max: 1_000,
-    description: "Compaction batches the scan reads and plans at a time: one read of the log, and with compactionThread one message each way between the threads, serve them all, while each batch is still written on its own in a writers' group, with its own progress. 1: read, plan and send each batch on its own.",
+    description:
+      "Compaction batches the scan reads and plans at a time: one read of the log, and with compactionThread one message each way between the threads, serve them all, while each batch is still written on its own in a writers' group, with its own progress. 1: read, plan and send each batch on its own.",
     flag: '--compaction-batches-per-read',
     env: 'KVLOG_COMPACTION_BATCHES_PER_READ',
   },
@@ -241,7 +257,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 25,
     min: 1,
     max: 100,
-    description: "Compaction pauses after each batch's write so that it runs at most this share of the time, leaving the rest to writers (a write that took t is followed by a pause of t × (100 / duty − 1)). Lower: the writers' latency during a compaction is lower and the compaction slower; 100: no pauses.",
+    description:
+      "Compaction pauses after each batch's write so that it runs at most this share of the time, leaving the rest to writers (a write that took t is followed by a pause of t × (100 / duty − 1)). Lower: the writers' latency during a compaction is lower and the compaction slower; 100: no pauses.",
     flag: '--compaction-max-duty-percent',
     env: 'KVLOG_COMPACTION_MAX_DUTY_PERCENT',
   },
@@ -249,7 +266,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'compactionThread',
     type: 'boolean',
     default: true,
-    description: "Each compaction's scan (reading the removed log entries, decoding them, planning each batch) runs in a worker thread with its own event loop and heap, sharing LevelDB's handle (classic-level's multithreading); the main thread only writes the batches, so the writers are not held up by the scan nor paused to collect its garbage. false: the scan runs on the main thread.",
+    description:
+      "Each compaction's scan (reading the removed log entries, decoding them, planning each batch) runs in a worker thread with its own event loop and heap, sharing LevelDB's handle (classic-level's multithreading); the main thread only writes the batches, so the writers are not held up by the scan nor paused to collect its garbage. false: the scan runs on the main thread.",
     flag: '--compaction-thread',
     env: 'KVLOG_COMPACTION_THREAD',
   },
@@ -259,7 +277,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 19,
     min: 0,
     max: 19,
-    description: "The compaction thread's CPU priority as a nice value (higher runs later; Linux, where each thread has its own; elsewhere it runs at the process's): the scan's JavaScript, and V8's collections of its garbage on that thread, give the cores to the writers whenever both want them, as RocksDB runs its compaction threads at nice 19. The scan's reads (in libuv's pool) and the batches' writes keep the writers' priority. On a machine the writers keep busy, compaction then advances slowly. 0: the writers' priority.",
+    description:
+      "The compaction thread's CPU priority as a nice value (higher runs later; Linux, where each thread has its own; elsewhere it runs at the process's): the scan's JavaScript, and V8's collections of its garbage on that thread, give the cores to the writers whenever both want them, as RocksDB runs its compaction threads at nice 19. The scan's reads (in libuv's pool) and the batches' writes keep the writers' priority. On a machine the writers keep busy, compaction then advances slowly. 0: the writers' priority.",
     flag: '--compaction-thread-nice',
     env: 'KVLOG_COMPACTION_THREAD_NICE',
   },
@@ -267,7 +286,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'compactionCompactsRange',
     type: 'boolean',
     default: true,
-    description: "Each compaction ends by compacting LevelDB's range of the removed log and waits until the dropped files are freed, giving its disk space back at once. It deletes many files in a burst: with deferFileDeletes off, LevelDB deletes them under its lock, stalling writes for tens of milliseconds at a time. false: LevelDB's background compaction gives the space back over time (and automatic compaction reclaims space after large removals).",
+    description:
+      "Each compaction ends by compacting LevelDB's range of the removed log and waits until the dropped files are freed, giving its disk space back at once. It deletes many files in a burst: with deferFileDeletes off, LevelDB deletes them under its lock, stalling writes for tens of milliseconds at a time. false: LevelDB's background compaction gives the space back over time (and automatic compaction reclaims space after large removals).",
     flag: '--compaction-compacts-range',
     env: 'KVLOG_COMPACTION_COMPACTS_RANGE',
   },
@@ -275,7 +295,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'deferFileDeletes',
     type: 'boolean',
     default: true,
-    description: "LevelDB's table and log files get a second name (a hard link in <dataDir>/trash) as they appear, so that LevelDB's own delete of a file, made under the lock every write takes, only drops a name; kvlog frees the file's blocks afterwards, off that lock. false: LevelDB deletes files itself, stalling writes for milliseconds per file.",
+    description:
+      "LevelDB's table and log files get a second name (a hard link in <dataDir>/trash) as they appear, so that LevelDB's own delete of a file, made under the lock every write takes, only drops a name; kvlog frees the file's blocks afterwards, off that lock. false: LevelDB deletes files itself, stalling writes for milliseconds per file.",
     flag: '--defer-file-deletes',
     env: 'KVLOG_DEFER_FILE_DELETES',
   },
@@ -284,7 +305,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'bytes',
     default: GiB,
     min: 0,
-    description: "With deferFileDeletes: the files LevelDB deleted are freed 4 MiB at a time (truncated, then unlinked) at most this many bytes per second, so that the filesystem's work of freeing them does not land in one journal commit the writers' fsyncs wait for. A large compaction makes LevelDB drop several GB of files (it rewrites its levels), so a low rate leaves them on disk for a while. 0 = no pause between chunks.",
+    description:
+      "With deferFileDeletes: the files LevelDB deleted are freed 4 MiB at a time (truncated, then unlinked) at most this many bytes per second, so that the filesystem's work of freeing them does not land in one journal commit the writers' fsyncs wait for. A large compaction makes LevelDB drop several GB of files (it rewrites its levels), so a low rate leaves them on disk for a while. 0 = no pause between chunks.",
     flag: '--file-delete-bytes-per-second',
     env: 'KVLOG_FILE_DELETE_BYTES_PER_SECOND',
   },
@@ -294,7 +316,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 20,
     min: 0,
     max: 60_000,
-    description: "How often the table files LevelDB is writing (a flushed memtable, a LevelDB compaction's output) are synced while it writes them, as RocksDB's bytes_per_sync does: the data reaches the disk in pieces instead of one burst at the end of each file, which the writers' fsyncs would queue behind (a flush of the 32 MiB write buffer held synced writes for ~41 ms, ~21 ms with this on). 0: only LevelDB's own sync at the end of each file.",
+    description:
+      "How often the table files LevelDB is writing (a flushed memtable, a LevelDB compaction's output) are synced while it writes them, as RocksDB's bytes_per_sync does: the data reaches the disk in pieces instead of one burst at the end of each file, which the writers' fsyncs would queue behind (a flush of the 32 MiB write buffer held synced writes for ~41 ms, ~21 ms with this on). 0: only LevelDB's own sync at the end of each file.",
     flag: '--table-sync-interval',
     env: 'KVLOG_TABLE_SYNC_INTERVAL',
   },
@@ -304,7 +327,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 32 * MiB,
     min: 64 * KiB,
     max: GiB,
-    description: "LevelDB's write buffer (memtable): writes gather in memory, and in LevelDB's own log file in the data dir, up to this many bytes, then are written out as a table file. Larger: fewer, larger table files under a steady write load, more memory, a longer log to replay at start.",
+    description:
+      "LevelDB's write buffer (memtable): writes gather in memory, and in LevelDB's own log file in the data dir, up to this many bytes, then are written out as a table file. Larger: fewer, larger table files under a steady write load, more memory, a longer log to replay at start.",
     flag: '--leveldb-write-buffer-size',
     env: 'KVLOG_LEVELDB_WRITE_BUFFER_SIZE',
   },
@@ -324,7 +348,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 8 * MiB,
     min: 64 * KiB,
     max: GiB,
-    description: "LevelDB starts a new table file once one reaches this size (LevelDB's own default: 2 MiB). Larger: fewer files and fewer, larger compactions.",
+    description:
+      "LevelDB starts a new table file once one reaches this size (LevelDB's own default: 2 MiB). Larger: fewer files and fewer, larger compactions.",
     flag: '--leveldb-max-file-size',
     env: 'KVLOG_LEVELDB_MAX_FILE_SIZE',
   },
@@ -332,7 +357,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'v8AllocationSitePretenuring',
     type: 'boolean',
     default: false,
-    description: "V8's allocation-site pretenuring in the server process: V8 learns which allocation sites make objects that survive and then allocates their objects in the old generation directly. A burst of writes with thousands in flight teaches it that each write's objects survive; at the steady rate after it they die young but are still allocated old, and the old generation then needs a full collection every 1-2 s (pauses of 5-18 ms that every write in flight waits out). false turns it off (node's --no-allocation-site-pretenuring).",
+    description:
+      "V8's allocation-site pretenuring in the server process: V8 learns which allocation sites make objects that survive and then allocates their objects in the old generation directly. A burst of writes with thousands in flight teaches it that each write's objects survive; at the steady rate after it they die young but are still allocated old, and the old generation then needs a full collection every 1-2 s (pauses of 5-18 ms that every write in flight waits out). false turns it off (node's --no-allocation-site-pretenuring).",
     flag: '--v8-allocation-site-pretenuring',
     env: 'KVLOG_V8_ALLOCATION_SITE_PRETENURING',
   },
@@ -350,7 +376,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'autoCompactionRetention',
     type: 'string',
     default: '0',
-    description: "With mode revision: how many revisions to keep (e.g. 10000). With periodic: how long, e.g. 1h, 30m (a bare number is hours, as in etcd). 0 = off.",
+    description:
+      'With mode revision: how many revisions to keep (e.g. 10000). With periodic: how long, e.g. 1h, 30m (a bare number is hours, as in etcd). 0 = off.',
     flag: '--auto-compaction-retention',
     env: 'KVLOG_AUTO_COMPACTION_RETENTION',
   },
@@ -359,7 +386,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'bytes',
     default: 2 * GiB,
     min: 0,
-    description: 'Database size quota: above it compaction becomes aggressive, and if that is not enough the NOSPACE alarm refuses writes that add data. 0 = no quota.',
+    description:
+      'Database size quota: above it compaction becomes aggressive, and if that is not enough the NOSPACE alarm refuses writes that add data. 0 = no quota.',
     flag: '--quota-backend-bytes',
     env: 'KVLOG_QUOTA_BACKEND_BYTES',
   },
@@ -388,7 +416,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 1_000_000,
     min: 0,
     max: 1_000_000_000_000,
-    description: 'A consumer cursor holds compaction back at most this many revisions behind the head; beyond it the cursor expires (its next resume gets COMPACTED).',
+    description:
+      'A consumer cursor holds compaction back at most this many revisions behind the head; beyond it the cursor expires (its next resume gets COMPACTED).',
     flag: '--cursor-max-lag',
     env: 'KVLOG_CURSOR_MAX_LAG',
   },
@@ -459,7 +488,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'enum',
     default: 'auto',
     values: LOG_FORMATS,
-    description: "Log lines as JSON (pino's shape, ISO 8601 times) or as text (time, level, message, key=value); 'auto': text when stdout is a terminal, else JSON.",
+    description:
+      "Log lines as JSON (pino's shape, ISO 8601 times) or as text (time, level, message, key=value); 'auto': text when stdout is a terminal, else JSON.",
     flag: '--log-format',
     env: 'KVLOG_LOG_FORMAT',
   },
@@ -488,7 +518,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'duration',
     default: 10 * SECOND,
     min: 0,
-    description: 'Idle watchers get a progress notice this often; resource-API watches with allowWatchBookmarks get a BOOKMARK this often (0: off).',
+    description:
+      'Idle watchers get a progress notice this often; resource-API watches with allowWatchBookmarks get a BOOKMARK this often (0: off).',
     flag: '--watch-progress-interval',
     env: 'KVLOG_WATCH_PROGRESS_INTERVAL',
   },
@@ -496,7 +527,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'resourceNamespaceMustExist',
     type: 'boolean',
     default: true,
-    description: 'Resource API: creating an object in a namespace that has no Namespace object is 404 NotFound, as kube-apiserver answers (default, kube-system, kube-public and kube-node-lease always exist). false: any namespace name may be used without creating it first.',
+    description:
+      'Resource API: creating an object in a namespace that has no Namespace object is 404 NotFound, as kube-apiserver answers (default, kube-system, kube-public and kube-node-lease always exist). false: any namespace name may be used without creating it first.',
     flag: '--resource-namespace-must-exist',
     env: 'KVLOG_RESOURCE_NAMESPACE_MUST_EXIST',
   },
@@ -568,7 +600,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'string',
     default: '3.5.16',
     nonEmpty: true,
-    description: 'The etcd version the gRPC Status call reports. kube-apiserver sends watch progress requests only to etcd >= 3.5.13 (or 3.4.31).',
+    description:
+      'The etcd version the gRPC Status call reports. kube-apiserver sends watch progress requests only to etcd >= 3.5.13 (or 3.4.31).',
     flag: '--etcd-version',
     env: 'KVLOG_ETCD_VERSION',
   },
@@ -577,7 +610,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'string',
     default: 'default',
     nonEmpty: true,
-    description: "This member's name in the etcd Cluster and Maintenance APIs.",
+    description:
+      "This member's name in the etcd Cluster and Maintenance APIs; in cluster mode unique per member ('default' there means the host name and the gRPC port).",
     flag: '--member-name',
     env: 'KVLOG_MEMBER_NAME',
   },
@@ -646,9 +680,112 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'enum',
     default: 'kvlog',
     values: GRPC_SERVERS,
-    description: "What serves the etcd client port: 'kvlog' (gRPC on node:http2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
+    description:
+      "What serves the etcd client port: 'kvlog' (gRPC on node:http2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
     flag: '--grpc-server',
     env: 'KVLOG_GRPC_SERVER',
+  },
+  natsUrl: {
+    key: 'natsUrl',
+    type: 'string',
+    default: '',
+    description:
+      "Cluster mode: NATS server URLs (comma-separated) of the JetStream cluster that holds the log; each member keeps a full copy in dataDir. '' = a single node.",
+    flag: '--nats-url',
+    env: 'KVLOG_NATS_URL',
+  },
+  clusterName: {
+    key: 'clusterName',
+    type: 'string',
+    default: 'kvlog',
+    nonEmpty: true,
+    description:
+      "Cluster mode: names the JetStream stream (KVLOG_<name>), bucket and subjects; letters, digits, - and _. A member refuses to start on a stream that is not this cluster's.",
+    flag: '--cluster-name',
+    env: 'KVLOG_CLUSTER_NAME',
+  },
+  natsReplicas: {
+    key: 'natsReplicas',
+    type: 'integer',
+    default: 3,
+    min: 1,
+    max: 5,
+    description: 'Cluster mode: replicas of the stream and bucket, when this member creates them (at most the number of nats-servers).',
+    flag: '--nats-replicas',
+    env: 'KVLOG_NATS_REPLICAS',
+  },
+  advertiseClientUrls: {
+    key: 'advertiseClientUrls',
+    type: 'string',
+    default: '',
+    description: "Cluster mode: this member's client URLs (comma-separated) as MemberList reports them; '' = the gRPC listener's URL.",
+    flag: '--advertise-client-urls',
+    env: 'KVLOG_ADVERTISE_CLIENT_URLS',
+  },
+  natsCreds: {
+    key: 'natsCreds',
+    type: 'string',
+    default: '',
+    description: "Cluster mode: a NATS credentials file (JWT and nkey seed) for the connection; '' = none.",
+    flag: '--nats-creds',
+    env: 'KVLOG_NATS_CREDS',
+  },
+  natsTlsCa: {
+    key: 'natsTlsCa',
+    type: 'string',
+    default: '',
+    description: "Cluster mode: a CA file to verify the NATS servers' TLS certificates; '' = no TLS verification setup.",
+    flag: '--nats-tls-ca',
+    env: 'KVLOG_NATS_TLS_CA',
+  },
+  leaderLease: {
+    key: 'leaderLease',
+    type: 'duration',
+    default: 3 * SECOND,
+    min: 300,
+    description:
+      'Cluster mode: a leader that has not renewed its lease for this long loses it and another member takes over (renewed every third of it).',
+    flag: '--leader-lease',
+    env: 'KVLOG_LEADER_LEASE',
+  },
+  natsPublishTimeout: {
+    key: 'natsPublishTimeout',
+    type: 'duration',
+    default: 2 * SECOND,
+    min: 100,
+    description:
+      "Cluster mode: how long the leader waits for the stream's acknowledgement of a publish before it publishes the same message again (deduplicated by its id).",
+    flag: '--nats-publish-timeout',
+    env: 'KVLOG_NATS_PUBLISH_TIMEOUT',
+  },
+  clusterRequestTimeout: {
+    key: 'clusterRequestTimeout',
+    type: 'duration',
+    default: 10 * SECOND,
+    min: 100,
+    description:
+      'Cluster mode: how long a write may wait for a leader and its application here, or a read for this member to catch up, before UNAVAILABLE.',
+    flag: '--cluster-request-timeout',
+    env: 'KVLOG_CLUSTER_REQUEST_TIMEOUT',
+  },
+  clusterMaxGroupCommands: {
+    key: 'clusterMaxGroupCommands',
+    type: 'integer',
+    default: 1024,
+    min: 1,
+    description: 'Cluster mode: at most this many write requests in one stream message (group commit on the leader).',
+    flag: '--cluster-max-group-commands',
+    env: 'KVLOG_CLUSTER_MAX_GROUP_COMMANDS',
+  },
+  clusterMaxGroupBytes: {
+    key: 'clusterMaxGroupBytes',
+    type: 'bytes',
+    default: 512 * KiB,
+    min: KiB,
+    description:
+      "Cluster mode: a stream message takes no more requests once it holds this many bytes (one request may exceed it; the nats-servers' max_payload must exceed maxRequestBytes).",
+    flag: '--cluster-max-group-bytes',
+    env: 'KVLOG_CLUSTER_MAX_GROUP_BYTES',
   },
 }
 

@@ -75,6 +75,11 @@ export interface RangeOptions {
   maxModRevision?: number
   minCreateRevision?: number
   maxCreateRevision?: number
+  /**
+   * Answer from this member's copy without first catching up with the cluster (etcd's serializable read):
+   * may miss writes acknowledged elsewhere. Single node: no difference.
+   */
+  serializable?: boolean
 }
 
 export interface RangeResult {
@@ -244,6 +249,28 @@ export interface LogStatus {
   compaction?: { target: number; progress: number }
   /** The on-disk format version. */
   formatVersion: number
+  /** Cluster mode only: this member's view of the cluster. */
+  cluster?: ClusterStatus
+}
+
+export interface ClusterStatus {
+  clusterName: string
+  member: string
+  role: 'leader' | 'follower'
+  /** The leading member's name, '' if none is known. */
+  leader: string
+  /** The leader's epoch (etcd's raftTerm): grows with every new leadership. */
+  epoch: number
+  /** The last stream sequence applied to this member's copy (etcd's raftIndex). */
+  applied: number
+  /** The stream's last sequence when last asked. */
+  streamLast: number
+  /** streamLast - applied, at least 0. */
+  lag: number
+  /** Seconds since the last applied message was committed, 0 when caught up. */
+  lagSeconds: number
+  /** Leader changes this member has seen since it started. */
+  leaderChanges: number
 }
 
 export interface CompactResult {

@@ -2,6 +2,7 @@
 import type { AutoCompactor } from '../../compaction/index.js'
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
+import type { ClusterInfo } from '../cluster-info.js'
 import type { WatchService } from '../watch/service.js'
 import type { Headers } from './identity.js'
 
@@ -15,4 +16,6 @@ export interface EtcdDeps {
   clientUrl(): string
   /** The Prometheus text the native port serves at /metrics, for the client port's /metrics. */
   metrics?: () => Promise<{ contentType: string; text: string }>
+  /** Cluster mode: the members MemberList lists. */
+  cluster?: ClusterInfo
 }

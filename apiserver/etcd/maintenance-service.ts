@@ -14,6 +14,7 @@ import { grpcError, toGrpcError, unimplemented } from './errors.js'
 import { Alarms, ALARM_NAMES, alarmMessage } from './alarms.js'
 import type { Message } from './proto.js'
 import { unary } from './unary.js'
+import { nameId } from '../cluster-info.js'
 
 const ALL_KEYS = Buffer.from([0])
 /** Keys per read while hashing, so a big store is hashed in bounded memory. */
@@ -26,10 +27,20 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
   return {
     Status: unary(async () => {
       const s = await log.status()
+      // Cluster mode: the leader's id, the applied stream sequence as raft index, the leader epoch as term.
+      const c = s.cluster
+      const leader = c === undefined ? memberId : c.leader === '' ? '0' : nameId(c.clusterName, c.leader)
       return {
-        header: headers.header(s.revision), version: config.etcdVersion, dbSize: s.dbSize, dbSizeInUse: s.dbSize,
-        leader: memberId, raftIndex: s.revision, raftTerm: headers.header().raft_term, raftAppliedIndex: s.revision,
-        errors: log.alarms().map((a) => `memberID:${memberId} alarm:${a} `), isLearner: false,
+        header: headers.header(s.revision),
+        version: config.etcdVersion,
+        dbSize: s.dbSize,
+        dbSizeInUse: s.dbSize,
+        leader,
+        raftIndex: c?.applied ?? s.revision,
+        raftTerm: c?.epoch ?? headers.header().raft_term,
+        raftAppliedIndex: c?.applied ?? s.revision,
+        errors: log.alarms().map((a) => `memberID:${memberId} alarm:${a} `),
+        isLearner: false,
       }
     }),
 
@@ -41,9 +52,10 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
         case 'ACTIVATE':
         case 'DEACTIVATE': {
           if (kind === undefined) return { alarms: [] }
-          const changed = request.action === 'ACTIVATE'
-            ? await alarms.activate(String(request.memberID), kind)
-            : await alarms.deactivate(String(request.memberID), kind)
+          const changed =
+            request.action === 'ACTIVATE'
+              ? await alarms.activate(String(request.memberID), kind)
+              : await alarms.deactivate(String(request.memberID), kind)
           return { alarms: changed === undefined ? [] : [alarmMessage(changed)] }
         }
         default:
@@ -110,7 +122,10 @@ async function streamSnapshot(call: ServerWritableStream<Message, Message>, { lo
       if (call.cancelled) break
       sent += blob.length
       const ok = call.write({
-        header: headers.header(snap.revision), remaining_bytes: Math.max(0, snap.estimatedBytes - sent), blob, version: config.etcdVersion,
+        header: headers.header(snap.revision),
+        remaining_bytes: Math.max(0, snap.estimatedBytes - sent),
+        blob,
+        version: config.etcdVersion,
       })
       if (!ok) await new Promise((resolve) => call.once('drain', resolve))
     }

@@ -19,7 +19,7 @@ import { HistView } from './hist-view.js'
 import { LOG_END, LOG_START, logKey, logKeyRevision, metaKey } from './keyspace.js'
 import { checkLeaseId, LeaseTable } from './leases.js'
 import { type LeaseGrant, type LeaseTimeToLive } from '../types.js'
-import { MetaStore } from './meta-store.js'
+import { MetaStore, META_EXT_PREFIX, packr } from './meta-store.js'
 import { LatestView, type Db } from './latest-view.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
 import { rangeRead } from '../range-read.js'
@@ -45,10 +45,32 @@ import type {
   TxnRequest,
   TxnResult,
 } from '../types.js'
-import { canPut, canWrite, checkRevision, normalizeBounds, normalizeRangeOptions, normalizePut, normalizeTxn, type Limits } from '../validate.js'
-import { Writer, type WriterStats } from './writer.js'
+import {
+  canPut,
+  canWrite,
+  checkRevision,
+  normalizeBounds,
+  normalizeRangeOptions,
+  normalizePut,
+  normalizeTxn,
+  type Limits,
+  type NTxn,
+} from '../validate.js'
+import { deleteResponse, putResponse } from '../write-results.js'
+import { Writer, type PlannedTxn, type WriterStats } from './writer.js'
+import type { BatchOp } from './segments.js'
 import { OverlayView } from '../state-view.js'
 import { evaluateTxn } from '../txn-eval.js'
+
+const NO_OPS: NTxn = { type: 'txn', compare: [], success: [], failure: [] }
+
+/** A write replicated by the cluster engine, applied with LevelLog.applyReplicated. */
+export type ReplicatedWrite =
+  | { type: 'txn'; request: TxnRequest }
+  | { type: 'leaseGrant'; id: bigint; ttl: number }
+  | { type: 'leaseKeepAlive'; id: bigint }
+  | { type: 'leaseRevoke'; id: bigint }
+export type ReplicatedResult = TxnResult | LeaseGrant
 
 const FORMAT_VERSION = 1
 
@@ -151,8 +173,13 @@ export class LevelLog implements Log {
   ) {}
 
   static async start(
-    db: Db, o: LevelLogOptions, segments: SegmentTable, revision: number, timestamp: number,
-    deletes: DeferredDeletes | undefined, writeback: TableWriteback | undefined,
+    db: Db,
+    o: LevelLogOptions,
+    segments: SegmentTable,
+    revision: number,
+    timestamp: number,
+    deletes: DeferredDeletes | undefined,
+    writeback: TableWriteback | undefined,
   ): Promise<LevelLog> {
     const views = new ReadViews(db, revision)
     // The writer checks the floor through the compactor, which writes through the writer.
@@ -160,7 +187,11 @@ export class LevelLog implements Log {
     const leases = new LeaseTable(o.leaseMinTtl)
     await leases.load(db)
     const writer = new Writer({
-      db, views, segments, sync: o.fsync === 'always', maxBatchTxns: o.maxBatchTxns,
+      db,
+      views,
+      segments,
+      sync: o.fsync === 'always',
+      maxBatchTxns: o.maxBatchTxns,
       compactRevision: () => late.compactor?.floor ?? 0,
       leaseExists: (id) => leases.has(id),
       track: (ops, batch) => leases.track(ops, batch),
@@ -168,7 +199,11 @@ export class LevelLog implements Log {
     })
     const thread = o.compactionThread ? new CompactionThread(o.dir, o.compactionThreadNice) : undefined
     const compactor = new Compactor({
-      db, writer, segments, maxDutyPercent: o.compactionMaxDutyPercent, batchesPerRead: o.compactionBatchesPerRead,
+      db,
+      writer,
+      segments,
+      maxDutyPercent: o.compactionMaxDutyPercent,
+      batchesPerRead: o.compactionBatchesPerRead,
       batchRevisions: () => compactionBatchSize(writer.stats.recentGroupTxns, o.compactionMinBatchRevisions, o.compactionBatchRevisions),
       compactsRange: o.compactionCompactsRange,
       compactRange: (start, end) => compactRangeBetweenFlushes(db, o.dir, start, end),
@@ -185,8 +220,11 @@ export class LevelLog implements Log {
     thread?.warm()
     log.resumed = compactor.resume()
     log.resumed?.catch(() => undefined)
-    log.leaseTimer = setInterval(() => log.revokeExpired(), o.leaseCheckInterval)
-    log.leaseTimer.unref()
+    // 0: the store never expires leases itself (a replica whose leases are expired through its log).
+    if (o.leaseCheckInterval > 0) {
+      log.leaseTimer = setInterval(() => log.revokeExpired(), o.leaseCheckInterval)
+      log.leaseTimer.unref()
+    }
     return log
   }
 
@@ -202,7 +240,8 @@ export class LevelLog implements Log {
     return { ...this.writer.stats }
   }
 
-  private get limits(): Limits {
+  /** The request limits this log validates with (the cluster engine checks requests before sending them). */
+  get limits(): Limits {
     return this.options
   }
 
@@ -232,7 +271,8 @@ export class LevelLog implements Log {
         revision: view.revision + 1,
         readAt: (rev: number) => this.stateAt(view, rev),
         leaseExists: () => false,
-        ops: [], events: [],
+        ops: [],
+        events: [],
       }
       const { succeeded, results } = await evaluateTxn(txn, ctx)
       return { succeeded, results, revision: view.revision, wrote: false }
@@ -244,17 +284,11 @@ export class LevelLog implements Log {
     const txn = normalizePut(key, value, options as Record<string, unknown>, this.limits)
     this.refuseIfNoSpace(true)
     const r = await this.writer.submit(txn)
-    const put = r.results[0]
-    return put.type === 'put' && put.prevKv !== undefined
-      ? { revision: r.revision, wrote: r.wrote, prevKv: put.prevKv }
-      : { revision: r.revision, wrote: r.wrote }
+    return putResponse(r)
   }
 
   async delete(key: BytesLike, options: DeleteOptions = {}): Promise<DeleteResponse> {
-    const r = await this.txn({ success: [{ type: 'delete', key, ...options }] })
-    const del = r.results[0]
-    if (del.type !== 'delete') throw new TypeError('delete: unexpected result')
-    return { revision: r.revision, wrote: r.wrote, deleted: del.deleted, ...(del.prevKvs ? { prevKvs: del.prevKvs } : {}) }
+    return deleteResponse(await this.txn({ success: [{ type: 'delete', key, ...options }] }))
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -369,6 +403,92 @@ export class LevelLog implements Log {
         .catch(() => undefined) // gone meanwhile (revoked by hand), or the store is closing
         .finally(() => this.expiring.delete(id))
     }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Replication hook (log/jetstream/ uses this LevelLog as its materialized view)
+
+  /**
+   * Applies the writes of one replicated message as ONE durable batch whose entries carry `timestamp`
+   * (the leader's clock, carried in the message), together with the meta record `marker` (readMeta reads
+   * it back): after a crash either all of it is there or none. Everything non-deterministic comes from
+   * the arguments (timestamp, lease ids, deadlines = timestamp + TTL), so every replica that applies the
+   * same writes in the same order gets the same revisions and results. Each write settles on its own
+   * (a failed one, e.g. LEASE_NOT_FOUND, leaves no trace), in order. With `sync` false the batch is not
+   * fsynced by itself (while catching up: the next synced batch makes it durable, LevelDB's log being
+   * written in order, and a crash before that loses a suffix of batches, markers included).
+   */
+  async applyReplicated(
+    timestamp: number,
+    writes: readonly ReplicatedWrite[],
+    marker: { name: string; value: unknown },
+    sync = true,
+  ): Promise<Array<PromiseSettledResult<ReplicatedResult>>> {
+    this.checkOpen()
+    const txns: Array<NTxn | (() => PlannedTxn)> = []
+    const raws: Array<() => BatchOp[]> = []
+    const results: Array<() => Promise<ReplicatedResult>> = []
+    const failNow = (err: unknown) => results.push(() => Promise.reject(err))
+    for (const w of writes) {
+      try {
+        if (w.type === 'txn') {
+          const txn = normalizeTxn(w.request, this.limits)
+          this.refuseIfNoSpace(canPut(txn.success) || canPut(txn.failure))
+          const i = txns.push(txn) - 1
+          results.push(() => out.txns[i])
+        } else if (w.type === 'leaseGrant') {
+          this.refuseIfNoSpace(true)
+          const grant = this.leaseTable.planGrant(w.ttl, checkLeaseId(w.id, 'id'))
+          // Lease records ride as transactions without ops, so every write is evaluated in message order.
+          const i =
+            txns.push(() => {
+              if (this.leaseTable.has(grant.id)) throw new KvlogError('LEASE_EXISTS', `lease ${grant.id} already exists`)
+              return { txn: NO_OPS, records: [this.leaseTable.put(grant.id, grant.ttl, timestamp + grant.ttl * 1000)] }
+            }) - 1
+          results.push(() => out.txns[i].then(() => grant))
+        } else if (w.type === 'leaseKeepAlive') {
+          const lease = checkLeaseId(w.id, 'id')
+          let ttl = 0
+          const i =
+            txns.push(() => {
+              const granted = this.leaseTable.grantedTtl(lease)
+              if (granted === undefined)
+                throw new KvlogError('LEASE_NOT_FOUND', `requested lease not found: ${lease}`, { lease: lease.toString() })
+              ttl = granted
+              return { txn: NO_OPS, records: [this.leaseTable.put(lease, granted, timestamp + granted * 1000)] }
+            }) - 1
+          results.push(() => out.txns[i].then(() => ({ id: lease, ttl })))
+        } else {
+          const lease = checkLeaseId(w.id, 'id')
+          const limits = { ...this.limits, maxTxnOps: Infinity, maxRequestBytes: Infinity }
+          const i =
+            txns.push(() => {
+              const { keys, records } = this.leaseTable.revoke(lease)
+              const txn = normalizeTxn({ success: keys.map((key) => ({ type: 'delete' as const, key })) }, limits)
+              return { txn, records }
+            }) - 1
+          results.push(() => out.txns[i])
+        }
+      } catch (err) {
+        failNow(err)
+      }
+    }
+    const value = packr.pack(marker.value)
+    raws.push(() => [{ type: 'put', key: metaKey(META_EXT_PREFIX + marker.name), value }])
+    const out = this.writer.submitGroup(timestamp, txns, raws, sync)
+    const settled = await Promise.allSettled(results.map((r) => r()))
+    await out.raws[out.raws.length - 1]
+    return settled
+  }
+
+  /** Leases whose deadline is at or before `now` (the cluster engine's leader expires them through its log). */
+  expiredLeases(now: number): bigint[] {
+    return this.leaseTable.expired(now)
+  }
+
+  /** Resolves once no compaction is running (the floor's removal has finished or stopped). */
+  async compactionIdle(): Promise<void> {
+    await this.compactor.idle()
   }
 
   // -------------------------------------------------------------------------------------------------------

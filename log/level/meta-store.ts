@@ -11,8 +11,9 @@ import { metaKey } from './keyspace.js'
 import type { Db } from './latest-view.js'
 import type { Writer } from './writer.js'
 
-const packr = new Packr({ useRecords: false })
-const EXT_PREFIX = 'ext/'
+export const packr = new Packr({ useRecords: false })
+/** readMeta/writeMeta names live under this prefix of the meta keyspace. */
+export const META_EXT_PREFIX = 'ext/'
 const ALARMS_KEY = metaKey('alarms')
 
 export type AlarmKind = 'NOSPACE'
@@ -20,7 +21,10 @@ export type AlarmKind = 'NOSPACE'
 export class MetaStore {
   private active = new Set<AlarmKind>()
 
-  constructor(private readonly db: Db, private readonly writer: Writer) {}
+  constructor(
+    private readonly db: Db,
+    private readonly writer: Writer,
+  ) {}
 
   async load(): Promise<void> {
     const bytes = await this.db.get(ALARMS_KEY)
@@ -28,13 +32,13 @@ export class MetaStore {
   }
 
   async read(name: string): Promise<unknown> {
-    const bytes = await this.db.get(metaKey(EXT_PREFIX + name))
+    const bytes = await this.db.get(metaKey(META_EXT_PREFIX + name))
     return bytes === undefined ? undefined : packr.unpack(bytes)
   }
 
   /** Writes (or with undefined, removes) a record; resolves when durable. */
   write(name: string, value: unknown): Promise<void> {
-    const key = metaKey(EXT_PREFIX + name)
+    const key = metaKey(META_EXT_PREFIX + name)
     return this.writer.submitRaw(() => [value === undefined ? { type: 'del', key } : { type: 'put', key, value: packr.pack(value) }])
   }
 

@@ -42,7 +42,20 @@ interface RawJob {
   reject(err: unknown): void
 }
 
-type Job = TxnJob | RawJob
+/**
+ * Jobs that must be one batch with a given commit timestamp (a replicated message applied by the cluster
+ * engine): taken alone, never split, never merged with other jobs.
+ */
+interface GroupJob {
+  kind: 'group'
+  txns: TxnJob[]
+  raws: RawJob[]
+  timestamp: number
+  /** false: do not fsync this batch (a later synced one makes it durable with it: LevelDB's log is in order). */
+  sync: boolean
+}
+
+type Job = TxnJob | RawJob | GroupJob
 
 /** A transaction made at evaluation time, with records that go into the same batch if it succeeds. */
 export interface PlannedTxn {
@@ -105,6 +118,26 @@ export class Writer {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'raw', build, resolve, reject }))
   }
 
+  /**
+   * Writes the transactions and raw jobs in one batch whose entries carry `timestamp` (raw jobs build after
+   * the transactions, in order). Each promise settles as submit()'s and submitRaw()'s do; all are durable
+   * together or not at all.
+   */
+  submitGroup(
+    timestamp: number,
+    txns: Array<NTxn | (() => PlannedTxn)>,
+    raws: Array<() => BatchOp[]>,
+    sync = true,
+  ): { txns: Array<Promise<TxnResult>>; raws: Array<Promise<void>> } {
+    const job: GroupJob = { kind: 'group', txns: [], raws: [], timestamp, sync }
+    const out = {
+      txns: txns.map((txn) => new Promise<TxnResult>((resolve, reject) => job.txns.push({ kind: 'txn', txn, resolve, reject }))),
+      raws: raws.map((build) => new Promise<void>((resolve, reject) => job.raws.push({ kind: 'raw', build, resolve, reject }))),
+    }
+    this.enqueue(job)
+    return out
+  }
+
   /** Resolves once everything queued so far is written (or failed). */
   idle(): Promise<void> {
     if (!this.running && this.queue.length === 0) return Promise.resolve()
@@ -112,7 +145,11 @@ export class Writer {
   }
 
   private enqueue(job: Job): void {
-    if (this.failure !== undefined) return job.reject(this.failure)
+    if (this.failure !== undefined) {
+      if (job.kind !== 'group') return job.reject(this.failure)
+      for (const j of [...job.txns, ...job.raws]) j.reject(this.failure)
+      return
+    }
     this.queue.push(job)
     if (!this.running) {
       this.running = true
@@ -154,6 +191,11 @@ export class Writer {
    * interact with transactions, so their order relative to them does not matter.
    */
   private takeGroup(idle: boolean): Group {
+    const head = this.queue[0]
+    if (head.kind === 'group') {
+      this.queue.shift()
+      return { txns: head.txns, raws: head.raws, timestamp: head.timestamp, sync: head.sync }
+    }
     // Count only as far as a group can take: this runs for every group, and queues can be long.
     let txns = 0
     for (let i = 0; i < this.queue.length && txns < this.deps.maxBatchTxns; i++) if (this.queue[i].kind === 'txn') txns++
@@ -163,6 +205,7 @@ export class Writer {
     let n = 0
     while (n < this.queue.length) {
       const job = this.queue[n]
+      if (job.kind === 'group') break
       if (job.kind === 'txn') {
         if (group.txns.length === limit) break
         group.txns.push(job)
@@ -174,7 +217,7 @@ export class Writer {
   }
 
   /** Evaluates a group over the committed snapshot plus the group still being written, if any. */
-  private async prepare({ txns: group, raws }: Group, inflight: PreparedGroup | undefined): Promise<PreparedGroup> {
+  private async prepare({ txns: group, raws, timestamp, sync }: Group, inflight: PreparedGroup | undefined): Promise<PreparedGroup> {
     const { db, views } = this.deps
     const base = views.acquire()
     const committed = base.revision
@@ -183,8 +226,15 @@ export class Writer {
     const changes = new OverlayView(below)
     const first = inflight === undefined ? committed : inflight.revision
     const prepared: PreparedGroup = {
-      group, raws: [], changes, revision: first, timestamp: Math.max(Date.now(), this.lastTimestamp, inflight?.timestamp ?? 0),
-      batch: [], entries: [], answers: [],
+      group,
+      raws: [],
+      changes,
+      revision: first,
+      timestamp: timestamp ?? Math.max(Date.now(), this.lastTimestamp, inflight?.timestamp ?? 0),
+      batch: [],
+      entries: [],
+      answers: [],
+      sync: this.deps.sync && sync !== false,
     }
     const readAt = (rev: number): StateView => {
       if (rev > prepared.revision) throw futureRevision(rev, prepared.revision)
@@ -209,8 +259,12 @@ export class Writer {
         // the group's overlay directly; anything else gets a layer of its own, dropped on failure.
         const view = isLoneWrite(txn) ? changes : changes.child()
         const ctx = {
-          view, revision: prepared.revision + 1, readAt, leaseExists: this.deps.leaseExists,
-          ops: [] as LoggedOp[], events: [] as Event[],
+          view,
+          revision: prepared.revision + 1,
+          readAt,
+          leaseExists: this.deps.leaseExists,
+          ops: [] as LoggedOp[],
+          events: [] as Event[],
         }
         try {
           const { succeeded, results } = await evaluateTxn(txn, ctx)
@@ -254,7 +308,7 @@ export class Writer {
     } else if (prepared.batch.length === 0) {
       prepared.written = Promise.resolve()
     } else {
-      prepared.written = writeBatch(this.deps.db, prepared.batch, this.deps.sync)
+      prepared.written = writeBatch(this.deps.db, prepared.batch, prepared.sync)
     }
     prepared.written.catch(() => undefined)
     return prepared
@@ -275,7 +329,10 @@ export class Writer {
     } catch (err) {
       this.failure ??= new KvlogError('UNAVAILABLE', `the store failed to write and stopped: ${String(err)}`)
       for (const job of [...prepared.group, ...prepared.raws]) job.reject(this.failure)
-      for (const job of this.queue.splice(0)) job.reject(this.failure)
+      for (const job of this.queue.splice(0)) {
+        if (job.kind !== 'group') job.reject(this.failure)
+        else for (const j of [...job.txns, ...job.raws]) j.reject(this.failure)
+      }
       return false
     }
   }
@@ -325,6 +382,9 @@ function isLoneWrite(txn: NTxn): boolean {
 interface Group {
   txns: TxnJob[]
   raws: RawJob[]
+  /** The commit timestamp of a GroupJob's entries; otherwise the clock's (never below the last one). */
+  timestamp?: number
+  sync?: boolean
 }
 
 interface PreparedGroup {
@@ -339,6 +399,8 @@ interface PreparedGroup {
   batch: BatchOp[]
   entries: LogEntry[]
   answers: Array<() => void>
+  /** fsync the batch (the writer's setting, unless a group asked not to). */
+  sync: boolean
   written?: Promise<void>
 }
 
@@ -353,7 +415,11 @@ const SPLIT_MIN = 16
  * leaving the kv record being replaced here as its one copy, and reads at or above the floor still need it.
  */
 export function appendEntry(
-  batch: BatchOp[], revision: number, timestamp: number, written: { ops: LoggedOp[]; events: Pick<Event, 'prevKv'>[] }, floor: number,
+  batch: BatchOp[],
+  revision: number,
+  timestamp: number,
+  written: { ops: LoggedOp[]; events: Pick<Event, 'prevKv'>[] },
+  floor: number,
 ): number {
   const { ops, events } = written // events[i] is ops[i]'s event (txn-eval.ts records them together)
   const encoded = encodeEntry({ timestamp, ops })
@@ -365,8 +431,12 @@ export function appendEntry(
         type: 'put',
         key: kvKey(op.key),
         value: encodeKvRecord({
-          key: op.key, value: op.value, createRevision: op.createRevision, modRevision: revision,
-          version: op.version, lease: op.lease,
+          key: op.key,
+          value: op.value,
+          createRevision: op.createRevision,
+          modRevision: revision,
+          version: op.version,
+          lease: op.lease,
         }),
       })
       batch.push({ type: 'put', key: histKey(op.key, revision), value: HIST_IN_LOG_RECORD })

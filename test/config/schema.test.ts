@@ -67,6 +67,17 @@ const EXPECTED_DEFAULTS: Config = {
   grpcMaxQueuedMessages: 4096,
   grpcMaxQueuedBytes: 64 * 1024 * 1024,
   grpcServer: 'kvlog',
+  natsUrl: '',
+  clusterName: 'kvlog',
+  natsReplicas: 3,
+  advertiseClientUrls: '',
+  natsCreds: '',
+  natsTlsCa: '',
+  leaderLease: 3000,
+  natsPublishTimeout: 2000,
+  clusterRequestTimeout: 10_000,
+  clusterMaxGroupCommands: 1024,
+  clusterMaxGroupBytes: 512 * 1024,
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
@@ -143,7 +154,13 @@ describe('docs/configuration.md', () => {
   }
 
   it('documents the config file, its formats and the precedence of sources', () => {
-    for (const word of ['--config', 'KVLOG_CONFIG', 'JSON', 'YAML', 'config file  <  KVLOG_* environment variables  <  command-line flags']) {
+    for (const word of [
+      '--config',
+      'KVLOG_CONFIG',
+      'JSON',
+      'YAML',
+      'config file  <  KVLOG_* environment variables  <  command-line flags',
+    ]) {
       expect(docs).to.contain(word)
     }
   })

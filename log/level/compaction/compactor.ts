@@ -193,6 +193,11 @@ export class Compactor {
     await this.deps.thread?.close()
   }
 
+  /** Resolves once every compaction asked for so far has finished (or failed). */
+  async idle(): Promise<void> {
+    await this.chain
+  }
+
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
     const run = this.chain.then(task, task)
     this.chain = run.catch(() => undefined)
@@ -215,12 +220,20 @@ export class Compactor {
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
     const write = (last: number, plan: PlannedWrite) => this.write(job, last, plan)
     if (!this.stopping) {
-      const scanned = thread !== undefined
-        ? await thread.scan(job, { batchRevisions, batchesPerRead, pauseFactor }, write)
-        : await scanJob({
-          db, batchRevisions, batchesPerRead, singles: this.singles, stopping: () => this.stopping,
-          write: (batches) => writeInTurn(batches, (b) => write(b.last, b.plan), pauseFactor),
-        }, job)
+      const scanned =
+        thread !== undefined
+          ? await thread.scan(job, { batchRevisions, batchesPerRead, pauseFactor }, write)
+          : await scanJob(
+              {
+                db,
+                batchRevisions,
+                batchesPerRead,
+                singles: this.singles,
+                stopping: () => this.stopping,
+                write: (batches) => writeInTurn(batches, (b) => write(b.last, b.plan), pauseFactor),
+              },
+              job,
+            )
       result.removedRevisions = scanned.removedRevisions
       result.removedVersions = scanned.removedVersions
     }

@@ -1,0 +1,38 @@
+/**
+ * What the doors show of a cluster (cluster mode only): the members with their client URLs, whether this
+ * member has caught up with the log (/readyz), and the ids etcd's APIs give members and the cluster. The
+ * ids are derived from the names, so every member reports the same ids for the same members.
+ */
+import { createHash } from 'node:crypto'
+
+export interface ClusterMember {
+  name: string
+  clientUrls: string[]
+}
+
+/** The cluster engine's counters (log/jetstream/metrics.ts), read when /metrics is scraped. */
+export interface ClusterFigures {
+  leaderChanges: number
+  fenceRejections: number
+  publish: { count: number; sumMs: number }
+  forward: { count: number; sumMs: number }
+}
+
+export interface ClusterInfo {
+  clusterName: string
+  memberName: string
+  metrics: ClusterFigures
+  members(): Promise<ClusterMember[]>
+  /** Whether this member has applied everything the log held when asked. */
+  caughtUp(): Promise<boolean>
+}
+
+/** A nonzero uint64 (decimal string) from a name. */
+export function nameId(...parts: string[]): string {
+  const h = createHash('sha256').update(parts.join('\0')).digest()
+  return (h.readBigUInt64BE(0) | 1n).toString()
+}
+
+export function clusterIdentity(info: ClusterInfo): { clusterId: string; memberId: string } {
+  return { clusterId: nameId(info.clusterName), memberId: nameId(info.clusterName, info.memberName) }
+}

@@ -1,0 +1,224 @@
+/**
+ * Applies the cluster's stream to this member's copy, in stream order, one message at a time:
+ *
+ * - a batch of writes goes through LevelLog.applyReplicated: one durable LevelDB batch with the message's
+ *   timestamp that also records the message's sequence (APPLIED_MARKER), so a restart resumes right after
+ *   the last applied message, never replays it twice, and never replays the history from the start;
+ * - a solo command (compaction, meta record, alarm: idempotent) is applied, then its sequence recorded.
+ *
+ * Members that submitted a command wait on its id (`rid`) and get the result of this member's own
+ * application. A gap in the sequences (messages deleted or purged before this member applied them) stops
+ * the applier: applying past it would fork the copy, so the member stays not ready until it is restored.
+ */
+import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
+import { KvlogError } from '../errors.js'
+import type { LevelLog, ReplicatedResult } from '../level/level-log.js'
+import type { CompactResult } from '../types.js'
+import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
+import type { ClusterMetrics } from './metrics.js'
+import type { ClusterNames } from './options.js'
+
+/** The readMeta name under which the copy records the last applied stream sequence. */
+export const APPLIED_MARKER = 'jetstream.applied'
+
+export interface AppliedMarker {
+  seq: number
+  ts: number
+  /** messageHash() of the applied message. */
+  hash: string
+}
+
+type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined>
+
+interface SeqWaiter {
+  seq: number
+  resolve(): void
+}
+
+export class Applier {
+  applied = 0
+  /** The stream's last sequence as last seen (by a look-up or a delivered message). */
+  streamLast = 0
+  lastTimestamp = 0
+  /** messageHash() of the last applied message ('' before the first). */
+  lastHash = ''
+  /** Why the applier stopped, if it did. */
+  failure: Error | undefined
+  private readonly waiters = new Map<string, (outcome: Outcome) => void>()
+  private seqWaiters: SeqWaiter[] = []
+  private messages: ConsumerMessages | undefined
+  private loop: Promise<void> | undefined
+  private stopping = false
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly names: ClusterNames,
+    private readonly view: LevelLog,
+    private readonly metrics: ClusterMetrics,
+    private readonly say: (line: string) => void,
+  ) {}
+
+  async start(): Promise<void> {
+    const marker = (await this.view.readMeta(APPLIED_MARKER)) as AppliedMarker | undefined
+    this.applied = marker?.seq ?? 0
+    this.lastTimestamp = marker?.ts ?? 0
+    this.lastHash = marker?.hash ?? ''
+    this.streamLast = this.applied
+    const consumer = await this.js.consumers.get(this.names.stream, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: this.applied + 1,
+    })
+    this.messages = await consumer.consume({ max_messages: 512 })
+    this.loop = this.run(this.messages)
+  }
+
+  private async run(messages: ConsumerMessages): Promise<void> {
+    try {
+      for await (const m of messages) {
+        if (this.stopping) break
+        const seq = m.seq
+        if (seq <= this.applied) continue
+        this.streamLast = Math.max(this.streamLast, seq + m.info.pending)
+        if (seq !== this.applied + 1) {
+          throw new Error(
+            `stream sequences ${this.applied + 1}..${seq - 1} are missing (deleted or purged) before this member applied them`,
+          )
+        }
+        const message = decodeMessage(m.data)
+        if (message.prev !== this.lastHash) {
+          throw new Error(
+            `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.lastHash || 'nothing'}): the stream's history differs from the one this member applied`,
+          )
+        }
+        await this.apply(seq, message, messageHash(m.data), m.info.pending === 0)
+      }
+    } catch (err) {
+      if (this.stopping) return
+      this.failure = err as Error
+      this.say(`kvlog: member stopped applying the log at sequence ${this.applied}: ${String(err)}`)
+    }
+  }
+
+  /** `sync` false while more messages are pending: the last one's fsync makes the run durable. */
+  private async apply(seq: number, message: LogMessage, hash: string, sync: boolean): Promise<void> {
+    const marker = { name: APPLIED_MARKER, value: { seq, ts: message.ts, hash } satisfies AppliedMarker }
+    let outcomes: Outcome[]
+    const first = message.cmds[0]?.cmd
+    if (message.cmds.length === 1 && isSolo(first)) {
+      const one = await this.applySolo(first).then(
+        (value): Outcome => ({ status: 'fulfilled', value }),
+        (reason): Outcome => ({ status: 'rejected', reason }),
+      )
+      await this.view.applyReplicated(message.ts, [], marker, sync)
+      outcomes = [one]
+    } else {
+      const writes = message.cmds.map((c) => {
+        if (isSolo(c.cmd)) throw new Error('a solo command in a batch message')
+        return c.cmd
+      })
+      outcomes = await this.view.applyReplicated(message.ts, writes, marker, sync)
+    }
+    this.applied = seq
+    this.lastTimestamp = message.ts
+    this.lastHash = hash
+    this.metrics.applied(seq, message.ts)
+    message.cmds.forEach((c, i) => {
+      const waiter = this.waiters.get(c.rid)
+      if (waiter === undefined) return
+      this.waiters.delete(c.rid)
+      waiter(outcomes[i])
+    })
+    if (this.seqWaiters.length > 0 && this.seqWaiters.some((w) => w.seq <= seq)) {
+      const ready = this.seqWaiters.filter((w) => w.seq <= seq)
+      this.seqWaiters = this.seqWaiters.filter((w) => w.seq > seq)
+      for (const w of ready) w.resolve()
+    }
+  }
+
+  private async applySolo(cmd: SoloCommand): Promise<CompactResult | undefined> {
+    switch (cmd.type) {
+      case 'compact':
+        // The floor is durable when this resolves; the removal goes on in the background on every member.
+        return this.view.compact(cmd.revision, { physical: false })
+      case 'meta':
+        await this.view.writeMeta(cmd.name, cmd.value)
+        return undefined
+      case 'alarm':
+        await this.view.setAlarm(cmd.kind, cmd.active)
+        return undefined
+    }
+  }
+
+  /** Registers interest in a command's outcome before it is sent (it may be applied before send returns). */
+  expect(rid: string): Promise<Outcome> {
+    return new Promise((resolve) => this.waiters.set(rid, resolve))
+  }
+
+  forget(rid: string): void {
+    this.waiters.delete(rid)
+  }
+
+  /** The command's result once applied here; UNAVAILABLE (outcome unknown) if that takes too long. */
+  async result<T>(rid: string, outcome: Promise<Outcome>, timeoutMs: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.forget(rid)
+        reject(new KvlogError('UNAVAILABLE', `the write was sent but not seen in the log within ${timeoutMs} ms; its outcome is unknown`))
+      }, timeoutMs)
+    })
+    try {
+      const o = await Promise.race([outcome, timeout])
+      if (o.status === 'rejected') throw o.reason
+      return o.value as T
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Resolves once this member has applied `seq`; UNAVAILABLE after `timeoutMs`. */
+  waitApplied(seq: number, timeoutMs: number): Promise<void> {
+    if (this.applied >= seq) return Promise.resolve()
+    if (this.failure !== undefined) return Promise.reject(this.unavailable())
+    return new Promise((resolve, reject) => {
+      const w: SeqWaiter = {
+        seq,
+        resolve: () => {
+          clearTimeout(timer)
+          resolve()
+        },
+      }
+      const timer = setTimeout(() => {
+        this.seqWaiters = this.seqWaiters.filter((x) => x !== w)
+        reject(
+          this.failure !== undefined
+            ? this.unavailable()
+            : new KvlogError('UNAVAILABLE', `this member has not caught up with the log (applied ${this.applied}, need ${seq}); retry`),
+        )
+      }, timeoutMs)
+      this.seqWaiters.push(w)
+    })
+  }
+
+  private unavailable(): KvlogError {
+    return new KvlogError('UNAVAILABLE', `this member stopped applying the log: ${this.failure?.message ?? ''}`)
+  }
+
+  /** Waits (up to `timeoutMs`) until no submitted command is waiting for its application. */
+  async drainWaiting(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (this.waiters.size > 0 && Date.now() < deadline && this.failure === undefined) {
+      await new Promise((r) => setTimeout(r, 10))
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true
+    await this.messages?.close()
+    await this.loop
+    for (const [rid, waiter] of this.waiters) {
+      this.waiters.delete(rid)
+      waiter({ status: 'rejected', reason: new KvlogError('CLOSED', 'the store is closed') })
+    }
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The NATS side of a member: the connection (retried until a server answers, with a log line per try),
+ * the cluster's stream (created on first start, checked on every start: a stream of the same name that
+ * kvlog did not make, or made for another cluster, is refused) and the cluster's bucket (leader lease,
+ * member records).
+ */
+import { readFileSync } from 'node:fs'
+import {
+  connect,
+  credsAuthenticator,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+  type KV,
+  type NatsConnection,
+  type NatsError,
+  type StreamInfo,
+} from 'nats'
+import type { ClusterNames, JetStreamLogOptions } from './options.js'
+
+export async function connectNats(o: JetStreamLogOptions, closed: () => boolean): Promise<NatsConnection> {
+  const say = o.log ?? (() => undefined)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect({
+        servers: o.natsUrls,
+        name: `kvlog ${o.clusterName}/${o.memberName}`,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        pingInterval: 2000,
+        maxPingOut: 2,
+        timeout: 2000,
+        ...(o.natsCreds !== '' ? { authenticator: credsAuthenticator(readFileSync(o.natsCreds)) } : {}),
+        ...(o.natsTlsCa !== '' ? { tls: { caFile: o.natsTlsCa } } : {}),
+      })
+    } catch (err) {
+      if (closed()) throw err
+      say(`kvlog: NATS at ${o.natsUrls.join(',')} unreachable (${(err as Error).message}); retrying (attempt ${attempt})`)
+      await new Promise((r) => setTimeout(r, Math.min(2000, 200 * attempt)))
+    }
+  }
+}
+
+export function apiErrorCode(err: unknown): number | undefined {
+  return (err as NatsError)?.api_error?.err_code
+}
+
+/** Creates the cluster's stream, or checks that the existing one is this cluster's kvlog log. */
+export async function ensureStream(jsm: JetStreamManager, names: ClusterNames, replicas: number): Promise<StreamInfo> {
+  let info: StreamInfo | undefined
+  try {
+    info = await jsm.streams.info(names.stream)
+  } catch (err) {
+    if (apiErrorCode(err) !== 10059) throw err // 10059: stream not found
+  }
+  if (info === undefined) {
+    try {
+      return await jsm.streams.add({
+        name: names.stream,
+        description: names.description,
+        subjects: [names.subject],
+        storage: StorageType.File,
+        num_replicas: replicas,
+        retention: RetentionPolicy.Limits,
+        discard: DiscardPolicy.Old,
+        max_msgs: -1,
+        max_bytes: -1,
+        max_age: 0,
+        duplicate_window: 120_000_000_000,
+      })
+    } catch (err) {
+      // Another member created it meanwhile: check that one.
+      if (apiErrorCode(err) !== 10058) throw err
+      info = await jsm.streams.info(names.stream)
+    }
+  }
+  const c = info.config
+  if (c.description !== names.description || c.subjects?.length !== 1 || c.subjects[0] !== names.subject) {
+    throw new Error(
+      `the JetStream stream ${names.stream} was not made by kvlog for cluster '${names.subject.split('.')[1]}' ` +
+        `(description '${c.description ?? ''}', subjects ${JSON.stringify(c.subjects ?? [])}): refusing to start; ` +
+        'check --cluster-name, or give the cluster a name whose stream is free',
+    )
+  }
+  return info
+}
+
+export async function openBucket(nc: NatsConnection, names: ClusterNames, replicas: number, ttlMs: number): Promise<KV> {
+  return nc
+    .jetstream()
+    .views.kv(names.bucket, { history: 1, ttl: ttlMs, replicas, description: `kvlog cluster ${names.bucket} leader and members` })
+}

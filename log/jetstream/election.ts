@@ -1,0 +1,147 @@
+/**
+ * Leader election, for liveness only: the stream's fence (every publish expects the last sequence) keeps
+ * a deposed or duplicated leader from forking the log, so two members briefly both believing they lead is
+ * safe (one of them gets fence rejections and steps down).
+ *
+ * The lease is the `leader` entry of the cluster's bucket, whose messages expire after leaderLeaseMs. The
+ * leader renews it every third of that with a compare-and-set on the entry's revision; another member
+ * takes over with a create once the entry has expired. The epoch (etcd's raftTerm) is the entry's
+ * revision at creation: it grows with every new leadership.
+ *
+ * Every member also keeps a `member.<name>` entry (its client URLs and applied sequence) alive in the same
+ * bucket: MemberList reads them.
+ */
+import type { KV } from 'nats'
+import { decode, encode } from './messages.js'
+
+export interface LeaderRecord {
+  member: string
+  epoch: number
+}
+
+export interface MemberRecord {
+  name: string
+  clientUrls: string[]
+  applied: number
+}
+
+export interface ElectionEvents {
+  /** This member won the lease (epoch = its revision); it is not writing yet (see JetStreamLog.lead). */
+  elected(epoch: number): void
+  /** This member lost (or may have lost) the lease. */
+  deposed(): void
+  member(): MemberRecord
+}
+
+export class Election {
+  private timer: NodeJS.Timeout | undefined
+  private ticking = false
+  private revision = 0
+  private renewedAt = 0
+  /** The leader last seen (this member's record while it leads). */
+  leader: LeaderRecord | undefined
+  /** Leader changes seen by this member. */
+  changes = 0
+
+  constructor(
+    private readonly kv: KV,
+    private readonly memberName: string,
+    private readonly leaseMs: number,
+    private readonly events: ElectionEvents,
+  ) {}
+
+  get leading(): boolean {
+    return this.revision !== 0
+  }
+
+  get epoch(): number {
+    return this.leader?.epoch ?? 0
+  }
+
+  start(): void {
+    const every = Math.max(50, Math.floor(this.leaseMs / 3))
+    void this.tick()
+    this.timer = setInterval(() => void this.tick(), every)
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer)
+    this.timer = undefined
+    if (this.leading) {
+      const revision = this.revision
+      this.stepDown()
+      // Hand over at once instead of after the lease: delete only if the entry is still ours.
+      await this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
+    }
+  }
+
+  /** Gives the lease up locally (fence rejection, renewal failure). The entry then expires. */
+  stepDown(): void {
+    if (!this.leading) return
+    this.revision = 0
+    this.leader = undefined
+    this.events.deposed()
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking) return
+    this.ticking = true
+    try {
+      await this.kv.put(`member.${this.memberName}`, encode(this.events.member())).catch(() => undefined)
+      if (this.leading) await this.renew()
+      else await this.tryTake()
+    } finally {
+      this.ticking = false
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const record: LeaderRecord = { member: this.memberName, epoch: this.epoch }
+    try {
+      const revision = this.revision
+      this.renewedAt = Date.now()
+      const next = await this.kv.update('leader', encode(record), revision)
+      if (this.revision === revision) this.revision = next
+    } catch {
+      // Not renewed: lost to someone else (wrong revision), or unknown (timeout). Past the lease it is gone.
+      if (Date.now() - this.renewedAt >= this.leaseMs / 2) this.stepDown()
+    }
+  }
+
+  private async tryTake(): Promise<void> {
+    try {
+      const entry = await this.kv.get('leader')
+      if (entry !== null && entry.operation === 'PUT' && entry.value.length > 0) {
+        const seen = decode<LeaderRecord>(entry.value)
+        if (seen.epoch !== this.leader?.epoch) {
+          if (this.leader !== undefined) this.changes++
+          this.leader = seen
+        }
+        return
+      }
+      const started = Date.now()
+      // The epoch is the revision the entry gets; it is written in the record by the first renewal.
+      const revision = await this.kv.create('leader', encode({ member: this.memberName, epoch: 0 }))
+      this.revision = await this.kv.update('leader', encode({ member: this.memberName, epoch: revision }), revision)
+      this.renewedAt = started
+      this.leader = { member: this.memberName, epoch: revision }
+      this.changes++
+      this.events.elected(revision)
+    } catch {
+      // Someone else created it first, or NATS is unreachable: try again on the next tick.
+    }
+  }
+
+  /** The members' records (those renewed within the lease). */
+  async members(): Promise<MemberRecord[]> {
+    const out: MemberRecord[] = []
+    // Keys first, then values: awaiting inside the keys iteration stalls its consumer.
+    const keys = new Set<string>()
+    for await (const key of await this.kv.keys('member.*')) keys.add(key)
+    for (const key of keys) {
+      const e = await this.kv.get(key)
+      if (e !== null && e.operation === 'PUT' && e.value.length > 0) out.push(decode<MemberRecord>(e.value))
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name))
+  }
+}

@@ -1,0 +1,474 @@
+/**
+ * JetStreamLog: the Log of one member of a kvlog cluster (DESIGN.md, "Cluster engine").
+ *
+ *   write ─▶ (forward to the leader) ─▶ Publisher: one message per group, fenced ─▶ stream (R3)
+ *   every member ◀─ Applier: in stream order, into its LevelLog, with the message's timestamp ◀─┘
+ *
+ * The stream is the source of truth; this member's LevelLog (the local copy) is a materialized view of
+ * it: reads, history, watches (subscribe) and snapshots are served from it. A write is submitted with a
+ * cluster-unique id; the caller is answered when this member applies the message that holds it, with the
+ * result of that application (so a read on this member sees the write).
+ *
+ * Reads are linearizable unless `serializable`: they wait until this member has applied the stream's last
+ * sequence, asked once for all the reads waiting at that moment (ReadBarrier).
+ */
+import { randomBytes } from 'node:crypto'
+import type { JetStreamManager, KV, NatsConnection, Subscription } from 'nats'
+import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
+import { KvlogError } from '../errors.js'
+import { openLevelLog, type LevelLog, type ReplicatedResult } from '../level/level-log.js'
+import { checkLeaseId } from '../level/leases.js'
+import type {
+  BytesLike,
+  CommitListener,
+  CompactResult,
+  HistoryOptions,
+  HistoryResult,
+  KeyValue,
+  LeaseGrant,
+  LeaseTimeToLive,
+  LogStatus,
+  RangeOptions,
+  RangeResult,
+  SnapshotStream,
+  TxnRequest,
+  TxnResult,
+} from '../types.js'
+import { canWrite, normalizeTxn } from '../validate.js'
+import { deleteResponse, putResponse } from '../write-results.js'
+import { Applier } from './applier.js'
+import { connectNats, ensureStream, openBucket } from './connection.js'
+import { Election, type MemberRecord } from './election.js'
+import { decode, encode, type Command, type Tagged } from './messages.js'
+import { ClusterMetrics } from './metrics.js'
+import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, type JetStreamLogOptions } from './options.js'
+import { notLeader, Publisher } from './publisher.js'
+import { ReadBarrier } from './read-barrier.js'
+
+export type { JetStreamLogOptions } from './options.js'
+
+const MAX_LEASE_ID = (1n << 63n) - 1n
+
+interface ForwardReply {
+  seq?: number
+  error?: { code: string; message: string; details?: Record<string, unknown> }
+}
+
+export async function openJetStreamLog(
+  options: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'level'>,
+): Promise<JetStreamLog> {
+  const o: JetStreamLogOptions = { ...DEFAULT_JETSTREAM_OPTIONS, ...options }
+  const names = clusterNames(o.clusterName)
+  checkName('member name', o.memberName)
+  let closed = false
+  const nc = await connectNats(o, () => closed)
+  try {
+    const jsm = await nc.jetstreamManager({ timeout: o.requestTimeoutMs })
+    await ensureStream(jsm, names, o.natsReplicas)
+    const kv = await openBucket(nc, names, o.natsReplicas, o.leaderLeaseMs)
+    const view = await openLevelLog({ ...o.level, leaseCheckInterval: 0 })
+    const log = new JetStreamLog(o, names, nc, jsm, view)
+    await log.start(kv)
+    return log
+  } catch (err) {
+    closed = true
+    await nc.close().catch(() => undefined)
+    throw err
+  }
+}
+
+export class JetStreamLog implements Log {
+  private closed = false
+  private counter = 0
+  private readonly boot = randomBytes(4).toString('hex')
+  private readonly applier: Applier
+  private readonly publisher: Publisher
+  private readonly barrier: ReadBarrier
+  private election!: Election
+  private forwardSub: Subscription | undefined
+  private expiryTimer: NodeJS.Timeout | undefined
+  private leaderSince = 0
+  private readonly expiring = new Set<bigint>()
+  readonly metrics = new ClusterMetrics()
+  /** What MemberList reports for this member (the server sets it once it listens, if not configured). */
+  clientUrls: string[]
+
+  constructor(
+    private readonly o: JetStreamLogOptions,
+    private readonly names: ClusterNames,
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    /** The local copy. */
+    readonly view: LevelLog,
+  ) {
+    this.clientUrls = o.clientUrls
+    this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line))
+    this.barrier = new ReadBarrier(
+      () => this.streamLast(),
+      (seq) => this.applier.waitApplied(seq, o.requestTimeoutMs),
+    )
+    this.publisher = new Publisher(
+      nc.jetstream(),
+      {
+        subject: names.subject,
+        memberName: o.memberName,
+        publishTimeoutMs: o.publishTimeoutMs,
+        maxGroupCommands: o.maxGroupCommands,
+        maxGroupBytes: o.maxGroupBytes,
+      },
+      {
+        epoch: () => this.election.epoch,
+        catchUp: () => this.catchUp(),
+        stepDown: () => this.election.stepDown(),
+        lastTimestamp: () => this.applier.lastTimestamp,
+        lastHash: () => this.applier.lastHash,
+        observe: (event, ms) => this.metrics.observe(event, ms),
+      },
+    )
+  }
+
+  async start(kv: KV): Promise<void> {
+    await this.applier.start()
+    this.election = new Election(kv, this.o.memberName, this.o.leaderLeaseMs, {
+      elected: (epoch) => void this.lead(epoch),
+      deposed: () => this.follow(),
+      member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
+    })
+    this.election.start()
+  }
+
+  private say(line: string): void {
+    this.o.log?.(line)
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Leadership
+
+  /**
+   * Won the lease: apply everything the stream holds, then accept writes (the publisher's fence starts at
+   * the stream's last sequence), restart lease TTLs, serve forwarded writes.
+   */
+  private async lead(epoch: number): Promise<void> {
+    this.metrics.leaderChanges++
+    this.say(`kvlog: ${this.o.memberName} leads cluster ${this.o.clusterName} (epoch ${epoch}); catching up`)
+    try {
+      const last = await this.catchUp()
+      if (this.election.epoch !== epoch || !this.election.leading || this.closed) return
+      if (this.applier.applied > last) {
+        // The stream lost messages this member applied: writing after `last` would fork the history.
+        throw new Error(
+          `the stream ends at sequence ${last} but this member applied up to ${this.applier.applied}: refusing to write until the stream is restored`,
+        )
+      }
+      this.leaderSince = Date.now()
+      this.publisher.activate(last)
+      this.forwardSub = this.nc.subscribe(this.names.forward, {
+        queue: 'leader',
+        callback: (err, msg) => {
+          if (err === null) void this.serveForward(msg.data).then((reply) => msg.respond(encode(reply)))
+        },
+      })
+      this.expiryTimer = setInterval(() => this.expireLeases(), this.o.leaseCheckInterval)
+      this.say(`kvlog: ${this.o.memberName} accepts writes at stream sequence ${last}`)
+    } catch (err) {
+      this.say(`kvlog: ${this.o.memberName} could not take over: ${String(err)}`)
+      this.election.stepDown()
+    }
+  }
+
+  private follow(): void {
+    this.say(`kvlog: ${this.o.memberName} no longer leads cluster ${this.o.clusterName}`)
+    this.publisher.deactivate()
+    this.forwardSub?.unsubscribe()
+    this.forwardSub = undefined
+    clearInterval(this.expiryTimer)
+    this.expiryTimer = undefined
+  }
+
+  private async catchUp(): Promise<number> {
+    const last = await this.streamLast()
+    await this.applier.waitApplied(last, this.o.requestTimeoutMs)
+    return last
+  }
+
+  private async streamLast(): Promise<number> {
+    const info = await this.jsm.streams.info(this.names.stream)
+    this.applier.streamLast = Math.max(this.applier.streamLast, info.state.last_seq)
+    return info.state.last_seq
+  }
+
+  private async serveForward(data: Uint8Array): Promise<ForwardReply> {
+    try {
+      const tagged = decode<Tagged>(data)
+      return { seq: await this.publisher.enqueue(tagged, data.length) }
+    } catch (err) {
+      const e = err instanceof KvlogError ? err : new KvlogError('INTERNAL', String(err))
+      return { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } }
+    }
+  }
+
+  /** Leases past their deadline, and past their TTL since this member took over, are revoked through the log. */
+  private expireLeases(): void {
+    const now = Date.now()
+    for (const id of this.view.expiredLeases(now)) {
+      const ttl = this.view.leaseTimeToLive(id)
+      if (ttl === undefined || this.expiring.has(id) || now < this.leaderSince + ttl.grantedTtl * 1000) continue
+      this.expiring.add(id)
+      this.submit({ type: 'leaseRevoke', id })
+        .catch(() => undefined)
+        .finally(() => this.expiring.delete(id))
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // The write path
+
+  /** Replicates a command; resolves with its result once this member has applied it. */
+  private async submit(cmd: Command): Promise<ReplicatedResult | CompactResult | undefined> {
+    this.checkOpen()
+    const tagged: Tagged = { rid: `${this.o.memberName}.${this.boot}.${++this.counter}`, cmd }
+    const applied = this.applier.expect(tagged.rid)
+    const bytes = encode(tagged)
+    const sent = this.publisher.leading ? this.publisher.enqueue(tagged, bytes.length) : this.forward(bytes)
+    // Done once applied here, whether or not the leader's answer comes (it may die after publishing).
+    const first = await Promise.race([applied.then(() => 'applied' as const), sent.then(() => 'sent' as const)]).catch((err: unknown) => {
+      this.applier.forget(tagged.rid)
+      throw err
+    })
+    if (first === 'applied') sent.catch(() => undefined)
+    // Sent but not yet seen: a live leader publishes within a publish timeout or two; one that died after
+    // receiving it may have published it or not. Past this bound the outcome is reported unknown.
+    const unknownAfter = Math.min(this.o.requestTimeoutMs, this.o.leaderLeaseMs + 2 * this.o.publishTimeoutMs)
+    return this.applier.result(tagged.rid, applied, unknownAfter)
+  }
+
+  /** Sends a command to the leader; retries while no leader listens (nothing was delivered). */
+  private async forward(bytes: Buffer): Promise<void> {
+    const deadline = Date.now() + this.o.requestTimeoutMs
+    for (;;) {
+      this.checkOpen()
+      if (this.publisher.leading) {
+        await this.publisher.enqueue(decode<Tagged>(bytes), bytes.length)
+        return
+      }
+      const started = performance.now()
+      try {
+        const reply = decode<ForwardReply>(
+          (
+            await this.nc.request(this.names.forward, bytes, {
+              timeout: Math.max(100, Math.min(deadline - Date.now(), this.o.publishTimeoutMs + 1000)),
+            })
+          ).data,
+        )
+        this.metrics.observe('forward', performance.now() - started)
+        if (reply.error !== undefined) {
+          const retry = reply.error.message === notLeader().message
+          if (!retry || Date.now() >= deadline) throw new KvlogError(reply.error.code as never, reply.error.message, reply.error.details)
+        } else return
+      } catch (err) {
+        if (err instanceof KvlogError) throw err
+        // 503 no responders: no leader listens right now, the request went nowhere. Anything else
+        // (timeout) may have been delivered: the caller waits for the command to show up in the log.
+        if ((err as { code?: string }).code !== '503') return
+        if (Date.now() >= deadline) throw new KvlogError('UNAVAILABLE', 'no leader: the cluster has not elected one (yet); retry')
+      }
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new KvlogError('CLOSED', 'the store is closed')
+  }
+
+  get revision(): number {
+    return this.view.revision
+  }
+
+  get compactRevision(): number {
+    return this.view.compactRevision
+  }
+
+  async txn(request: TxnRequest): Promise<TxnResult> {
+    this.checkOpen()
+    const txn = normalizeTxn(request, this.view.limits)
+    if (!canWrite(txn.success) && !canWrite(txn.failure)) {
+      await this.barrier.wait()
+      return this.view.txn(request)
+    }
+    return (await this.submit({ type: 'txn', request })) as TxnResult
+  }
+
+  async put(key: BytesLike, value: BytesLike, options: PutOptions = {}): Promise<PutResponse> {
+    const r = await this.txn({ success: [{ ...options, type: 'put', key, value }] })
+    return putResponse(r)
+  }
+
+  async delete(key: BytesLike, options: DeleteOptions = {}): Promise<DeleteResponse> {
+    return deleteResponse(await this.txn({ success: [{ type: 'delete', key, ...options }] }))
+  }
+
+  async get(key: BytesLike, options: { revision?: number; serializable?: boolean } = {}): Promise<KeyValue | undefined> {
+    return (await this.range(key, options)).kvs[0]
+  }
+
+  async range(key: BytesLike, options: RangeOptions = {}): Promise<RangeResult> {
+    this.checkOpen()
+    if (options.serializable !== true) await this.barrier.wait()
+    return this.view.range(key, options)
+  }
+
+  async history(key: BytesLike, options: HistoryOptions = {}): Promise<HistoryResult> {
+    this.checkOpen()
+    await this.barrier.wait()
+    return this.view.history(key, options)
+  }
+
+  async compact(revision: number, options: { physical?: boolean } = {}): Promise<CompactResult> {
+    const r = (await this.submit({ type: 'compact', revision })) as CompactResult
+    // Every member removes what is below the floor in the background; this one waits if asked to.
+    if (options.physical !== false) await this.view.compactionIdle()
+    return r
+  }
+
+  async status(): Promise<LogStatus> {
+    this.checkOpen()
+    const s = await this.view.status()
+    const applied = this.applier.applied
+    const streamLast = Math.max(this.applier.streamLast, applied)
+    return {
+      ...s,
+      cluster: {
+        clusterName: this.o.clusterName,
+        member: this.o.memberName,
+        role: this.publisher.leading ? 'leader' : 'follower',
+        leader: this.election.leader?.member ?? '',
+        epoch: this.election.epoch,
+        applied,
+        streamLast,
+        lag: streamLast - applied,
+        lagSeconds: streamLast > applied ? Math.max(0, (Date.now() - this.applier.lastTimestamp) / 1000) : 0,
+        leaderChanges: this.election.changes,
+      },
+    }
+  }
+
+  get clusterName(): string {
+    return this.o.clusterName
+  }
+
+  get memberName(): string {
+    return this.o.memberName
+  }
+
+  /** Whether this member leads and accepts writes. */
+  get isLeading(): boolean {
+    return this.publisher.leading
+  }
+
+  /** The members whose records are alive in the cluster's bucket. */
+  members(): Promise<MemberRecord[]> {
+    return this.election.members()
+  }
+
+  /**
+   * Waits until this member has applied what the stream held when asked (a restarted member catching
+   * up), with a progress line every few seconds; NATS being unreachable only makes it wait longer.
+   */
+  async waitCaughtUp(): Promise<void> {
+    for (;;) {
+      this.checkOpen()
+      try {
+        const last = await this.streamLast()
+        if (this.applier.applied >= last) return
+        await this.applier.waitApplied(last, 5000)
+        return
+      } catch (err) {
+        if (this.applier.failure !== undefined) throw err
+        this.say(`kvlog: ${this.o.memberName} catching up with the log: applied ${this.applier.applied} of ${this.applier.streamLast}`)
+      }
+    }
+  }
+
+  /** Whether this member has applied what the stream held when last asked (refreshes the figure). */
+  async caughtUp(): Promise<boolean> {
+    if (this.closed) return false
+    try {
+      const last = await this.streamLast()
+      return this.applier.applied >= last
+    } catch {
+      return false
+    }
+  }
+
+  async revisionAt(timestamp: number): Promise<number> {
+    await this.barrier.wait()
+    return this.view.revisionAt(timestamp)
+  }
+
+  async snapshot(chunkBytes?: number): Promise<SnapshotStream> {
+    this.checkOpen()
+    return this.view.snapshot(chunkBytes)
+  }
+
+  reclaimSpace(): Promise<void> {
+    return this.view.reclaimSpace()
+  }
+
+  readMeta(name: string): Promise<unknown> {
+    return this.view.readMeta(name)
+  }
+
+  async writeMeta(name: string, value: unknown): Promise<void> {
+    await this.submit({ type: 'meta', name, value })
+  }
+
+  alarms(): AlarmKind[] {
+    return this.view.alarms()
+  }
+
+  async setAlarm(kind: AlarmKind, active: boolean): Promise<void> {
+    await this.submit({ type: 'alarm', kind, active })
+  }
+
+  async leaseGrant(ttl: number, id: bigint = 0n): Promise<LeaseGrant> {
+    this.checkOpen()
+    let lease = checkLeaseId(id, 'id')
+    // The id is picked here, not where the grant is applied, so every member applies the same one.
+    while (lease === 0n) lease = randomBytes(8).readBigUInt64BE() & MAX_LEASE_ID
+    return (await this.submit({ type: 'leaseGrant', id: lease, ttl })) as LeaseGrant
+  }
+
+  async leaseRevoke(id: bigint): Promise<{ revision: number }> {
+    const r = (await this.submit({ type: 'leaseRevoke', id: checkLeaseId(id, 'id') })) as TxnResult
+    return { revision: r.revision }
+  }
+
+  async leaseKeepAlive(id: bigint): Promise<LeaseGrant> {
+    return (await this.submit({ type: 'leaseKeepAlive', id: checkLeaseId(id, 'id') })) as LeaseGrant
+  }
+
+  leaseTimeToLive(id: bigint, options?: { keys?: boolean }): LeaseTimeToLive | undefined {
+    this.checkOpen()
+    return this.view.leaseTimeToLive(id, options)
+  }
+
+  leases(): bigint[] {
+    this.checkOpen()
+    return this.view.leases()
+  }
+
+  subscribe(listener: CommitListener): () => void {
+    return this.view.subscribe(listener)
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    await this.applier.drainWaiting(this.o.requestTimeoutMs)
+    this.closed = true
+    await this.election.stop()
+    this.follow()
+    await this.applier.stop()
+    await this.nc.close().catch(() => undefined)
+    await this.view.close()
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The cluster engine's figures, plain numbers the server's /metrics exports: leader changes, fence
+ * rejections, publish and forward latencies (count and sum, and the largest since the last read), and
+ * the apply position (sequence and the commit time of the last applied message, for the lag in seconds).
+ */
+export interface LatencyFigures {
+  count: number
+  sumMs: number
+}
+
+export class ClusterMetrics {
+  /** Times this member became leader. */
+  leaderChanges = 0
+  fenceRejections = 0
+  readonly publish: LatencyFigures = { count: 0, sumMs: 0 }
+  readonly forward: LatencyFigures = { count: 0, sumMs: 0 }
+  appliedSeq = 0
+  appliedTimestamp = 0
+
+  observe(event: 'publish' | 'forward' | 'fence', ms: number): void {
+    if (event === 'fence') {
+      this.fenceRejections++
+      return
+    }
+    const f = event === 'publish' ? this.publish : this.forward
+    f.count++
+    f.sumMs += ms
+  }
+
+  applied(seq: number, timestamp: number): void {
+    this.appliedSeq = seq
+    this.appliedTimestamp = timestamp
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Linearizable reads at the cost of one look-up per round, not per read: a read waits until this member
+ * has applied the stream's last sequence as asked AFTER the read arrived (a look-up already in flight may
+ * predate a write acknowledged before the read, so a read never joins one). All reads that arrive while a
+ * look-up is in flight share the next one.
+ */
+export class ReadBarrier {
+  private inflight: Promise<number> | undefined
+  private next: Promise<number> | undefined
+
+  constructor(
+    private readonly lookUp: () => Promise<number>,
+    private readonly waitApplied: (seq: number) => Promise<void>,
+  ) {}
+
+  async wait(): Promise<void> {
+    const seq = await this.round()
+    await this.waitApplied(seq)
+  }
+
+  private round(): Promise<number> {
+    if (this.inflight === undefined) return this.start()
+    // One round is in flight: join (or open) the one after it.
+    this.next ??= this.inflight
+      .catch(() => 0)
+      .then(() => {
+        this.next = undefined
+        return this.start()
+      })
+    return this.next
+  }
+
+  private start(): Promise<number> {
+    const p = this.lookUp()
+    this.inflight = p
+    const clear = () => {
+      if (this.inflight === p) this.inflight = undefined
+    }
+    p.then(clear, clear)
+    return p
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Every stream message names the digest of the one before it; a member applies a message only if that is
+ * the last one it applied. A message that follows another history (as after a stream lost its tail and
+ * was written again) stops the member instead of forking its copy: reads fail UNAVAILABLE, the message's
+ * writes are not applied, and the member reports itself not caught up.
+ */
+import { expect } from 'chai'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { connect } from 'nats'
+import { openJetStreamLog, type JetStreamLog } from '../../../log/jetstream/jetstream-log.js'
+import { encode, type LogMessage } from '../../../log/jetstream/messages.js'
+import { clusterNames } from '../../../log/jetstream/options.js'
+import { memberOptions } from '../../support/cluster-members.js'
+import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
+import { waitFor } from '../../support/wait.js'
+
+describe('JetStreamLog: the message chain', function () {
+  this.timeout(60_000)
+  let nats: NatsCluster
+  let dir: string
+  const logs: JetStreamLog[] = []
+  before(async () => {
+    nats = await startNatsCluster()
+    dir = await mkdtemp(join(tmpdir(), 'kvlog-js-chain-'))
+  })
+  after(async () => {
+    for (const log of logs) await log.close().catch(() => undefined)
+    await nats?.stop()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('stops a member at a message that does not follow its copy, without applying it', async () => {
+    const name = 'chain'
+    const a = await openJetStreamLog(memberOptions(nats.urls, name, 'a', join(dir, 'a'), { natsReplicas: 1 }))
+    logs.push(a)
+    await waitFor('a leader', () => a.isLeading, 10_000)
+    const b = await openJetStreamLog(memberOptions(nats.urls, name, 'b', join(dir, 'b'), { natsReplicas: 1 }))
+    logs.push(b)
+    await b.put('x', '1')
+    const revision = b.revision
+    expect(await b.caughtUp()).to.equal(true)
+
+    const foreign: LogMessage = {
+      v: 1,
+      ts: Date.now(),
+      epoch: 999,
+      prev: 'another-history',
+      cmds: [{ rid: 'x.1', cmd: { type: 'txn', request: { success: [{ type: 'put', key: 'evil', value: '1' }] } } }],
+    }
+    const nc = await connect({ servers: nats.urls.split(',') })
+    await nc.jetstream().publish(clusterNames(name).subject, encode(foreign))
+    await nc.close()
+
+    await waitFor(
+      'b to stop',
+      () => b.view.revision === revision && (b as unknown as { applier: { failure?: Error } }).applier.failure !== undefined,
+      10_000,
+    )
+    expect(await b.caughtUp()).to.equal(false)
+    expect(await b.get('evil', { serializable: true })).to.equal(undefined)
+    expect(b.revision).to.equal(revision)
+    try {
+      await b.get('x')
+      expect.fail('a linearizable read on a stopped member')
+    } catch (err) {
+      expect((err as { code?: string }).code).to.equal('UNAVAILABLE')
+    }
+  })
+})

@@ -1,0 +1,148 @@
+/**
+ * Starts a three-server NATS JetStream cluster (Debian's /usr/sbin/nats-server 2.9) on loopback for the
+ * cluster engine's tests: each server has its own store dir under one temp dir, free loopback ports for
+ * its client and route listeners, a `server_name`, and routes to the others. start() resolves once a
+ * JetStream request is answered through every server (the meta leader is elected); stop() kills every
+ * server and removes the temp dir. Single servers can be stopped, killed, paused (SIGSTOP) and restarted.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { connect } from 'nats'
+import { freePort } from './etcd-process.js'
+import { sleep } from './wait.js'
+
+export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server'
+
+export interface NatsServer {
+  name: string
+  clientPort: number
+  url: string
+  child: ChildProcess | undefined
+  log(): string
+}
+
+export interface NatsCluster {
+  servers: NatsServer[]
+  /** Every server's client URL, comma separated (what --nats-url takes). */
+  urls: string
+  dir: string
+  /** SIGKILL (or SIGTERM) one server and wait for it to exit. */
+  kill(i: number, signal?: NodeJS.Signals): Promise<void>
+  /** SIGSTOP / SIGCONT one server. */
+  pause(i: number): void
+  resume(i: number): void
+  /** Starts a stopped server again with the same store dir and ports. */
+  restart(i: number): Promise<void>
+  stop(): Promise<void>
+}
+
+export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'kvlog-nats-'))
+  const ports: Array<{ client: number; route: number }> = []
+  const taken = new Set<number>()
+  const pick = async (): Promise<number> => {
+    for (;;) {
+      const p = await freePort()
+      if (!taken.has(p)) {
+        taken.add(p)
+        return p
+      }
+    }
+  }
+  for (let i = 0; i < size; i++) ports.push({ client: await pick(), route: await pick() })
+  const servers: NatsServer[] = []
+  const logs: string[] = []
+  const spawnServer = async (i: number): Promise<void> => {
+    const name = `n${i}`
+    const store = join(dir, name)
+    await mkdir(store, { recursive: true })
+    const routes = ports
+      .filter((_, j) => j !== i)
+      .map((p) => `"nats-route://127.0.0.1:${p.route}"`)
+      .join(', ')
+    const conf = join(dir, `${name}.conf`)
+    await writeFile(
+      conf,
+      [
+        `server_name: ${name}`,
+        `listen: "127.0.0.1:${ports[i].client}"`,
+        `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 1GB }`,
+        `cluster { name: kvlogtest, listen: "127.0.0.1:${ports[i].route}", routes: [${routes}] }`,
+        '',
+      ].join('\n'),
+    )
+    const child = spawn(NATS_SERVER_BIN, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] })
+    logs[i] = ''
+    child.stderr?.on('data', (d: Buffer) => {
+      logs[i] = (logs[i] + d.toString()).slice(-20_000)
+    })
+    servers[i].child = child
+  }
+  for (let i = 0; i < size; i++) {
+    servers.push({
+      name: `n${i}`,
+      clientPort: ports[i].client,
+      url: `nats://127.0.0.1:${ports[i].client}`,
+      child: undefined,
+      log: () => logs[i],
+    })
+  }
+  const kill = async (i: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
+    const child = servers[i].child
+    if (child === undefined) return
+    servers[i].child = undefined
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise<void>((r) => child.once('exit', () => r()))
+    child.kill('SIGCONT')
+    child.kill(signal)
+    await exited
+  }
+  const cluster: NatsCluster = {
+    servers,
+    urls: servers.map((s) => s.url).join(','),
+    dir,
+    kill,
+    pause: (i) => servers[i].child?.kill('SIGSTOP'),
+    resume: (i) => servers[i].child?.kill('SIGCONT'),
+    restart: async (i) => {
+      await spawnServer(i)
+      await waitJetStream(servers[i].url, 20_000)
+    },
+    stop: async () => {
+      for (let i = 0; i < size; i++) await kill(i)
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+  try {
+    for (let i = 0; i < size; i++) await spawnServer(i)
+    for (const s of servers) await waitJetStream(s.url, 30_000)
+  } catch (err) {
+    await cluster.stop()
+    throw new Error(`nats cluster did not start: ${String(err)}\n${logs.join('\n')}`, { cause: err })
+  }
+  return cluster
+}
+
+/** Waits until the server answers a JetStream account-info request (JetStream's meta leader is up). */
+async function waitJetStream(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  while (Date.now() < deadline) {
+    try {
+      const nc = await connect({ servers: url, reconnect: false, timeout: 1000 })
+      try {
+        const jsm = await nc.jetstreamManager({ timeout: 1000 })
+        await jsm.getAccountInfo()
+        return
+      } finally {
+        await nc.close()
+      }
+    } catch (err) {
+      last = err
+      await sleep(200)
+    }
+  }
+  throw new Error(`JetStream at ${url} not ready: ${String(last)}`)
+}
