@@ -9,6 +9,12 @@ import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
 import { retentionPolicy, startCompaction } from '../compaction/index.js'
 import { levelLogOptions, openLevelLog } from '../log/index.js'
+import { prefixEnd } from '../log/keys.js'
+import { Authorizer } from './auth/authorizer.js'
+import { guardLog } from './auth/guarded-log.js'
+import { AuthStore } from './auth/store.js'
+import { loadTokenFile } from './auth/token-file.js'
+import { httpCaller } from './http-caller.js'
 import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
@@ -35,22 +41,34 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const tls = await loadTls(config)
   applyV8Settings(config)
   const store = await openLevelLog(levelLogOptions(config))
+  const authStore = await AuthStore.open(store, {
+    tokenTtlMs: config.authTokenTtl,
+    passwordHashCost: config.authPasswordHashCost,
+    maxPendingLogins: config.authMaxPendingLogins,
+  })
+  const auth = new Authorizer(authStore, config.clientCertAuth, await loadTokenFile(config.tokenAuthFile))
   const metrics = new Metrics(store)
   const log = instrumentLog(store, metrics)
   const state = { ready: false }
   const compaction = await startCompaction(store, config, policy, (err) => app.log.error({ err }, 'automatic compaction failed'))
+  const doorLog = guardLog(log, auth)
   const watch = new WatchService(store, {
     ringSize: config.watchRingSize,
     catchUpBatch: config.watchCatchUpBatch,
     progressInterval: config.watchProgressInterval,
     maxWatchersPerConnection: config.maxWatchersPerConnection,
     resolveCursor: (name) => compaction.cursors.resumeRevision(name),
+    authorize: (who, spec) => auth.checkRange(who, spec.key, spec.rangeEnd, 'read'),
   })
   metrics.setWatchStats(() => watch.stats())
   metrics.setCompaction(compaction)
-  const app = buildHttpApp({ log, config, metrics, state, watch, compaction, tls })
-  registerResourceApi(app, { log, watch, config })
-  const websockets = attachWebSocketWatch(app.server, watch, {
+  const app = buildHttpApp({ log: doorLog, config, metrics, state, watch, compaction, tls, auth })
+  registerResourceApi(app, {
+    log: doorLog, systemLog: log, watch, config,
+    callerOf: (request) => httpCaller(auth, request),
+    authorizeRead: (who, prefix) => auth.checkRange(who, prefix, prefixEnd(Buffer.from(prefix)), 'read'),
+  })
+  const websockets = attachWebSocketWatch(app.server, watch, auth, {
     maxPayload: config.wsMaxPayload,
     heartbeatInterval: config.wsHeartbeatInterval,
     maxBufferedBytes: config.wsMaxBufferedBytes,
@@ -64,7 +82,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const grpcAddress = parseAddress(config.listenGrpc)
   const grpc = await startGrpcServer(
     {
-      log, headers, compactor: compaction.compactor, watch, config, clientUrl: () => grpc.url,
+      log, headers, compactor: compaction.compactor, watch, config, auth, clientUrl: () => grpc.url,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
     },
     grpcAddress.host, grpcAddress.port, tls,
@@ -84,6 +102,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await app.close()
       clearTimeout(cut)
       compaction.stop()
+      authStore.close()
       await store.close()
       // A stale ready file would point the next reader at a dead address.
       if (config.readyFile !== '') await rm(config.readyFile, { force: true })

@@ -94,6 +94,12 @@ export interface Config {
   grpcMaxQueuedMessages: number
   grpcMaxQueuedBytes: number
   grpcServer: GrpcServerKind
+  authTokenTtl: number
+  authPasswordHashCost: number
+  authMaxPendingLogins: number
+  clientCertAuth: boolean
+  /** '' = no static tokens. */
+  tokenAuthFile: string
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -599,6 +605,52 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "What serves the etcd client port: 'kvlog' (gRPC on node:http2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
     flag: '--grpc-server',
     env: 'KVLOG_GRPC_SERVER',
+  },
+  authTokenTtl: {
+    key: 'authTokenTtl',
+    type: 'duration',
+    default: 300 * SECOND,
+    min: SECOND,
+    max: 24 * 3600 * SECOND,
+    description: "An auth token (etcd's simple token) expires this long after its last use; clients then authenticate again (etcd's --auth-token-ttl).",
+    flag: '--auth-token-ttl',
+    env: 'KVLOG_AUTH_TOKEN_TTL',
+  },
+  authPasswordHashCost: {
+    key: 'authPasswordHashCost',
+    type: 'integer',
+    default: 14,
+    min: 10,
+    max: 20,
+    description: 'Passwords are stored as scrypt hashes with N = 2^this (14: about 45 ms per hash on a 2020 core). Hashes made with another cost still verify.',
+    flag: '--auth-password-hash-cost',
+    env: 'KVLOG_AUTH_PASSWORD_HASH_COST',
+  },
+  authMaxPendingLogins: {
+    key: 'authMaxPendingLogins',
+    type: 'integer',
+    default: 64,
+    min: 1,
+    max: 100_000,
+    description: 'Password checks run one at a time; this many may wait, more logins are refused at once (UNAVAILABLE) so that a flood of them cannot queue for minutes.',
+    flag: '--auth-max-pending-logins',
+    env: 'KVLOG_AUTH_MAX_PENDING_LOGINS',
+  },
+  clientCertAuth: {
+    key: 'clientCertAuth',
+    type: 'boolean',
+    default: false,
+    description: "With auth enabled, a request without a token is made as the user named by its verified TLS client certificate's CN (etcd's --client-cert-auth; needs tlsClientCaFile).",
+    flag: '--client-cert-auth',
+    env: 'KVLOG_CLIENT_CERT_AUTH',
+  },
+  tokenAuthFile: {
+    key: 'tokenAuthFile',
+    type: 'string',
+    default: '',
+    description: "Static bearer tokens in kube-apiserver's --token-auth-file CSV format (token,user,uid[,groups]); each names a kvlog user, on every door. Read at startup.",
+    flag: '--token-auth-file',
+    env: 'KVLOG_TOKEN_AUTH_FILE',
   },
 }
 

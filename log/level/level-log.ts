@@ -251,7 +251,8 @@ export class LevelLog implements Log {
   }
 
   async delete(key: BytesLike, options: DeleteOptions = {}): Promise<DeleteResponse> {
-    const r = await this.txn({ success: [{ type: 'delete', key, ...options }] })
+    const { author, ...op } = options
+    const r = await this.txn({ success: [{ type: 'delete', key, ...op }], ...(author === undefined ? {} : { author }) })
     const del = r.results[0]
     if (del.type !== 'delete') throw new TypeError('delete: unexpected result')
     return { revision: r.revision, wrote: r.wrote, deleted: del.deleted, ...(del.prevKvs ? { prevKvs: del.prevKvs } : {}) }

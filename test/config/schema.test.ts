@@ -63,6 +63,11 @@ const EXPECTED_DEFAULTS: Config = {
   grpcMaxQueuedMessages: 4096,
   grpcMaxQueuedBytes: 64 * 1024 * 1024,
   grpcServer: 'kvlog',
+  authTokenTtl: 300_000,
+  authPasswordHashCost: 14,
+  authMaxPendingLogins: 64,
+  clientCertAuth: false,
+  tokenAuthFile: '',
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
