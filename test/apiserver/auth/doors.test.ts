@@ -7,7 +7,8 @@
  * outcome by its stable code: ok, PERMISSION_DENIED or UNAUTHENTICATED.
  *
  * Permissions: alice has readwrite on the prefix app/, read on the key cfg, readwrite on
- * /registry/configmaps/team/; carol has read on app/.
+ * /registry/configmaps/team/ and read on /registry/namespaces/team (creating an object reads its
+ * namespace); carol has read on app/.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -307,12 +308,20 @@ describe('auth: every door denies what it must (door × operation × caller)', f
     await auth('RoleGrantPermission', { name: 'app', perm: { permType: 2, key: b('app/'), range_end: b('app0') } })
     await auth('RoleGrantPermission', { name: 'app', perm: { permType: 0, key: b('cfg') } })
     await auth('RoleGrantPermission', { name: 'app', perm: { permType: 2, key: b('/registry/configmaps/team/'), range_end: b('/registry/configmaps/team0') } })
+    await auth('RoleGrantPermission', { name: 'app', perm: { permType: 0, key: b('/registry/namespaces/team') } })
     await auth('RoleAdd', { name: 'viewer' })
     await auth('RoleGrantPermission', { name: 'viewer', perm: { permType: 0, key: b('app/'), range_end: b('app0') } })
     await auth('UserGrantRole', { user: 'alice', role: 'app' })
     await auth('UserGrantRole', { user: 'carol', role: 'viewer' })
     await auth('UserGrantRole', { user: 'root', role: 'root' })
     for (const [k, v] of [['app/x', '1'], ['cfg', '1'], ['secret/x', '1'], ['b', '1']]) await ctx.grpc.call('KV', 'Put', { key: b(k), value: b(v) })
+    // Namespaces exist before objects are made in them (creating one reads its namespace).
+    for (const name of ['team', 'other']) {
+      const res = await fetch(`${ctx.server.http}/api/v1/namespaces`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+      })
+      expect(res.status, `create namespace ${name}`).to.equal(201)
+    }
     await auth('AuthEnable', {})
     ctx.tokens.alice = String((await auth('Authenticate', { name: 'alice', password: 'alicepw' })).token)
     ctx.tokens.carol = 'static-carol-token'

@@ -72,7 +72,15 @@ describe('auth: who changed what, and auth state kept in the log', function () {
     await auth('RoleAdd', { name: 'w' })
     await auth('RoleGrantPermission', { name: 'w', perm: { permType: 2, key: b('w/'), range_end: b('w0') } })
     await auth('RoleGrantPermission', { name: 'w', perm: { permType: 2, key: b('/registry/configmaps/team/'), range_end: b('/registry/configmaps/team0') } })
+    await auth('RoleGrantPermission', { name: 'w', perm: { permType: 0, key: b('/registry/namespaces/team') } })
     await auth('UserGrantRole', { user: 'alice', role: 'w' })
+    // Namespaces exist before objects are made in them (creating one reads its namespace).
+    for (const name of ['team']) {
+      const res = await fetch(`${server.http}/api/v1/namespaces`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+      })
+      expect(res.status, `create namespace ${name}`).to.equal(201)
+    }
     await auth('AuthEnable', {})
     const alice = await login('alice', 'alicepw')
 
@@ -118,7 +126,7 @@ describe('auth: who changed what, and auth state kept in the log', function () {
     // Every user key, and nothing else: the auth record is outside the keyspace.
     const all = await grpc.call('KV', 'Range', { key: ALL, range_end: ALL, keys_only: true }, asToken(root))
     const keys = (all.kvs as Array<{ key: Buffer }>).map((kv) => kv.key.toString())
-    expect(keys).to.deep.equal(['/registry/configmaps/team/c1', 'w/1', 'w/2'])
+    expect(keys).to.deep.equal(['/registry/configmaps/team/c1', '/registry/namespaces/team', 'w/1', 'w/2'])
     await auth('AuthDisable', {}, root)
   })
 
