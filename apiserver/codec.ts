@@ -86,7 +86,9 @@ export function eventToJson(event: Event, revision: number, withPrevKv: boolean)
 }
 
 /** A log entry's events flattened, each with its revision and ISO commit time. */
+/** Each event with its commit time and, when the entry records one, who wrote it: { door, user? } (no user = anonymous). */
 export function entryEventsToJson(entry: LogEntry, withPrevKv: boolean): JsonObject[] {
   const time = new Date(entry.timestamp).toISOString()
-  return entry.events.map((e) => ({ ...eventToJson(e, entry.revision, withPrevKv), time }))
+  const author = entry.author === undefined ? undefined : { ...entry.author }
+  return entry.events.map((e) => (author === undefined ? { ...eventToJson(e, entry.revision, withPrevKv), time } : { ...eventToJson(e, entry.revision, withPrevKv), time, author }))
 }

@@ -24,6 +24,7 @@ export const GRPC = {
   OUT_OF_RANGE: 11,
   INTERNAL: 13,
   UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
 } as const
 export type GrpcCode = (typeof GRPC)[keyof typeof GRPC]
 
@@ -52,5 +53,8 @@ export const ERROR_STATUS: Record<ErrorCode, ProtocolStatus> = {
   METHOD_NOT_ALLOWED: { http: 405, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'MethodNotAllowed' },
   FORBIDDEN: { http: 403, grpc: GRPC.PERMISSION_DENIED, k8sReason: 'Forbidden' },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'UnsupportedMediaType' },
+  UNAUTHENTICATED: { http: 401, grpc: GRPC.UNAUTHENTICATED, k8sReason: 'Unauthorized' },
+  PERMISSION_DENIED: { http: 403, grpc: GRPC.PERMISSION_DENIED, k8sReason: 'Forbidden' },
+  FAILED_PRECONDITION: { http: 412, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'BadRequest' },
   INTERNAL: { http: 500, grpc: GRPC.INTERNAL, k8sReason: 'InternalError' },
 }

@@ -13,6 +13,12 @@ import { retentionPolicy, startCompaction } from '../compaction/index.js'
 import { openJetStreamLog, type JetStreamLog } from '../log/jetstream/jetstream-log.js'
 import { levelLogOptions, openLevelLog, type LevelLogOptions } from '../log/index.js'
 import { clusterIdentity } from './cluster-info.js'
+import { prefixEnd } from '../log/keys.js'
+import { Authorizer } from './auth/authorizer.js'
+import { guardLog } from './auth/guarded-log.js'
+import { AuthStore } from './auth/store.js'
+import { loadTokenFile } from './auth/token-file.js'
+import { httpCaller } from './http-caller.js'
 import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
@@ -44,23 +50,35 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const level = levelLogOptions(config)
   const cluster = config.natsUrl === '' ? undefined : await openClusterMember(config, level)
   const store = cluster ?? (await openLevelLog(level))
+  const authStore = await AuthStore.open(store, {
+    tokenTtlMs: config.authTokenTtl,
+    passwordHashCost: config.authPasswordHashCost,
+    maxPendingLogins: config.authMaxPendingLogins,
+  })
+  const auth = new Authorizer(authStore, config.clientCertAuth, await loadTokenFile(config.tokenAuthFile))
   const metrics = new Metrics(store)
   if (cluster) metrics.setCluster(cluster.metrics)
   const log = instrumentLog(store, metrics)
   const state: HealthState = { ready: false, ...(cluster ? { caughtUp: () => cluster.caughtUp() } : {}) }
   const compaction = await startCompaction(store, config, policy, (err) => app.log.error({ err }, 'automatic compaction failed'))
+  const doorLog = guardLog(log, auth)
   const watch = new WatchService(store, {
     ringSize: config.watchRingSize,
     catchUpBatch: config.watchCatchUpBatch,
     progressInterval: config.watchProgressInterval,
     maxWatchersPerConnection: config.maxWatchersPerConnection,
     resolveCursor: (name) => compaction.cursors.resumeRevision(name),
+    authorize: (who, spec) => auth.checkRange(who, spec.key, spec.rangeEnd, 'read'),
   })
   metrics.setWatchStats(() => watch.stats())
   metrics.setCompaction(compaction)
-  const app = buildHttpApp({ log, config, metrics, state, watch, compaction, tls })
-  registerResourceApi(app, { log, watch, config })
-  const websockets = attachWebSocketWatch(app.server, watch, {
+  const app = buildHttpApp({ log: doorLog, config, metrics, state, watch, compaction, tls, auth })
+  registerResourceApi(app, {
+    log: doorLog, systemLog: log, watch, config,
+    callerOf: (request) => httpCaller(auth, request),
+    authorizeRead: (who, prefix) => auth.checkRange(who, prefix, prefixEnd(Buffer.from(prefix)), 'read'),
+  })
+  const websockets = attachWebSocketWatch(app.server, watch, auth, {
     maxPayload: config.wsMaxPayload,
     heartbeatInterval: config.wsHeartbeatInterval,
     maxBufferedBytes: config.wsMaxBufferedBytes,
@@ -80,6 +98,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       watch,
       config,
       clientUrl: () => grpc.url,
+      auth,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
       ...(cluster ? { cluster } : {}),
     },
@@ -104,6 +123,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await app.close()
       clearTimeout(cut)
       compaction.stop()
+      authStore.close()
       await store.close()
       // A stale ready file would point the next reader at a dead address.
       if (config.readyFile !== '') await rm(config.readyFile, { force: true })

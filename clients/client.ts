@@ -210,7 +210,12 @@ export class KvlogClient {
     const h = r.header as { revision: number; compactRevision: number }
     return {
       revision: h.revision, compactRevision: h.compactRevision, more: r.more as boolean, nextRevision: r.nextRevision as number,
-      events: (r.events as Json[]).map((e) => ({ ...readEvent(e), time: e.time as string })),
+      events: (r.events as Json[]).map((e) => {
+        const event: HistoryEvent = { ...readEvent(e), time: e.time as string }
+        const a = e.author as { door?: unknown; user?: unknown } | undefined
+        if (a !== undefined && typeof a.door === 'string') event.author = typeof a.user === 'string' ? { door: a.door, user: a.user } : { door: a.door }
+        return event
+      }),
     }
   }
 

@@ -33,6 +33,8 @@ export interface WatchEvent {
 
 export interface HistoryEvent extends WatchEvent {
   time: string
+  /** Who wrote it: the door ('etcd', 'http', 'resources') and the user (absent = anonymous); absent for writes the store made itself. */
+  author?: { door: string; user?: string }
 }
 
 /** A lease id: a bigint, or its decimal string (kept exact: 64-bit ids do not fit a JS number). */

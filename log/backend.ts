@@ -6,6 +6,7 @@
  * storage underneath. All methods may be called concurrently; writes are serialized by the backend.
  */
 import type {
+  Author,
   BytesLike,
   CommitListener,
   CompactResult,
@@ -23,6 +24,8 @@ import type {
 } from './types.js'
 
 export interface PutOptions {
+  /** Recorded with the entry (who changed what). */
+  author?: Author
   lease?: bigint | number
   prevKv?: boolean
   ignoreValue?: boolean
@@ -30,6 +33,8 @@ export interface PutOptions {
 }
 
 export interface DeleteOptions {
+  /** Recorded with the entry, if anything is deleted. */
+  author?: Author
   rangeEnd?: BytesLike
   prevKv?: boolean
 }

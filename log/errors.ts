@@ -34,6 +34,9 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: 'The resource does not support this method on this path (resource API).',
   FORBIDDEN: 'The resource API refuses the write by its own rules: creating in a namespace that is being terminated, or deleting a namespace that must always exist.',
   UNSUPPORTED_MEDIA_TYPE: 'The request body has a content type the route does not accept (e.g. server-side apply).',
+  UNAUTHENTICATED: 'Auth is enabled and the request carries no valid identity: no token or certificate, an unknown or expired token, or a wrong user name or password. Authenticate again.',
+  PERMISSION_DENIED: 'The authenticated user has no role that permits this operation on every key it touches (or the operation needs the root role).',
+  FAILED_PRECONDITION: 'The auth change does not fit the current auth state: a user or role that does not exist, a role or permission that is not granted, auth not enabled, or a change that would lock root out.',
   INTERNAL: 'An unexpected failure inside the server. The store stays consistent; see the server log.',
 } as const
 

@@ -37,11 +37,22 @@ export interface Event {
   prevKv?: KeyValue
 }
 
-/** Everything one revision did: its commit time (ms since the epoch) and its events, in op order. */
+/**
+ * Who made a write: the front door it came through ('etcd', 'http', 'resources') and, when auth is
+ * enabled, the authenticated user (a token's user or a client certificate's CN). No user = anonymous.
+ * Writes the store makes itself (lease expiry) have no author.
+ */
+export interface Author {
+  door: string
+  user?: string
+}
+
+/** Everything one revision did: its commit time (ms since the epoch), its events in op order, its author. */
 export interface LogEntry {
   revision: number
   timestamp: number
   events: Event[]
+  author?: Author
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -175,6 +186,8 @@ export interface TxnRequest {
   compare?: Compare[]
   success?: Op[]
   failure?: Op[]
+  /** Recorded with the entry if the transaction writes. */
+  author?: Author
 }
 
 export interface PutResult {

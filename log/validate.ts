@@ -6,6 +6,7 @@
 import { invalid, KvlogError } from './errors.js'
 import { inBounds, keyId, toBounds, toBytes, toKey, type Bounds } from './keys.js'
 import type {
+  Author,
   Compare,
   CompareResult,
   CompareTarget,
@@ -69,6 +70,8 @@ export interface NTxn {
   compare: NCompare[]
   success: NOp[]
   failure: NOp[]
+  /** Only on the outermost transaction. */
+  author?: Author
 }
 
 export type NOp = NPut | NDelete | NRange | NTxn
@@ -183,9 +186,18 @@ class ByteBudget {
 
 export function normalizeTxn(request: TxnRequest, limits: Limits): NTxn {
   const budget = new ByteBudget(limits.maxRequestBytes)
-  const txn = normalizeTxnBody(checkObject(request, 'txn'), 'txn', limits, budget, 0)
+  const { author, ...body } = checkObject(request, 'txn')
+  const txn = normalizeTxnBody(body, 'txn', limits, budget, 0)
   checkBranchIntervals(txn.success)
   checkBranchIntervals(txn.failure)
+  return withAuthor(txn, author)
+}
+
+function withAuthor(txn: NTxn, author: unknown): NTxn {
+  if (author === undefined) return txn
+  const a = checkObject(author, 'author')
+  if (typeof a.door !== 'string' || (a.user !== undefined && typeof a.user !== 'string')) throw invalid('author', 'must be { door: string, user?: string }')
+  txn.author = a.user === undefined ? { door: a.door } : { door: a.door, user: a.user }
   return txn
 }
 
@@ -328,8 +340,9 @@ function checkBranchIntervals(ops: NOp[]): Writes {
  */
 export function normalizePut(key: unknown, value: unknown, options: Record<string, unknown>, limits: Limits): NTxn {
   const budget = new ByteBudget(limits.maxRequestBytes)
-  const op = normalizeOp({ ...options, type: 'put', key, value }, 'put', limits, budget, 0)
-  return { type: 'txn', compare: [], success: [op], failure: [] }
+  const { author, ...rest } = options
+  const op = normalizeOp({ ...rest, type: 'put', key, value }, 'put', limits, budget, 0)
+  return withAuthor({ type: 'txn', compare: [], success: [op], failure: [] }, author)
 }
 
 /** Whether any branch of the transaction (at any depth) can write. Read-only transactions skip the writer. */

@@ -3,6 +3,7 @@ import type { AutoCompactor } from '../../compaction/index.js'
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
 import type { ClusterInfo } from '../cluster-info.js'
+import type { Authorizer } from '../auth/authorizer.js'
 import type { WatchService } from '../watch/service.js'
 import type { Headers } from './identity.js'
 
@@ -12,6 +13,8 @@ export interface EtcdDeps {
   compactor: AutoCompactor
   watch: WatchService
   config: Config
+  /** Identities and permissions (apiserver/auth/): every call is checked before it touches the log. */
+  auth: Authorizer
   /** The gRPC URL clients reach this member at (MemberList's clientURLs), known once listening. */
   clientUrl(): string
   /** The Prometheus text the native port serves at /metrics, for the client port's /metrics. */

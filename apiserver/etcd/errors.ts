@@ -6,6 +6,7 @@
  */
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js'
 import { isKvlogError, type ErrorCode } from '../../log/errors.js'
+import { authReason, type AuthReason } from '../auth/errors.js'
 import { ERROR_STATUS } from '../errors.js'
 
 /** etcd's messages (etcdserver/api/v3rpc/rpctypes), for the codes that have an etcd counterpart. */
@@ -24,6 +25,31 @@ const ETCD_MESSAGES: Partial<Record<ErrorCode, string>> = {
   CLOSED: 'etcdserver: server stopped',
 }
 
+/**
+ * etcd's auth errors (rpctypes): its message and gRPC status for each auth reason. The status is etcd's,
+ * not the registry's, where they differ (a request without a token is INVALID_ARGUMENT "user name is
+ * empty" in etcd, UNAUTHENTICATED for the other doors): etcd clients act on these exact pairs.
+ */
+export const ETCD_AUTH_ERRORS: Record<AuthReason, [status, string]> = {
+  NO_IDENTITY: [status.INVALID_ARGUMENT, 'etcdserver: user name is empty'],
+  USER_EMPTY: [status.INVALID_ARGUMENT, 'etcdserver: user name is empty'],
+  ROLE_EMPTY: [status.INVALID_ARGUMENT, 'etcdserver: role name is empty'],
+  INVALID_TOKEN: [status.UNAUTHENTICATED, 'etcdserver: invalid auth token'],
+  AUTH_FAILED: [status.INVALID_ARGUMENT, 'etcdserver: authentication failed, invalid user ID or password'],
+  PERMISSION_DENIED: [status.PERMISSION_DENIED, 'etcdserver: permission denied'],
+  USER_EXISTS: [status.FAILED_PRECONDITION, 'etcdserver: user name already exists'],
+  ROLE_EXISTS: [status.FAILED_PRECONDITION, 'etcdserver: role name already exists'],
+  USER_NOT_FOUND: [status.FAILED_PRECONDITION, 'etcdserver: user name not found'],
+  ROLE_NOT_FOUND: [status.FAILED_PRECONDITION, 'etcdserver: role name not found'],
+  ROLE_NOT_GRANTED: [status.FAILED_PRECONDITION, 'etcdserver: role is not granted to the user'],
+  PERMISSION_NOT_GRANTED: [status.FAILED_PRECONDITION, 'etcdserver: permission is not granted to the role'],
+  ROOT_USER_NOT_EXIST: [status.FAILED_PRECONDITION, 'etcdserver: root user does not exist'],
+  ROOT_ROLE_NOT_EXIST: [status.FAILED_PRECONDITION, 'etcdserver: root user does not have root role'],
+  AUTH_NOT_ENABLED: [status.FAILED_PRECONDITION, 'etcdserver: authentication is not enabled'],
+  INVALID_AUTH_MGMT: [status.FAILED_PRECONDITION, 'etcdserver: invalid auth management'],
+  TOO_MANY_LOGINS: [status.UNAVAILABLE, 'etcdserver: too many requests'],
+}
+
 export interface GrpcError extends Partial<ServiceError> {
   code: status
   details: string
@@ -36,6 +62,11 @@ export function toGrpcError(err: unknown): GrpcError {
   const metadata = new Metadata()
   if (isKvlogError(err)) {
     metadata.set('kvlog-code', err.code)
+    const reason = authReason(err)
+    if (reason !== undefined) {
+      const [code, details] = ETCD_AUTH_ERRORS[reason]
+      return { name: 'Error', message: details, code, details, metadata }
+    }
     const details = ETCD_MESSAGES[err.code] ?? `etcdserver: ${err.message}`
     return { name: 'Error', message: details, code: ERROR_STATUS[err.code].grpc as number as status, details, metadata }
   }

@@ -1,6 +1,9 @@
 /**
  * etcd's Lease service over the log's leases. As etcd answers: a keep-alive or time-to-live for a lease
  * that does not exist is not an error (TTL 0 and -1), a revoke of one is (NOT_FOUND).
+ *
+ * With auth enabled (as etcd): a revoke needs WRITE on every key attached to the lease (it deletes them);
+ * a time-to-live that lists keys needs READ on them. Grant, keep-alive and list need no permission.
  */
 import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js'
 import { isKvlogError } from '../../log/errors.js'
@@ -8,23 +11,33 @@ import type { EtcdDeps } from './deps.js'
 import { int, int64 } from './convert.js'
 import { toGrpcError } from './errors.js'
 import type { Message } from './proto.js'
+import { callerOf } from './caller.js'
 import { unary } from './unary.js'
 
-export function leaseService({ log, headers }: EtcdDeps): UntypedServiceImplementation {
+export function leaseService({ log, headers, auth }: EtcdDeps): UntypedServiceImplementation {
   return {
     LeaseGrant: unary(async (request) => {
       const g = await log.leaseGrant(int(request.TTL, 'TTL'), int64(request.ID, 'ID'))
       return { header: headers.header(), ID: g.id.toString(), TTL: g.ttl }
     }),
 
-    LeaseRevoke: unary(async (request) => {
-      const r = await log.leaseRevoke(int64(request.ID, 'ID'))
+    LeaseRevoke: unary(async (request, call) => {
+      const id = int64(request.ID, 'ID')
+      if (auth.enabled) {
+        const who = callerOf(auth, call)
+        for (const key of log.leaseTimeToLive(id, { keys: true })?.keys ?? []) auth.checkRange(who, key, undefined, 'write')
+      }
+      const r = await log.leaseRevoke(id)
       return { header: headers.header(r.revision) }
     }),
 
-    LeaseTimeToLive: unary((request) => {
+    LeaseTimeToLive: unary((request, call) => {
       const id = int64(request.ID, 'ID')
       const t = log.leaseTimeToLive(id, { keys: request.keys === true })
+      if (auth.enabled && request.keys === true) {
+        const who = callerOf(auth, call)
+        for (const key of t?.keys ?? []) auth.checkRange(who, key, undefined, 'read')
+      }
       if (t === undefined) return { header: headers.header(), ID: id.toString(), TTL: -1 }
       return { header: headers.header(), ID: id.toString(), TTL: t.ttl, grantedTTL: t.grantedTtl, keys: t.keys ?? [] }
     }),

@@ -1,6 +1,8 @@
 /**
  * etcd's Maintenance service for one member: Status, Alarm (NOSPACE from the quota), Defragment (gives
  * space back), Hash/HashKV (CRC-32 of the state), Snapshot (the log's checksummed snapshot stream).
+ * With auth enabled, Defragment, Hash, HashKV, Snapshot, MoveLeader and changing an alarm need role root
+ * (a snapshot or a hash covers every key); Status and listing alarms need nothing, as in etcd.
  * MoveLeader: there is no other member (FAILED_PRECONDITION, etcd's "bad leader transferee") unless the
  * target is this member. Downgrade: not served (kvlog has no cluster version to downgrade).
  */
@@ -13,6 +15,7 @@ import { int } from './convert.js'
 import { grpcError, toGrpcError, unimplemented } from './errors.js'
 import { Alarms, ALARM_NAMES, alarmMessage } from './alarms.js'
 import type { Message } from './proto.js'
+import { callerOf } from './caller.js'
 import { unary } from './unary.js'
 import { nameId } from '../cluster-info.js'
 
@@ -21,7 +24,7 @@ const ALL_KEYS = Buffer.from([0])
 const HASH_PAGE = 1000
 
 export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation {
-  const { log, headers, config } = deps
+  const { log, headers, config, auth } = deps
   const memberId = headers.identity.memberId
   const alarms = new Alarms(log, memberId)
   return {
@@ -44,7 +47,8 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
       }
     }),
 
-    Alarm: unary(async (request) => {
+    Alarm: unary(async (request, call) => {
+      if (request.action !== 'GET') auth.checkAdmin(callerOf(auth, call))
       const kind = ALARM_NAMES.find((a) => a === request.alarm)
       switch (request.action) {
         case 'GET':
@@ -63,17 +67,20 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
       }
     }),
 
-    Defragment: unary(async () => {
+    Defragment: unary(async (_request, call) => {
+      auth.checkAdmin(callerOf(auth, call))
       await log.reclaimSpace()
       return { header: headers.header() }
     }),
 
-    Hash: unary(async () => {
+    Hash: unary(async (_request, call) => {
+      auth.checkAdmin(callerOf(auth, call))
       const { hash, revision } = await hashState(log, 0)
       return { header: headers.header(revision), hash }
     }),
 
-    HashKV: unary(async (request) => {
+    HashKV: unary(async (request, call) => {
+      auth.checkAdmin(callerOf(auth, call))
       const asked = int(request.revision, 'revision')
       const { hash, revision } = await hashState(log, asked > 0 ? asked : 0)
       return { header: headers.header(), hash, compact_revision: log.compactRevision, hash_revision: revision }
@@ -81,7 +88,8 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
 
     Snapshot: (call: ServerWritableStream<Message, Message>) => void streamSnapshot(call, deps),
 
-    MoveLeader: unary((request) => {
+    MoveLeader: unary((request, call) => {
+      auth.checkAdmin(callerOf(auth, call))
       if (String(request.targetID) === memberId) return { header: headers.header() }
       throw grpcError(status.FAILED_PRECONDITION, 'etcdserver: bad leader transferee')
     }),
@@ -114,8 +122,9 @@ async function hashState(log: Log, revision: number): Promise<{ hash: number; re
   }
 }
 
-async function streamSnapshot(call: ServerWritableStream<Message, Message>, { log, headers, config }: EtcdDeps): Promise<void> {
+async function streamSnapshot(call: ServerWritableStream<Message, Message>, { log, headers, config, auth }: EtcdDeps): Promise<void> {
   try {
+    auth.checkAdmin(callerOf(auth, call))
     const snap = await log.snapshot()
     let sent = 0
     for await (const blob of snap.chunks) {

@@ -1,5 +1,5 @@
 /**
- * The etcd client port: the gRPC services (KV, Watch, Lease, Cluster, Maintenance, Lock, Election) and, on the same port,
+ * The etcd client port: the gRPC services (KV, Watch, Lease, Cluster, Maintenance, Auth, Lock, Election) and, on the same port,
  * the JSON gateway, /version, /health and /metrics, as etcd serves them (transport/client-port.ts).
  * `grpcServer: grpc-js` serves gRPC alone with grpc-js instead (kept for comparison: docs/benchmarks.md).
  *
@@ -13,6 +13,7 @@ import { clusterService } from './cluster-service.js'
 import { Contenders } from './contenders.js'
 import { electionService } from './election-service.js'
 import type { EtcdDeps } from './deps.js'
+import { authService } from './auth-service.js'
 import { kvService } from './kv-service.js'
 import { leaseService } from './lease-service.js'
 import { lockService } from './lock-service.js'
@@ -47,6 +48,7 @@ export function etcdServices(deps: EtcdDeps): Array<[string, ServiceImplementati
     ['etcdserverpb.Lease', leaseService(deps)],
     ['etcdserverpb.Cluster', clusterService(deps)],
     ['etcdserverpb.Maintenance', maintenanceService(deps)],
+    ['etcdserverpb.Auth', authService(deps)],
     ['v3lockpb.Lock', lockService(deps, contenders)],
     ['v3electionpb.Election', electionService(deps, contenders)],
   ]

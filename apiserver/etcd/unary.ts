@@ -6,11 +6,14 @@ import type { Message } from './proto.js'
 /** A handler may answer with an object for proto.ts to encode, or with bytes it encoded itself (wire.ts). */
 export type UnaryHandler = (call: ServerUnaryCall<Message, Message | Buffer>, callback: sendUnaryData<Message | Buffer>) => void
 
-export function unary(handler: (request: Message) => Promise<Message | Buffer> | Message | Buffer): UnaryHandler {
+/** What a handler may ask of its call besides the request: the credentials it carries (caller.ts). */
+export type UnaryCall = ServerUnaryCall<Message, Message | Buffer>
+
+export function unary(handler: (request: Message, call: UnaryCall) => Promise<Message | Buffer> | Message | Buffer): UnaryHandler {
   return (call, callback) => {
     let result: Promise<Message | Buffer>
     try {
-      result = Promise.resolve(handler(call.request))
+      result = Promise.resolve(handler(call.request, call))
     } catch (err) {
       result = Promise.reject(err)
     }

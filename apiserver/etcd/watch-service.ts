@@ -4,6 +4,8 @@
  *
  * - Create: watch_id 0 = server-chosen (from 0, as etcd); a rejected create is answered as etcd does:
  *   watch_id -1, created and canceled, with the reason.
+ * - Auth: a create needs READ on its whole range (checked at create by the watch service, with the
+ *   stream's credentials); a denied one is rejected like any other, with etcd's reason text for it.
  * - Cancel: answered with canceled; an unknown id is ignored (etcd).
  * - Progress request: one response with watch_id -1 and the store revision, sent once every watch on the
  *   stream is synced, so it means "every event up to here was sent" for all of them.
@@ -19,6 +21,9 @@ import type { CreateRequest } from '../watch/request.js'
 import type { WatchStream } from '../watch/stream.js'
 import { int } from './convert.js'
 import type { EtcdDeps } from './deps.js'
+import { callerOf } from './caller.js'
+import { ETCD_AUTH_ERRORS } from './errors.js'
+import { authReason } from '../auth/errors.js'
 import type { Message } from './proto.js'
 import { EtcdWatchMessages, type WatchOutput } from './watch-messages.js'
 import { WatchOutbox } from './watch-outbox.js'
@@ -35,7 +40,7 @@ export function watchService(deps: EtcdDeps): UntypedServiceImplementation {
 }
 
 function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): void {
-  const { watch, headers, config } = deps
+  const { watch, headers, config, auth } = deps
   const messages = new EtcdWatchMessages(headers, config.maxRequestBytes)
   let closed = false
   const outbox = new WatchOutbox(
@@ -64,7 +69,7 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
       if (!closed && call.writable) call.end()
       close()
     },
-  }, { messages, firstId: 0 })
+  }, { messages, firstId: 0, caller: () => callerOf(auth, call) })
 
   let progressTimer: NodeJS.Timeout | undefined
   const answerProgress = () => {
@@ -135,6 +140,8 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
 
 /** etcd's wording for the create errors its clients may see. */
 function etcdReason(err: KvlogError): string {
+  // etcd 3.4 answers any failed authorization of a create with its permission-denied status, as text.
+  if (authReason(err) !== undefined) return `rpc error: code = PermissionDenied desc = ${ETCD_AUTH_ERRORS.PERMISSION_DENIED[1]}`
   switch (err.code) {
     case 'WATCH_ID_EXISTS':
       return 'mvcc: duplicate watch ID provided on the WatchStream'

@@ -8,6 +8,8 @@ import type { Compaction } from '../../compaction/index.js'
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
 import { loggerOptions } from '../logging.js'
+import type { Authorizer } from '../auth/authorizer.js'
+import { identifyRequests } from '../http-caller.js'
 import type { Metrics } from '../metrics.js'
 import type { TlsFiles } from '../tls.js'
 import { uiEnabled, uiRoutes } from '../ui-assets.js'
@@ -16,6 +18,7 @@ import type { WatchService } from '../watch/service.js'
 import { clientErrorHandler, errorBody, errorHandler } from './errors.js'
 import { healthRoutes, type HealthState } from './health.js'
 import { alarmRoutes } from './routes/alarms.js'
+import { authenticateRoute } from './routes/auth-authenticate.js'
 import { compactRoute } from './routes/compact.js'
 import { cursorRoutes } from './routes/cursors.js'
 import { historyRoute } from './routes/history.js'
@@ -43,9 +46,11 @@ export interface HttpAppDeps {
   compaction: Compaction
   /** Serve HTTPS (and require client certificates when `ca` is set). */
   tls?: TlsFiles
+  /** Who may do what; `log` is expected to be the guarded log (auth/guarded-log.ts) that asks it. */
+  auth: Authorizer
 }
 
-export function buildHttpApp({ log, config, metrics, state, watch, compaction, tls }: HttpAppDeps): FastifyInstance {
+export function buildHttpApp({ log, config, metrics, state, watch, compaction, tls, auth }: HttpAppDeps): FastifyInstance {
   const https = tls && { key: tls.key, cert: tls.cert, ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }
   // An HTTPS app is typed over https.Server; routes and hooks are the same, so it is used as the plain type.
   const app = (Fastify as unknown as (o: object) => FastifyInstance)({
@@ -72,7 +77,9 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url}`))
   })
+  identifyRequests(app, auth)
   healthRoutes(app, log, state, () => watch.stats(), compaction)
+  authenticateRoute(app, log, auth)
   kvRangeRoute(app, log)
   kvPutRoute(app, log)
   kvDeleteRoute(app, log)
@@ -82,8 +89,8 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   revisionAtRoute(app, log)
   keyTreeRoute(app, log, config.keyTreeMaxChildren)
   revertRoute(app, log)
-  compactRoute(app, log, compaction.compactor)
-  cursorRoutes(app, log, compaction.cursors)
+  compactRoute(app, log, compaction.compactor, auth)
+  cursorRoutes(app, log, compaction.cursors, auth)
   alarmRoutes(app, log)
   leaseGrantRoute(app, log)
   leaseReadRoutes(app, log)

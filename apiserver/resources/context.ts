@@ -2,7 +2,9 @@
  * What every route of the resource API works with: the services (one per server), and one request
  * resolved from its path (parsePath + the registry) into the kind, version, namespace and name.
  */
+import type { IncomingMessage } from 'node:http'
 import type { Log } from '../../log/backend.js'
+import type { Identity } from '../auth/authorizer.js'
 import type { WatchHub } from '../../log/watch/hub.js'
 import type { Query } from '../params.js'
 import { queryString } from '../params.js'
@@ -21,6 +23,10 @@ export interface ApiContext {
   namespaces: Namespaces
   /** Periodic BOOKMARK events of watches with allowWatchBookmarks, ms (0 = none). */
   bookmarkInterval: number
+  /** The caller of a request that is not served inside a route (a WebSocket upgrade); throws UNAUTHENTICATED. */
+  callerOf(request: IncomingMessage): Identity
+  /** Throws PERMISSION_DENIED (or UNAUTHENTICATED) unless `who` may read every key of the prefix. */
+  authorizeRead(who: Identity, prefix: string): void
 }
 
 export interface ResourceRequest {

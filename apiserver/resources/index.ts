@@ -14,7 +14,8 @@ import { isKvlogError, KvlogError, type ErrorCode } from '../../log/errors.js'
 import type { Query } from '../params.js'
 import type { WatchService } from '../watch/service.js'
 import { onUpgrade } from '../watch/upgrade.js'
-import { resolveResource, type ApiContext } from './context.js'
+import { currentCaller } from '../auth/guarded-log.js'
+import { resolveResource, type ApiContext, type ResourceRequest } from './context.js'
 import { CrdSync } from './crds.js'
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js'
 import { openApiGroupVersion, openApiRoot } from './openapi.js'
@@ -29,22 +30,27 @@ import { deleteCollection, deleteObject } from './routes/delete.js'
 import { getObject, listCollection } from './routes/read.js'
 import { isWatch, serveHttpWatch, webSocketWatchHandler } from './routes/watch.js'
 import { createObject, patchObject, replaceObject } from './routes/write.js'
-import { methodNotAllowed, noSuchPath, statusOf } from './status.js'
+import { forbidden, methodNotAllowed, noSuchPath, statusOf, unauthorized } from './status.js'
 import { ObjectStore } from './store.js'
 import { wantsTable } from './table.js'
 
 export interface ResourceApiDeps {
+  /** What requests read and write through: checked against the caller's permissions. */
   log: Log
+  /** The same store unchecked, for the server's own reads (the CRD registry follows every CRD). */
+  systemLog: Log
   watch: WatchService
   config: Config
+  callerOf: ApiContext['callerOf']
+  authorizeRead: ApiContext['authorizeRead']
 }
 
 const API_PATH = /^\/apis?(\/|$)/
 
 export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps): void {
-  const { log, watch, config } = deps
+  const { log, systemLog, watch, config, callerOf, authorizeRead } = deps
   const registry = new Registry()
-  const crds = new CrdSync(log, registry)
+  const crds = new CrdSync(systemLog, registry)
   const ctx: ApiContext = {
     log,
     hub: watch.hub,
@@ -52,6 +58,8 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
     namespaces: new Namespaces(log, registry, config.resourceNamespaceMustExist),
     store: new ObjectStore(log, (rt, name, obj, revision) => crds.onWrite(rt, name, obj, revision)),
     bookmarkInterval: config.watchProgressInterval,
+    callerOf,
+    authorizeRead,
   }
 
   void app.register(async (scope) => {
@@ -104,6 +112,32 @@ async function handle(ctx: ApiContext, request: FastifyRequest, reply: FastifyRe
     }
   }
   const req = resolveResource(ctx.registry, parsed, query)
+  try {
+    return await serve(ctx, req, request, reply)
+  } catch (err) {
+    if (!isKvlogError(err, 'PERMISSION_DENIED')) throw err
+    throw forbidden(req.target.rt, verbOf(request.method, req.name, isWatch(query)), currentCaller().user ?? 'system:anonymous', req.target.namespace, req.name)
+  }
+}
+
+/** The Kubernetes verb of a request, for its 403 message. */
+function verbOf(method: string, name: string | undefined, watch: boolean): string {
+  switch (method) {
+    case 'GET':
+      return watch ? 'watch' : name === undefined ? 'list' : 'get'
+    case 'POST':
+      return 'create'
+    case 'PUT':
+      return 'update'
+    case 'PATCH':
+      return 'patch'
+    default:
+      return name === undefined ? 'deletecollection' : 'delete'
+  }
+}
+
+async function serve(ctx: ApiContext, req: ResourceRequest, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const query = request.query as Query
   const table = wantsTable(request.headers.accept)
   const body = request.body
   // A protobuf body is an object only for creates and updates of kinds that have a message (protobuf.ts).
@@ -155,7 +189,8 @@ function clientErrorCode(err: FastifyError): ErrorCode | undefined {
 
 function statusErrorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   let e: unknown = err
-  if (!isKvlogError(err)) {
+  if (isKvlogError(err, 'UNAUTHENTICATED')) e = unauthorized()
+  else if (!isKvlogError(err)) {
     const code = clientErrorCode(err as FastifyError)
     if (code !== undefined) e = new KvlogError(code, err.message)
     else request.log.error({ err }, 'unexpected error')

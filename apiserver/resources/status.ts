@@ -72,6 +72,23 @@ export function invalidObject(rt: ResourceType, name: string, causes: StatusCaus
   })
 }
 
+/** 401 as kube-apiserver words it (it says no more than that to an unauthenticated client). */
+export function unauthorized(): KvlogError {
+  return new KvlogError('UNAUTHENTICATED', 'Unauthorized')
+}
+
+/**
+ * 403 with kube-apiserver's RBAC message, e.g. `configmaps "x" is forbidden: User "alice" cannot get
+ * resource "configmaps" in API group "" in the namespace "default"`.
+ */
+export function forbidden(rt: ResourceType, verb: string, user: string, namespace: string | undefined, name: string | undefined): KvlogError {
+  const subject = name === undefined ? qualified(rt) : `${qualified(rt)} "${name}"`
+  const where = namespace === undefined ? 'at the cluster scope' : `in the namespace "${namespace}"`
+  return k8sError('PERMISSION_DENIED', `${subject} is forbidden: User "${user}" cannot ${verb} resource "${rt.resource}" in API group "${rt.group}" ${where}`, {
+    name, group: rt.group, kind: rt.resource,
+  })
+}
+
 /** 422 Invalid for bad list/watch options (kube validates ListOptions the same way). */
 export function invalidOptions(field: string, message: string): KvlogError {
   return k8sError('INVALID_OBJECT', `ListOptions.meta.k8s.io "" is invalid: ${field}: ${message}`, {

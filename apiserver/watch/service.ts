@@ -4,6 +4,9 @@
  */
 import { WatchHub } from '../../log/watch/hub.js'
 import type { Log } from '../../log/backend.js'
+import type { WatchSpec } from '../../log/watch/types.js'
+import type { Identity } from '../auth/authorizer.js'
+import { currentCaller } from '../auth/guarded-log.js'
 import type { WatchStats } from '../metrics.js'
 import { JSON_MESSAGES, WatchStream, type StreamOptions, type Transport } from './stream.js'
 
@@ -15,6 +18,8 @@ export interface WatchServiceOptions {
   maxWatchersPerConnection: number
   /** Where a watch with the `cursor` option starts: the cursor's revision + 1 (throws COMPACTED if expired). */
   resolveCursor(name: string): number
+  /** Throws when `who` may not watch the range (checked at each create; default: anyone may). */
+  authorize?(who: Identity, spec: WatchSpec): void
 }
 
 export class WatchService {
@@ -38,7 +43,13 @@ export class WatchService {
   open<M>(transport: Transport<M>, options: StreamOptions<M>): WatchStream<M>
   open<M>(transport: Transport<M>, options?: StreamOptions<M>): WatchStream<M> {
     const o = options ?? ({ messages: JSON_MESSAGES, firstId: 1 } as unknown as StreamOptions<M>)
-    const stream = new WatchStream<M>(this.hub, transport, this.options.maxWatchersPerConnection, this.options.resolveCursor, o)
+    const opener = currentCaller()
+    const caller = o.caller ?? (() => opener)
+    const authorize = this.options.authorize
+    const stream = new WatchStream<M>(
+      this.hub, transport, this.options.maxWatchersPerConnection, this.options.resolveCursor, o,
+      authorize === undefined ? undefined : (spec) => authorize(caller(), spec),
+    )
     // A connection that arrives while the server drains gets a stream that is closed at once.
     if (this.draining) stream.close()
     else this.streams.add(stream as WatchStream<unknown>)

@@ -8,7 +8,8 @@
  */
 import { isKvlogError, KvlogError } from '../../log/errors.js'
 import type { WatchHub } from '../../log/watch/hub.js'
-import type { WatchBatch, WatchHandle } from '../../log/watch/types.js'
+import type { WatchBatch, WatchHandle, WatchSpec } from '../../log/watch/types.js'
+import type { Identity } from '../auth/authorizer.js'
 import { canceledMessage, createdMessage, eventsMessage, progressMessage } from './messages.js'
 import type { CreateRequest } from './request.js'
 
@@ -36,6 +37,11 @@ export interface StreamOptions<M> {
   messages: WatchMessages<M>
   /** The first server-chosen watch id (etcd's is 0; the native protocol's 1). */
   firstId: number
+  /**
+   * Who creates the watches, asked at each create (default: the caller of the request that opened the
+   * stream, auth/guarded-log.ts). The service's authorize check runs with it.
+   */
+  caller?: () => Identity
 }
 
 export interface Transport<M = string> {
@@ -71,6 +77,8 @@ export class WatchStream<M = string> {
     private readonly maxWatchers: number,
     private readonly resolveCursor: (name: string) => number,
     options: StreamOptions<M>,
+    /** Throws when the caller may not watch the spec's range (PERMISSION_DENIED, UNAUTHENTICATED). */
+    private readonly authorize: (spec: WatchSpec) => void = () => undefined,
   ) {
     this.messages = options.messages
     this.nextId = options.firstId
@@ -106,6 +114,7 @@ export class WatchStream<M = string> {
     const id = request.id ?? this.freeId()
     if (this.watches.has(id)) throw new KvlogError('WATCH_ID_EXISTS', `watch id ${id} is already in use on this connection`, { id })
     let spec = request.spec
+    this.authorize(spec)
     if (request.cursor !== undefined) {
       try {
         spec = { ...spec, startRevision: this.resolveCursor(request.cursor) }

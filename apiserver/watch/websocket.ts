@@ -7,10 +7,15 @@
  * - Bad input (malformed JSON, binary frames, unknown ops, bad fields) gets an `error` message with a
  *   code; the connection and its other watches carry on.
  */
-import type { Server } from 'node:http'
+import type { IncomingMessage, Server } from 'node:http'
+import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { invalid, isKvlogError, KvlogError } from '../../log/errors.js'
+import type { Authorizer, Identity } from '../auth/authorizer.js'
+import { asCaller } from '../auth/guarded-log.js'
 import type { JsonObject } from '../codec.js'
+import { ERROR_STATUS } from '../errors.js'
+import { httpCaller } from '../http-caller.js'
 import { asObject, bodyInt, onlyFields } from '../params.js'
 import { errorMessage } from './messages.js'
 import { createFromJson } from './request.js'
@@ -30,10 +35,12 @@ export const WATCH_PATH = '/v1/watch'
 /** How long a closing connection may take to finish the close handshake before it is cut. */
 const CLOSE_GRACE_MS = 1000
 
-export function attachWebSocketWatch(server: Server, service: WatchService, options: WebSocketOptions): { close(): Promise<void> } {
+export function attachWebSocketWatch(server: Server, service: WatchService, auth: Authorizer, options: WebSocketOptions): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
   onUpgrade(server, (path) => path === WATCH_PATH, (request, socket, head) => {
-    wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, service, options))
+    const who = upgradeCaller(auth, request, socket)
+    // The stream opened in the callback (synchronously) checks each create as this caller.
+    if (who !== undefined) asCaller(who, () => wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, service, options)))
   })
   return {
     /** Closes every connection with 1001; a peer that stopped reading is cut after a short grace period. */
@@ -50,6 +57,22 @@ export function attachWebSocketWatch(server: Server, service: WatchService, opti
       })))
       wss.close()
     },
+  }
+}
+
+/**
+ * The caller of a WebSocket upgrade (Authorization: Bearer, or the client certificate), or undefined
+ * after answering the upgrade with 401 and the error body, as the native API answers a bad token.
+ */
+export function upgradeCaller(auth: Authorizer, request: IncomingMessage, socket: Duplex): Identity | undefined {
+  try {
+    return httpCaller(auth, request)
+  } catch (err) {
+    const e = isKvlogError(err) ? err : new KvlogError('INTERNAL', String(err))
+    const body = JSON.stringify({ error: { code: e.code, message: e.message } })
+    const status = ERROR_STATUS[e.code].http
+    socket.end(`HTTP/1.1 ${status} Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    return undefined
   }
 }
 

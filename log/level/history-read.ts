@@ -56,7 +56,9 @@ export async function readHistory(db: Db, snapshot: Snapshot, scan: HistoryScan)
           matching.push(event)
         }
         if (matching.length === 0) continue
-        entries.push({ revision, timestamp: entry.timestamp, events: matching })
+        entries.push(entry.author === undefined
+          ? { revision, timestamp: entry.timestamp, events: matching }
+          : { revision, timestamp: entry.timestamp, events: matching, author: entry.author })
         events += matching.length
         if (scan.limit > 0 && events >= scan.limit) {
           return { entries, more: revision < scan.to, nextRevision: next }

@@ -288,7 +288,8 @@ export class LevelLog implements Log {
   }
 
   async delete(key: BytesLike, options: DeleteOptions = {}): Promise<DeleteResponse> {
-    return deleteResponse(await this.txn({ success: [{ type: 'delete', key, ...options }] }))
+    const { author, ...op } = options
+    return deleteResponse(await this.txn({ success: [{ type: 'delete', key, ...op }], ...(author === undefined ? {} : { author }) }))
   }
 
   // -------------------------------------------------------------------------------------------------------

@@ -13,7 +13,9 @@
  *                      replaces or deletes a live version below the compact revision (whose kv record may
  *                      be its only copy), and by compactions of kvlog before 2026-11-23 for every survivor
  *
- * log entry: msgpackr array [timestamp, ops], op = [kind, key, value, createRev, version, lease, prevRev]
+ * log entry: msgpackr array [timestamp, ops] or [timestamp, ops, author], op = [kind, key, value, createRev,
+ *   version, lease, prevRev], author = [door] or [door, user] (who changed what; entries written before
+ *   kvlog recorded it, and writes the store makes itself, have none)
  *   kind 0 = put, 1 = delete; value is null for deletes; lease is 0 or a bigint;
  *   prevRev = modRevision of the key's previous live version (0 if it did not exist): the pointer that
  *   finds prevKv, and that compaction follows to drop superseded versions. Compaction may rewrite an
@@ -23,7 +25,7 @@
 import { Packr } from 'msgpackr'
 import { readRev, writeRev } from './keyspace.js'
 import { OP_DELETE, OP_PUT, type LoggedOp } from '../ops.js'
-import type { KeyValue } from '../types.js'
+import type { Author, KeyValue } from '../types.js'
 
 const HEADER = 32
 const EMPTY = Buffer.alloc(0)
@@ -81,6 +83,7 @@ export function encodeMaterialized(kv: KeyValue): Buffer {
 export interface LoggedEntry {
   timestamp: number
   ops: LoggedOp[]
+  author?: Author
 }
 
 const packr = new Packr({ useRecords: false, moreTypes: false })
@@ -101,11 +104,12 @@ export function encodeEntry(entry: LoggedEntry): Buffer {
       op.prevRevision,
     ]
   }
-  return packr.pack([entry.timestamp, ops])
+  const a = entry.author
+  return packr.pack(a === undefined ? [entry.timestamp, ops] : [entry.timestamp, ops, a.user === undefined ? [a.door] : [a.door, a.user]])
 }
 
 export function decodeEntry(bytes: Buffer): LoggedEntry {
-  const [timestamp, wire] = packr.unpack(bytes) as [number, WireOp[]]
+  const [timestamp, wire, author] = packr.unpack(bytes) as [number, WireOp[], [string, string?] | undefined]
   const ops: LoggedOp[] = new Array(wire.length)
   for (let i = 0; i < wire.length; i++) {
     const [kind, key, value, createRevision, version, lease, prevRevision] = wire[i]
@@ -119,7 +123,8 @@ export function decodeEntry(bytes: Buffer): LoggedEntry {
       prevRevision,
     }
   }
-  return { timestamp, ops }
+  if (author === undefined) return { timestamp, ops }
+  return { timestamp, ops, author: author[1] === undefined ? { door: author[0] } : { door: author[0], user: author[1] } }
 }
 
 /** What compaction plans with of a logged op: the rest is needed only when an entry is rewritten. */
@@ -142,7 +147,8 @@ export function decodeEntryRefs(bytes: Buffer): { timestamp: number; ops: OpRef[
 export function readEntryRefs(bytes: Buffer): { timestamp: number; ops: OpRef[] } | undefined {
   try {
     const r = new MsgpackReader(bytes)
-    if (r.arrayLength() !== 2) return undefined
+    const fields = r.arrayLength()
+    if (fields !== 2 && fields !== 3) return undefined
     const timestamp = r.number()
     const n = r.arrayLength()
     const ops: OpRef[] = new Array(n)
@@ -156,6 +162,8 @@ export function readEntryRefs(bytes: Buffer): { timestamp: number; ops: OpRef[] 
       r.skip() // lease
       ops[i] = { kind, key, prevRevision: r.number() }
     }
+    // The author comes last and compaction does not plan with it: the rest of the bytes are its.
+    if (fields === 3) return { timestamp, ops }
     return r.done() ? { timestamp, ops } : undefined
   } catch {
     return undefined // past the end: damaged, decodeEntry says so

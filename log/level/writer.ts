@@ -23,7 +23,7 @@ import { OP_PUT, type LoggedOp } from '../ops.js'
 import { SegmentTable, writeBatch, type BatchOp } from './segments.js'
 import { OverlayView, type StateView } from '../state-view.js'
 import { evaluateTxn } from '../txn-eval.js'
-import type { CommitListener, Event, LogEntry, Segment, TxnResult } from '../types.js'
+import type { Author, CommitListener, Event, LogEntry, Segment, TxnResult } from '../types.js'
 import type { NTxn } from '../validate.js'
 
 interface TxnJob {
@@ -272,10 +272,12 @@ export class Writer {
           if (wrote) {
             prepared.revision++
             if (view !== changes) view.mergeIntoParent()
-            const bytes = appendEntry(prepared.batch, prepared.revision, prepared.timestamp, ctx, this.deps.compactRevision())
+            const bytes = appendEntry(prepared.batch, prepared.revision, prepared.timestamp, ctx, this.deps.compactRevision(), txn.author)
             this.deps.track(ctx.ops, prepared.batch)
             this.deps.segments.append(prepared.revision, prepared.timestamp, bytes, segmentWrites)
-            prepared.entries.push({ revision: prepared.revision, timestamp: prepared.timestamp, events: ctx.events })
+            const entry: LogEntry = { revision: prepared.revision, timestamp: prepared.timestamp, events: ctx.events }
+            if (txn.author !== undefined) entry.author = txn.author
+            prepared.entries.push(entry)
           }
           prepared.batch.push(...records)
           const result: TxnResult = { succeeded, results, revision: prepared.revision, wrote }
@@ -420,9 +422,10 @@ export function appendEntry(
   timestamp: number,
   written: { ops: LoggedOp[]; events: Pick<Event, 'prevKv'>[] },
   floor: number,
+  author?: Author,
 ): number {
   const { ops, events } = written // events[i] is ops[i]'s event (txn-eval.ts records them together)
-  const encoded = encodeEntry({ timestamp, ops })
+  const encoded = encodeEntry(author === undefined ? { timestamp, ops } : { timestamp, ops, author })
   batch.push({ type: 'put', key: logKey(revision), value: encoded })
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i]

@@ -217,6 +217,8 @@ describe('kvlog CLI (real server)', function () {
     expect(allJ.map((e) => [e.revision, e.type, e.key])).to.deep.equal([[r1, 'PUT', '/hi/dep'], [r2, 'PUT', '/hi/dep'], [r3, 'PUT', '/hi/txt'], [r4, 'DELETE', '/hi/dep']])
     expect(allJ[1].prevValue).to.equal(JSON.stringify({ spec: { replicas: 2, image: 'a' } }))
     for (const e of allJ) expect(Number.isFinite(Date.parse(e.time as string))).to.equal(true)
+    // Who changed what: the native door, anonymous (auth is off).
+    for (const e of allJ) expect(e.author).to.deep.equal({ door: 'http' })
     // The history's times are commit times, the same the API gives.
     const api = await kv.history('/hi/', { prefix: true })
     expect(allJ.map((e) => e.time)).to.deep.equal(api.events.map((e) => e.time))
@@ -227,6 +229,8 @@ describe('kvlog CLI (real server)', function () {
     expect(rows).to.have.length(4) // header + 3 events of /hi/dep
     expect(rows[2]).to.contain(String(r2)).and.contain('.spec.replicas: 2 → 3').and.not.contain('image')
     expect(rows[3]).to.contain('DELETE')
+    expect(rows[0]).to.contain('WHO')
+    expect(rows[1]).to.contain('anonymous@http')
 
     const badTime = await run('history', '/hi/', '--prefix', '--from', 'yesterday-ish')
     expect(badTime.code).to.equal(2)

@@ -78,6 +78,11 @@ const EXPECTED_DEFAULTS: Config = {
   clusterRequestTimeout: 10_000,
   clusterMaxGroupCommands: 1024,
   clusterMaxGroupBytes: 512 * 1024,
+  authTokenTtl: 300_000,
+  authPasswordHashCost: 14,
+  authMaxPendingLogins: 64,
+  clientCertAuth: false,
+  tokenAuthFile: '',
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)

@@ -2,14 +2,15 @@
  * A raw gRPC client for kvlog's etcd door, built from the same .proto files (apiserver/etcd/proto.ts), for
  * tests that need exact control of requests (fragments, progress requests, bad ids) beyond etcdctl.
  */
-import { credentials, makeGenericClientConstructor, type Client, type ChannelCredentials, type ClientDuplexStream, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js'
+import { credentials, makeGenericClientConstructor, Metadata, type Client, type ChannelCredentials, type ClientDuplexStream, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js'
 import { serviceDefinition, type Message } from '../../apiserver/etcd/proto.js'
 
-type Unary = (request: Message, callback: (err: ServiceError | null, response: Message) => void) => void
+type Unary = (request: Message, metadata: Metadata, callback: (err: ServiceError | null, response: Message) => void) => void
 
 export interface EtcdGrpc {
-  call(service: string, method: string, request?: Message): Promise<Message>
-  stream(service: string, method: string): ClientDuplexStream<Message, Message>
+  /** `metadata`: e.g. etcd's `token` for auth. */
+  call(service: string, method: string, request?: Message, metadata?: Metadata): Promise<Message>
+  stream(service: string, method: string, metadata?: Metadata): ClientDuplexStream<Message, Message>
   /** A server stream (Maintenance.Snapshot) collected into an array. */
   collect(service: string, method: string, request?: Message): Promise<Message[]>
   close(): void
@@ -36,13 +37,13 @@ export function etcdGrpc(
     return c
   }
   return {
-    call: (service, method, request = {}) => new Promise((resolve, reject) => {
+    call: (service, method, request = {}, metadata = new Metadata()) => new Promise((resolve, reject) => {
       const c = client(service)
-      ;(c[method] as Unary).call(c, request, (err, response) => (err ? reject(err) : resolve(response)))
+      ;(c[method] as Unary).call(c, request, metadata, (err, response) => (err ? reject(err) : resolve(response)))
     }),
-    stream: (service, method) => {
+    stream: (service, method, metadata = new Metadata()) => {
       const c = client(service)
-      return (c[method] as () => ClientDuplexStream<Message, Message>).call(c)
+      return (c[method] as (m: Metadata) => ClientDuplexStream<Message, Message>).call(c, metadata)
     },
     collect: (service, method, request = {}) => new Promise((resolve, reject) => {
       const c = client(service)

@@ -11,6 +11,7 @@
  */
 import { EventEmitter } from 'node:events'
 import type protobuf from 'protobufjs'
+import { headerMetadata, type MetadataLike } from '../caller.js'
 import { statusOf } from '../errors.js'
 import type { Message } from '../proto.js'
 import type { Exchange } from '../transport/exchange.js'
@@ -32,12 +33,15 @@ export function sendError(exchange: Exchange, code: number, message: string): vo
 
 export class GatewayCall extends EventEmitter {
   request: Message | undefined
+  /** The request's headers as call metadata: the gateway takes the token in `authorization` (caller.ts). */
+  readonly metadata: MetadataLike
   cancelled = false
   private finished = false
   private started = false
 
   constructor(private readonly exchange: Exchange, private readonly response: protobuf.Type) {
     super()
+    this.metadata = headerMetadata(exchange.headers)
     exchange.onDrain(() => this.emit('drain'))
     exchange.onClose(() => {
       if (!this.finished) {

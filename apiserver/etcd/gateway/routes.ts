@@ -4,6 +4,23 @@
  * the Auth service is.
  */
 export const GATEWAY_ROUTES: Record<string, [service: string, method: string]> = {
+  'auth/enable': ['etcdserverpb.Auth', 'AuthEnable'],
+  'auth/disable': ['etcdserverpb.Auth', 'AuthDisable'],
+  'auth/status': ['etcdserverpb.Auth', 'AuthStatus'],
+  'auth/authenticate': ['etcdserverpb.Auth', 'Authenticate'],
+  'auth/user/add': ['etcdserverpb.Auth', 'UserAdd'],
+  'auth/user/get': ['etcdserverpb.Auth', 'UserGet'],
+  'auth/user/list': ['etcdserverpb.Auth', 'UserList'],
+  'auth/user/delete': ['etcdserverpb.Auth', 'UserDelete'],
+  'auth/user/changepw': ['etcdserverpb.Auth', 'UserChangePassword'],
+  'auth/user/grant': ['etcdserverpb.Auth', 'UserGrantRole'],
+  'auth/user/revoke': ['etcdserverpb.Auth', 'UserRevokeRole'],
+  'auth/role/add': ['etcdserverpb.Auth', 'RoleAdd'],
+  'auth/role/get': ['etcdserverpb.Auth', 'RoleGet'],
+  'auth/role/list': ['etcdserverpb.Auth', 'RoleList'],
+  'auth/role/delete': ['etcdserverpb.Auth', 'RoleDelete'],
+  'auth/role/grant': ['etcdserverpb.Auth', 'RoleGrantPermission'],
+  'auth/role/revoke': ['etcdserverpb.Auth', 'RoleRevokePermission'],
   'kv/range': ['etcdserverpb.KV', 'Range'],
   'kv/put': ['etcdserverpb.KV', 'Put'],
   'kv/deleterange': ['etcdserverpb.KV', 'DeleteRange'],

@@ -18,6 +18,7 @@ import { constants, type Http2Stream, type IncomingHttpHeaders, type OutgoingHtt
 import type * as protobuf from 'protobufjs'
 import { decode, encode, type Message } from '../proto.js'
 import { statusOf } from '../errors.js'
+import { headerMetadata, socketAuthContext, type AuthContextLike, type MetadataLike } from '../caller.js'
 import { STATUS, percentEncode } from './grpc-status.js'
 
 export interface MethodInfo {
@@ -45,6 +46,8 @@ export function parseTimeout(value: string | string[] | undefined): number | und
 
 export class GrpcCall extends EventEmitter {
   request: Message | undefined
+  /** The request's metadata (its headers), for credentials (caller.ts). */
+  readonly metadata: MetadataLike
   cancelled = false
   /** The status has been sent (or the stream is gone): nothing more goes out. */
   private finished = false
@@ -57,8 +60,10 @@ export class GrpcCall extends EventEmitter {
     readonly method: MethodInfo,
     private readonly maxReceiveBytes: number,
     timeoutMs: number | undefined,
+    headers: IncomingHttpHeaders = {},
   ) {
     super()
+    this.metadata = headerMetadata(headers)
     stream.on('data', (chunk: Buffer) => this.receive(chunk))
     stream.on('end', () => {
       if (this.finished) return
@@ -87,6 +92,11 @@ export class GrpcCall extends EventEmitter {
 
   get writable(): boolean {
     return !this.finished && this.stream.writable
+  }
+
+  /** The connection's verified client certificate, as grpc-js offers it. */
+  getAuthContext(): AuthContextLike {
+    return socketAuthContext(this.stream.session?.socket)
   }
 
   /** Sends one message (a plain object for the method's response type, or bytes already encoded). */

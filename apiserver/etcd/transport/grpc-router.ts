@@ -38,7 +38,7 @@ export class GrpcRouter {
   handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
     const path = headers[':path'] ?? ''
     const route = this.routes.get(path)
-    const call = new GrpcCall(stream, route?.info ?? NO_METHOD, this.maxReceiveBytes, parseTimeout(headers['grpc-timeout']))
+    const call = new GrpcCall(stream, route?.info ?? NO_METHOD, this.maxReceiveBytes, parseTimeout(headers['grpc-timeout']), headers)
     const encoding = headers['grpc-encoding']
     if (encoding !== undefined && encoding !== 'identity') {
       return call.fail(STATUS.UNIMPLEMENTED, `grpc: Decompressor is not installed for grpc-encoding "${String(encoding)}"`)

@@ -13,6 +13,9 @@ import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyReply } from 'fastify'
 import { WebSocketServer } from 'ws'
+import { asCaller, currentCaller } from '../../auth/guarded-log.js'
+import type { Identity } from '../../auth/authorizer.js'
+import { collectionPrefix } from '../paths.js'
 import { statusOf } from '../status.js'
 import { webSocketSender } from '../../watch/ws-sender.js'
 import type { Query } from '../../params.js'
@@ -33,9 +36,15 @@ function newWatch(ctx: ApiContext, req: ResourceRequest, table: boolean, sink: E
   return new ResourceWatch(ctx.log, ctx.hub, req.target, options, sink, tableMode, ctx.bookmarkInterval)
 }
 
+/** A watch reads its whole collection (or namespace of it): READ on that prefix, checked before it starts. */
+function authorizeWatch(ctx: ApiContext, req: ResourceRequest, who: Identity): void {
+  ctx.authorizeRead(who, collectionPrefix(req.target.rt, req.target.namespace))
+}
+
 export async function serveHttpWatch(ctx: ApiContext, req: ResourceRequest, table: boolean, reply: FastifyReply): Promise<void> {
   const res = reply.raw
   let ended = false
+  authorizeWatch(ctx, req, currentCaller())
   const watch = newWatch(ctx, req, table, {
     send: (text) => (ended ? true : res.write(text + '\n')),
     end: () => {
@@ -71,16 +80,20 @@ export function webSocketWatchHandler(ctx: ApiContext, options: WsWatchOptions, 
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
   return (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     let req: ResourceRequest
+    let who: Identity
     try {
       req = resolve(request)
       parseWatchOptions(req.query, req.target.rt)
+      who = ctx.callerOf(request)
+      authorizeWatch(ctx, req, who)
     } catch (err) {
       const status = statusOf(err)
       const body = JSON.stringify(status)
       socket.end(`HTTP/1.1 ${status.code} ${status.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
       return
     }
-    wss.handleUpgrade(request, socket, head, (ws) => {
+    // The watch's reads (its initial list) are made as the caller: the callback runs synchronously.
+    asCaller(who, () => wss.handleUpgrade(request, socket, head, (ws) => {
       // The drain callback only fires after a send, so `watch` exists by then.
       const sender = webSocketSender(ws, options, () => watch.drained())
       const watch = newWatch(ctx, req, false, {
@@ -98,6 +111,6 @@ export function webSocketWatchHandler(ctx: ApiContext, options: WsWatchOptions, 
         sender.send(JSON.stringify({ type: 'ERROR', object: statusOf(err) }))
         watch.close()
       })
-    })
+    }))
   }
 }

@@ -75,7 +75,7 @@ export async function history(c: Context): Promise<number> {
   const limit = int(c, 'limit')
   if (limit === 0) throw new UsageError('--limit: expected at least 1')
   let left = limit ?? Infinity
-  const rows: string[][] = [['REVISION', 'TIME', 'TYPE', 'KEY', 'VALUE / CHANGE']]
+  const rows: string[][] = [['REVISION', 'TIME', 'WHO', 'TYPE', 'KEY', 'VALUE / CHANGE']]
   let next = from.rev
   while (left > 0) {
     const page = await c.client.history(key, {
@@ -86,14 +86,19 @@ export async function history(c: Context): Promise<number> {
     const events = page.events.slice(0, left)
     left -= events.length
     for (const e of events) {
-      if (c.mode === 'json') c.out(JSON.stringify(eventJson(e, e.time, true)))
-      else rows.push([String(e.revision), e.time, e.type, display(e.kv.key), change(e)])
+      if (c.mode === 'json') c.out(JSON.stringify(e.author === undefined ? eventJson(e, e.time, true) : { ...eventJson(e, e.time, true), author: e.author }))
+      else rows.push([String(e.revision), e.time, who(e), e.type, display(e.kv.key), change(e)])
     }
     if (!page.more) break
     next = page.nextRevision
   }
   if (c.mode === 'table') c.out(table(rows))
   return 0
+}
+
+/** `user@door`; anonymous when auth is off; `-` for writes the store made itself (lease expiry). */
+function who(e: HistoryEvent): string {
+  return e.author === undefined ? '-' : `${e.author.user ?? 'anonymous'}@${e.author.door}`
 }
 
 function change(e: HistoryEvent): string {

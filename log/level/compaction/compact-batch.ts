@@ -306,8 +306,9 @@ function settle(t: Touched, plan: BatchPlan): void {
   } else if (t.changed) {
     // Only an entry that was read can lose an op and keep others (one known single-op has none left).
     const left = new Set((t.ops ?? []).map((op) => keyId(op.key)))
-    const ops = t.raw === undefined ? [] : decodeEntry(t.raw).ops.filter((op) => left.has(keyId(op.key)))
-    const value = encodeEntry({ timestamp: t.timestamp, ops })
+    const old = t.raw === undefined ? undefined : decodeEntry(t.raw)
+    const ops = old === undefined ? [] : old.ops.filter((op) => left.has(keyId(op.key)))
+    const value = encodeEntry(old?.author === undefined ? { timestamp: t.timestamp, ops } : { timestamp: t.timestamp, ops, author: old.author })
     plan.ops.push({ type: 'put', key: logKey(t.rev), value })
     plan.entries.set(t.rev, value)
     bytes = value.length

@@ -1,0 +1,109 @@
+/**
+ * AuthStore: the auth state (state.ts), kept in the log and in memory.
+ *
+ * Where it lives: one record, `auth`, in the log's durable metadata (Log.writeMeta). That is the Log
+ * contract's write path: the record is written by the engine's writer in order with the data, is durable
+ * when the change is acknowledged, and is copied by snapshots and restores. It is outside the user
+ * keyspace, so no range, count, watch or history of user keys sees it, and compaction (which removes
+ * history of user keys only) never touches it. Enabling auth on a store with data changes nothing but this
+ * record. Auth changes do not take a user revision (as in etcd, where they raise only the auth revision).
+ *
+ * Changes are serialized: each is applied to a copy of the current state, written, and only then made the
+ * current state, so a failed write leaves the state as it was. Password hashing (slow on purpose) happens
+ * before a change queues, never while others wait behind it.
+ */
+import type { Log } from '../../log/backend.js'
+import { authError } from './errors.js'
+import { PasswordHasher } from './passwords.js'
+import * as S from './state.js'
+import { SimpleTokens } from './tokens.js'
+
+const META = 'auth'
+
+export interface AuthOptions {
+  /** How long a simple token lives after its last use. */
+  tokenTtlMs: number
+  /** scrypt cost as log2 of N. */
+  passwordHashCost: number
+  /** Password checks that may wait for the hasher before more are refused. */
+  maxPendingLogins: number
+}
+
+export class AuthStore {
+  private current: S.AuthState
+  private chain: Promise<unknown> = Promise.resolve()
+  readonly tokens: SimpleTokens
+  private readonly hasher: PasswordHasher
+
+  private constructor(private readonly log: Log, state: S.AuthState, o: AuthOptions) {
+    this.current = state
+    this.tokens = new SimpleTokens(o.tokenTtlMs)
+    this.hasher = new PasswordHasher(o.passwordHashCost, o.maxPendingLogins)
+  }
+
+  static async open(log: Log, o: AuthOptions): Promise<AuthStore> {
+    const raw = await log.readMeta(META)
+    return new AuthStore(log, raw === undefined ? S.emptyState() : S.reviveState(raw), o)
+  }
+
+  /** The current state: treat as read-only (it is replaced, never changed in place). */
+  get state(): S.AuthState {
+    return this.current
+  }
+
+  get enabled(): boolean {
+    return this.current.enabled
+  }
+
+  /** Applies `change` to a copy, persists it with the auth revision raised, and makes it current. */
+  change(change: (draft: S.AuthState) => void): Promise<S.AuthState> {
+    const run = this.chain.then(async () => {
+      const draft = S.cloneState(this.current)
+      change(draft)
+      draft.revision = this.current.revision + 1
+      await this.log.writeMeta(META, draft)
+      this.current = draft
+      return draft
+    })
+    this.chain = run.catch(() => undefined)
+    return run
+  }
+
+  async addUser(name: string, password: string, noPassword: boolean): Promise<void> {
+    if (name === '') throw authError('USER_EMPTY')
+    if (S.findUser(this.current, name) !== undefined) throw authError('USER_EXISTS')
+    const hash = noPassword ? '' : await this.hasher.hash(password)
+    await this.change((s) => S.addUser(s, name, hash))
+  }
+
+  async changePassword(name: string, password: string): Promise<void> {
+    if (S.findUser(this.current, name) === undefined) throw authError('USER_NOT_FOUND')
+    const hash = await this.hasher.hash(password)
+    await this.change((s) => S.changePassword(s, name, hash))
+    this.tokens.revokeUser(name)
+  }
+
+  async deleteUser(name: string): Promise<void> {
+    await this.change((s) => S.deleteUser(s, name))
+    this.tokens.revokeUser(name)
+  }
+
+  async disable(): Promise<void> {
+    await this.change(S.disable)
+    this.tokens.clear()
+  }
+
+  /** etcd's Authenticate: a new simple token for a user whose password matches. */
+  async authenticate(name: string, password: string): Promise<string> {
+    if (!this.current.enabled) throw authError('AUTH_NOT_ENABLED')
+    const user = S.findUser(this.current, name)
+    // An unknown user costs a hash too: the answer's timing does not tell which names exist.
+    const ok = await this.hasher.verify(password, user?.password ?? '')
+    if (!ok || user === undefined || S.findUser(this.current, name) === undefined) throw authError('AUTH_FAILED')
+    return this.tokens.issue(name)
+  }
+
+  close(): void {
+    this.tokens.close()
+  }
+}
