@@ -90,5 +90,9 @@ export function eventToJson(event: Event, revision: number, withPrevKv: boolean)
 export function entryEventsToJson(entry: LogEntry, withPrevKv: boolean): JsonObject[] {
   const time = new Date(entry.timestamp).toISOString()
   const author = entry.author === undefined ? undefined : { ...entry.author }
-  return entry.events.map((e) => (author === undefined ? { ...eventToJson(e, entry.revision, withPrevKv), time } : { ...eventToJson(e, entry.revision, withPrevKv), time, author }))
+  return entry.events.map((e) =>
+    author === undefined
+      ? { ...eventToJson(e, entry.revision, withPrevKv), time }
+      : { ...eventToJson(e, entry.revision, withPrevKv), time, author },
+  )
 }

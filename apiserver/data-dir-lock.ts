@@ -49,6 +49,9 @@ export async function explainOpenFailure(err: unknown, dataDir: string): Promise
   const dir = resolve(dataDir)
   const pid = await lockHolder(join(dir, 'LOCK'))
   const who = pid === undefined ? 'another process' : pid === process.pid ? 'this process' : `another process (PID ${pid})`
-  return new Error(`the data directory ${dir} is in use by ${who}: one kvlog server per data directory. ` +
-    'Stop that server, or give this one its own --data-dir', { cause: err })
+  return new Error(
+    `the data directory ${dir} is in use by ${who}: one kvlog server per data directory. ` +
+      'Stop that server, or give this one its own --data-dir',
+    { cause: err },
+  )
 }

@@ -39,7 +39,9 @@ export function textLine(json: string): string {
     return json.endsWith('\n') ? json : `${json}\n`
   }
   const level = LEVELS[rec.level as number] ?? String(rec.level)
-  const fields = Object.entries(rec).filter(([k]) => !OWN.has(k)).map(([k, v]) => `${k}=${value(v)}`)
+  const fields = Object.entries(rec)
+    .filter(([k]) => !OWN.has(k))
+    .map(([k, v]) => `${k}=${value(v)}`)
   return `${String(rec.time)} ${level.padEnd(5)} ${String(rec.msg ?? '')}${fields.length > 0 ? ` ${fields.join(' ')}` : ''}\n`
 }
 

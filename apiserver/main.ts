@@ -35,7 +35,10 @@ class UsageError extends Error {
 
 /** `kvlog serve --help`: every setting as a flag with its description and default, from the config schema. */
 function serveHelp(): string {
-  const rows = SETTINGS.map((x) => [`${x.flag} ${x.type === 'boolean' ? 'true|false' : x.type === 'enum' ? (x.values ?? []).join('|') : x.type.toUpperCase()}`, `${x.description} (default ${formatDefault(x)}; env ${x.env})`])
+  const rows = SETTINGS.map((x) => [
+    `${x.flag} ${x.type === 'boolean' ? 'true|false' : x.type === 'enum' ? (x.values ?? []).join('|') : x.type.toUpperCase()}`,
+    `${x.description} (default ${formatDefault(x)}; env ${x.env})`,
+  ])
   const width = Math.min(48, Math.max(...rows.map(([f]) => f.length)))
   return `Usage: kvlog serve [flags]
 
@@ -96,7 +99,10 @@ async function serve(argv: string[]): Promise<number> {
     throw await explainOpenFailure(err, config.dataDir)
   })
   const { logger } = server
-  logger.info({ http: server.http, grpc: server.grpc, dataDir: config.dataDir, pid: process.pid, version: await version() }, 'kvlog serving')
+  logger.info(
+    { http: server.http, grpc: server.grpc, dataDir: config.dataDir, pid: process.pid, version: await version() },
+    'kvlog serving',
+  )
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       logger.info({ signal }, 'kvlog stopping')
@@ -142,7 +148,8 @@ function parseOfflineArgs(argv: string[], extra: readonly string[] = []): Offlin
       parsed.help = true
       continue
     }
-    if (flag !== 'data-dir' && flag !== 'output' && flag !== 'o' && flag !== 'endpoint' && !extra.includes(flag)) throw new UsageError(`unknown flag ${a.split('=')[0]}`)
+    if (flag !== 'data-dir' && flag !== 'output' && flag !== 'o' && flag !== 'endpoint' && !extra.includes(flag))
+      throw new UsageError(`unknown flag ${a.split('=')[0]}`)
     let value = eq >= 0 ? body.slice(eq + 1) : undefined
     if (value === undefined) {
       if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
@@ -168,9 +175,10 @@ async function restore(argv: string[], terminal: Terminal): Promise<number> {
   if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('snapshot restore needs --data-dir DIR (a new, empty directory)')
   const { dataDir } = a
   const r = await restoreFile(file, dataDir, (total) => terminal.progressBar(`restoring ${basename(file)}`, total))
-  const line = a.output === 'json'
-    ? JSON.stringify({ file, dataDir, records: r.records, bytes: r.bytes, sha256: r.sha256 })
-    : `restored ${file} into ${dataDir}: ${r.records} records, ${r.bytes} bytes (${terminal.size(r.bytes)}), sha256 ${r.sha256}`
+  const line =
+    a.output === 'json'
+      ? JSON.stringify({ file, dataDir, records: r.records, bytes: r.bytes, sha256: r.sha256 })
+      : `restored ${file} into ${dataDir}: ${r.records} records, ${r.bytes} bytes (${terminal.size(r.bytes)}), sha256 ${r.sha256}`
   process.stdout.write(line + '\n')
   return 0
 }
@@ -189,11 +197,12 @@ async function importCommand(argv: string[], terminal: Terminal): Promise<number
     progress: (total) => terminal.rateBar('importing history', total, 'revisions'),
     note: (line) => process.stderr.write(`kvlog import: ${line}\n`),
   })
-  const line = a.output === 'json'
-    ? JSON.stringify(r)
-    : `imported ${r.endpoint} into ${r.dataDir}: revision ${r.revision}, compact revision ${r.compactRevision}, ` +
-      `${r.keys} keys at the floor, ${r.revisions} revisions of history, ${r.leases} leases` +
-      (r.restarts > 0 ? ` (started over ${r.restarts} time(s): the source compacted meanwhile)` : '')
+  const line =
+    a.output === 'json'
+      ? JSON.stringify(r)
+      : `imported ${r.endpoint} into ${r.dataDir}: revision ${r.revision}, compact revision ${r.compactRevision}, ` +
+        `${r.keys} keys at the floor, ${r.revisions} revisions of history, ${r.leases} leases` +
+        (r.restarts > 0 ? ` (started over ${r.restarts} time(s): the source compacted meanwhile)` : '')
   process.stdout.write(line + '\n')
   return 0
 }

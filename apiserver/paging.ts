@@ -20,7 +20,13 @@ interface TokenBody {
 
 export function encodeContinue(revision: number, lastKey: Buffer, key: Buffer, rangeEnd: Buffer | undefined): string {
   const next = Buffer.concat([lastKey, Buffer.from([0])])
-  const body: TokenBody = { v: 1, r: revision, n: next.toString('base64'), k: key.toString('base64'), e: rangeEnd?.toString('base64') ?? '' }
+  const body: TokenBody = {
+    v: 1,
+    r: revision,
+    n: next.toString('base64'),
+    k: key.toString('base64'),
+    e: rangeEnd?.toString('base64') ?? '',
+  }
   return Buffer.from(JSON.stringify(body)).toString('base64url')
 }
 
@@ -38,7 +44,8 @@ export function decodeContinue(token: string, key: Buffer, rangeEnd: Buffer | un
     throw invalid('continue', 'belongs to a different key range')
   }
   const start = Buffer.from(body.n, 'base64')
-  const inRange = Buffer.compare(start, key) > 0 &&
+  const inRange =
+    Buffer.compare(start, key) > 0 &&
     (rangeEnd === undefined || (rangeEnd.length === 1 && rangeEnd[0] === 0) || Buffer.compare(start, rangeEnd) < 0)
   if (!inRange) throw invalid('continue', 'points outside the requested key range')
   return { revision: body.r, start }

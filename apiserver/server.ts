@@ -74,7 +74,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   metrics.setCompaction(compaction)
   const app = buildHttpApp({ log: doorLog, config, metrics, state, watch, compaction, tls, auth })
   registerResourceApi(app, {
-    log: doorLog, systemLog: log, watch, config,
+    log: doorLog,
+    systemLog: log,
+    watch,
+    config,
     callerOf: (request) => httpCaller(auth, request),
     authorizeRead: (who, prefix) => auth.checkRange(who, prefix, prefixEnd(Buffer.from(prefix)), 'read'),
   })

@@ -19,10 +19,12 @@ export async function loadTls(config: Config): Promise<TlsFiles | undefined> {
     if (tlsClientCaFile !== '') throw bad('tlsClientCaFile', 'needs tlsCertFile and tlsKeyFile')
     return undefined
   }
-  if (tlsCertFile === '' || tlsKeyFile === '') throw bad(tlsCertFile === '' ? 'tlsCertFile' : 'tlsKeyFile', 'TLS needs both tlsCertFile and tlsKeyFile')
-  const read = (path: string, field: string) => readFile(path).catch((err: Error) => {
-    throw bad(field, `cannot read ${path}: ${err.message}`)
-  })
+  if (tlsCertFile === '' || tlsKeyFile === '')
+    throw bad(tlsCertFile === '' ? 'tlsCertFile' : 'tlsKeyFile', 'TLS needs both tlsCertFile and tlsKeyFile')
+  const read = (path: string, field: string) =>
+    readFile(path).catch((err: Error) => {
+      throw bad(field, `cannot read ${path}: ${err.message}`)
+    })
   return {
     cert: await read(tlsCertFile, 'tlsCertFile'),
     key: await read(tlsKeyFile, 'tlsKeyFile'),

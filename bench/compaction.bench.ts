@@ -95,7 +95,9 @@ const DURING = args.flags.get('during') ?? 'compaction'
 if (!['compaction', 'deletes', 'idle'].includes(DURING)) throw new Error(`--during: compaction, deletes or idle, not ${DURING}`)
 const DELETES_RATE = numberFlag(args, 'deletes-rate', 20_000)
 const IDLE_SECONDS = numberFlag(args, 'idle-seconds', 50)
-const V8_PRETENURING = args.flags.has('v8-pretenuring') ? args.flags.get('v8-pretenuring') === 'true' : DEFAULT_CONFIG.v8AllocationSitePretenuring
+const V8_PRETENURING = args.flags.has('v8-pretenuring')
+  ? args.flags.get('v8-pretenuring') === 'true'
+  : DEFAULT_CONFIG.v8AllocationSitePretenuring
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')
 const keyOf = (i: number) => `/registry/bench/compaction/key-${(i % KEYS).toString().padStart(4, '0')}`
@@ -106,16 +108,18 @@ async function load(log: LevelLog): Promise<number> {
   const target = log.revision + REVISIONS
   let next = 0
   let lastNote = 0
-  await Promise.all(Array.from({ length: LOAD_IN_FLIGHT }, async () => {
-    while (next < REVISIONS) {
-      await log.put(keyOf(next++), value)
-      const now = performance.now()
-      if (now - lastNote > 250) {
-        lastNote = now
-        progress(`load: ${(log.revision - 1).toLocaleString('en-US')} / ${REVISIONS.toLocaleString('en-US')} revisions`)
+  await Promise.all(
+    Array.from({ length: LOAD_IN_FLIGHT }, async () => {
+      while (next < REVISIONS) {
+        await log.put(keyOf(next++), value)
+        const now = performance.now()
+        if (now - lastNote > 250) {
+          lastNote = now
+          progress(`load: ${(log.revision - 1).toLocaleString('en-US')} / ${REVISIONS.toLocaleString('en-US')} revisions`)
+        }
       }
-    }
-  }))
+    }),
+  )
   if (log.revision < target) throw new Error(`load ended at ${log.revision}, wanted ${target}`)
   return (performance.now() - started) / 1000
 }
@@ -125,7 +129,11 @@ function steadyLoad(log: LevelLog): PacedLoad {
   return pacedLoad(WRITERS, RATE, (i) => log.put(keyOf(i * 7919), value))
 }
 
-function stats(samples: LatencySamples, from: number, to: number): { n: number; p50: number; p99: number; p999: number; max: number; putsPerSec: number } {
+function stats(
+  samples: LatencySamples,
+  from: number,
+  to: number,
+): { n: number; p50: number; p99: number; p999: number; max: number; putsPerSec: number } {
   const ms = samples.between(from, to)
   return {
     n: ms.length,
@@ -149,7 +157,10 @@ const internals = (log: LevelLog) => log as unknown as { db: Db & Leveldb; write
 async function replayed(log: LevelLog, dir: string, deletes: RecordedDeletes, target: number): Promise<CompactResult> {
   const started = performance.now()
   const { db, writer } = internals(log)
-  const versions = await replayDeletes(deletes, (build) => writer.submitRaw(build), { revisionsPerBatch: MIN_BATCH, revisionsPerSec: DELETES_RATE })
+  const versions = await replayDeletes(deletes, (build) => writer.submitRaw(build), {
+    revisionsPerBatch: MIN_BATCH,
+    revisionsPerSec: DELETES_RATE,
+  })
   if (COMPACTS_RANGE) await compactRangeBetweenFlushes(db, dir, LOG_START, logKey(target))
   return { compactRevision: target, removedRevisions: versions, removedVersions: versions, durationMs: performance.now() - started }
 }
@@ -175,7 +186,8 @@ class Trace {
   private readonly gcs: Array<{ t: number; ms: number; kind: number }> = []
   private readonly sampler: NodeJS.Timeout
   private readonly gc = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) this.gcs.push({ t: e.startTime, ms: e.duration, kind: (e as unknown as { detail: { kind: number } }).detail.kind })
+    for (const e of list.getEntries())
+      this.gcs.push({ t: e.startTime, ms: e.duration, kind: (e as unknown as { detail: { kind: number } }).detail.kind })
   })
 
   constructor(private readonly db: Leveldb) {
@@ -225,15 +237,32 @@ class Trace {
 async function main(): Promise<void> {
   applyV8Settings({ v8AllocationSitePretenuring: V8_PRETENURING })
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-compaction-'))
-  const log = await openLevelLog({ dir, fsync: 'always', compactionCompactsRange: COMPACTS_RANGE, compactionThread: COMPACTION_THREAD, compactionThreadNice: COMPACTION_THREAD_NICE, deferFileDeletes: DEFER_FILE_DELETES, tableSyncInterval: TABLE_SYNC_INTERVAL,
-    compactionBatchRevisions: BATCH, compactionMinBatchRevisions: MIN_BATCH, compactionMaxDutyPercent: DUTY, compactionBatchesPerRead: BATCHES_PER_READ,
+  const log = await openLevelLog({
+    dir,
+    fsync: 'always',
+    compactionCompactsRange: COMPACTS_RANGE,
+    compactionThread: COMPACTION_THREAD,
+    compactionThreadNice: COMPACTION_THREAD_NICE,
+    deferFileDeletes: DEFER_FILE_DELETES,
+    tableSyncInterval: TABLE_SYNC_INTERVAL,
+    compactionBatchRevisions: BATCH,
+    compactionMinBatchRevisions: MIN_BATCH,
+    compactionMaxDutyPercent: DUTY,
+    compactionBatchesPerRead: BATCHES_PER_READ,
     leveldbWriteBufferSize: WRITE_BUFFER,
-    leveldbMaxFileSize: MAX_FILE_SIZE })
+    leveldbMaxFileSize: MAX_FILE_SIZE,
+  })
   try {
     const loadSeconds = await load(log)
-    const deletes = DURING !== 'deletes' ? undefined : await RecordedDeletes.read(internals(log).db, log.revision + 1, {
-      progress: (rev) => progress(`recording the compaction's deletions: ${rev.toLocaleString('en-US')} / ${log.revision.toLocaleString('en-US')} revisions`),
-    })
+    const deletes =
+      DURING !== 'deletes'
+        ? undefined
+        : await RecordedDeletes.read(internals(log).db, log.revision + 1, {
+            progress: (rev) =>
+              progress(
+                `recording the compaction's deletions: ${rev.toLocaleString('en-US')} / ${log.revision.toLocaleString('en-US')} revisions`,
+              ),
+          })
     const dbBytesBefore = (await log.status()).dbSize
 
     const trace = TRACE_FILE === undefined ? undefined : new Trace(internals(log).db)
@@ -259,7 +288,10 @@ async function main(): Promise<void> {
     const target = log.revision - KEEP
     const groups0 = log.writerStats
     const c0 = performance.now()
-    const ticker = setInterval(() => progress(`${what} to ${target.toLocaleString('en-US')}: ${((performance.now() - c0) / 1000).toFixed(1)}s`), 250)
+    const ticker = setInterval(
+      () => progress(`${what} to ${target.toLocaleString('en-US')}: ${((performance.now() - c0) / 1000).toFixed(1)}s`),
+      250,
+    )
     const result = await duringWork(log, dir, deletes, target)
     const c1 = performance.now()
     const groups1 = log.writerStats
@@ -333,32 +365,44 @@ async function main(): Promise<void> {
       fsync: 'always',
       cpus: availableParallelism(),
     }
-    console.log(table([
-      ['metric', 'baseline', 'during compaction'],
-      ['write p50 ms', out.writeP50MsBaseline.toFixed(2), out.writeP50MsDuringCompaction.toFixed(2)],
-      ['write p99 ms', out.writeP99MsBaseline.toFixed(2), out.writeP99MsDuringCompaction.toFixed(2)],
-      ['write p99.9 ms', out.writeP999MsBaseline.toFixed(2), out.writeP999MsDuringCompaction.toFixed(2)],
-      ['write max ms', out.writeMaxMsBaseline.toFixed(2), out.writeMaxMsDuringCompaction.toFixed(2)],
-      ['puts/s achieved', out.putsPerSecBaseline, out.putsPerSecDuringCompaction],
-      ['event-loop delay p99 ms', out.eventLoopDelayP99MsBaseline.toFixed(2), out.eventLoopDelayP99MsDuringCompaction.toFixed(2)],
-      ['puts measured', baseline.n, during.n],
-    ]))
+    console.log(
+      table([
+        ['metric', 'baseline', 'during compaction'],
+        ['write p50 ms', out.writeP50MsBaseline.toFixed(2), out.writeP50MsDuringCompaction.toFixed(2)],
+        ['write p99 ms', out.writeP99MsBaseline.toFixed(2), out.writeP99MsDuringCompaction.toFixed(2)],
+        ['write p99.9 ms', out.writeP999MsBaseline.toFixed(2), out.writeP999MsDuringCompaction.toFixed(2)],
+        ['write max ms', out.writeMaxMsBaseline.toFixed(2), out.writeMaxMsDuringCompaction.toFixed(2)],
+        ['puts/s achieved', out.putsPerSecBaseline, out.putsPerSecDuringCompaction],
+        ['event-loop delay p99 ms', out.eventLoopDelayP99MsBaseline.toFixed(2), out.eventLoopDelayP99MsDuringCompaction.toFixed(2)],
+        ['puts measured', baseline.n, during.n],
+      ]),
+    )
     console.log()
-    console.log(table([
-      ['compaction', 'value'],
-      ['revisions loaded (puts/s)', `${REVISIONS.toLocaleString('en-US')} (${out.loadPutsPerSec.toLocaleString('en-US')})`],
-      ['compacted to (keep)', `${target.toLocaleString('en-US')} (${KEEP})`],
-      ['removed revisions / versions', `${result.removedRevisions.toLocaleString('en-US')} / ${result.removedVersions.toLocaleString('en-US')}`],
-      ['compaction seconds', out.compactionSeconds.toFixed(2)],
-      ['compacted revisions/s', out.compactedRevisionsPerSec],
-      [`writers' transactions per group (batch: 10 revisions each, ${MIN_BATCH}..${BATCH})`, out.writerGroupTxnsDuringCompaction],
-      ['reclaimSpace seconds', out.reclaimSeconds.toFixed(2)],
-      ['db MiB before', (dbBytesBefore / MiB).toFixed(1)],
-      ['db MiB after reclaim', (dbBytesAfter / MiB).toFixed(1)],
-      ['revisions retained (target..head)', retainedRevisions.toLocaleString('en-US')],
-    ]))
-    console.log(`load: ${WRITERS} writers paced to ${RATE} puts/s, ${VALUE_BYTES}-byte values over ${KEYS} keys, fsync always; ${out.cpus} CPUs`)
-    if (DURING === 'deletes') console.log(`during: the compaction's deletions alone, paced to ${DELETES_RATE.toLocaleString('en-US')} revisions/s (no compaction ran)`)
+    console.log(
+      table([
+        ['compaction', 'value'],
+        ['revisions loaded (puts/s)', `${REVISIONS.toLocaleString('en-US')} (${out.loadPutsPerSec.toLocaleString('en-US')})`],
+        ['compacted to (keep)', `${target.toLocaleString('en-US')} (${KEEP})`],
+        [
+          'removed revisions / versions',
+          `${result.removedRevisions.toLocaleString('en-US')} / ${result.removedVersions.toLocaleString('en-US')}`,
+        ],
+        ['compaction seconds', out.compactionSeconds.toFixed(2)],
+        ['compacted revisions/s', out.compactedRevisionsPerSec],
+        [`writers' transactions per group (batch: 10 revisions each, ${MIN_BATCH}..${BATCH})`, out.writerGroupTxnsDuringCompaction],
+        ['reclaimSpace seconds', out.reclaimSeconds.toFixed(2)],
+        ['db MiB before', (dbBytesBefore / MiB).toFixed(1)],
+        ['db MiB after reclaim', (dbBytesAfter / MiB).toFixed(1)],
+        ['revisions retained (target..head)', retainedRevisions.toLocaleString('en-US')],
+      ]),
+    )
+    console.log(
+      `load: ${WRITERS} writers paced to ${RATE} puts/s, ${VALUE_BYTES}-byte values over ${KEYS} keys, fsync always; ${out.cpus} CPUs`,
+    )
+    if (DURING === 'deletes')
+      console.log(
+        `during: the compaction's deletions alone, paced to ${DELETES_RATE.toLocaleString('en-US')} revisions/s (no compaction ran)`,
+      )
     if (DURING === 'idle') console.log(`during: nothing for ${IDLE_SECONDS} s (no compaction ran)`)
     if (args.json) console.log(JSON.stringify(out))
   } finally {

@@ -73,7 +73,9 @@ async function round(arm: Arm): Promise<Round> {
     const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
     const filler = Buffer.alloc(4096, 1)
     for (let n = 0; !(await flushing(dir));) {
-      await db.batch(Array.from({ length: 256 }, () => ({ type: 'put' as const, key: Buffer.from(`f/${String(n++).padStart(9, '0')}`), value: filler })))
+      await db.batch(
+        Array.from({ length: 256 }, () => ({ type: 'put' as const, key: Buffer.from(`f/${String(n++).padStart(9, '0')}`), value: filler })),
+      )
     }
     const t0 = performance.now()
     if (arm === 'direct') await db.compactRange(EMPTY_START, EMPTY_END)
@@ -104,35 +106,59 @@ async function main(): Promise<void> {
     endProgress()
   }
   const of = (arm: Arm) => rounds.filter((r) => r.arm === arm)
-  const summary = Object.fromEntries(ARMS.map((arm) => [arm, {
-    roundsOver100Ms: of(arm).filter((r) => r.maxMs > STALL_MS).length,
-    maxMsMedian: round3(median(of(arm).map((r) => r.maxMs))),
-    over20Median: median(of(arm).map((r) => r.over20)),
-    compactRangeMsMedian: round3(median(of(arm).map((r) => r.compactRangeMs))),
-    maxMs: of(arm).map((r) => round3(r.maxMs)),
-  }])) as Record<Arm, { roundsOver100Ms: number; maxMsMedian: number; over20Median: number; compactRangeMsMedian: number; maxMs: number[] }>
-  console.log(table([
-    ['arm', `rounds with a put > ${STALL_MS} ms`, 'slowest put ms (median)', `puts > ${SLOW_MS} ms (median)`, 'compactRange ms (median)', 'slowest put ms, each round'],
-    ...ARMS.map((arm) => [arm, `${summary[arm].roundsOver100Ms} of ${ROUNDS}`, summary[arm].maxMsMedian.toFixed(1), summary[arm].over20Median, summary[arm].compactRangeMsMedian.toFixed(0),
-      summary[arm].maxMs.map((ms) => ms.toFixed(0)).join(' ')]),
-  ]))
-  console.log(`${ROUNDS} rounds; ${WRITERS} writers, synced 256-byte puts; the second after a flush of a ${(WRITE_BUFFER / 1048576).toFixed(0)} MiB memtable began`)
+  const summary = Object.fromEntries(
+    ARMS.map((arm) => [
+      arm,
+      {
+        roundsOver100Ms: of(arm).filter((r) => r.maxMs > STALL_MS).length,
+        maxMsMedian: round3(median(of(arm).map((r) => r.maxMs))),
+        over20Median: median(of(arm).map((r) => r.over20)),
+        compactRangeMsMedian: round3(median(of(arm).map((r) => r.compactRangeMs))),
+        maxMs: of(arm).map((r) => round3(r.maxMs)),
+      },
+    ]),
+  ) as Record<Arm, { roundsOver100Ms: number; maxMsMedian: number; over20Median: number; compactRangeMsMedian: number; maxMs: number[] }>
+  console.log(
+    table([
+      [
+        'arm',
+        `rounds with a put > ${STALL_MS} ms`,
+        'slowest put ms (median)',
+        `puts > ${SLOW_MS} ms (median)`,
+        'compactRange ms (median)',
+        'slowest put ms, each round',
+      ],
+      ...ARMS.map((arm) => [
+        arm,
+        `${summary[arm].roundsOver100Ms} of ${ROUNDS}`,
+        summary[arm].maxMsMedian.toFixed(1),
+        summary[arm].over20Median,
+        summary[arm].compactRangeMsMedian.toFixed(0),
+        summary[arm].maxMs.map((ms) => ms.toFixed(0)).join(' '),
+      ]),
+    ]),
+  )
+  console.log(
+    `${ROUNDS} rounds; ${WRITERS} writers, synced 256-byte puts; the second after a flush of a ${(WRITE_BUFFER / 1048576).toFixed(0)} MiB memtable began`,
+  )
   if (args.json) {
-    console.log(JSON.stringify({
-      directRoundsOver100Ms: summary.direct.roundsOver100Ms,
-      betweenRoundsOver100Ms: summary.between.roundsOver100Ms,
-      noneRoundsOver100Ms: summary.none.roundsOver100Ms,
-      syncedRoundsOver100Ms: summary.synced.roundsOver100Ms,
-      directMaxMsMedian: summary.direct.maxMsMedian,
-      betweenMaxMsMedian: summary.between.maxMsMedian,
-      noneMaxMsMedian: summary.none.maxMsMedian,
-      syncedMaxMsMedian: summary.synced.maxMsMedian,
-      arms: summary,
-      rounds: ROUNDS,
-      writers: WRITERS,
-      leveldbWriteBufferSize: WRITE_BUFFER,
-      tableSyncInterval: TABLE_SYNC_INTERVAL,
-    }))
+    console.log(
+      JSON.stringify({
+        directRoundsOver100Ms: summary.direct.roundsOver100Ms,
+        betweenRoundsOver100Ms: summary.between.roundsOver100Ms,
+        noneRoundsOver100Ms: summary.none.roundsOver100Ms,
+        syncedRoundsOver100Ms: summary.synced.roundsOver100Ms,
+        directMaxMsMedian: summary.direct.maxMsMedian,
+        betweenMaxMsMedian: summary.between.maxMsMedian,
+        noneMaxMsMedian: summary.none.maxMsMedian,
+        syncedMaxMsMedian: summary.synced.maxMsMedian,
+        arms: summary,
+        rounds: ROUNDS,
+        writers: WRITERS,
+        leveldbWriteBufferSize: WRITE_BUFFER,
+        tableSyncInterval: TABLE_SYNC_INTERVAL,
+      }),
+    )
   }
 }
 

@@ -50,13 +50,15 @@ async function kvlogRound(dir: string, withGets: boolean): Promise<PutRound> {
   const deadline = performance.now() + seconds * 1000
   const started = performance.now()
   const before = log.writerStats
-  await Promise.all(Array.from({ length: writers }, async () => {
-    while (performance.now() < deadline) {
-      const t0 = performance.now()
-      await log.put(keyOf(next++), value)
-      latencies.push(performance.now() - t0)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: writers }, async () => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now()
+        await log.put(keyOf(next++), value)
+        latencies.push(performance.now() - t0)
+      }
+    }),
+  )
   const elapsed = (performance.now() - started) / 1000
   const after = log.writerStats
   const batches = after.batches - before.batches
@@ -75,12 +77,14 @@ async function getRound(log: Awaited<ReturnType<typeof openLevelLog>>, keys: num
   let done = 0
   const deadline = performance.now() + seconds * 1000
   const started = performance.now()
-  await Promise.all(Array.from({ length: 64 }, async () => {
-    while (performance.now() < deadline) {
-      await log.get(keyOf(Math.floor(Math.random() * keys)))
-      done++
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (performance.now() < deadline) {
+        await log.get(keyOf(Math.floor(Math.random() * keys)))
+        done++
+      }
+    }),
+  )
   return done / ((performance.now() - started) / 1000)
 }
 
@@ -102,7 +106,9 @@ function rawBatch(firstRev: number, batch: number, keyBase: number) {
 
 async function rawRound(dir: string, batch: number): Promise<number> {
   const db = new ClassicLevel<Buffer, Buffer>(dir, {
-    keyEncoding: 'buffer', valueEncoding: 'buffer', ...leveldbOptions(leveldb),
+    keyEncoding: 'buffer',
+    valueEncoding: 'buffer',
+    ...leveldbOptions(leveldb),
   })
   await db.open()
   let rev = 2
@@ -145,19 +151,25 @@ async function main(): Promise<void> {
     getsPerSec: Math.round(kv[kv.length - 1].getsPerSec ?? 0),
     leveldbWriteBufferSize: writeBuffer,
     tableSyncInterval,
-    writers, valueBytes: VALUE_BYTES, seconds, rounds, fsync: 'always',
+    writers,
+    valueBytes: VALUE_BYTES,
+    seconds,
+    rounds,
+    fsync: 'always',
   }
   result.ratio = Number((result.putsPerSec / result.rawLevelPutsPerSec).toFixed(3))
-  console.log(table([
-    ['metric', 'value'],
-    ['durable puts/s (kvlog, median)', result.putsPerSec],
-    ['raw classic-level puts/s (same records, same batches)', result.rawLevelPutsPerSec],
-    ['ratio kvlog / raw', result.ratio.toFixed(2)],
-    ['put p50 ms', result.putP50Ms],
-    ['put p99 ms', result.putP99Ms],
-    ['mean txns per batch', result.meanBatchTxns],
-    ['point gets/s (64 concurrent)', result.getsPerSec],
-  ]))
+  console.log(
+    table([
+      ['metric', 'value'],
+      ['durable puts/s (kvlog, median)', result.putsPerSec],
+      ['raw classic-level puts/s (same records, same batches)', result.rawLevelPutsPerSec],
+      ['ratio kvlog / raw', result.ratio.toFixed(2)],
+      ['put p50 ms', result.putP50Ms],
+      ['put p99 ms', result.putP99Ms],
+      ['mean txns per batch', result.meanBatchTxns],
+      ['point gets/s (64 concurrent)', result.getsPerSec],
+    ]),
+  )
   console.log(`per round: kvlog ${kv.map((k) => Math.round(k.putsPerSec)).join(', ')}; raw ${raw.map(Math.round).join(', ')}`)
   if (args.json) console.log(JSON.stringify(result))
 }

@@ -23,7 +23,13 @@ const CATCHUP_REVISIONS = args.quick ? 1000 : 10_000
 const PREFIX = '/bench/watch/'
 const CLIENT = fileURLToPath(new URL('./lib/watch-clients.js', import.meta.url))
 
-interface Report { events: number; messages: number; latencies: number[]; lastRevisionMin: number; doneAt?: number }
+interface Report {
+  events: number
+  messages: number
+  latencies: number[]
+  lastRevisionMin: number
+  doneAt?: number
+}
 
 const now = () => performance.timeOrigin + performance.now()
 
@@ -48,7 +54,11 @@ function request<T>(child: ChildProcess, msg: object, kind: string): Promise<T> 
 async function put(http: string, key: string, value: string, attempt = 0): Promise<number> {
   let res: Response
   try {
-    res = await fetch(`${http}/v1/kv`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key, value }) })
+    res = await fetch(`${http}/v1/kv`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ key, value }),
+    })
   } catch (err) {
     if (attempt < 3) return put(http, key, value, attempt + 1)
     throw err
@@ -92,9 +102,21 @@ async function main(): Promise<void> {
     // 1. Fan-out.
     progress(`fan-out: ${WATCHERS} watchers on ${CONNECTIONS} connections`)
     const perClient = CONNECTIONS / clients.length
-    await Promise.all(clients.map((c) => request(c, {
-      cmd: 'watch', url: server.http, connections: perClient, watchersPerConnection: WATCHERS / CONNECTIONS, prefix: PREFIX,
-    }, 'ready')))
+    await Promise.all(
+      clients.map((c) =>
+        request(
+          c,
+          {
+            cmd: 'watch',
+            url: server.http,
+            connections: perClient,
+            watchersPerConnection: WATCHERS / CONNECTIONS,
+            prefix: PREFIX,
+          },
+          'ready',
+        ),
+      ),
+    )
     progress(`fan-out: writing ${RATE} revisions/s for ${seconds}s`)
     const before = await Promise.all(clients.map((c) => request<Report>(c, { cmd: 'report' }, 'report')))
     const t0 = now()
@@ -123,10 +145,23 @@ async function main(): Promise<void> {
     progress(`catch-up: ${CATCHUP_WATCHERS} watchers resuming ${CATCHUP_REVISIONS} revisions behind`)
     const catchers = startClients(2)
     const c0 = now()
-    await Promise.all(catchers.map((c) => request(c, {
-      cmd: 'watch', url: server.http, connections: Math.max(1, Math.round(CATCHUP_WATCHERS / 20)), watchersPerConnection: Math.min(10, CATCHUP_WATCHERS / 2), prefix: PREFIX,
-      startRevision: from, until: head,
-    }, 'ready')))
+    await Promise.all(
+      catchers.map((c) =>
+        request(
+          c,
+          {
+            cmd: 'watch',
+            url: server.http,
+            connections: Math.max(1, Math.round(CATCHUP_WATCHERS / 20)),
+            watchersPerConnection: Math.min(10, CATCHUP_WATCHERS / 2),
+            prefix: PREFIX,
+            startRevision: from,
+            until: head,
+          },
+          'ready',
+        ),
+      ),
+    )
     let reports: Report[] = []
     for (;;) {
       reports = await Promise.all(catchers.map((c) => request<Report>(c, { cmd: 'report' }, 'report')))
@@ -146,19 +181,25 @@ async function main(): Promise<void> {
       deliveryP99Ms: Number(percentile(latencies, 99).toFixed(2)),
       catchUpEventsPerSec: Math.round(catchUpEvents / catchUpSeconds),
       catchUpSeconds: Number(catchUpSeconds.toFixed(2)),
-      watchers: WATCHERS, connections: CONNECTIONS, revisionsPerSec: RATE, seconds,
-      catchUpWatchers: CATCHUP_WATCHERS, catchUpRevisions: CATCHUP_REVISIONS,
+      watchers: WATCHERS,
+      connections: CONNECTIONS,
+      revisionsPerSec: RATE,
+      seconds,
+      catchUpWatchers: CATCHUP_WATCHERS,
+      catchUpRevisions: CATCHUP_REVISIONS,
     }
-    console.log(table([
-      ['metric', 'value'],
-      [`deliveries/s (${WATCHERS} watchers, ${CONNECTIONS} conns, ${RATE} rev/s)`, result.deliveriesPerSec],
-      ['  expected (watchers x target rate)', result.expectedDeliveriesPerSec],
-      ['  revisions/s the writer achieved (target 1,000)', result.achievedRevisionsPerSec],
-      ['delivery p50 ms (request sent -> event received)', result.deliveryP50Ms],
-      ['delivery p99 ms', result.deliveryP99Ms],
-      [`catch-up events/s (${CATCHUP_WATCHERS} watchers, ${CATCHUP_REVISIONS} revisions behind)`, result.catchUpEventsPerSec],
-      ['catch-up time s', result.catchUpSeconds],
-    ]))
+    console.log(
+      table([
+        ['metric', 'value'],
+        [`deliveries/s (${WATCHERS} watchers, ${CONNECTIONS} conns, ${RATE} rev/s)`, result.deliveriesPerSec],
+        ['  expected (watchers x target rate)', result.expectedDeliveriesPerSec],
+        ['  revisions/s the writer achieved (target 1,000)', result.achievedRevisionsPerSec],
+        ['delivery p50 ms (request sent -> event received)', result.deliveryP50Ms],
+        ['delivery p99 ms', result.deliveryP99Ms],
+        [`catch-up events/s (${CATCHUP_WATCHERS} watchers, ${CATCHUP_REVISIONS} revisions behind)`, result.catchUpEventsPerSec],
+        ['catch-up time s', result.catchUpSeconds],
+      ]),
+    )
     if (args.json) console.log(JSON.stringify(result))
   } finally {
     endProgress()

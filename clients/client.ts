@@ -9,7 +9,19 @@
  *   for await (const page of kv.list('/config/', { prefix: true, pageSize: 500 })) ...
  *   const w = kv.watch('/config/', { prefix: true, startRevision: revision + 1 })
  */
-import { bytesField, bytesParam, leaseId, readBytes, readEvent, readKv, type Bytes, type HistoryEvent, type KeyRange, type KeyValue, type LeaseId } from './codec.js'
+import {
+  bytesField,
+  bytesParam,
+  leaseId,
+  readBytes,
+  readEvent,
+  readKv,
+  type Bytes,
+  type HistoryEvent,
+  type KeyRange,
+  type KeyValue,
+  type LeaseId,
+} from './codec.js'
 import { Endpoints } from './endpoints.js'
 import { download, exchange, type HttpOptions } from './http.js'
 import { Watch, type WatchOptions } from './watch.js'
@@ -146,7 +158,11 @@ export class KvlogClient {
   // ------------------------------------------------------------------------------------------------------
   // Keys and values
 
-  async put(key: Bytes, value: Bytes, options: { lease?: LeaseId; prevKv?: boolean } = {}): Promise<{ revision: number; prevKv?: KeyValue }> {
+  async put(
+    key: Bytes,
+    value: Bytes,
+    options: { lease?: LeaseId; prevKv?: boolean } = {},
+  ): Promise<{ revision: number; prevKv?: KeyValue }> {
     const body: Json = {}
     bytesField(body, 'key', key)
     bytesField(body, 'value', value)
@@ -171,7 +187,10 @@ export class KvlogClient {
     if (options.continue) q.set('continue', options.continue)
     const r = await exchange<Json>(this.http, { method: 'GET', path: '/v1/kv', query: q, idempotent: true })
     return {
-      revision: header(r), kvs: (r.kvs as Json[]).map(readKv), more: r.more as boolean, count: r.count as number,
+      revision: header(r),
+      kvs: (r.kvs as Json[]).map(readKv),
+      more: r.more as boolean,
+      count: r.count as number,
       ...(typeof r.continue === 'string' ? { continue: r.continue } : {}),
     }
   }
@@ -187,7 +206,10 @@ export class KvlogClient {
     } while (token !== undefined)
   }
 
-  async delete(key: Bytes, options: KeyRange & { prevKv?: boolean } = {}): Promise<{ revision: number; deleted: number; prevKvs?: KeyValue[] }> {
+  async delete(
+    key: Bytes,
+    options: KeyRange & { prevKv?: boolean } = {},
+  ): Promise<{ revision: number; deleted: number; prevKvs?: KeyValue[] }> {
     const q = keyQuery(key, options)
     if (options.prevKv) q.set('prevKv', 'true')
     const r = await exchange<Json>(this.http, { method: 'DELETE', path: '/v1/kv', query: q, idempotent: false })
@@ -204,16 +226,21 @@ export class KvlogClient {
 
   async history(key: Bytes, options: HistoryOptions = {}): Promise<HistoryResult> {
     const q = keyQuery(key, options)
-    for (const name of ['from', 'to', 'fromTime', 'toTime', 'limit'] as const) if (options[name] !== undefined) q.set(name, String(options[name]))
+    for (const name of ['from', 'to', 'fromTime', 'toTime', 'limit'] as const)
+      if (options[name] !== undefined) q.set(name, String(options[name]))
     if (options.prevKv) q.set('prevKv', 'true')
     const r = await exchange<Json>(this.http, { method: 'GET', path: '/v1/history', query: q, idempotent: true })
     const h = r.header as { revision: number; compactRevision: number }
     return {
-      revision: h.revision, compactRevision: h.compactRevision, more: r.more as boolean, nextRevision: r.nextRevision as number,
+      revision: h.revision,
+      compactRevision: h.compactRevision,
+      more: r.more as boolean,
+      nextRevision: r.nextRevision as number,
       events: (r.events as Json[]).map((e) => {
         const event: HistoryEvent = { ...readEvent(e), time: e.time as string }
         const a = e.author as { door?: unknown; user?: unknown } | undefined
-        if (a !== undefined && typeof a.door === 'string') event.author = typeof a.user === 'string' ? { door: a.door, user: a.user } : { door: a.door }
+        if (a !== undefined && typeof a.door === 'string')
+          event.author = typeof a.user === 'string' ? { door: a.door, user: a.user } : { door: a.door }
         return event
       }),
     }
@@ -230,7 +257,8 @@ export class KvlogClient {
   /** The last revision committed at or before `time` (GET /v1/revision-at): the revision to read for "the state at that time". */
   async revisionAt(time: string): Promise<number> {
     const q = new URLSearchParams({ time })
-    return (await exchange<{ revision: number }>(this.http, { method: 'GET', path: '/v1/revision-at', query: q, idempotent: true })).revision
+    return (await exchange<{ revision: number }>(this.http, { method: 'GET', path: '/v1/revision-at', query: q, idempotent: true }))
+      .revision
   }
 
   /**
@@ -333,7 +361,8 @@ export class KvlogClient {
       revision: Number(res.headers.get('x-kvlog-revision')),
       estimatedBytes: Number(res.headers.get('x-kvlog-snapshot-size-estimate') ?? 0),
       chunks: (async function* () {
-        for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+        for await (const chunk of body as unknown as AsyncIterable<Uint8Array>)
+          yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
       })(),
       cancel: () => body.cancel().catch(() => undefined),
     }

@@ -26,7 +26,10 @@ export function normalizeEndpoint(endpoint: string): string {
 
 /** A comma-separated list (`a:1,b:2`), as --endpoints and KVLOG_ENDPOINTS give it. */
 export function parseEndpoints(list: string): string[] {
-  const parts = list.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const parts = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
   if (parts.length === 0) throw new TypeError(`no endpoint in ${JSON.stringify(list)}`)
   return parts.map(normalizeEndpoint)
 }

@@ -5,9 +5,25 @@
 import { isStatus, type Status } from './resources/types.js'
 
 export type ErrorCode =
-  | 'INVALID_ARGUMENT' | 'EMPTY_KEY' | 'KEY_NOT_FOUND' | 'DUPLICATE_KEY' | 'TOO_MANY_OPS' | 'REQUEST_TOO_LARGE'
-  | 'COMPACTED' | 'FUTURE_REVISION' | 'LEASE_NOT_FOUND' | 'LEASE_EXISTS' | 'LEASE_TTL_TOO_LARGE' | 'NO_SPACE' | 'CLOSED' | 'NOT_FOUND' | 'UNKNOWN_WATCH'
-  | 'WATCH_ID_EXISTS' | 'TOO_MANY_WATCHERS' | 'UNAVAILABLE' | 'INTERNAL'
+  | 'INVALID_ARGUMENT'
+  | 'EMPTY_KEY'
+  | 'KEY_NOT_FOUND'
+  | 'DUPLICATE_KEY'
+  | 'TOO_MANY_OPS'
+  | 'REQUEST_TOO_LARGE'
+  | 'COMPACTED'
+  | 'FUTURE_REVISION'
+  | 'LEASE_NOT_FOUND'
+  | 'LEASE_EXISTS'
+  | 'LEASE_TTL_TOO_LARGE'
+  | 'NO_SPACE'
+  | 'CLOSED'
+  | 'NOT_FOUND'
+  | 'UNKNOWN_WATCH'
+  | 'WATCH_ID_EXISTS'
+  | 'TOO_MANY_WATCHERS'
+  | 'UNAVAILABLE'
+  | 'INTERNAL'
 
 /** An error answered by the server, with its stable code and details. */
 export class KvlogClientError extends Error {
@@ -27,7 +43,12 @@ export class KvlogClientError extends Error {
  * the list's revision + 1. `compactRevision` is the oldest revision still available.
  */
 export class CompactedError extends KvlogClientError {
-  constructor(message: string, readonly compactRevision: number, status = 410, details: Record<string, unknown> = {}) {
+  constructor(
+    message: string,
+    readonly compactRevision: number,
+    status = 410,
+    details: Record<string, unknown> = {},
+  ) {
     super('COMPACTED', message, status, details)
   }
 }
@@ -40,7 +61,10 @@ export class CompactedError extends KvlogClientError {
 export class OutcomeUnknownError extends Error {
   override readonly name = 'OutcomeUnknownError'
   readonly code = 'OUTCOME_UNKNOWN'
-  constructor(message: string, override readonly cause?: unknown) {
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+  ) {
     super(message)
   }
 }
@@ -49,7 +73,10 @@ export class OutcomeUnknownError extends Error {
 export class UnreachableError extends Error {
   override readonly name = 'UnreachableError'
   readonly code = 'UNREACHABLE'
-  constructor(message: string, override readonly cause?: unknown) {
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+  ) {
     super(message)
   }
 }
@@ -60,8 +87,16 @@ export class UnreachableError extends Error {
  * Expired (410) means the resourceVersion or continue token is older than the history kept: relist.
  */
 export class StatusError extends KvlogClientError {
-  constructor(readonly statusObject: Status, httpStatus: number) {
-    super(statusObject.reason ?? (httpStatus === 410 ? 'Expired' : 'Unknown'), statusObject.message ?? `HTTP ${httpStatus}`, statusObject.code ?? httpStatus, statusObject.details ?? {})
+  constructor(
+    readonly statusObject: Status,
+    httpStatus: number,
+  ) {
+    super(
+      statusObject.reason ?? (httpStatus === 410 ? 'Expired' : 'Unknown'),
+      statusObject.message ?? `HTTP ${httpStatus}`,
+      statusObject.code ?? httpStatus,
+      statusObject.details ?? {},
+    )
   }
 }
 

@@ -36,7 +36,7 @@ const REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH
 export function describeCause(err: unknown): string {
   const cause = (err as { cause?: { message?: string; code?: string } } | undefined)?.cause
   // fetch refuses some ports (the spec's "bad port" list) before sending anything.
-  if (cause?.message === 'bad port') return 'the port is on fetch\'s list of blocked ports'
+  if (cause?.message === 'bad port') return "the port is on fetch's list of blocked ports"
   if (typeof cause?.message === 'string' && cause.message !== '') return cause.message
   const e = err as { name?: string; message?: string } | undefined
   if (e?.name === 'TimeoutError') return 'no answer in time'
@@ -119,7 +119,10 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
         continue
       }
       if (x.idempotent) throw new UnreachableError(`request to ${endpoint} failed: ${describeCause(err)}`, err)
-      throw new OutcomeUnknownError(`the connection to ${endpoint} failed during ${x.method} ${x.path}; the write may or may not have been applied`, err)
+      throw new OutcomeUnknownError(
+        `the connection to ${endpoint} failed during ${x.method} ${x.path}; the write may or may not have been applied`,
+        err,
+      )
     }
     if (res.status === 503) {
       // The member declined (draining, not ready): nothing was applied; another member may serve it.

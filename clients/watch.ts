@@ -69,7 +69,11 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
   /** Why the last connection failed, for the give-up message. */
   private lastFailure = 'no answer'
 
-  constructor(private readonly endpoints: Endpoints, private readonly key: Bytes, private readonly options: WatchOptions) {
+  constructor(
+    private readonly endpoints: Endpoints,
+    private readonly key: Bytes,
+    private readonly options: WatchOptions,
+  ) {
     super()
     this.nextRevision = options.startRevision
     if (options.connectTimeoutMs !== undefined) {

@@ -35,7 +35,10 @@ export class Cursors {
    * `floor()`: the compact revision, or a compaction's target already planned but not yet scheduled
    * (compact() raises the floor asynchronously): a commit below it would be compacted right away.
    */
-  constructor(private readonly log: Log, private readonly floor: () => number = () => log.compactRevision) {}
+  constructor(
+    private readonly log: Log,
+    private readonly floor: () => number = () => log.compactRevision,
+  ) {}
 
   async load(): Promise<void> {
     const stored = (await this.log.readMeta(META)) as Cursor[] | undefined
@@ -67,7 +70,9 @@ export class Cursors {
     const floor = this.log.compactRevision
     if (c.expired || c.revision + 1 < floor) {
       throw new KvlogError('COMPACTED', `cursor ${name} expired: the history after revision ${c.revision} was compacted; relist`, {
-        compactRevision: floor, currentRevision: this.log.revision, cursor: name,
+        compactRevision: floor,
+        currentRevision: this.log.revision,
+        cursor: name,
       })
     }
     return c.revision + 1

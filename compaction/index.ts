@@ -20,8 +20,11 @@ export function retentionPolicy(config: Config): RetentionPolicy {
     throw new ConfigError((err as Error).message, 'autoCompactionRetention', 'flag', '--auto-compaction-retention')
   }
   return {
-    mode: config.autoCompactionMode, ...parsed, quotaBytes: config.quotaBackendBytes,
-    minRetain: config.compactionMinRetain, maxCursorLag: config.cursorMaxLag,
+    mode: config.autoCompactionMode,
+    ...parsed,
+    quotaBytes: config.quotaBackendBytes,
+    minRetain: config.compactionMinRetain,
+    maxCursorLag: config.cursorMaxLag,
   }
 }
 
@@ -33,7 +36,12 @@ export interface Compaction {
 }
 
 /** Loads the cursors and starts the background compactor (`policy` from retentionPolicy(config)). */
-export async function startCompaction(log: Log, config: Config, policy: RetentionPolicy, onError: (err: unknown) => void): Promise<Compaction> {
+export async function startCompaction(
+  log: Log,
+  config: Config,
+  policy: RetentionPolicy,
+  onError: (err: unknown) => void,
+): Promise<Compaction> {
   const late: { compactor?: AutoCompactor } = {}
   const cursors = new Cursors(log, () => late.compactor?.pendingFloor() ?? 0)
   await cursors.load()

@@ -87,9 +87,18 @@ function scale(mantissa: string, unit: number): number | undefined {
 
 const BYTE_UNITS: Readonly<Record<string, number>> = {
   b: 1,
-  kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12,
-  kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40,
-  ki: 2 ** 10, mi: 2 ** 20, gi: 2 ** 30, ti: 2 ** 40,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+  ki: 2 ** 10,
+  mi: 2 ** 20,
+  gi: 2 ** 30,
+  ti: 2 ** 40,
 }
 
 const BYTES_HINT = 'a byte size (e.g. 1048576, "512KiB", "1.5MiB", "2GiB", "10MB")'
@@ -178,13 +187,20 @@ export function parseAddress(raw: unknown): Address {
 
 /** "64MiB", "1.5MiB", "512KiB", "1000B": the largest binary unit giving at most 3 decimals, else bytes. */
 export function formatBytes(bytes: number): string {
-  const units: [string, bigint][] = [['TiB', 1n << 40n], ['GiB', 1n << 30n], ['MiB', 1n << 20n], ['KiB', 1n << 10n]]
+  const units: [string, bigint][] = [
+    ['TiB', 1n << 40n],
+    ['GiB', 1n << 30n],
+    ['MiB', 1n << 20n],
+    ['KiB', 1n << 10n],
+  ]
   const n = BigInt(bytes)
   for (const [name, unit] of units) {
     // Exact decimal arithmetic: String(bytes / unit) may print a rounded "shortest" form of big quotients.
     if (n < unit || (n * 1000n) % unit !== 0n) continue
     const thousandths = (n * 1000n) / unit
-    const fraction = String(thousandths % 1000n).padStart(3, '0').replace(/0+$/, '')
+    const fraction = String(thousandths % 1000n)
+      .padStart(3, '0')
+      .replace(/0+$/, '')
     return `${thousandths / 1000n}${fraction === '' ? '' : `.${fraction}`}${name}`
   }
   return `${bytes}B`
@@ -195,7 +211,12 @@ export function formatDuration(ms: number): string {
   if (ms === 0) return '0s'
   const parts: string[] = []
   let rest = ms
-  for (const [name, unit] of [['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]] as const) {
+  for (const [name, unit] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+    ['ms', 1],
+  ] as const) {
     const count = Math.floor(rest / unit)
     if (count > 0) parts.push(`${count}${name}`)
     rest -= count * unit

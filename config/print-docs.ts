@@ -41,7 +41,11 @@ function renderTable(): string {
   const rows = SETTINGS.map((s) =>
     [s.key, `\`${s.flag}\``, `\`${s.env}\``, formatType(s), `\`${formatDefault(s)}\``, s.description].map(cell).join(' | '),
   )
-  return ['| Setting | Flag | Environment | Type | Default | Description |', '|---|---|---|---|---|---|', ...rows.map((r) => `| ${r} |`)].join('\n')
+  return [
+    '| Setting | Flag | Environment | Type | Default | Description |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r} |`),
+  ].join('\n')
 }
 
 /** The whole of docs/configuration.md. */

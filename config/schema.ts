@@ -799,7 +799,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 300 * SECOND,
     min: SECOND,
     max: 24 * 3600 * SECOND,
-    description: "An auth token (etcd's simple token) expires this long after its last use; clients then authenticate again (etcd's --auth-token-ttl).",
+    description:
+      "An auth token (etcd's simple token) expires this long after its last use; clients then authenticate again (etcd's --auth-token-ttl).",
     flag: '--auth-token-ttl',
     env: 'KVLOG_AUTH_TOKEN_TTL',
   },
@@ -809,7 +810,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 14,
     min: 10,
     max: 20,
-    description: 'Passwords are stored as scrypt hashes with N = 2^this (14: about 45 ms per hash on a 2020 core). Hashes made with another cost still verify.',
+    description:
+      'Passwords are stored as scrypt hashes with N = 2^this (14: about 45 ms per hash on a 2020 core). Hashes made with another cost still verify.',
     flag: '--auth-password-hash-cost',
     env: 'KVLOG_AUTH_PASSWORD_HASH_COST',
   },
@@ -819,7 +821,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 64,
     min: 1,
     max: 100_000,
-    description: 'Password checks run one at a time; this many may wait, more logins are refused at once (UNAVAILABLE) so that a flood of them cannot queue for minutes.',
+    description:
+      'Password checks run one at a time; this many may wait, more logins are refused at once (UNAVAILABLE) so that a flood of them cannot queue for minutes.',
     flag: '--auth-max-pending-logins',
     env: 'KVLOG_AUTH_MAX_PENDING_LOGINS',
   },
@@ -827,7 +830,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'clientCertAuth',
     type: 'boolean',
     default: false,
-    description: "With auth enabled, a request without a token is made as the user named by its verified TLS client certificate's CN (etcd's --client-cert-auth; needs tlsClientCaFile).",
+    description:
+      "With auth enabled, a request without a token is made as the user named by its verified TLS client certificate's CN (etcd's --client-cert-auth; needs tlsClientCaFile).",
     flag: '--client-cert-auth',
     env: 'KVLOG_CLIENT_CERT_AUTH',
   },
@@ -835,7 +839,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'tokenAuthFile',
     type: 'string',
     default: '',
-    description: "Static bearer tokens in kube-apiserver's --token-auth-file CSV format (token,user,uid[,groups]); each names a kvlog user, on every door. Read at startup.",
+    description:
+      "Static bearer tokens in kube-apiserver's --token-auth-file CSV format (token,user,uid[,groups]); each names a kvlog user, on every door. Read at startup.",
     flag: '--token-auth-file',
     env: 'KVLOG_TOKEN_AUTH_FILE',
   },

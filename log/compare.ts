@@ -8,7 +8,12 @@ import type { KeyValue } from './types.js'
 import type { NCompare } from './validate.js'
 
 const ZERO: KeyValue = {
-  key: Buffer.alloc(0), value: Buffer.alloc(0), createRevision: 0, modRevision: 0, version: 0, lease: 0n,
+  key: Buffer.alloc(0),
+  value: Buffer.alloc(0),
+  createRevision: 0,
+  modRevision: 0,
+  version: 0,
+  lease: 0n,
 }
 
 export async function comparesHold(view: StateView, compares: NCompare[]): Promise<boolean> {
@@ -26,10 +31,18 @@ export async function comparesHold(view: StateView, compares: NCompare[]): Promi
 function holds(c: NCompare, kv: KeyValue): boolean {
   let cmp: number
   switch (c.target) {
-    case 'VALUE': cmp = Buffer.compare(kv.value, c.value as Buffer); break
-    case 'VERSION': cmp = sign(kv.version - (c.value as number)); break
-    case 'CREATE': cmp = sign(kv.createRevision - (c.value as number)); break
-    case 'MOD': cmp = sign(kv.modRevision - (c.value as number)); break
+    case 'VALUE':
+      cmp = Buffer.compare(kv.value, c.value as Buffer)
+      break
+    case 'VERSION':
+      cmp = sign(kv.version - (c.value as number))
+      break
+    case 'CREATE':
+      cmp = sign(kv.createRevision - (c.value as number))
+      break
+    case 'MOD':
+      cmp = sign(kv.modRevision - (c.value as number))
+      break
     case 'LEASE': {
       const v = c.value as bigint
       cmp = kv.lease === v ? 0 : kv.lease < v ? -1 : 1
@@ -37,10 +50,14 @@ function holds(c: NCompare, kv: KeyValue): boolean {
     }
   }
   switch (c.result) {
-    case 'EQUAL': return cmp === 0
-    case 'NOT_EQUAL': return cmp !== 0
-    case 'LESS': return cmp < 0
-    case 'GREATER': return cmp > 0
+    case 'EQUAL':
+      return cmp === 0
+    case 'NOT_EQUAL':
+      return cmp !== 0
+    case 'LESS':
+      return cmp < 0
+    case 'GREATER':
+      return cmp > 0
   }
 }
 

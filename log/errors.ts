@@ -20,7 +20,7 @@ export const ERROR_CODES = {
   FUTURE_REVISION: 'The requested revision is above the current revision.',
   LEASE_NOT_FOUND: 'The lease does not exist (never granted, revoked or expired).',
   LEASE_EXISTS: 'A lease grant asked for an id that is already in use.',
-  LEASE_TTL_TOO_LARGE: 'A lease grant asked for a TTL above 9,000,000,000 seconds (etcd\'s limit).',
+  LEASE_TTL_TOO_LARGE: "A lease grant asked for a TTL above 9,000,000,000 seconds (etcd's limit).",
   NO_SPACE: 'The database is over its space quota; only reads and deletes are accepted until space is freed.',
   CLOSED: 'The store is closed or shutting down.',
   NOT_FOUND: 'The addressed resource or route does not exist.',
@@ -32,11 +32,15 @@ export const ERROR_CODES = {
   CONFLICT: 'A precondition (resourceVersion or uid) does not hold: the object was modified or replaced meanwhile. Reread and retry.',
   INVALID_OBJECT: 'The object fails validation: a bad name, label, annotation or field (resource API; details.causes lists the fields).',
   METHOD_NOT_ALLOWED: 'The resource does not support this method on this path (resource API).',
-  FORBIDDEN: 'The resource API refuses the write by its own rules: creating in a namespace that is being terminated, or deleting a namespace that must always exist.',
+  FORBIDDEN:
+    'The resource API refuses the write by its own rules: creating in a namespace that is being terminated, or deleting a namespace that must always exist.',
   UNSUPPORTED_MEDIA_TYPE: 'The request body has a content type the route does not accept (e.g. server-side apply).',
-  UNAUTHENTICATED: 'Auth is enabled and the request carries no valid identity: no token or certificate, an unknown or expired token, or a wrong user name or password. Authenticate again.',
-  PERMISSION_DENIED: 'The authenticated user has no role that permits this operation on every key it touches (or the operation needs the root role).',
-  FAILED_PRECONDITION: 'The auth change does not fit the current auth state: a user or role that does not exist, a role or permission that is not granted, auth not enabled, or a change that would lock root out.',
+  UNAUTHENTICATED:
+    'Auth is enabled and the request carries no valid identity: no token or certificate, an unknown or expired token, or a wrong user name or password. Authenticate again.',
+  PERMISSION_DENIED:
+    'The authenticated user has no role that permits this operation on every key it touches (or the operation needs the root role).',
+  FAILED_PRECONDITION:
+    'The auth change does not fit the current auth state: a user or role that does not exist, a role or permission that is not granted, auth not enabled, or a change that would lock root out.',
   INTERNAL: 'An unexpected failure inside the server. The store stays consistent; see the server log.',
 } as const
 

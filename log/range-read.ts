@@ -10,12 +10,7 @@ import type { StateView } from './state-view.js'
 import type { KeyValue, RangeResult, SortOrder, SortTarget } from './types.js'
 import type { NRangeOptions } from './validate.js'
 
-export async function rangeRead(
-  view: StateView,
-  bounds: Bounds,
-  o: NRangeOptions,
-  revision: number,
-): Promise<RangeResult> {
+export async function rangeRead(view: StateView, bounds: Bounds, o: NRangeOptions, revision: number): Promise<RangeResult> {
   if (bounds.single) {
     const kv = await view.get(bounds.start)
     const kvs = kv === undefined || o.countOnly ? [] : [o.keysOnly ? { ...kv, value: Buffer.alloc(0) } : kv]
@@ -28,7 +23,9 @@ export async function rangeRead(
   const filtering = hasFilters(o)
   if (!filtering && (order === 'NONE' || o.sortTarget === 'KEY')) {
     const kvs = await view.scan(bounds, {
-      limit: o.limit > 0 ? o.limit + 1 : 0, reverse: order === 'DESCEND', keysOnly: o.keysOnly,
+      limit: o.limit > 0 ? o.limit + 1 : 0,
+      reverse: order === 'DESCEND',
+      keysOnly: o.keysOnly,
     })
     if (o.limit > 0 && kvs.length > o.limit) {
       kvs.length = o.limit
@@ -76,10 +73,15 @@ function sortKvs(kvs: KeyValue[], target: SortTarget, order: SortOrder): void {
 
 function comparator(target: SortTarget): (a: KeyValue, b: KeyValue) => number {
   switch (target) {
-    case 'KEY': return (a, b) => Buffer.compare(a.key, b.key)
-    case 'VERSION': return (a, b) => a.version - b.version
-    case 'CREATE': return (a, b) => a.createRevision - b.createRevision
-    case 'MOD': return (a, b) => a.modRevision - b.modRevision
-    case 'VALUE': return (a, b) => Buffer.compare(a.value, b.value)
+    case 'KEY':
+      return (a, b) => Buffer.compare(a.key, b.key)
+    case 'VERSION':
+      return (a, b) => a.version - b.version
+    case 'CREATE':
+      return (a, b) => a.createRevision - b.createRevision
+    case 'MOD':
+      return (a, b) => a.modRevision - b.modRevision
+    case 'VALUE':
+      return (a, b) => Buffer.compare(a.value, b.value)
   }
 }

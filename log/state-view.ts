@@ -41,7 +41,10 @@ export async function readBounds(view: StateView, bounds: Bounds): Promise<KeyVa
 export class OverlayView implements StateView {
   private readonly changes = new Map<string, KeyValue | null>()
 
-  constructor(private readonly base: StateView, private readonly parent?: OverlayView) {}
+  constructor(
+    private readonly base: StateView,
+    private readonly parent?: OverlayView,
+  ) {}
 
   /** A layer over this one (same base), for one transaction of a group. */
   child(): OverlayView {

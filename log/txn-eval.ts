@@ -85,14 +85,21 @@ async function applyOp(op: NOp, decision: Decision, ctx: EvalContext): Promise<O
       const victims = await readBounds(ctx.view, op.bounds)
       for (const prev of victims) {
         ctx.view.set(prev.key, null)
-        record(ctx, {
-          kind: OP_DELETE, key: prev.key, value: Buffer.alloc(0), createRevision: 0, version: 0, lease: 0n,
-          prevRevision: prev.modRevision,
-        }, prev)
+        record(
+          ctx,
+          {
+            kind: OP_DELETE,
+            key: prev.key,
+            value: Buffer.alloc(0),
+            createRevision: 0,
+            version: 0,
+            lease: 0n,
+            prevRevision: prev.modRevision,
+          },
+          prev,
+        )
       }
-      return op.prevKv
-        ? { type: 'delete', deleted: victims.length, prevKvs: victims }
-        : { type: 'delete', deleted: victims.length }
+      return op.prevKv ? { type: 'delete', deleted: victims.length, prevKvs: victims } : { type: 'delete', deleted: victims.length }
     }
     case 'range':
       return { type: 'range', ...(await rangeIn(op, ctx)) }

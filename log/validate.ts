@@ -5,17 +5,7 @@
  */
 import { invalid, KvlogError } from './errors.js'
 import { inBounds, keyId, toBounds, toBytes, toKey, type Bounds } from './keys.js'
-import type {
-  Author,
-  Compare,
-  CompareResult,
-  CompareTarget,
-  Op,
-  RangeOptions,
-  SortOrder,
-  SortTarget,
-  TxnRequest,
-} from './types.js'
+import type { Author, Compare, CompareResult, CompareTarget, Op, RangeOptions, SortOrder, SortTarget, TxnRequest } from './types.js'
 
 export interface Limits {
   maxTxnOps: number
@@ -196,7 +186,8 @@ export function normalizeTxn(request: TxnRequest, limits: Limits): NTxn {
 function withAuthor(txn: NTxn, author: unknown): NTxn {
   if (author === undefined) return txn
   const a = checkObject(author, 'author')
-  if (typeof a.door !== 'string' || (a.user !== undefined && typeof a.user !== 'string')) throw invalid('author', 'must be { door: string, user?: string }')
+  if (typeof a.door !== 'string' || (a.user !== undefined && typeof a.user !== 'string'))
+    throw invalid('author', 'must be { door: string, user?: string }')
   txn.author = a.user === undefined ? { door: a.door } : { door: a.door, user: a.user }
   return txn
 }
@@ -208,10 +199,17 @@ function normalizeTxnBody(o: Record<string, unknown>, field: string, limits: Lim
   const compare = checkArray(o.compare, `${field}.compare`)
   const success = checkArray(o.success, `${field}.success`)
   const failure = checkArray(o.failure, `${field}.failure`)
-  for (const [name, list] of [['compare', compare], ['success', success], ['failure', failure]] as const) {
+  for (const [name, list] of [
+    ['compare', compare],
+    ['success', success],
+    ['failure', failure],
+  ] as const) {
     if (list.length > limits.maxTxnOps) {
-      throw new KvlogError('TOO_MANY_OPS', `too many operations in txn request: ${name} has ${list.length}, ` +
-        `the limit is ${limits.maxTxnOps}`, { maxTxnOps: limits.maxTxnOps, field: `${field}.${name}` })
+      throw new KvlogError(
+        'TOO_MANY_OPS',
+        `too many operations in txn request: ${name} has ${list.length}, ` + `the limit is ${limits.maxTxnOps}`,
+        { maxTxnOps: limits.maxTxnOps, field: `${field}.${name}` },
+      )
     }
   }
   return {
@@ -260,11 +258,16 @@ function normalizeOp(value: unknown, field: string, limits: Limits, budget: Byte
       if (ignoreLease && o.lease !== undefined && checkLease(o.lease, `${field}.lease`) !== 0n) {
         throw invalid(`${field}.lease`, 'must be 0 with ignoreLease')
       }
-      const v = ignoreValue ? EMPTY : optionalBytes(o.value, `${field}.value`) ?? EMPTY
+      const v = ignoreValue ? EMPTY : (optionalBytes(o.value, `${field}.value`) ?? EMPTY)
       budget.add(key, v)
       return {
-        type: 'put', key, value: v, lease: checkLease(o.lease, `${field}.lease`),
-        prevKv: checkBool(o.prevKv, `${field}.prevKv`), ignoreValue, ignoreLease,
+        type: 'put',
+        key,
+        value: v,
+        lease: checkLease(o.lease, `${field}.lease`),
+        prevKv: checkBool(o.prevKv, `${field}.prevKv`),
+        ignoreValue,
+        ignoreLease,
       }
     }
     case 'delete': {

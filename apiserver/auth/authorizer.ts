@@ -41,7 +41,8 @@ interface UserPerms {
   write: Interval[]
 }
 
-const asBuffer = (b: Uint8Array | string): Buffer => (typeof b === 'string' ? Buffer.from(b) : Buffer.from(b.buffer, b.byteOffset, b.byteLength))
+const asBuffer = (b: Uint8Array | string): Buffer =>
+  typeof b === 'string' ? Buffer.from(b) : Buffer.from(b.buffer, b.byteOffset, b.byteLength)
 
 export class Authorizer {
   /** Merged permissions per user, for one state (a new state starts a new cache). */

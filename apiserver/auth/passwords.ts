@@ -27,7 +27,10 @@ export class PasswordHasher {
   private running = false
   private waiting: Array<() => void> = []
 
-  constructor(private readonly log2n: number, private readonly maxPending: number) {}
+  constructor(
+    private readonly log2n: number,
+    private readonly maxPending: number,
+  ) {}
 
   async hash(password: string): Promise<string> {
     const salt = randomBytes(SALT_BYTES)

@@ -35,7 +35,11 @@ export class AuthStore {
   readonly tokens: SimpleTokens
   private readonly hasher: PasswordHasher
 
-  private constructor(private readonly log: Log, state: S.AuthState, o: AuthOptions) {
+  private constructor(
+    private readonly log: Log,
+    state: S.AuthState,
+    o: AuthOptions,
+  ) {
     this.current = state
     this.tokens = new SimpleTokens(o.tokenTtlMs)
     this.hasher = new PasswordHasher(o.passwordHashCost, o.maxPendingLogins)

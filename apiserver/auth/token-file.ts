@@ -17,7 +17,9 @@ export async function loadTokenFile(path: string): Promise<Map<string, string>> 
     if (line.trim() === '' || line.trimStart().startsWith('#')) return
     const [token, user] = line.split(',').map((f) => f.trim())
     if (token === undefined || token === '' || user === undefined || user === '') {
-      throw new KvlogError('INVALID_ARGUMENT', `tokenAuthFile: line ${i + 1}: expected token,user,uid[,"groups"]`, { field: 'tokenAuthFile' })
+      throw new KvlogError('INVALID_ARGUMENT', `tokenAuthFile: line ${i + 1}: expected token,user,uid[,"groups"]`, {
+        field: 'tokenAuthFile',
+      })
     }
     tokens.set(token, user)
   })

@@ -20,7 +20,10 @@ export class SimpleTokens {
   private seq = 0
   private readonly sweeper: NodeJS.Timeout
 
-  constructor(private readonly ttlMs: number, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.sweeper = setInterval(() => this.sweep(), Math.max(1000, Math.min(ttlMs, 60_000)))
     this.sweeper.unref()
   }

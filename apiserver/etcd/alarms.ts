@@ -26,7 +26,10 @@ export function alarmMessage(a: AlarmEntry): { memberID: string; alarm: number }
 export class Alarms {
   private entries: AlarmEntry[] | undefined
 
-  constructor(private readonly log: Log, private readonly memberId: string) {}
+  constructor(
+    private readonly log: Log,
+    private readonly memberId: string,
+  ) {}
 
   /** Every active alarm, in activation order. */
   async list(): Promise<AlarmEntry[]> {

@@ -29,11 +29,13 @@ function bytes(v: unknown): Buffer {
 export function authCalls(auth: Authorizer, headers: Headers): Record<string, AuthCall> {
   const store = auth.store
   const done = (): Message => ({ header: headers.header() })
-  const admin = (fn: (who: Identity, r: Message) => Promise<unknown>): AuthCall => async (who, r) => {
-    auth.checkAdmin(who)
-    await fn(who, r)
-    return done()
-  }
+  const admin =
+    (fn: (who: Identity, r: Message) => Promise<unknown>): AuthCall =>
+    async (who, r) => {
+      auth.checkAdmin(who)
+      await fn(who, r)
+      return done()
+    }
   return {
     AuthEnable: admin(() => store.change(S.enable)),
     AuthDisable: admin(() => store.disable()),

@@ -50,7 +50,10 @@ export class Contenders {
   async enter(key: Buffer, lease: bigint, value: Buffer): Promise<Entered> {
     const r = await this.log.txn({
       compare: [{ key, target: 'CREATE', result: 'EQUAL', value: 0 }],
-      success: [{ type: 'put', key, value, lease }, { type: 'range', key }],
+      success: [
+        { type: 'put', key, value, lease },
+        { type: 'range', key },
+      ],
       failure: [{ type: 'range', key }],
     })
     const got = r.results[r.succeeded ? 1 : 0]
@@ -65,7 +68,13 @@ export class Contenders {
    * the line (its key is deleted) so the next one goes. With `replaceValue`, a key that existed already
    * (the same lease contending again) takes `value`.
    */
-  async contend(name: Buffer, lease: bigint, value: Buffer, signal: AbortSignal, replaceValue = false): Promise<{ entered: Entered; revision: number }> {
+  async contend(
+    name: Buffer,
+    lease: bigint,
+    value: Buffer,
+    signal: AbortSignal,
+    replaceValue = false,
+  ): Promise<{ entered: Entered; revision: number }> {
     const { prefix, key } = Contenders.keyOf(name, lease)
     const entered = await this.enter(key, lease, value)
     if (replaceValue && entered.existed && !entered.value.equals(value)) await this.log.put(key, value, { lease })
@@ -116,7 +125,7 @@ export class Contenders {
               this.log.range(key),
             ])
             if (mine.kvs.length === 0 || mine.kvs[0].createRevision !== createRevision) {
-              return done(new KvlogError('LEASE_NOT_FOUND', 'the contender\'s key is gone (its lease expired or was revoked)'))
+              return done(new KvlogError('LEASE_NOT_FOUND', "the contender's key is gone (its lease expired or was revoked)"))
             }
             if (before.kvs.length === 0) return done(undefined, before.revision)
           } while (again)

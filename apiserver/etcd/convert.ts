@@ -6,7 +6,18 @@
  * no filter; range_end "\0" = every key ≥ key; a Compare reads the target_union field its target names.
  */
 import { invalid } from '../../log/errors.js'
-import type { Compare, CompareResult, CompareTarget, KeyValue, Op, OpResult, RangeOptions, SortOrder, SortTarget, TxnRequest } from '../../log/types.js'
+import type {
+  Compare,
+  CompareResult,
+  CompareTarget,
+  KeyValue,
+  Op,
+  OpResult,
+  RangeOptions,
+  SortOrder,
+  SortTarget,
+  TxnRequest,
+} from '../../log/types.js'
 import type { Message } from './proto.js'
 
 const EMPTY = Buffer.alloc(0)
@@ -80,7 +91,11 @@ export function deleteOp(r: Message): Op {
 }
 
 const UNION_FIELD: Record<CompareTarget, string> = {
-  VERSION: 'version', CREATE: 'create_revision', MOD: 'mod_revision', VALUE: 'value', LEASE: 'lease',
+  VERSION: 'version',
+  CREATE: 'create_revision',
+  MOD: 'mod_revision',
+  VALUE: 'value',
+  LEASE: 'lease',
 }
 
 function compare(c: Message): Compare {
@@ -88,7 +103,8 @@ function compare(c: Message): Compare {
   const result = c.result as CompareResult
   if (!(target in UNION_FIELD)) throw invalid('compare.target', `unknown target ${String(target)}`)
   const raw = c[UNION_FIELD[target]]
-  const value = target === 'VALUE' ? bytes(raw) : target === 'LEASE' ? int64(raw, 'compare.lease') : int(raw, `compare.${UNION_FIELD[target]}`)
+  const value =
+    target === 'VALUE' ? bytes(raw) : target === 'LEASE' ? int64(raw, 'compare.lease') : int(raw, `compare.${UNION_FIELD[target]}`)
   return { key: bytes(c.key), rangeEnd: rangeEnd(c.range_end), target, result, value }
 }
 

@@ -69,16 +69,18 @@ export function electionService({ log, headers }: EtcdDeps, contenders: Contende
       let last: KeyValue | undefined
       let busy: Promise<void> = Promise.resolve()
       const check = () => {
-        busy = busy.then(async () => {
-          if (!call.writable) return
-          const kv = await contenders.first(prefix)
-          if (kv === undefined || (last !== undefined && last.key.equals(kv.key) && last.modRevision === kv.modRevision)) return
-          last = kv
-          call.write({ header: headers.header(kv.modRevision), kv: kvMessage(kv) })
-        }).catch((err: unknown) => {
-          stop()
-          call.destroy(toGrpcError(err))
-        })
+        busy = busy
+          .then(async () => {
+            if (!call.writable) return
+            const kv = await contenders.first(prefix)
+            if (kv === undefined || (last !== undefined && last.key.equals(kv.key) && last.modRevision === kv.modRevision)) return
+            last = kv
+            call.write({ header: headers.header(kv.modRevision), kv: kvMessage(kv) })
+          })
+          .catch((err: unknown) => {
+            stop()
+            call.destroy(toGrpcError(err))
+          })
       }
       const stop = contenders.onChange(prefix, check)
       call.once('cancelled', stop)

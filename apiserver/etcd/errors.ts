@@ -86,15 +86,22 @@ export function unimplemented(reason: string): GrpcError & Error {
 }
 
 function isGrpcError(err: unknown): err is GrpcError {
-  return err instanceof Error && typeof (err as Partial<GrpcError>).code === 'number' && (err as Partial<GrpcError>).metadata instanceof Metadata
+  return (
+    err instanceof Error && typeof (err as Partial<GrpcError>).code === 'number' && (err as Partial<GrpcError>).metadata instanceof Metadata
+  )
 }
 
 /** The gRPC code, message and kvlog code of anything a handler failed with (already mapped or not). */
 export function statusOf(err: unknown): { code: number; message: string; kvlogCode?: string } {
   const given = err as Partial<GrpcError>
-  const e = typeof given === 'object' && given !== null && typeof given.code === 'number' && typeof given.details === 'string'
-    ? given
-    : toGrpcError(err)
+  const e =
+    typeof given === 'object' && given !== null && typeof given.code === 'number' && typeof given.details === 'string'
+      ? given
+      : toGrpcError(err)
   const kvlog = e.metadata?.get('kvlog-code')?.[0]
-  return { code: e.code ?? status.UNKNOWN, message: e.details ?? e.message ?? '', ...(typeof kvlog === 'string' ? { kvlogCode: kvlog } : {}) }
+  return {
+    code: e.code ?? status.UNKNOWN,
+    message: e.details ?? e.message ?? '',
+    ...(typeof kvlog === 'string' ? { kvlogCode: kvlog } : {}),
+  }
 }

@@ -29,7 +29,10 @@ export async function loadIdentity(log: Log): Promise<Identity> {
 export class Headers {
   private readonly encoder: HeaderEncoder
 
-  constructor(readonly identity: Identity, private readonly log: Log) {
+  constructor(
+    readonly identity: Identity,
+    private readonly log: Log,
+  ) {
     this.encoder = new HeaderEncoder(BigInt(identity.clusterId), BigInt(identity.memberId), RAFT_TERM)
   }
 

@@ -37,7 +37,8 @@ export function kvService({ log, headers, compactor, auth }: EtcdDeps): UntypedS
         auth.checkRange(who, op.key, undefined, 'write')
         if (op.prevKv === true) auth.checkRange(who, op.key, undefined, 'read')
         const lease = op.lease === undefined ? 0n : BigInt(op.lease)
-        for (const key of lease === 0n ? [] : log.leaseTimeToLive(lease, { keys: true })?.keys ?? []) auth.checkRange(who, key, undefined, 'write')
+        for (const key of lease === 0n ? [] : (log.leaseTimeToLive(lease, { keys: true })?.keys ?? []))
+          auth.checkRange(who, key, undefined, 'write')
       }
       const r = await log.put(op.key, op.value ?? '', { ...op, author: authorOf(who, DOOR) })
       // The hottest response: encoded by hand (wire.ts).

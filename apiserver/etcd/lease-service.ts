@@ -59,12 +59,14 @@ export function leaseService({ log, headers, auth }: EtcdDeps): UntypedServiceIm
           }
         })()
         answer.catch(() => undefined)
-        previous = previous.then(() => answer).then(
-          (response) => void (call.writable && call.write(response)),
-          (err) => {
-            if (call.writable) call.destroy(toGrpcError(err) as unknown as Error)
-          },
-        )
+        previous = previous
+          .then(() => answer)
+          .then(
+            (response) => void (call.writable && call.write(response)),
+            (err) => {
+              if (call.writable) call.destroy(toGrpcError(err) as unknown as Error)
+            },
+          )
       })
       call.on('end', () => void previous.then(() => call.end()))
       call.on('error', () => undefined)

@@ -58,7 +58,9 @@ export function serviceDefinition(name: string): ServiceDefinition {
 }
 
 /** Each method of a proto service with its message types (for kvlog's own gRPC server and the gateway). */
-export function serviceMethods(name: string): Array<{ name: string; request: protobuf.Type; response: protobuf.Type; requestStream: boolean; responseStream: boolean }> {
+export function serviceMethods(
+  name: string,
+): Array<{ name: string; request: protobuf.Type; response: protobuf.Type; requestStream: boolean; responseStream: boolean }> {
   const service = root.lookup(name)
   if (!(service instanceof protobuf.Service)) return []
   return service.methodsArray.map((method) => ({

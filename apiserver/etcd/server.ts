@@ -62,13 +62,18 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
   const router = new GrpcRouter(maxReceive)
   for (const [name, implementation] of services) router.add(name, implementation)
   const http: (exchange: Exchange) => void = gateway({
-    services, log: deps.log, etcdVersion: deps.config.etcdVersion, metrics: deps.metrics,
+    services,
+    log: deps.log,
+    etcdVersion: deps.config.etcdVersion,
+    metrics: deps.metrics,
     // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.
-    maxBodyBytes: Math.ceil(maxReceive * 4 / 3) + 4096,
+    maxBodyBytes: Math.ceil((maxReceive * 4) / 3) + 4096,
     bodyTimeoutMs: GATEWAY_BODY_TIMEOUT_MS,
   })
   return listenClientPort({
-    host, port, tls,
+    host,
+    port,
+    tls,
     keepaliveIntervalMs: deps.config.grpcKeepaliveInterval,
     keepaliveTimeoutMs: deps.config.grpcKeepaliveTimeout,
     grpc: (stream, headers) => router.handle(stream, headers),
@@ -89,9 +94,10 @@ async function startGrpcJs(deps: EtcdDeps, host: string, port: number, tls: TlsF
   for (const [name, implementation] of etcdServices(deps)) {
     server.addService(serviceDefinition(name), implementation as Parameters<Server['addService']>[1])
   }
-  const credentials = tls === undefined
-    ? ServerCredentials.createInsecure()
-    : ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], tls.ca !== undefined)
+  const credentials =
+    tls === undefined
+      ? ServerCredentials.createInsecure()
+      : ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], tls.ca !== undefined)
   const bracketed = host.includes(':') ? `[${host}]` : host
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${bracketed}:${port}`, credentials, (err, p) => (err ? reject(err) : resolve(p)))
@@ -100,12 +106,13 @@ async function startGrpcJs(deps: EtcdDeps, host: string, port: number, tls: TlsF
   return {
     address,
     url: `${tls === undefined ? 'http' : 'https'}://${address}`,
-    close: (graceMs) => new Promise<void>((resolve) => {
-      const cut = setTimeout(() => server.forceShutdown(), graceMs)
-      server.tryShutdown(() => {
-        clearTimeout(cut)
-        resolve()
-      })
-    }),
+    close: (graceMs) =>
+      new Promise<void>((resolve) => {
+        const cut = setTimeout(() => server.forceShutdown(), graceMs)
+        server.tryShutdown(() => {
+          clearTimeout(cut)
+          resolve()
+        })
+      }),
   }
 }

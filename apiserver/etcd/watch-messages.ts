@@ -21,15 +21,17 @@ const WatchResponse = messageType('etcdserverpb.WatchResponse')
 
 /** What the stream hands the transport: finished responses, or one batch's events for the outbox. */
 export type WatchOutput =
-  | { kind: 'responses'; id: number; responses: Buffer[] }
-  | { kind: 'events'; id: number; revision: number; fields: Buffer }
+  { kind: 'responses'; id: number; responses: Buffer[] } | { kind: 'events'; id: number; revision: number; fields: Buffer }
 
 export class EtcdWatchMessages implements WatchMessages<WatchOutput> {
   private readonly encoded = new WeakMap<WatchBatch, Buffer>()
   /** Watches that asked for fragmented responses. */
   readonly fragmenting = new Set<number>()
 
-  constructor(private readonly headers: Headers, private readonly maxResponseBytes: number) {}
+  constructor(
+    private readonly headers: Headers,
+    private readonly maxResponseBytes: number,
+  ) {}
 
   response(fields: Message): Buffer {
     return encode(WatchResponse, fields)
@@ -61,7 +63,9 @@ export class EtcdWatchMessages implements WatchMessages<WatchOutput> {
     let part: Buffer[] = []
     let size = 0
     const flush = (last: boolean) => {
-      const head = last ? this.head(id, batch.revision) : this.response({ header: this.headers.header(batch.revision), watch_id: id, fragment: true })
+      const head = last
+        ? this.head(id, batch.revision)
+        : this.response({ header: this.headers.header(batch.revision), watch_id: id, fragment: true })
       out.push(Buffer.concat([head, ...part]))
       part = []
       size = 0

@@ -139,9 +139,7 @@ export class WatchOutbox {
   }
 
   private send(queued: Queued): void {
-    const response = queued.revision < 0
-      ? queued.parts[0]
-      : Buffer.concat([this.eventsHead(queued.id!, queued.revision), ...queued.parts])
+    const response = queued.revision < 0 ? queued.parts[0] : Buffer.concat([this.eventsHead(queued.id!, queued.revision), ...queued.parts])
     this.inflight++
     this.write(response, () => {
       this.inflight--

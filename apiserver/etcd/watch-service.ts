@@ -57,19 +57,22 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
     (id, revision) => messages.head(id, revision),
     () => stream.drained(),
   )
-  const stream: WatchStream<WatchOutput> = watch.open<WatchOutput>({
-    send(output) {
-      if (output.kind === 'events') return outbox.events(output.id, output.revision, output.fields)
-      let ok = true
-      for (const r of output.responses) ok = outbox.response(output.id, r) && ok
-      return ok
+  const stream: WatchStream<WatchOutput> = watch.open<WatchOutput>(
+    {
+      send(output) {
+        if (output.kind === 'events') return outbox.events(output.id, output.revision, output.fields)
+        let ok = true
+        for (const r of output.responses) ok = outbox.response(output.id, r) && ok
+        return ok
+      },
+      // The server is draining (or the call ended): end the call so the client reconnects and resumes.
+      closed() {
+        if (!closed && call.writable) call.end()
+        close()
+      },
     },
-    // The server is draining (or the call ended): end the call so the client reconnects and resumes.
-    closed() {
-      if (!closed && call.writable) call.end()
-      close()
-    },
-  }, { messages, firstId: 0, caller: () => callerOf(auth, call) })
+    { messages, firstId: 0, caller: () => callerOf(auth, call) },
+  )
 
   let progressTimer: NodeJS.Timeout | undefined
   const answerProgress = () => {
@@ -119,7 +122,10 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
   }
   const reject = (err: unknown) => {
     const e = isKvlogError(err) ? err : new KvlogError('INTERNAL', String(err))
-    outbox.response(undefined, messages.response({ header: headers.header(), watch_id: NO_WATCH, created: true, canceled: true, cancel_reason: etcdReason(e) }))
+    outbox.response(
+      undefined,
+      messages.response({ header: headers.header(), watch_id: NO_WATCH, created: true, canceled: true, cancel_reason: etcdReason(e) }),
+    )
   }
 
   const close = () => {

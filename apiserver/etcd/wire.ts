@@ -100,7 +100,11 @@ class Fields {
 
 /** ResponseHeaders for one member: the constant part is encoded once. */
 export class HeaderEncoder {
-  constructor(private readonly clusterId: bigint, private readonly memberId: bigint, private readonly raftTerm: number) {}
+  constructor(
+    private readonly clusterId: bigint,
+    private readonly memberId: bigint,
+    private readonly raftTerm: number,
+  ) {}
 
   header(revision: number): Buffer {
     return new Fields().varint(1, this.clusterId).varint(2, this.memberId).varint(3, revision).varint(4, this.raftTerm).finish()
@@ -132,8 +136,14 @@ function writeBytesField(out: Buffer, at: number, field: number, b: Buffer): num
 
 /** The size of a KeyValue message's body. */
 function keyValueSize(kv: KeyValue): number {
-  return bytesFieldSize(kv.key) + varintFieldSize(kv.createRevision) + varintFieldSize(kv.modRevision) +
-    varintFieldSize(kv.version) + bytesFieldSize(kv.value) + varintFieldSize(kv.lease)
+  return (
+    bytesFieldSize(kv.key) +
+    varintFieldSize(kv.createRevision) +
+    varintFieldSize(kv.modRevision) +
+    varintFieldSize(kv.version) +
+    bytesFieldSize(kv.value) +
+    varintFieldSize(kv.lease)
+  )
 }
 
 /** Writes a KeyValue message's body at `at`; returns the offset after it. */

@@ -69,7 +69,13 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   // One line per request answered with an error status, whatever the route's level (apiserver/logging.ts).
   app.addHook('onResponse', async (request, reply) => {
     if (reply.statusCode < 400) return
-    const line = { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime), remote: request.ip }
+    const line = {
+      method: request.method,
+      url: request.url,
+      statusCode: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+      remote: request.ip,
+    }
     if (reply.statusCode >= 500) app.log.warn(line, 'request failed')
     else app.log.info(line, 'request failed')
   })

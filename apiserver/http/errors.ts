@@ -55,8 +55,14 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   }
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
   const status = tooLarge ? 431 : 400
-  const body = JSON.stringify(errorBody(tooLarge ? 'REQUEST_TOO_LARGE' : 'INVALID_ARGUMENT',
-    tooLarge ? 'request headers (or URL) too large' : 'malformed HTTP request'))
-  socket.end(`HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
-    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  const body = JSON.stringify(
+    errorBody(
+      tooLarge ? 'REQUEST_TOO_LARGE' : 'INVALID_ARGUMENT',
+      tooLarge ? 'request headers (or URL) too large' : 'malformed HTTP request',
+    ),
+  )
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  )
 }

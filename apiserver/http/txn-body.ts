@@ -18,8 +18,18 @@ import { asObject, bodyBool, bodyInt, keySelection, onlyFields } from '../params
 const TARGETS: readonly CompareTarget[] = ['VALUE', 'VERSION', 'CREATE', 'MOD', 'LEASE']
 const RESULTS: readonly CompareResult[] = ['EQUAL', 'NOT_EQUAL', 'LESS', 'GREATER']
 const KEY_FIELDS = ['key', 'keyBase64', 'rangeEnd', 'rangeEndBase64', 'prefix', 'fromKey']
-const RANGE_FIELDS = ['revision', 'limit', 'keysOnly', 'countOnly', 'sortOrder', 'sortTarget',
-  'minModRevision', 'maxModRevision', 'minCreateRevision', 'maxCreateRevision']
+const RANGE_FIELDS = [
+  'revision',
+  'limit',
+  'keysOnly',
+  'countOnly',
+  'sortOrder',
+  'sortTarget',
+  'minModRevision',
+  'maxModRevision',
+  'minCreateRevision',
+  'maxCreateRevision',
+]
 
 /** Parses a transaction body; `maxDepth` bounds nesting before recursing (a deep body must not overflow the stack). */
 export function txnFromJson(body: unknown, maxDepth: number, where = 'txn', depth = 0): TxnRequest {
@@ -69,8 +79,12 @@ function opFromJson(value: unknown, where: string, maxDepth: number, depth: numb
       const key = getBytes(o, 'key')
       if (key === undefined) throw invalid(`${where}.key`, 'is required (key or keyBase64)')
       return {
-        type, key, value: getBytes(o, 'value') ?? Buffer.alloc(0), lease: leaseFromJson(o.lease, `${where}.lease`),
-        prevKv: bodyBool(o, 'prevKv', `${where}.`), ignoreValue: bodyBool(o, 'ignoreValue', `${where}.`),
+        type,
+        key,
+        value: getBytes(o, 'value') ?? Buffer.alloc(0),
+        lease: leaseFromJson(o.lease, `${where}.lease`),
+        prevKv: bodyBool(o, 'prevKv', `${where}.`),
+        ignoreValue: bodyBool(o, 'ignoreValue', `${where}.`),
         ignoreLease: bodyBool(o, 'ignoreLease', `${where}.`),
       }
     }
@@ -82,13 +96,21 @@ function opFromJson(value: unknown, where: string, maxDepth: number, depth: numb
       onlyFields(o, ['type', ...KEY_FIELDS, ...RANGE_FIELDS], where)
       const p = `${where}.`
       return {
-        type, ...keySelection(o, flags()),
-        revision: bodyInt(o, 'revision', p), limit: bodyInt(o, 'limit', p),
-        keysOnly: bodyBool(o, 'keysOnly', p), countOnly: bodyBool(o, 'countOnly', p),
+        type,
+        ...keySelection(o, flags()),
+        revision: bodyInt(o, 'revision', p),
+        limit: bodyInt(o, 'limit', p),
+        keysOnly: bodyBool(o, 'keysOnly', p),
+        countOnly: bodyBool(o, 'countOnly', p),
         sortOrder: o.sortOrder === undefined ? undefined : oneOf(o.sortOrder, ['NONE', 'ASCEND', 'DESCEND'] as const, `${p}sortOrder`),
-        sortTarget: o.sortTarget === undefined ? undefined : oneOf(o.sortTarget, ['KEY', 'VERSION', 'CREATE', 'MOD', 'VALUE'] as const, `${p}sortTarget`),
-        minModRevision: bodyInt(o, 'minModRevision', p), maxModRevision: bodyInt(o, 'maxModRevision', p),
-        minCreateRevision: bodyInt(o, 'minCreateRevision', p), maxCreateRevision: bodyInt(o, 'maxCreateRevision', p),
+        sortTarget:
+          o.sortTarget === undefined
+            ? undefined
+            : oneOf(o.sortTarget, ['KEY', 'VERSION', 'CREATE', 'MOD', 'VALUE'] as const, `${p}sortTarget`),
+        minModRevision: bodyInt(o, 'minModRevision', p),
+        maxModRevision: bodyInt(o, 'maxModRevision', p),
+        minCreateRevision: bodyInt(o, 'minCreateRevision', p),
+        maxCreateRevision: bodyInt(o, 'maxCreateRevision', p),
       }
     }
     case 'txn':
@@ -98,7 +120,11 @@ function opFromJson(value: unknown, where: string, maxDepth: number, depth: numb
 
 /** The result as JSON; the request tells which ranges were keys-only (their kvs carry no value). */
 export function txnResultToJson(r: TxnResult, request: TxnRequest): JsonObject {
-  return { header: { revision: r.revision }, succeeded: r.succeeded, results: resultsToJson(r.results, r.succeeded ? request.success : request.failure) }
+  return {
+    header: { revision: r.revision },
+    succeeded: r.succeeded,
+    results: resultsToJson(r.results, r.succeeded ? request.success : request.failure),
+  }
 }
 
 function resultsToJson(results: OpResult[], ops: Op[] | undefined): JsonObject[] {
@@ -110,7 +136,9 @@ function resultToJson(r: OpResult, op: Op | undefined): JsonObject {
     case 'put':
       return r.prevKv ? { type: 'put', prevKv: kvToJson(r.prevKv) } : { type: 'put' }
     case 'delete':
-      return r.prevKvs ? { type: 'delete', deleted: r.deleted, prevKvs: r.prevKvs.map((kv) => kvToJson(kv)) } : { type: 'delete', deleted: r.deleted }
+      return r.prevKvs
+        ? { type: 'delete', deleted: r.deleted, prevKvs: r.prevKvs.map((kv) => kvToJson(kv)) }
+        : { type: 'delete', deleted: r.deleted }
     case 'range': {
       const keysOnly = op?.type === 'range' && op.keysOnly === true
       return { type: 'range', kvs: r.kvs.map((kv) => kvToJson(kv, keysOnly)), more: r.more, count: r.count }

@@ -7,7 +7,15 @@
  * Errors are KvlogErrors: UNAVAILABLE when no endpoint answers, COMPACTED when the source compacted past
  * a revision the import still needed (import-etcd.ts starts over from the new floor).
  */
-import { credentials, makeGenericClientConstructor, Metadata, status, type Client, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js'
+import {
+  credentials,
+  makeGenericClientConstructor,
+  Metadata,
+  status,
+  type Client,
+  type ClientDuplexStream,
+  type ServiceError,
+} from '@grpc/grpc-js'
 import { KvlogError } from '../../log/errors.js'
 import type { KeyValue } from '../../log/types.js'
 import { serviceDefinition, type Message } from '../etcd/proto.js'
@@ -18,7 +26,12 @@ const CALL_TIMEOUT_MS = 10_000
 const RANGE_PAGE = 1000
 const ALL_KEYS = Buffer.from([0])
 
-type Unary = (request: Message, metadata: Metadata, options: { deadline: number }, callback: (err: ServiceError | null, response: Message) => void) => void
+type Unary = (
+  request: Message,
+  metadata: Metadata,
+  options: { deadline: number },
+  callback: (err: ServiceError | null, response: Message) => void,
+) => void
 
 export interface SourceEvent {
   type: 'PUT' | 'DELETE'
@@ -40,7 +53,10 @@ export class EtcdSource {
 
   /** Connects to the first of `endpoints` (comma-separated host:port or http://host:port) that answers Status. */
   static async connect(endpoints: string): Promise<EtcdSource> {
-    const list = endpoints.split(',').map((e) => e.trim().replace(/^https?:\/\//, '')).filter((e) => e !== '')
+    const list = endpoints
+      .split(',')
+      .map((e) => e.trim().replace(/^https?:\/\//, ''))
+      .filter((e) => e !== '')
     if (list.length === 0) throw new KvlogError('INVALID_ARGUMENT', '--from-etcd: no endpoint given', { field: 'from-etcd' })
     const failures: string[] = []
     for (const endpoint of list) {
@@ -114,7 +130,10 @@ export class EtcdSource {
       stream.write({ create_request: { key: ALL_KEYS, range_end: ALL_KEYS, start_revision: from, prev_kv: true } })
       for await (const m of stream as AsyncIterable<Message>) {
         const compact = Number(m.compact_revision)
-        if (compact > 0) throw new KvlogError('COMPACTED', `etcd compacted to ${compact} while revision ${from} and later were being read`, { compactRevision: compact })
+        if (compact > 0)
+          throw new KvlogError('COMPACTED', `etcd compacted to ${compact} while revision ${from} and later were being read`, {
+            compactRevision: compact,
+          })
         if (m.canceled === true) throw new KvlogError('UNAVAILABLE', `etcd canceled the watch: ${String(m.cancel_reason)}`)
         let current: { revision: number; events: SourceEvent[] } | undefined
         for (const e of m.events as Message[]) {

@@ -96,10 +96,15 @@ async function checkTarget(target: string): Promise<void> {
     if (err.code === 'ENOTDIR') throw new KvlogError('INVALID_ARGUMENT', `${target} is not a directory`, { field: 'dataDir' })
     throw err
   })
-  if (existing.length > 0) throw new KvlogError('INVALID_ARGUMENT', `${target} is not empty: import writes a fresh data directory`, { field: 'dataDir' })
+  if (existing.length > 0)
+    throw new KvlogError('INVALID_ARGUMENT', `${target} is not empty: import writes a fresh data directory`, { field: 'dataDir' })
 }
 
-async function copy(source: EtcdSource, work: string, o: EtcdImportOptions): Promise<Omit<EtcdImportResult, 'endpoint' | 'dataDir' | 'restarts'>> {
+async function copy(
+  source: EtcdSource,
+  work: string,
+  o: EtcdImportOptions,
+): Promise<Omit<EtcdImportResult, 'endpoint' | 'dataDir' | 'restarts'>> {
   const floor = await source.floor()
   const store = await StoreImport.create(work, { floor, timestamp: Date.now(), ...(o.settings ? { settings: o.settings } : {}) })
   try {
@@ -139,11 +144,23 @@ async function copy(source: EtcdSource, work: string, o: EtcdImportOptions): Pro
 function toWrite(e: SourceEvent): ImportedWrite {
   const { kv, prevKv } = e
   if (prevKv === undefined && (e.type === 'DELETE' || kv.version > 1)) {
-    throw new KvlogError('INTERNAL', `etcd sent no prevKv for ${e.type} ${JSON.stringify(kv.key.toString('latin1'))} at revision ${kv.modRevision}`)
+    throw new KvlogError(
+      'INTERNAL',
+      `etcd sent no prevKv for ${e.type} ${JSON.stringify(kv.key.toString('latin1'))} at revision ${kv.modRevision}`,
+    )
   }
   const prevRevision = prevKv?.modRevision ?? 0
-  const op: LoggedOp = e.type === 'PUT'
-    ? { kind: OP_PUT, key: kv.key, value: kv.value, createRevision: kv.createRevision, version: kv.version, lease: kv.lease, prevRevision }
-    : { kind: OP_DELETE, key: kv.key, value: EMPTY, createRevision: 0, version: 0, lease: 0n, prevRevision }
+  const op: LoggedOp =
+    e.type === 'PUT'
+      ? {
+          kind: OP_PUT,
+          key: kv.key,
+          value: kv.value,
+          createRevision: kv.createRevision,
+          version: kv.version,
+          lease: kv.lease,
+          prevRevision,
+        }
+      : { kind: OP_DELETE, key: kv.key, value: EMPTY, createRevision: 0, version: 0, lease: 0n, prevRevision }
   return prevKv === undefined ? { op } : { op, prevKv }
 }

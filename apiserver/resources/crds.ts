@@ -22,7 +22,10 @@ const PREFIX_BYTES = Buffer.from(PREFIX)
 export class CrdSync {
   private unsubscribe: (() => void) | undefined
 
-  constructor(private readonly log: Log, private readonly registry: Registry) {}
+  constructor(
+    private readonly log: Log,
+    private readonly registry: Registry,
+  ) {}
 
   /** Follows CRD writes from now on, then loads every stored CRD. */
   async start(): Promise<void> {

@@ -27,7 +27,10 @@ function groupDoc(group: string, versions: string[]): JsonObject {
 }
 
 export function apiGroupList(registry: Registry): JsonObject {
-  const groups = registry.groups().filter((g) => g.group !== '').map((g) => groupDoc(g.group, g.versions))
+  const groups = registry
+    .groups()
+    .filter((g) => g.group !== '')
+    .map((g) => groupDoc(g.group, g.versions))
   return { kind: 'APIGroupList', apiVersion: 'v1', groups }
 }
 
@@ -54,7 +57,9 @@ export function apiResourceList(registry: Registry, group: string, version: stri
   if (kinds.length === 0) throw noSuchPath()
   const resources = kinds.flatMap((rt) => [
     resourceDoc(rt),
-    ...(rt.statusSubresource ? [{ name: `${rt.resource}/status`, singularName: '', namespaced: rt.namespaced, kind: rt.kind, verbs: ['get', 'patch', 'update'] }] : []),
+    ...(rt.statusSubresource
+      ? [{ name: `${rt.resource}/status`, singularName: '', namespaced: rt.namespaced, kind: rt.kind, verbs: ['get', 'patch', 'update'] }]
+      : []),
   ])
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources }
 }

@@ -79,19 +79,27 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
     scope.get('/openapi/v3/*', async (request) => openApiGroupVersion(registry, request.url.split('?')[0].slice('/openapi/v3/'.length)))
   })
 
-  onUpgrade(app.server, (path) => API_PATH.test(path), webSocketWatchHandler(ctx, {
-    maxPayload: config.wsMaxPayload,
-    heartbeatInterval: config.wsHeartbeatInterval,
-    maxBufferedBytes: config.wsMaxBufferedBytes,
-  }, (request) => {
-    const url = new URL(request.url ?? '/', 'http://localhost')
-    const parsed = parsePath(url.pathname)
-    if (parsed.type !== 'resource') throw noSuchPath()
-    const query: Query = Object.fromEntries(url.searchParams)
-    const req = resolveResource(registry, parsed, query)
-    if (request.method !== 'GET' || !isWatch(query) || req.subresource !== undefined) throw methodNotAllowed()
-    return req
-  }))
+  onUpgrade(
+    app.server,
+    (path) => API_PATH.test(path),
+    webSocketWatchHandler(
+      ctx,
+      {
+        maxPayload: config.wsMaxPayload,
+        heartbeatInterval: config.wsHeartbeatInterval,
+        maxBufferedBytes: config.wsMaxBufferedBytes,
+      },
+      (request) => {
+        const url = new URL(request.url ?? '/', 'http://localhost')
+        const parsed = parsePath(url.pathname)
+        if (parsed.type !== 'resource') throw noSuchPath()
+        const query: Query = Object.fromEntries(url.searchParams)
+        const req = resolveResource(registry, parsed, query)
+        if (request.method !== 'GET' || !isWatch(query) || req.subresource !== undefined) throw methodNotAllowed()
+        return req
+      },
+    ),
+  )
 }
 
 async function handle(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -116,7 +124,13 @@ async function handle(ctx: ApiContext, request: FastifyRequest, reply: FastifyRe
     return await serve(ctx, req, request, reply)
   } catch (err) {
     if (!isKvlogError(err, 'PERMISSION_DENIED')) throw err
-    throw forbidden(req.target.rt, verbOf(request.method, req.name, isWatch(query)), currentCaller().user ?? 'system:anonymous', req.target.namespace, req.name)
+    throw forbidden(
+      req.target.rt,
+      verbOf(request.method, req.name, isWatch(query)),
+      currentCaller().user ?? 'system:anonymous',
+      req.target.namespace,
+      req.name,
+    )
   }
 }
 

@@ -65,10 +65,13 @@ export function parseListOptions(q: Query, rt: ResourceType): ListOptions {
   if (match !== undefined && match !== '' && match !== 'NotOlderThan' && match !== 'Exact') {
     throw invalidOptions('resourceVersionMatch', `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan"`)
   }
-  if (match && rv === undefined) throw invalidOptions('resourceVersionMatch', 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided')
+  if (match && rv === undefined)
+    throw invalidOptions('resourceVersionMatch', 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided')
   if (match && token) throw invalidOptions('resourceVersionMatch', 'Forbidden: resourceVersionMatch is forbidden when continue is provided')
-  if (match === 'Exact' && rv === 0) throw invalidOptions('resourceVersionMatch', 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
-  if (token && rv !== undefined && rv !== 0) throw invalidOptions('resourceVersion', 'Forbidden: specifying resource version is not allowed when using continue')
+  if (match === 'Exact' && rv === 0)
+    throw invalidOptions('resourceVersionMatch', 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+  if (token && rv !== undefined && rv !== 0)
+    throw invalidOptions('resourceVersion', 'Forbidden: specifying resource version is not allowed when using continue')
   const base = { selector, ...(limit ? { limit } : {}), ...(token ? { continue: token } : {}) }
   if (rv === undefined || rv === 0) return base
   return match === 'Exact' ? { ...base, revision: rv } : { ...base, notOlderThan: rv }
@@ -81,7 +84,12 @@ const SCAN_PAGE = 500
  * Visits every kv under `prefix` at one revision (the latest when the scan starts), a page at a time;
  * returns that revision. `stop()` returning true ends the scan early.
  */
-export async function scanPrefix(log: Log, prefix: string, visit: (kv: KeyValue) => void, stop: () => boolean = () => false): Promise<number> {
+export async function scanPrefix(
+  log: Log,
+  prefix: string,
+  visit: (kv: KeyValue) => void,
+  stop: () => boolean = () => false,
+): Promise<number> {
   const end = prefixEnd(Buffer.from(prefix))
   let start: Buffer = Buffer.from(prefix)
   let revision: number | undefined
@@ -102,15 +110,20 @@ export async function listObjects(log: Log, target: Target, options: ListOptions
   if (options.continue !== undefined) {
     const token = decodeContinue(options.continue, prefix, end)
     if (token.revision < log.compactRevision) {
-      throw new KvlogError('COMPACTED', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.', {
-        compactRevision: log.compactRevision,
-      })
+      throw new KvlogError(
+        'COMPACTED',
+        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        {
+          compactRevision: log.compactRevision,
+        },
+      )
     }
     ;[start, revision] = [token.start, token.revision]
   }
   if (options.notOlderThan !== undefined && options.notOlderThan > log.revision) {
     throw new KvlogError('FUTURE_REVISION', `Too large resource version: ${options.notOlderThan}, current: ${log.revision}`, {
-      currentRevision: log.revision, requestedRevision: options.notOlderThan,
+      currentRevision: log.revision,
+      requestedRevision: options.notOlderThan,
     })
   }
   const limit = options.limit ?? 0
@@ -128,7 +141,12 @@ export async function listObjects(log: Log, target: Target, options: ListOptions
         if (!more) return { items, revision }
         // count counts the keys from this page's start on; without selectors that is exact.
         const remaining = options.selector.empty ? page.count - (i + 1) : undefined
-        return { items, revision, continue: encodeContinue(revision, kv.key, prefix, end), ...(remaining === undefined ? {} : { remainingItemCount: remaining }) }
+        return {
+          items,
+          revision,
+          continue: encodeContinue(revision, kv.key, prefix, end),
+          ...(remaining === undefined ? {} : { remainingItemCount: remaining }),
+        }
       }
     }
     if (!page.more) return { items, revision }

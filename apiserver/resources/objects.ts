@@ -64,7 +64,9 @@ function bodyObject(body: unknown, target: Target): K8sObject {
     throw badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): kind ${JSON.stringify(obj.kind)}`)
   }
   if (obj.apiVersion !== undefined && !rt.versions.some((v) => apiVersionOf(rt.group, v) === obj.apiVersion)) {
-    throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${apiVersionOf(rt.group, target.version)})`)
+    throw badRequest(
+      `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${apiVersionOf(rt.group, target.version)})`,
+    )
   }
   if (obj.metadata === undefined) obj.metadata = {}
   if (typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) {
@@ -165,17 +167,31 @@ export function validate(obj: K8sObject, target: Target): void {
   if (rt.namespaced && target.namespace === undefined && (typeof meta.namespace !== 'string' || meta.namespace === '')) {
     causes.push({ reason: 'FieldValueRequired', field: 'metadata.namespace', message: 'Required value' })
   } else if (rt.namespaced && typeof meta.namespace === 'string') bad('metadata.namespace', meta.namespace, dns1123Label(meta.namespace))
-  checkStringMap(meta.labels, 'metadata.labels', (k, v) => {
-    bad('metadata.labels', k, qualifiedName(k))
-    bad(`metadata.labels`, v, labelValue(v))
-  }, bad)
+  checkStringMap(
+    meta.labels,
+    'metadata.labels',
+    (k, v) => {
+      bad('metadata.labels', k, qualifiedName(k))
+      bad(`metadata.labels`, v, labelValue(v))
+    },
+    bad,
+  )
   let annotationBytes = 0
-  checkStringMap(meta.annotations, 'metadata.annotations', (k, v) => {
-    bad('metadata.annotations', k, qualifiedName(k.toLowerCase()))
-    annotationBytes += k.length + v.length
-  }, bad)
+  checkStringMap(
+    meta.annotations,
+    'metadata.annotations',
+    (k, v) => {
+      bad('metadata.annotations', k, qualifiedName(k.toLowerCase()))
+      annotationBytes += k.length + v.length
+    },
+    bad,
+  )
   if (annotationBytes > MAX_ANNOTATIONS_BYTES) {
-    causes.push({ reason: 'FieldValueTooLong', field: 'metadata.annotations', message: `Too long: must have at most ${MAX_ANNOTATIONS_BYTES} bytes` })
+    causes.push({
+      reason: 'FieldValueTooLong',
+      field: 'metadata.annotations',
+      message: `Too long: must have at most ${MAX_ANNOTATIONS_BYTES} bytes`,
+    })
   }
   if (meta.finalizers !== undefined && (!Array.isArray(meta.finalizers) || meta.finalizers.some((f) => typeof f !== 'string'))) {
     bad('metadata.finalizers', meta.finalizers, ['must be a list of strings'])
@@ -184,7 +200,12 @@ export function validate(obj: K8sObject, target: Target): void {
   if (causes.length > 0) throw invalidObject(rt, typeof name === 'string' ? name : '', causes)
 }
 
-function checkStringMap(value: unknown, field: string, each: (k: string, v: string) => void, bad: (f: string, v: unknown, m: string[]) => void): void {
+function checkStringMap(
+  value: unknown,
+  field: string,
+  each: (k: string, v: string) => void,
+  bad: (f: string, v: unknown, m: string[]) => void,
+): void {
   if (value === undefined || value === null) return
   if (typeof value !== 'object' || Array.isArray(value)) return bad(field, value, ['must be a map of strings'])
   for (const [k, v] of Object.entries(value)) {

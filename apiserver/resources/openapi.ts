@@ -21,8 +21,14 @@ export function openApiRoot(registry: Registry): JsonObject {
   for (const { group, versions } of registry.groups()) {
     for (const v of versions) {
       // The hash only has to change when the document does; the list of kinds is the document.
-      const kinds = registry.all().filter((t) => t.group === group && t.versions.includes(v)).map((t) => t.resource).join(',')
-      paths[gvPath(group, v)] = { serverRelativeURL: `/openapi/v3/${gvPath(group, v)}?hash=${Buffer.from(kinds).toString('base64url').slice(0, 32)}` }
+      const kinds = registry
+        .all()
+        .filter((t) => t.group === group && t.versions.includes(v))
+        .map((t) => t.resource)
+        .join(',')
+      paths[gvPath(group, v)] = {
+        serverRelativeURL: `/openapi/v3/${gvPath(group, v)}?hash=${Buffer.from(kinds).toString('base64url').slice(0, 32)}`,
+      }
     }
   }
   return { paths }
@@ -36,7 +42,12 @@ function objectPath(rt: ResourceType, version: string): string {
 /** The document of one group/version (`rest` is the path after /openapi/v3/). */
 export function openApiGroupVersion(registry: Registry, rest: string): JsonObject {
   const parts = rest.split('/')
-  const [group, version] = parts[0] === 'api' && parts.length === 2 ? ['', parts[1]] : parts[0] === 'apis' && parts.length === 3 ? [parts[1], parts[2]] : [undefined, undefined]
+  const [group, version] =
+    parts[0] === 'api' && parts.length === 2
+      ? ['', parts[1]]
+      : parts[0] === 'apis' && parts.length === 3
+        ? [parts[1], parts[2]]
+        : [undefined, undefined]
   if (group === undefined || version === undefined) throw noSuchPath()
   const kinds = registry.all().filter((t) => t.group === group && t.versions.includes(version))
   if (kinds.length === 0) throw noSuchPath()

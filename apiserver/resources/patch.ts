@@ -15,7 +15,11 @@ import { KvlogError } from '../../log/errors.js'
 import type { JsonObject } from '../codec.js'
 import { badRequest } from './status.js'
 
-export const PATCH_TYPES = ['application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/json-patch+json'] as const
+export const PATCH_TYPES = [
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/json-patch+json',
+] as const
 export type PatchType = (typeof PATCH_TYPES)[number]
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -24,7 +28,10 @@ const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !==
 export function patchType(contentType: string | undefined): PatchType {
   const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
   if ((PATCH_TYPES as readonly string[]).includes(type)) return type as PatchType
-  throw new KvlogError('UNSUPPORTED_MEDIA_TYPE', `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`)
+  throw new KvlogError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+  )
 }
 
 export function applyPatch(type: PatchType, target: JsonObject, patch: unknown): unknown {
@@ -56,7 +63,12 @@ function withoutDirectives(patch: unknown): unknown {
 
 function pointer(path: unknown, field: string): string[] {
   if (typeof path !== 'string' || (path !== '' && !path.startsWith('/'))) throw badRequest(`${field}: must be a JSON pointer`)
-  return path === '' ? [] : path.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+  return path === ''
+    ? []
+    : path
+        .slice(1)
+        .split('/')
+        .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
 }
 
 type Container = JsonObject | unknown[]
@@ -135,7 +147,8 @@ export function jsonPatch(target: JsonObject, patch: unknown): unknown {
       case 'move':
       case 'copy': {
         const from = pointer(raw.from, `${where}.from`)
-        if (raw.op === 'move' && path.length > from.length && from.every((t, j) => path[j] === t)) throw badRequest(`${where}: cannot move a value into itself`)
+        if (raw.op === 'move' && path.length > from.length && from.every((t, j) => path[j] === t))
+          throw badRequest(`${where}: cannot move a value into itself`)
         const value = raw.op === 'move' ? removeAt(doc, from, where) : structuredClone(getAt(doc, from, where))
         doc = addAt(doc, path, value, where)
         break

@@ -39,7 +39,11 @@ export function parsePath(path: string): ApiPath {
   if (rest.length === 0) return { type: 'discovery', what: 'groupVersion', group, version }
   if (rest.some((s) => s === '')) throw noSuchPath()
   // /namespaces/{ns}/{resource}/... — unless it addresses a namespace itself (or its status/finalize).
-  if (rest[0] === 'namespaces' && rest.length >= 3 && !(group === '' && rest.length === 3 && (rest[2] === 'status' || rest[2] === 'finalize'))) {
+  if (
+    rest[0] === 'namespaces' &&
+    rest.length >= 3 &&
+    !(group === '' && rest.length === 3 && (rest[2] === 'status' || rest[2] === 'finalize'))
+  ) {
     if (rest.length > 5) throw noSuchPath()
     return { type: 'resource', group, version, namespace: rest[1], resource: rest[2], name: rest[3], subresource: rest[4] }
   }

@@ -40,12 +40,31 @@ export interface ResourceType {
 
 export const CRD_GROUP = 'apiextensions.k8s.io'
 
-function builtin(group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames: string[] = [], extra: Partial<ResourceType> = {}): ResourceType {
-  return { group, versions: [version], resource, singular: kind.toLowerCase(), kind, listKind: `${kind}List`, shortNames, namespaced, ...extra }
+function builtin(
+  group: string,
+  version: string,
+  resource: string,
+  kind: string,
+  namespaced: boolean,
+  shortNames: string[] = [],
+  extra: Partial<ResourceType> = {},
+): ResourceType {
+  return {
+    group,
+    versions: [version],
+    resource,
+    singular: kind.toLowerCase(),
+    kind,
+    listKind: `${kind}List`,
+    shortNames,
+    namespaced,
+    ...extra,
+  }
 }
 
 export const CRD_TYPE = builtin(CRD_GROUP, 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
-  categories: ['api-extensions'], statusSubresource: true,
+  categories: ['api-extensions'],
+  statusSubresource: true,
 })
 
 export const NAMESPACE_TYPE = builtin('', 'v1', 'namespaces', 'Namespace', false, ['ns'], { statusSubresource: true })
@@ -127,7 +146,8 @@ function crdToType(crd: JsonObject): ResourceType | undefined {
   if (spec === undefined || names === undefined || meta?.deletionTimestamp !== undefined) return undefined
   const versions = Array.isArray(spec.versions) ? (spec.versions as JsonObject[]) : []
   const served = versions.filter((v) => v.served !== false && typeof v.name === 'string')
-  if (typeof spec.group !== 'string' || typeof names.plural !== 'string' || typeof names.kind !== 'string' || served.length === 0) return undefined
+  if (typeof spec.group !== 'string' || typeof names.plural !== 'string' || typeof names.kind !== 'string' || served.length === 0)
+    return undefined
   // The storage version is preferred (kube sorts by version priority; this is close enough for discovery).
   served.sort((a, b) => Number(b.storage === true) - Number(a.storage === true))
   const columns = served[0].additionalPrinterColumns

@@ -60,15 +60,26 @@ export function alreadyExists(rt: ResourceType, name: string): KvlogError {
   return k8sError('ALREADY_EXISTS', `${qualified(rt)} "${name}" already exists`, { name, group: rt.group, kind: rt.resource })
 }
 
-export function conflict(rt: ResourceType, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): KvlogError {
-  return k8sError('CONFLICT', `Operation cannot be fulfilled on ${qualified(rt)} "${name}": ${why}`, { name, group: rt.group, kind: rt.resource })
+export function conflict(
+  rt: ResourceType,
+  name: string,
+  why = 'the object has been modified; please apply your changes to the latest version and try again',
+): KvlogError {
+  return k8sError('CONFLICT', `Operation cannot be fulfilled on ${qualified(rt)} "${name}": ${why}`, {
+    name,
+    group: rt.group,
+    kind: rt.resource,
+  })
 }
 
 /** 422 Invalid with one cause per bad field (kube's field.ErrorList). */
 export function invalidObject(rt: ResourceType, name: string, causes: StatusCause[]): KvlogError {
   const list = causes.map((c) => `${c.field}: ${c.message}`).join(', ')
   return k8sError('INVALID_OBJECT', `${rt.kind}${rt.group === '' ? '' : `.${rt.group}`} "${name}" is invalid: ${list}`, {
-    name, group: rt.group, kind: rt.kind, causes,
+    name,
+    group: rt.group,
+    kind: rt.kind,
+    causes,
   })
 }
 
@@ -81,18 +92,32 @@ export function unauthorized(): KvlogError {
  * 403 with kube-apiserver's RBAC message, e.g. `configmaps "x" is forbidden: User "alice" cannot get
  * resource "configmaps" in API group "" in the namespace "default"`.
  */
-export function forbidden(rt: ResourceType, verb: string, user: string, namespace: string | undefined, name: string | undefined): KvlogError {
+export function forbidden(
+  rt: ResourceType,
+  verb: string,
+  user: string,
+  namespace: string | undefined,
+  name: string | undefined,
+): KvlogError {
   const subject = name === undefined ? qualified(rt) : `${qualified(rt)} "${name}"`
   const where = namespace === undefined ? 'at the cluster scope' : `in the namespace "${namespace}"`
-  return k8sError('PERMISSION_DENIED', `${subject} is forbidden: User "${user}" cannot ${verb} resource "${rt.resource}" in API group "${rt.group}" ${where}`, {
-    name, group: rt.group, kind: rt.resource,
-  })
+  return k8sError(
+    'PERMISSION_DENIED',
+    `${subject} is forbidden: User "${user}" cannot ${verb} resource "${rt.resource}" in API group "${rt.group}" ${where}`,
+    {
+      name,
+      group: rt.group,
+      kind: rt.resource,
+    },
+  )
 }
 
 /** 422 Invalid for bad list/watch options (kube validates ListOptions the same way). */
 export function invalidOptions(field: string, message: string): KvlogError {
   return k8sError('INVALID_OBJECT', `ListOptions.meta.k8s.io "" is invalid: ${field}: ${message}`, {
-    group: 'meta.k8s.io', kind: 'ListOptions', causes: [{ reason: 'FieldValueInvalid', field, message }],
+    group: 'meta.k8s.io',
+    kind: 'ListOptions',
+    causes: [{ reason: 'FieldValueInvalid', field, message }],
   })
 }
 
@@ -111,5 +136,13 @@ export function noSuchPath(): KvlogError {
 
 /** The ERROR event a watch sends when its resourceVersion is older than the log keeps (410 Expired). */
 export function tooOldStatus(requested: number, oldest: number): K8sStatus {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${requested} (${oldest})`, reason: 'Expired', code: 410 }
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `too old resource version: ${requested} (${oldest})`,
+    reason: 'Expired',
+    code: 410,
+  }
 }

@@ -45,7 +45,10 @@ export interface DeletePreconditions {
 export type WriteHook = (rt: ResourceType, name: string, obj: K8sObject | undefined, revision: number) => void
 
 export class ObjectStore {
-  constructor(private readonly log: Log, private readonly onWrite: WriteHook) {}
+  constructor(
+    private readonly log: Log,
+    private readonly onWrite: WriteHook,
+  ) {}
 
   async get(target: Target, name: string): Promise<K8sObject> {
     return (await this.read(target, name)).current
@@ -119,13 +122,19 @@ export class ObjectStore {
     for (let attempt = 0; ; attempt++) {
       const { key, kv, current } = await this.read(target, name)
       if (pre.uid !== undefined && pre.uid !== current.metadata.uid) {
-        throw conflict(target.rt, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(current.metadata.uid)}`)
+        throw conflict(
+          target.rt,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(current.metadata.uid)}`,
+        )
       }
       if (pre.resourceVersion !== undefined && pre.resourceVersion !== current.metadata.resourceVersion) throw conflict(target.rt, name)
       const pending = (current.metadata.finalizers ?? []).length > 0
       if (pending && current.metadata.deletionTimestamp !== undefined) return current
       if (options.dryRun) return current
-      const next = pending ? { ...current, metadata: { ...current.metadata, deletionTimestamp: timestamp(), deletionGracePeriodSeconds: 0 } } : undefined
+      const next = pending
+        ? { ...current, metadata: { ...current.metadata, deletionTimestamp: timestamp(), deletionGracePeriodSeconds: 0 } }
+        : undefined
       const ops: Op[] = next ? [{ type: 'put', key, value: encodeForStorage(next) }] : this.deleteOps(target.rt, key, name)
       const result = await this.log.txn({ compare: [{ key, target: 'MOD', result: 'EQUAL', value: kv.modRevision }], success: ops })
       if (result.succeeded) {

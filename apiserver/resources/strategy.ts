@@ -29,19 +29,36 @@ const RULES: Record<string, KindRules> = {
     prepare(obj, current) {
       // Active from the start; Terminating once deleted (namespaces.ts), never set by a client.
       const status = isObject(obj.status) ? obj.status : {}
-      const phase = current === undefined ? 'Active' : current.metadata.deletionTimestamp !== undefined ? 'Terminating' : (status.phase ?? 'Active')
+      const phase =
+        current === undefined ? 'Active' : current.metadata.deletionTimestamp !== undefined ? 'Terminating' : (status.phase ?? 'Active')
       obj.status = { ...status, phase }
     },
   },
   // kubectl describe lists an object's events by these.
   '/events': {
     fieldSelectors: [
-      'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion',
-      'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'type',
+      'involvedObject.kind',
+      'involvedObject.namespace',
+      'involvedObject.name',
+      'involvedObject.uid',
+      'involvedObject.apiVersion',
+      'involvedObject.resourceVersion',
+      'involvedObject.fieldPath',
+      'reason',
+      'reportingComponent',
+      'type',
     ],
   },
   '/pods': {
-    fieldSelectors: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+    fieldSelectors: [
+      'spec.nodeName',
+      'spec.restartPolicy',
+      'spec.schedulerName',
+      'spec.serviceAccountName',
+      'status.phase',
+      'status.podIP',
+      'status.nominatedNodeName',
+    ],
     prepare(obj, current) {
       // kube-apiserver starts every pod Pending; later phases come through /status.
       if (current !== undefined) return
@@ -113,11 +130,14 @@ function validateCrd(obj: K8sObject): StatusCause[] {
       bad('metadata.name', `Invalid value: ${JSON.stringify(obj.metadata.name)}: must be spec.names.plural+"."+spec.group`)
     }
   }
-  if (scope !== 'Namespaced' && scope !== 'Cluster') bad('spec.scope', `Unsupported value: ${JSON.stringify(scope)}: supported values: "Cluster", "Namespaced"`, 'FieldValueNotSupported')
-  if (!Array.isArray(versions) || versions.length === 0) bad('spec.versions', 'Required value: must have exactly one version marked as storage version', 'FieldValueRequired')
+  if (scope !== 'Namespaced' && scope !== 'Cluster')
+    bad('spec.scope', `Unsupported value: ${JSON.stringify(scope)}: supported values: "Cluster", "Namespaced"`, 'FieldValueNotSupported')
+  if (!Array.isArray(versions) || versions.length === 0)
+    bad('spec.versions', 'Required value: must have exactly one version marked as storage version', 'FieldValueRequired')
   else {
     versions.forEach((v, i) => {
-      if (!isObject(v) || typeof v.name !== 'string' || dns1123Label(v.name).length > 0) bad(`spec.versions[${i}].name`, 'Invalid value: must be a DNS-1123 label')
+      if (!isObject(v) || typeof v.name !== 'string' || dns1123Label(v.name).length > 0)
+        bad(`spec.versions[${i}].name`, 'Invalid value: must be a DNS-1123 label')
     })
     if (versions.filter((v) => isObject(v) && v.storage === true).length !== 1) {
       bad('spec.versions', 'Invalid value: must have exactly one version marked as storage version')

@@ -35,7 +35,11 @@ function columnsOf(rt: ResourceType): PrintColumn[] {
   const builtin = builtinColumns(rt.group, rt.resource, rt.crd)
   if (builtin !== undefined) return builtin
   const extra = (rt.printerColumns ?? []).map((c): PrintColumn => ({
-    name: c.name, type: c.type === 'date' ? 'string' : c.type, format: '', description: c.description ?? '', priority: c.priority ?? 0,
+    name: c.name,
+    type: c.type === 'date' ? 'string' : c.type,
+    format: '',
+    description: c.description ?? '',
+    priority: c.priority ?? 0,
     cell: (obj) => cell(obj, c.jsonPath, c.type),
   }))
   return [NAME_COLUMN, ...extra, AGE_COLUMN]
@@ -50,14 +54,19 @@ export function toTable(rt: ResourceType, items: K8sObject[], listMeta: JsonObje
     columnDefinitions: columns.map(({ cell: _c, ...definition }) => definition),
     rows: items.map((obj) => ({
       cells: columns.map((c) => c.cell(obj)),
-      ...(include === 'None' ? {} : { object: include === 'Object' ? obj : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata } }),
+      ...(include === 'None'
+        ? {}
+        : { object: include === 'Object' ? obj : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata } }),
     })),
   }
 }
 
 function cell(obj: K8sObject, jsonPath: string, type: string): unknown {
   let node: unknown = obj
-  for (const part of jsonPath.replace(/^\{?\.?/, '').replace(/\}$/, '').split('.')) {
+  for (const part of jsonPath
+    .replace(/^\{?\.?/, '')
+    .replace(/\}$/, '')
+    .split('.')) {
     if (part === '') continue
     node = typeof node === 'object' && node !== null && !Array.isArray(node) ? (node as JsonObject)[part] : undefined
   }

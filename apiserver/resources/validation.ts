@@ -16,19 +16,29 @@ function rule(max: number, pattern: RegExp, message: string): (value: string) =>
   return (value) => [...(value.length > max ? [`must be no more than ${max} characters`] : []), ...(pattern.test(value) ? [] : [message])]
 }
 
-export const dns1123Label = rule(63, DNS1123_LABEL,
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character")
+export const dns1123Label = rule(
+  63,
+  DNS1123_LABEL,
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+)
 
-export const dns1123Subdomain = rule(253, DNS1123_SUBDOMAIN,
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")
+export const dns1123Subdomain = rule(
+  253,
+  DNS1123_SUBDOMAIN,
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+)
 
-export const labelValue = rule(63, LABEL_VALUE,
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")
+export const labelValue = rule(
+  63,
+  LABEL_VALUE,
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+)
 
 /** A label or annotation key: `[prefix/]name`, prefix a DNS-1123 subdomain, name at most 63 characters. */
 export function qualifiedName(value: string): string[] {
   const parts = value.split('/')
-  if (parts.length > 2) return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', with an optional DNS subdomain prefix and '/'"]
+  if (parts.length > 2)
+    return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', with an optional DNS subdomain prefix and '/'"]
   const name = parts.at(-1)!
   const out: string[] = []
   if (parts.length === 2) {

@@ -59,10 +59,15 @@ export function parseWatchOptions(q: Query, rt: ResourceType): WatchOptions {
   const sendInitialEvents = initial === undefined ? undefined : queryBool(q, 'sendInitialEvents')
   const allowBookmarks = queryBool(q, 'allowWatchBookmarks')
   if (sendInitialEvents !== undefined) {
-    if (match !== 'NotOlderThan') throw invalidOptions('resourceVersionMatch', 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan')
-    if (sendInitialEvents && !allowBookmarks) throw invalidOptions('allowWatchBookmarks', 'Forbidden: sendInitialEvents requires allowWatchBookmarks=true')
+    if (match !== 'NotOlderThan')
+      throw invalidOptions('resourceVersionMatch', 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan')
+    if (sendInitialEvents && !allowBookmarks)
+      throw invalidOptions('allowWatchBookmarks', 'Forbidden: sendInitialEvents requires allowWatchBookmarks=true')
   } else if (match !== undefined && match !== '') {
-    throw invalidOptions('resourceVersionMatch', 'Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided')
+    throw invalidOptions(
+      'resourceVersionMatch',
+      'Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+    )
   }
   const timeoutSeconds = queryInt(q, 'timeoutSeconds')
   return {
@@ -108,14 +113,17 @@ export class ResourceWatch {
       this.timers.push(setInterval(() => this.handle?.requestProgress(), this.bookmarkInterval))
     }
     const prefix = collectionPrefix(this.target.rt, this.target.namespace)
-    this.handle = this.hub.watch({ key: prefix, rangeEnd: prefixEnd(Buffer.from(prefix)), startRevision: from + 1, prevKv: true }, {
-      events: (batch) => this.onEvents(batch),
-      canceled: (err) => this.onCanceled(err),
-      progress: (revision) => {
-        this.lastRevision = Math.max(this.lastRevision, revision)
-        if (options.allowBookmarks) this.sendBookmark(revision, false)
+    this.handle = this.hub.watch(
+      { key: prefix, rangeEnd: prefixEnd(Buffer.from(prefix)), startRevision: from + 1, prevKv: true },
+      {
+        events: (batch) => this.onEvents(batch),
+        canceled: (err) => this.onCanceled(err),
+        progress: (revision) => {
+          this.lastRevision = Math.max(this.lastRevision, revision)
+          if (options.allowBookmarks) this.sendBookmark(revision, false)
+        },
       },
-    })
+    )
   }
 
   /** The sink drained: a paused watch catches up. */
@@ -133,10 +141,15 @@ export class ResourceWatch {
 
   /** ADDED for every current matching object; returns the revision they were read at. */
   private async sendInitialEvents(): Promise<number> {
-    const revision = await scanPrefix(this.log, collectionPrefix(this.target.rt, this.target.namespace), (kv) => {
-      const obj = decodeStored(kv, this.target)
-      if (obj !== undefined && this.options.selector.matches(obj)) this.send('ADDED', obj)
-    }, () => this.closed)
+    const revision = await scanPrefix(
+      this.log,
+      collectionPrefix(this.target.rt, this.target.namespace),
+      (kv) => {
+        const obj = decodeStored(kv, this.target)
+        if (obj !== undefined && this.options.selector.matches(obj)) this.send('ADDED', obj)
+      },
+      () => this.closed,
+    )
     this.lastRevision = revision
     return revision
   }
@@ -176,13 +189,17 @@ export class ResourceWatch {
 
   private send(type: string, obj: K8sObject): boolean {
     if (this.closed) return true
-    const object = this.table === undefined ? obj : toTable(this.target.rt, [obj], { resourceVersion: obj.metadata.resourceVersion }, this.table.include)
+    const object =
+      this.table === undefined ? obj : toTable(this.target.rt, [obj], { resourceVersion: obj.metadata.resourceVersion }, this.table.include)
     return this.sink.send(JSON.stringify({ type, object }))
   }
 
   private sendBookmark(revision: number, initialEventsEnd: boolean): void {
     if (this.closed) return
-    const metadata = { resourceVersion: String(revision), ...(initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}) }
+    const metadata = {
+      resourceVersion: String(revision),
+      ...(initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
+    }
     const object = { kind: this.target.rt.kind, apiVersion: apiVersionOf(this.target.rt.group, this.target.version), metadata }
     this.sink.send(JSON.stringify({ type: 'BOOKMARK', object }))
   }

@@ -5,7 +5,17 @@
 import { invalid } from '../../log/errors.js'
 import type { WatchSpec } from '../../log/watch/types.js'
 import type { JsonObject } from '../codec.js'
-import { bodyBool, bodyInt, KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, queryInt, queryString, type Query } from '../params.js'
+import {
+  bodyBool,
+  bodyInt,
+  KEY_SELECTION_PARAMS,
+  keySelection,
+  onlyFields,
+  queryBool,
+  queryInt,
+  queryString,
+  type Query,
+} from '../params.js'
 
 export interface CreateRequest {
   /** Client-chosen id, or undefined for a server-chosen one. */
@@ -35,7 +45,8 @@ export function createFromJson(msg: JsonObject): CreateRequest {
     ...(id === undefined ? {} : { id }),
     ...cursorOption(msg.cursor, bodyInt(msg, 'startRevision', '')),
     spec: {
-      key, rangeEnd,
+      key,
+      rangeEnd,
       startRevision: bodyInt(msg, 'startRevision', ''),
       prevKv: bodyBool(msg, 'prevKv', ''),
       filters: { noPut: bodyBool(msg, 'noPut', ''), noDelete: bodyBool(msg, 'noDelete', '') },
@@ -50,7 +61,8 @@ export function createFromQuery(q: Query): CreateRequest {
   return {
     ...cursorOption(queryString(q, 'cursor'), queryInt(q, 'startRevision')),
     spec: {
-      key, rangeEnd,
+      key,
+      rangeEnd,
       startRevision: queryInt(q, 'startRevision'),
       prevKv: queryBool(q, 'prevKv'),
       filters: { noPut: queryBool(q, 'noPut'), noDelete: queryBool(q, 'noDelete') },

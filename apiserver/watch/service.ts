@@ -28,7 +28,10 @@ export class WatchService {
   private readonly timer: NodeJS.Timeout | undefined
   private drained = false
 
-  constructor(log: Log, private readonly options: WatchServiceOptions) {
+  constructor(
+    log: Log,
+    private readonly options: WatchServiceOptions,
+  ) {
     this.hub = new WatchHub(log, { ringSize: options.ringSize, catchUpBatch: options.catchUpBatch })
     if (options.progressInterval > 0) {
       this.timer = setInterval(() => {
@@ -47,7 +50,11 @@ export class WatchService {
     const caller = o.caller ?? (() => opener)
     const authorize = this.options.authorize
     const stream = new WatchStream<M>(
-      this.hub, transport, this.options.maxWatchersPerConnection, this.options.resolveCursor, o,
+      this.hub,
+      transport,
+      this.options.maxWatchersPerConnection,
+      this.options.resolveCursor,
+      o,
       authorize === undefined ? undefined : (spec) => authorize(caller(), spec),
     )
     // A connection that arrives while the server drains gets a stream that is closed at once.

@@ -109,7 +109,9 @@ export class WatchStream<M = string> {
   create(request: CreateRequest): number {
     if (this.closed) throw new KvlogError('CLOSED', 'the connection is closing')
     if (this.watches.size >= this.maxWatchers) {
-      throw new KvlogError('TOO_MANY_WATCHERS', `at most ${this.maxWatchers} watches per connection`, { maxWatchersPerConnection: this.maxWatchers })
+      throw new KvlogError('TOO_MANY_WATCHERS', `at most ${this.maxWatchers} watches per connection`, {
+        maxWatchersPerConnection: this.maxWatchers,
+      })
     }
     const id = request.id ?? this.freeId()
     if (this.watches.has(id)) throw new KvlogError('WATCH_ID_EXISTS', `watch id ${id} is already in use on this connection`, { id })
@@ -127,7 +129,13 @@ export class WatchStream<M = string> {
         return id
       }
     }
-    const watch: Watch = { id, handle: undefined as unknown as WatchHandle, progressNotify: request.progressNotify, active: true, paused: false }
+    const watch: Watch = {
+      id,
+      handle: undefined as unknown as WatchHandle,
+      progressNotify: request.progressNotify,
+      active: true,
+      paused: false,
+    }
     // The hub never calls the sink from inside watch(), so `created` always goes first.
     watch.handle = this.hub.watch(spec, {
       events: (batch) => {

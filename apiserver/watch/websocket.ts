@@ -35,26 +35,40 @@ export const WATCH_PATH = '/v1/watch'
 /** How long a closing connection may take to finish the close handshake before it is cut. */
 const CLOSE_GRACE_MS = 1000
 
-export function attachWebSocketWatch(server: Server, service: WatchService, auth: Authorizer, options: WebSocketOptions): { close(): Promise<void> } {
+export function attachWebSocketWatch(
+  server: Server,
+  service: WatchService,
+  auth: Authorizer,
+  options: WebSocketOptions,
+): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
-  onUpgrade(server, (path) => path === WATCH_PATH, (request, socket, head) => {
-    const who = upgradeCaller(auth, request, socket)
-    // The stream opened in the callback (synchronously) checks each create as this caller.
-    if (who !== undefined) asCaller(who, () => wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, service, options)))
-  })
+  onUpgrade(
+    server,
+    (path) => path === WATCH_PATH,
+    (request, socket, head) => {
+      const who = upgradeCaller(auth, request, socket)
+      // The stream opened in the callback (synchronously) checks each create as this caller.
+      if (who !== undefined) asCaller(who, () => wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, service, options)))
+    },
+  )
   return {
     /** Closes every connection with 1001; a peer that stopped reading is cut after a short grace period. */
     async close() {
       const open = [...wss.clients]
-      await Promise.all(open.map((ws) => new Promise<void>((resolve) => {
-        if (ws.readyState === ws.CLOSED) return resolve()
-        const cut = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS)
-        ws.once('close', () => {
-          clearTimeout(cut)
-          resolve()
-        })
-        ws.close(1001, 'server shutting down')
-      })))
+      await Promise.all(
+        open.map(
+          (ws) =>
+            new Promise<void>((resolve) => {
+              if (ws.readyState === ws.CLOSED) return resolve()
+              const cut = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS)
+              ws.once('close', () => {
+                clearTimeout(cut)
+                resolve()
+              })
+              ws.close(1001, 'server shutting down')
+            }),
+        ),
+      )
       wss.close()
     },
   }
@@ -71,7 +85,9 @@ export function upgradeCaller(auth: Authorizer, request: IncomingMessage, socket
     const e = isKvlogError(err) ? err : new KvlogError('INTERNAL', String(err))
     const body = JSON.stringify({ error: { code: e.code, message: e.message } })
     const status = ERROR_STATUS[e.code].http
-    socket.end(`HTTP/1.1 ${status} Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    socket.end(
+      `HTTP/1.1 ${status} Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
     return undefined
   }
 }

@@ -16,7 +16,11 @@ export interface WebSocketSender {
   stop(): void
 }
 
-export function webSocketSender(ws: WebSocket, options: { maxBufferedBytes: number; heartbeatInterval: number }, drained: () => void): WebSocketSender {
+export function webSocketSender(
+  ws: WebSocket,
+  options: { maxBufferedBytes: number; heartbeatInterval: number },
+  drained: () => void,
+): WebSocketSender {
   // ws does not expose its socket publicly; this is its documented field.
   const socket = (ws as unknown as { _socket: Socket })._socket
   let corked = false

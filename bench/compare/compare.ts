@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     for (const [name, run] of Object.entries(WORKLOADS)) {
       if (!wanted(name)) continue
       note(`${name}…`)
-      figures.push(...await run(pair, scale))
+      figures.push(...(await run(pair, scale)))
     }
   })
   if (wanted('big-store')) {
@@ -73,19 +73,28 @@ async function main(): Promise<void> {
 
   const rows: Array<Array<string | number>> = [['workload', 'kvlog', 'etcd', 'unit', 'ratio', '', 'note']]
   for (const f of figures) rows.push([f.name, f.kvlog, f.etcd, f.unit, ratio(f).toFixed(2), isBetter(f) ? 'better' : 'worse', f.note ?? ''])
-  console.log(`kvlog vs etcd ${etcdVersion}${scale.quick ? ' (--quick)' : ''}, ${new Date().toISOString().slice(0, 10)}, ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  console.log(
+    `kvlog vs etcd ${etcdVersion}${scale.quick ? ' (--quick)' : ''}, ${new Date().toISOString().slice(0, 10)}, ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  )
   console.log(table(rows))
   const markdown = args.flags.get('markdown')
   if (markdown !== undefined) await writeFile(markdown, markdownTable(figures))
   const svg = args.flags.get('svg')
   if (svg !== undefined) {
-    await writeFile(svg, chart(figures, `kvlog vs etcd ${etcdVersion} — ${new Date().toISOString().slice(0, 10)}${scale.quick ? ' (quick)' : ''}`))
+    await writeFile(
+      svg,
+      chart(figures, `kvlog vs etcd ${etcdVersion} — ${new Date().toISOString().slice(0, 10)}${scale.quick ? ' (quick)' : ''}`),
+    )
   }
   if (args.json) {
     const workloads: Record<string, object> = {}
     for (const f of figures) {
       workloads[f.name] = {
-        kvlog: round(f.kvlog), etcd: round(f.etcd), unit: f.unit, higherIsBetter: f.higherIsBetter, ratio: round(ratio(f)),
+        kvlog: round(f.kvlog),
+        etcd: round(f.etcd),
+        unit: f.unit,
+        higherIsBetter: f.higherIsBetter,
+        ratio: round(ratio(f)),
         ...(f.pass ? { pass: f.pass } : {}),
       }
     }
@@ -97,7 +106,9 @@ async function main(): Promise<void> {
 function markdownTable(figures: Figure[]): string {
   const lines = ['| workload | kvlog | etcd | unit | kvlog / etcd | | note |', '|---|---:|---:|---|---:|---|---|']
   for (const f of figures) {
-    lines.push(`| ${f.name} | ${formatNumber(f.kvlog)} | ${formatNumber(f.etcd)} | ${f.unit} | ${ratio(f).toFixed(2)} | ${isBetter(f) ? 'better' : '**worse**'} | ${f.note ?? ''} |`)
+    lines.push(
+      `| ${f.name} | ${formatNumber(f.kvlog)} | ${formatNumber(f.etcd)} | ${f.unit} | ${ratio(f).toFixed(2)} | ${isBetter(f) ? 'better' : '**worse**'} | ${f.note ?? ''} |`,
+    )
   }
   return lines.join('\n') + '\n'
 }

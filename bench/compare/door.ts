@@ -31,10 +31,19 @@ interface Sample extends Throughput {
 
 async function measure(system: System, clients: number): Promise<Sample> {
   const before = await cpuSeconds(system.pid())
-  const r = await runLoad({
-    cmd: 'puts', target: system.grpc, clients, connections: Math.max(1, Math.ceil(clients / 32)), durationMs: seconds * 1000,
-    keyPrefix: '/bench/door/', keys: 10_000, valueBytes: 256,
-  }, clients === 1 ? 1 : 2)
+  const r = await runLoad(
+    {
+      cmd: 'puts',
+      target: system.grpc,
+      clients,
+      connections: Math.max(1, Math.ceil(clients / 32)),
+      durationMs: seconds * 1000,
+      keyPrefix: '/bench/door/',
+      keys: 10_000,
+      valueBytes: 256,
+    },
+    clients === 1 ? 1 : 2,
+  )
   const after = await cpuSeconds(system.pid())
   return { ...r, cpuUsPerPut: ((after - before) * 1e6) / Math.max(1, r.ops) }
 }
@@ -63,8 +72,14 @@ async function main(): Promise<void> {
       }
       for (const [name] of systems) {
         const s = samples.get(name)!
-        rows.push([name, clients, formatNumber(median(s.map((x) => x.opsPerSec))), median(s.map((x) => x.p50)).toFixed(2),
-          median(s.map((x) => x.p99)).toFixed(2), formatNumber(median(s.map((x) => x.cpuUsPerPut)))])
+        rows.push([
+          name,
+          clients,
+          formatNumber(median(s.map((x) => x.opsPerSec))),
+          median(s.map((x) => x.p50)).toFixed(2),
+          median(s.map((x) => x.p99)).toFixed(2),
+          formatNumber(median(s.map((x) => x.cpuUsPerPut))),
+        ])
       }
     }
     console.log(`etcd client port, durable puts, ${seconds} s per run, medians of ${rounds}, ${new Date().toISOString().slice(0, 10)}`)

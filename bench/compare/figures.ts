@@ -46,26 +46,54 @@ export interface Scale {
 }
 
 export const FULL: Scale = {
-  quick: false, seconds: 10, generators: 2, putClients: [1, 64, 1000], rangeKeys: 1000,
-  watchers: 1000, watchStreams: 50, watchRate: 1000, watchSeconds: 10,
-  resumeWatchers: 100, resumeRevisions: 10_000,
-  bigKeys: 100_000, bigRevisions: 1_000_000, compactRate: 1000,
-  checkPerfModelMs: 0, settleMs: 2000, graceMs: 10_000,
+  quick: false,
+  seconds: 10,
+  generators: 2,
+  putClients: [1, 64, 1000],
+  rangeKeys: 1000,
+  watchers: 1000,
+  watchStreams: 50,
+  watchRate: 1000,
+  watchSeconds: 10,
+  resumeWatchers: 100,
+  resumeRevisions: 10_000,
+  bigKeys: 100_000,
+  bigRevisions: 1_000_000,
+  compactRate: 1000,
+  checkPerfModelMs: 0,
+  settleMs: 2000,
+  graceMs: 10_000,
 }
 
 /** Small enough for CI (< 60 s on a busy 2-core machine): it shows that everything runs and reports. */
 export const QUICK: Scale = {
-  quick: true, seconds: 0.5, generators: 1, putClients: [1, 64, 1000], rangeKeys: 100,
-  watchers: 20, watchStreams: 4, watchRate: 100, watchSeconds: 0.5,
-  resumeWatchers: 10, resumeRevisions: 200,
-  bigKeys: 200, bigRevisions: 1000, compactRate: 100,
-  checkPerfModelMs: 500, settleMs: 200, graceMs: 2000,
+  quick: true,
+  seconds: 0.5,
+  generators: 1,
+  putClients: [1, 64, 1000],
+  rangeKeys: 100,
+  watchers: 20,
+  watchStreams: 4,
+  watchRate: 100,
+  watchSeconds: 0.5,
+  resumeWatchers: 10,
+  resumeRevisions: 200,
+  bigKeys: 200,
+  bigRevisions: 1000,
+  compactRate: 100,
+  checkPerfModelMs: 500,
+  settleMs: 200,
+  graceMs: 2000,
 }
 
 /** FULL with the big store's sizes from flags (--big-keys, --big-revisions) when the machine is too slow. */
 export function scaleFrom(quick: boolean, flags: Map<string, string>): Scale {
   const scale = { ...(quick ? QUICK : FULL) }
-  for (const [flag, field] of [['big-keys', 'bigKeys'], ['big-revisions', 'bigRevisions'], ['seconds', 'seconds']] as const) {
+  for (const [flag, field] of [
+    ['big-keys', 'bigKeys'],
+    ['big-revisions', 'bigRevisions'],
+    ['seconds', 'seconds'],
+  ] as const) {
     const v = flags.get(flag)
     if (v === undefined) continue
     const n = Number(v)

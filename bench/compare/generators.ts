@@ -68,19 +68,21 @@ export async function runLoad(command: PutsCommand | RangesCommand, processes: n
     for (const w of workers) if (w.connected) w.send({ cmd: 'stop' })
   })
   try {
-    let keyStart = command.cmd !== 'ranges' ? command.keyStart ?? 0 : 0
-    const results = await Promise.all(workers.map((w, i) => {
-      const part = { ...command, clients: split(command.clients, n, i), connections: Math.max(1, split(command.connections, n, i)) }
-      if (part.cmd !== 'ranges') {
-        if (part.count !== undefined) {
-          part.count = split(part.count, n, i)
-          part.keyStart = keyStart
-          keyStart += part.count
+    let keyStart = command.cmd !== 'ranges' ? (command.keyStart ?? 0) : 0
+    const results = await Promise.all(
+      workers.map((w, i) => {
+        const part = { ...command, clients: split(command.clients, n, i), connections: Math.max(1, split(command.connections, n, i)) }
+        if (part.cmd !== 'ranges') {
+          if (part.count !== undefined) {
+            part.count = split(part.count, n, i)
+            part.keyStart = keyStart
+            keyStart += part.count
+          }
+          if (part.rate !== undefined) part.rate = (part.rate * part.clients) / command.clients
         }
-        if (part.rate !== undefined) part.rate = (part.rate * part.clients) / command.clients
-      }
-      return ask<LoadResult>(w, part, 'done')
-    }))
+        return ask<LoadResult>(w, part, 'done')
+      }),
+    )
     idle.push(...workers)
     const failed = results.find((r) => r.errors > 0)
     if (failed) throw new Error(`${failed.errors} requests failed, e.g. ${failed.firstError}`)
@@ -114,9 +116,19 @@ export class WatchGenerators {
   /** Creates the watches (spread over the processes); resolves once every one is created. */
   async watch(command: WatchCommand): Promise<void> {
     const n = this.workers.length
-    await Promise.all(this.workers.map((w, i) => ask(w, {
-      ...command, watchers: split(command.watchers, n, i), streams: Math.max(1, split(command.streams, n, i)),
-    }, 'ready')))
+    await Promise.all(
+      this.workers.map((w, i) =>
+        ask(
+          w,
+          {
+            ...command,
+            watchers: split(command.watchers, n, i),
+            streams: Math.max(1, split(command.streams, n, i)),
+          },
+          'ready',
+        ),
+      ),
+    )
   }
 
   report(latencies = false): Promise<WatchReport[]> {

@@ -19,10 +19,13 @@ export interface EtcdClient {
 const KV = makeGenericClientConstructor(serviceDefinition('etcdserverpb.KV'), 'KV')
 const MAINTENANCE = makeGenericClientConstructor(serviceDefinition('etcdserverpb.Maintenance'), 'Maintenance')
 const watchDefinition = serviceDefinition('etcdserverpb.Watch')
-const WATCH = makeGenericClientConstructor({
-  ...watchDefinition,
-  Watch: { ...watchDefinition.Watch, responseDeserialize: (bytes: Buffer) => bytes },
-}, 'Watch')
+const WATCH = makeGenericClientConstructor(
+  {
+    ...watchDefinition,
+    Watch: { ...watchDefinition.Watch, responseDeserialize: (bytes: Buffer) => bytes },
+  },
+  'Watch',
+)
 
 const OPTIONS = {
   // One TCP connection per client object (grpc-js shares subchannels between equal channels otherwise).

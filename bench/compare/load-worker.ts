@@ -115,7 +115,12 @@ function httpSend(agent: Agent, url: URL, options: RequestOptions, body?: string
 }
 
 async function httpPut(agent: Agent, url: URL, body: string): Promise<void> {
-  const status = await httpSend(agent, url, { method: 'PUT', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, body)
+  const status = await httpSend(
+    agent,
+    url,
+    { method: 'PUT', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+    body,
+  )
   if (status !== 200) throw new Error(`HTTP ${status}`)
 }
 
@@ -132,8 +137,13 @@ async function openConnections(agent: Agent, base: string, connections: number):
 }
 
 /** Runs `clients` loops of op() until the deadline / count; op(i) does the i-th operation. */
-async function drive(clients: number, durationMs: number, count: number, rate: number | undefined,
-  op: (i: number, client: number) => Promise<void>): Promise<LoadResult> {
+async function drive(
+  clients: number,
+  durationMs: number,
+  count: number,
+  rate: number | undefined,
+  op: (i: number, client: number) => Promise<void>,
+): Promise<LoadResult> {
   const samples = new Samples()
   let next = 0
   let errors = 0
@@ -141,29 +151,39 @@ async function drive(clients: number, durationMs: number, count: number, rate: n
   const start = now()
   const deadline = start + durationMs
   stopped = false
-  await Promise.all(Array.from({ length: clients }, async (_, c) => {
-    // Paced: client c does its k-th put at start + (c + k * clients) / rate.
-    let k = 0
-    while (now() < deadline && next < count && !stopped) {
-      let scheduled = now()
-      let issued = scheduled
-      if (rate !== undefined) {
-        scheduled = start + ((c + k++ * clients) / rate) * 1000
-        issued = await sleepUntil(scheduled, now)
-        if (issued >= deadline || stopped) break
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      // Paced: client c does its k-th put at start + (c + k * clients) / rate.
+      let k = 0
+      while (now() < deadline && next < count && !stopped) {
+        let scheduled = now()
+        let issued = scheduled
+        if (rate !== undefined) {
+          scheduled = start + ((c + k++ * clients) / rate) * 1000
+          issued = await sleepUntil(scheduled, now)
+          if (issued >= deadline || stopped) break
+        }
+        const i = next++
+        try {
+          await op(i, c)
+          samples.add(pacedLatency(scheduled, issued, now()))
+        } catch (err) {
+          errors++
+          firstError ??= String(err)
+          if (errors > 1000) throw err
+        }
       }
-      const i = next++
-      try {
-        await op(i, c)
-        samples.add(pacedLatency(scheduled, issued, now()))
-      } catch (err) {
-        errors++
-        firstError ??= String(err)
-        if (errors > 1000) throw err
-      }
-    }
-  }))
-  return { kind: 'done', ops: next - errors, errors, firstError, startedAt: start, seconds: (now() - start) / 1000, latencies: samples.values }
+    }),
+  )
+  return {
+    kind: 'done',
+    ops: next - errors,
+    errors,
+    firstError,
+    startedAt: start,
+    seconds: (now() - start) / 1000,
+    latencies: samples.values,
+  }
 }
 
 function valueFor(c: PutsCommand): () => Buffer {
@@ -185,7 +205,8 @@ async function puts(c: PutsCommand): Promise<LoadResult> {
     try {
       await openConnections(agent, c.target, c.connections)
       return await drive(c.clients, c.durationMs, count, c.rate, (i) =>
-        httpPut(agent, url, JSON.stringify({ key: keyOf(i), value: value().toString() })))
+        httpPut(agent, url, JSON.stringify({ key: keyOf(i), value: value().toString() })),
+      )
     } finally {
       agent.destroy()
     }
@@ -193,7 +214,8 @@ async function puts(c: PutsCommand): Promise<LoadResult> {
   const conns = Array.from({ length: c.connections }, () => connect(c.target))
   try {
     return await drive(c.clients, c.durationMs, count, c.rate, (i, client) =>
-      unary(conns[client % conns.length], 'Put', { key: Buffer.from(keyOf(i)), value: value() }))
+      unary(conns[client % conns.length], 'Put', { key: Buffer.from(keyOf(i)), value: value() }),
+    )
   } finally {
     for (const conn of conns) conn.close()
   }
@@ -206,9 +228,12 @@ async function ranges(c: RangesCommand): Promise<LoadResult> {
   end[end.length - 1]++
   try {
     return await drive(c.clients, c.durationMs, Number.MAX_SAFE_INTEGER, undefined, (i, client) =>
-      unary(conns[client % conns.length], 'Range', c.mode === 'point'
-        ? { key: Buffer.from(c.prefix + pad((i * 7919) % c.keys)) }
-        : { key: prefix, range_end: end }))
+      unary(
+        conns[client % conns.length],
+        'Range',
+        c.mode === 'point' ? { key: Buffer.from(c.prefix + pad((i * 7919) % c.keys)) } : { key: prefix, range_end: end },
+      ),
+    )
   } finally {
     for (const conn of conns) conn.close()
   }
@@ -226,71 +251,88 @@ async function watch(c: WatchCommand): Promise<void> {
   end[end.length - 1]++
   const perStream = Math.ceil(c.watchers / c.streams)
   const streams: Array<ClientDuplexStream<Message, Buffer>> = []
-  await Promise.all(Array.from({ length: c.streams }, (_, s) => new Promise<void>((resolve, reject) => {
-    const base = s * perStream
-    const count = Math.min(perStream, c.watchers - base)
-    if (count <= 0) return resolve()
-    const client = connect(c.target)
-    const stream = client.watch.Watch()
-    streams.push(stream)
-    let created = 0
-    // Watch ids are per stream, given by the server in creation order (0, 1, ...).
-    const ids = new Map<number, number>()
-    stream.on('error', (err) => (created < count ? reject(err) : undefined))
-    stream.on('data', (bytes: Buffer) => {
-      const r = readWatchResponse(bytes, watchState.latencies.values.length < MAX_SAMPLES)
-      if (r.created) {
-        ids.set(r.watchId, base + created)
-        if (++created === count) resolve()
-        return
-      }
-      if (r.events === 0) return
-      watchState.events += r.events
-      const w = ids.get(r.watchId)
-      if (w !== undefined) watchState.perWatcher[w] += r.events
-      if (r.firstValue !== undefined && r.firstValue[0] === 0x7b) {
-        const t = Number(/"t":([0-9.]+)/.exec(r.firstValue.toString('latin1'))?.[1])
-        if (t > 0) watchState.latencies.add(now() - t)
-      }
-      if (watchState.expect > 0 && watchState.doneAt === undefined && w !== undefined
-        && watchState.perWatcher[w] >= watchState.expect && watchState.perWatcher.every((n) => n >= watchState.expect)) {
-        watchState.doneAt = now()
-      }
-    })
-    // Creates go one at a time per stream (etcd answers in order), so ids map to watchers.
-    for (let i = 0; i < count; i++) {
-      const create: Message = { key, range_end: end }
-      if (c.startRevision !== undefined) create.start_revision = c.startRevision
-      stream.write({ create_request: create })
-    }
-  })))
+  await Promise.all(
+    Array.from(
+      { length: c.streams },
+      (_, s) =>
+        new Promise<void>((resolve, reject) => {
+          const base = s * perStream
+          const count = Math.min(perStream, c.watchers - base)
+          if (count <= 0) return resolve()
+          const client = connect(c.target)
+          const stream = client.watch.Watch()
+          streams.push(stream)
+          let created = 0
+          // Watch ids are per stream, given by the server in creation order (0, 1, ...).
+          const ids = new Map<number, number>()
+          stream.on('error', (err) => (created < count ? reject(err) : undefined))
+          stream.on('data', (bytes: Buffer) => {
+            const r = readWatchResponse(bytes, watchState.latencies.values.length < MAX_SAMPLES)
+            if (r.created) {
+              ids.set(r.watchId, base + created)
+              if (++created === count) resolve()
+              return
+            }
+            if (r.events === 0) return
+            watchState.events += r.events
+            const w = ids.get(r.watchId)
+            if (w !== undefined) watchState.perWatcher[w] += r.events
+            if (r.firstValue !== undefined && r.firstValue[0] === 0x7b) {
+              const t = Number(/"t":([0-9.]+)/.exec(r.firstValue.toString('latin1'))?.[1])
+              if (t > 0) watchState.latencies.add(now() - t)
+            }
+            if (
+              watchState.expect > 0 &&
+              watchState.doneAt === undefined &&
+              w !== undefined &&
+              watchState.perWatcher[w] >= watchState.expect &&
+              watchState.perWatcher.every((n) => n >= watchState.expect)
+            ) {
+              watchState.doneAt = now()
+            }
+          })
+          // Creates go one at a time per stream (etcd answers in order), so ids map to watchers.
+          for (let i = 0; i < count; i++) {
+            const create: Message = { key, range_end: end }
+            if (c.startRevision !== undefined) create.start_revision = c.startRevision
+            stream.write({ create_request: create })
+          }
+        }),
+    ),
+  )
 }
 
-process.on('message', (m: PutsCommand | RangesCommand | WatchCommand | { cmd: 'report'; latencies?: boolean } | { cmd: 'stop' } | { cmd: 'exit' }) => {
-  const fail = (err: unknown) => process.send!({ kind: 'error', message: String(err) })
-  switch (m.cmd) {
-    case 'puts':
-    case 'http-puts':
-      puts(m).then((r) => process.send!(r), fail)
-      break
-    case 'ranges':
-      ranges(m).then((r) => process.send!(r), fail)
-      break
-    case 'watch':
-      watch(m).then(() => process.send!({ kind: 'ready' }), fail)
-      break
-    case 'report': {
-      const report: WatchReport = {
-        kind: 'report', events: watchState.events, latencies: m.latencies ? watchState.latencies.values : [],
-        minEvents: Math.min(...watchState.perWatcher), doneAt: watchState.doneAt,
+process.on(
+  'message',
+  (m: PutsCommand | RangesCommand | WatchCommand | { cmd: 'report'; latencies?: boolean } | { cmd: 'stop' } | { cmd: 'exit' }) => {
+    const fail = (err: unknown) => process.send!({ kind: 'error', message: String(err) })
+    switch (m.cmd) {
+      case 'puts':
+      case 'http-puts':
+        puts(m).then((r) => process.send!(r), fail)
+        break
+      case 'ranges':
+        ranges(m).then((r) => process.send!(r), fail)
+        break
+      case 'watch':
+        watch(m).then(() => process.send!({ kind: 'ready' }), fail)
+        break
+      case 'report': {
+        const report: WatchReport = {
+          kind: 'report',
+          events: watchState.events,
+          latencies: m.latencies ? watchState.latencies.values : [],
+          minEvents: Math.min(...watchState.perWatcher),
+          doneAt: watchState.doneAt,
+        }
+        process.send!(report)
+        break
       }
-      process.send!(report)
-      break
+      case 'stop':
+        stopped = true
+        break
+      default:
+        process.exit(0)
     }
-    case 'stop':
-      stopped = true
-      break
-    default:
-      process.exit(0)
-  }
-})
+  },
+)

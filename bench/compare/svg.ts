@@ -45,7 +45,9 @@ export function chart(figures: Figure[], title: string): string {
     const bx = x(adv)
     const color = isBetter(f) ? '#2e9d4f' : '#d0453a'
     out.push(`<text x="${LABEL - 8}" y="${y + 14}" text-anchor="end">${escape(f.name)}</text>`)
-    out.push(`<rect x="${Math.min(bx, center)}" y="${y + 3}" width="${Math.max(1, Math.abs(bx - center))}" height="${ROW - 6}" fill="${color}"/>`)
+    out.push(
+      `<rect x="${Math.min(bx, center)}" y="${y + 3}" width="${Math.max(1, Math.abs(bx - center))}" height="${ROW - 6}" fill="${color}"/>`,
+    )
     const label = Number.isFinite(adv) ? `${adv >= 10 ? adv.toFixed(0) : adv.toFixed(2)}×` : 'n/a'
     out.push(`<text x="${Math.max(bx, center) + 4}" y="${y + 14}" fill="#333">${label}</text>`)
   })

@@ -51,8 +51,10 @@ export interface System {
 export function checkEtcdInstalled(): string {
   const r = spawnSync(ETCD_BIN, ['--version'], { encoding: 'utf8' })
   if (r.error || r.status !== 0) {
-    throw new Error('etcd not found. Install Debian\'s etcd 3.4 with `sudo apt-get install etcd-server etcd-client` '
-      + '(or set ETCD_BIN to an etcd 3.4 binary; etcdctl must be on PATH for `check perf`).')
+    throw new Error(
+      "etcd not found. Install Debian's etcd 3.4 with `sudo apt-get install etcd-server etcd-client` " +
+        '(or set ETCD_BIN to an etcd 3.4 binary; etcdctl must be on PATH for `check perf`).',
+    )
   }
   return /etcd Version: (\S+)/.exec(r.stdout)?.[1] ?? 'unknown'
 }
@@ -99,8 +101,15 @@ interface Launch {
   args: string[]
 }
 
-async function startSystem(name: SystemName, launch: () => Launch, grpc: string, dataDir: string, root: string,
-  disk: { total(): Promise<number>; wal(): Promise<number> }, http?: string): Promise<System> {
+async function startSystem(
+  name: SystemName,
+  launch: () => Launch,
+  grpc: string,
+  dataDir: string,
+  root: string,
+  disk: { total(): Promise<number>; wal(): Promise<number> },
+  http?: string,
+): Promise<System> {
   let child: ChildProcess
   let exited: Promise<void>
   let stderr = ''
@@ -127,7 +136,10 @@ async function startSystem(name: SystemName, launch: () => Launch, grpc: string,
   }
   await spawnIt()
   return {
-    name, grpc, http, dataDir,
+    name,
+    grpc,
+    http,
+    dataDir,
     pid: () => child.pid!,
     rss: () => rssOf(child.pid!),
     diskBytes: () => disk.total(),
@@ -150,12 +162,32 @@ export async function startEtcd(): Promise<System> {
   const [client, peer] = [await freePort(), await freePort()]
   const clientUrl = `http://127.0.0.1:${client}`
   const peerUrl = `http://127.0.0.1:${peer}`
-  const args = ['--name', 'b', '--data-dir', dataDir,
-    '--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl,
-    '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl, '--initial-cluster', `b=${peerUrl}`,
-    '--quota-backend-bytes', QUOTA, '--logger', 'zap', '--log-level', 'error']
-  return startSystem('etcd', () => ({ command: ETCD_BIN, args }), `127.0.0.1:${client}`, dataDir, root,
-    { total: () => bytesUnder(join(dataDir, 'member', 'snap', 'db')), wal: () => bytesUnder(join(dataDir, 'member', 'wal')) })
+  const args = [
+    '--name',
+    'b',
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    clientUrl,
+    '--advertise-client-urls',
+    clientUrl,
+    '--listen-peer-urls',
+    peerUrl,
+    '--initial-advertise-peer-urls',
+    peerUrl,
+    '--initial-cluster',
+    `b=${peerUrl}`,
+    '--quota-backend-bytes',
+    QUOTA,
+    '--logger',
+    'zap',
+    '--log-level',
+    'error',
+  ]
+  return startSystem('etcd', () => ({ command: ETCD_BIN, args }), `127.0.0.1:${client}`, dataDir, root, {
+    total: () => bytesUnder(join(dataDir, 'member', 'snap', 'db')),
+    wal: () => bytesUnder(join(dataDir, 'member', 'wal')),
+  })
 }
 
 /**
@@ -168,9 +200,31 @@ export async function startKvlog(extraArgs: string[] = []): Promise<System> {
   const root = await mkdtemp(join(tmpdir(), 'bench-kvlog-'))
   const dataDir = join(root, 'data')
   const [grpc, http] = [await freePort(), await freePort()]
-  const args = [...KVLOG_NODE_ARGS, KVLOG_BIN, 'serve',
-    '--data-dir', dataDir, '--listen-grpc', `127.0.0.1:${grpc}`, '--listen-http', `127.0.0.1:${http}`,
-    '--fsync', 'always', '--quota-backend-bytes', QUOTA, '--log-level', 'warn', ...extraArgs]
-  return startSystem('kvlog', () => ({ command: process.execPath, args }), `127.0.0.1:${grpc}`, dataDir, root,
-    { total: () => bytesUnder(dataDir), wal: () => levelDbLogBytes(dataDir) }, `http://127.0.0.1:${http}`)
+  const args = [
+    ...KVLOG_NODE_ARGS,
+    KVLOG_BIN,
+    'serve',
+    '--data-dir',
+    dataDir,
+    '--listen-grpc',
+    `127.0.0.1:${grpc}`,
+    '--listen-http',
+    `127.0.0.1:${http}`,
+    '--fsync',
+    'always',
+    '--quota-backend-bytes',
+    QUOTA,
+    '--log-level',
+    'warn',
+    ...extraArgs,
+  ]
+  return startSystem(
+    'kvlog',
+    () => ({ command: process.execPath, args }),
+    `127.0.0.1:${grpc}`,
+    dataDir,
+    root,
+    { total: () => bytesUnder(dataDir), wal: () => levelDbLogBytes(dataDir) },
+    `http://127.0.0.1:${http}`,
+  )
 }

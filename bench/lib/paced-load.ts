@@ -75,18 +75,23 @@ export function pacedLoad(writers: number, rate: number, op: (i: number) => Prom
     const at = dueOf(w, nextK[w]++)
     busy[w] = 1
     inFlight++
-    op(issuedOps++).then(() => {
-      samples.add(at, pacedLatency(at, issued, performance.now()))
-    }, (err: unknown) => {
-      failure ??= err
-      running = false
-    }).finally(() => {
-      busy[w] = 0
-      inFlight--
-      // Its next op came due while this one was in flight: it goes now.
-      if (running && dueOf(w, nextK[w]) <= performance.now()) issue(w, performance.now())
-      else if (inFlight === 0) idle?.()
-    })
+    op(issuedOps++)
+      .then(
+        () => {
+          samples.add(at, pacedLatency(at, issued, performance.now()))
+        },
+        (err: unknown) => {
+          failure ??= err
+          running = false
+        },
+      )
+      .finally(() => {
+        busy[w] = 0
+        inFlight--
+        // Its next op came due while this one was in flight: it goes now.
+        if (running && dueOf(w, nextK[w]) <= performance.now()) issue(w, performance.now())
+        else if (inFlight === 0) idle?.()
+      })
   }
 
   const dispatcher = (async () => {

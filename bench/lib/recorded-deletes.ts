@@ -43,7 +43,11 @@ export class RecordedDeletes {
   }
 
   /** Records the deletions that compacting the log below `to` makes (read in one pass over the log). */
-  static async read(db: Db, to: number, { progress, capacity = { bytes: 1 << 24, keys: 1 << 16 } }: RecordOptions = {}): Promise<RecordedDeletes> {
+  static async read(
+    db: Db,
+    to: number,
+    { progress, capacity = { bytes: 1 << 24, keys: 1 << 16 } }: RecordOptions = {},
+  ): Promise<RecordedDeletes> {
     const recorded = new RecordedDeletes(capacity)
     for await (const [k, v] of db.iterator({ gte: logKey(1), lt: logKey(to) })) {
       for (const op of decodeEntryRefs(v).ops) {
@@ -87,7 +91,9 @@ export interface ReplayPace {
  * a batch that lands late is followed at once. Resolves with the versions deleted.
  */
 export async function replayDeletes(
-  deletes: RecordedDeletes, submit: (build: () => BatchOp[]) => Promise<void>, pace: ReplayPace,
+  deletes: RecordedDeletes,
+  submit: (build: () => BatchOp[]) => Promise<void>,
+  pace: ReplayPace,
 ): Promise<number> {
   const started = performance.now()
   let done = 0

@@ -19,15 +19,19 @@ export async function startKvlog(args: string[] = []): Promise<BenchServer> {
   if (external) return { http: external, child: undefined as unknown as ChildProcess, stop: async () => undefined }
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-'))
   const ready = join(dir, 'ready.json')
-  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(dir, 'data'), '--listen-http', '127.0.0.1:0',
-    '--ready-file', ready, '--log-level', 'warn', ...args], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--data-dir', join(dir, 'data'), '--listen-http', '127.0.0.1:0', '--ready-file', ready, '--log-level', 'warn', ...args],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  )
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
   const deadline = Date.now() + 20_000
   for (;;) {
     try {
       const { http } = JSON.parse(await readFile(ready, 'utf8')) as { http: string }
       return {
-        http, child,
+        http,
+        child,
         async stop() {
           child.kill('SIGTERM')
           await exited

@@ -56,33 +56,40 @@ async function watch(c: WatchCommand): Promise<void> {
   until = c.until
   const total = c.connections * c.watchersPerConnection
   lastRevision = new Array(total).fill(0)
-  await Promise.all(Array.from({ length: c.connections }, (_, conn) => new Promise<void>((resolve, reject) => {
-    let created = 0
-    const ws = new WebSocket(c.url.replace(/^http/, 'ws') + '/v1/watch', { perMessageDeflate: false })
-    ws.on('error', reject)
-    ws.on('open', () => {
-      for (let w = 0; w < c.watchersPerConnection; w++) {
-        const create: Record<string, unknown> = { op: 'create', id: w + 1, key: c.prefix, prefix: true }
-        if (c.startRevision !== undefined) create.startRevision = c.startRevision
-        ws.send(JSON.stringify(create))
-      }
-    })
-    ws.on('message', (data: Buffer) => {
-      const text = data.toString()
-      if (text.startsWith('{"type":"created"')) {
-        if (++created === c.watchersPerConnection) resolve()
-        return
-      }
-      if (text.startsWith('{"type":"events"')) onEvents(conn * c.watchersPerConnection, text)
-    })
-  })))
+  await Promise.all(
+    Array.from(
+      { length: c.connections },
+      (_, conn) =>
+        new Promise<void>((resolve, reject) => {
+          let created = 0
+          const ws = new WebSocket(c.url.replace(/^http/, 'ws') + '/v1/watch', { perMessageDeflate: false })
+          ws.on('error', reject)
+          ws.on('open', () => {
+            for (let w = 0; w < c.watchersPerConnection; w++) {
+              const create: Record<string, unknown> = { op: 'create', id: w + 1, key: c.prefix, prefix: true }
+              if (c.startRevision !== undefined) create.startRevision = c.startRevision
+              ws.send(JSON.stringify(create))
+            }
+          })
+          ws.on('message', (data: Buffer) => {
+            const text = data.toString()
+            if (text.startsWith('{"type":"created"')) {
+              if (++created === c.watchersPerConnection) resolve()
+              return
+            }
+            if (text.startsWith('{"type":"events"')) onEvents(conn * c.watchersPerConnection, text)
+          })
+        }),
+    ),
+  )
   process.send!({ kind: 'ready' })
 }
 
 process.on('message', (m: WatchCommand | { cmd: 'report' } | { cmd: 'exit' }) => {
-  if (m.cmd === 'watch') void watch(m).catch((err) => {
-    process.send!({ kind: 'error', message: String(err) })
-  })
+  if (m.cmd === 'watch')
+    void watch(m).catch((err) => {
+      process.send!({ kind: 'error', message: String(err) })
+    })
   else if (m.cmd === 'report') {
     process.send!({ kind: 'report', events, messages, latencies, lastRevisionMin: Math.min(...lastRevision), doneAt })
   } else process.exit(0)

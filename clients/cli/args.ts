@@ -29,7 +29,14 @@ export interface Parsed {
 }
 
 /** Flags every client command accepts. */
-const COMMON_FLAGS: Record<string, FlagType> = { endpoint: 'string', endpoints: 'string', output: 'string', o: 'string', help: 'bool', h: 'bool' }
+const COMMON_FLAGS: Record<string, FlagType> = {
+  endpoint: 'string',
+  endpoints: 'string',
+  output: 'string',
+  o: 'string',
+  help: 'bool',
+  h: 'bool',
+}
 
 export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
   const types = { ...COMMON_FLAGS, ...spec.flags }
@@ -61,7 +68,8 @@ export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
       value = argv[++i]
     }
     if (type === 'int') {
-      if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`${a}: expected a non-negative integer, got ${JSON.stringify(value)}`)
+      if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)))
+        throw new UsageError(`${a}: expected a non-negative integer, got ${JSON.stringify(value)}`)
       flags.set(name, Number(value))
     } else flags.set(name, value)
   }

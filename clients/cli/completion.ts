@@ -23,7 +23,8 @@ const FILE_FLAGS = ['--file', '--data-dir', '--config']
 
 export function completionScript(shell: string | undefined, commands: Record<string, CompletionCommand>): string {
   const names = ['serve', 'version', ...Object.keys(commands)].sort()
-  const flagsOf = (name: string) => [...Object.keys(commands[name]?.flags ?? {}), ...Object.keys(GLOBAL_FLAGS)].map((f) => `--${f}`).join(' ')
+  const flagsOf = (name: string) =>
+    [...Object.keys(commands[name]?.flags ?? {}), ...Object.keys(GLOBAL_FLAGS)].map((f) => `--${f}`).join(' ')
   if (shell === 'bash') return bash(names, flagsOf)
   if (shell === 'zsh') return zsh(names, flagsOf)
   throw new UsageError(`completion: expected bash or zsh, got ${JSON.stringify(shell ?? '')}`)

@@ -34,7 +34,11 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'prev-kv': ['', 'also print the value the key had before'],
       file: ['FILE', 'take the value from FILE, byte for byte (instead of VALUE)'],
     },
-    examples: ['kvlog put /config/a hello', 'kvlog put /config/b - < value.bin      # the value from stdin', 'kvlog put /config/c --file value.json --prev-kv'],
+    examples: [
+      'kvlog put /config/a hello',
+      'kvlog put /config/b - < value.bin      # the value from stdin',
+      'kvlog put /config/c --file value.json --prev-kv',
+    ],
   },
   get: {
     flags: {
@@ -45,7 +49,12 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'count-only': ['', 'only how many keys match'],
       'print-value-only': ['', 'write the value alone, byte for byte, with no newline (for pipes and files)'],
     },
-    examples: ['kvlog get /config/a', 'kvlog get /config/ --prefix --keys-only', 'kvlog get /config/a --rev 1h', 'kvlog get /config/b --print-value-only > value.bin'],
+    examples: [
+      'kvlog get /config/a',
+      'kvlog get /config/ --prefix --keys-only',
+      'kvlog get /config/a --rev 1h',
+      'kvlog get /config/b --print-value-only > value.bin',
+    ],
   },
   del: {
     flags: { ...RANGE, 'prev-kv': ['', 'also print the deleted keys and their values'] },
@@ -53,7 +62,10 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   txn: {
     flags: {},
-    examples: [`echo '{"compare":[{"key":"/a","target":"VERSION","result":"EQUAL","version":0}],"success":[{"put":{"key":"/a","value":"1"}}]}' | kvlog txn`, 'kvlog txn request.json'],
+    examples: [
+      `echo '{"compare":[{"key":"/a","target":"VERSION","result":"EQUAL","version":0}],"success":[{"put":{"key":"/a","value":"1"}}]}' | kvlog txn`,
+      'kvlog txn request.json',
+    ],
   },
   watch: {
     flags: {
@@ -61,9 +73,16 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       rev: ['REV|TIME', `start at ${REV_OR_TIME} (inclusive; default: from now)`],
       cursor: ['NAME', 'start after the revision committed to this consumer cursor'],
       'prev-kv': ['', 'also print the value before each change'],
-      'connect-timeout': ['DURATION', 'give up (exit 1) when no endpoint answered within this time, e.g. 30s, 2m (default 30s; 0: never). Once connected, the watch resumes forever'],
+      'connect-timeout': [
+        'DURATION',
+        'give up (exit 1) when no endpoint answered within this time, e.g. 30s, 2m (default 30s; 0: never). Once connected, the watch resumes forever',
+      ],
     },
-    examples: ['kvlog watch /config/ --prefix', 'kvlog watch /config/a --rev 10m --prev-kv', 'kvlog watch /jobs/ --prefix --cursor worker-1 -o json'],
+    examples: [
+      'kvlog watch /config/ --prefix',
+      'kvlog watch /config/a --rev 10m --prev-kv',
+      'kvlog watch /jobs/ --prefix --cursor worker-1 -o json',
+    ],
   },
   history: {
     flags: {
@@ -72,7 +91,11 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       to: ['REV|TIME', 'up to this revision or time (default: now)'],
       limit: ['N', 'at most N events (the first N)'],
     },
-    examples: ['kvlog history /config/a', 'kvlog history /config/ --prefix --from 2h --limit 20', 'kvlog history /config/a --from 2026-11-22T21:00:00Z -o json'],
+    examples: [
+      'kvlog history /config/a',
+      'kvlog history /config/ --prefix --from 2h --limit 20',
+      'kvlog history /config/a --from 2026-11-22T21:00:00Z -o json',
+    ],
   },
   diff: {
     flags: {
@@ -103,7 +126,12 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       keys: ['', 'ttl: also list the keys attached to the lease'],
       once: ['', 'keep-alive: refresh once and exit (default: until interrupted)'],
     },
-    examples: ['kvlog lease grant 60', 'kvlog put /locks/a me --lease 694d7b5a1d2c3e0b', 'kvlog lease keep-alive 694d7b5a1d2c3e0b', 'kvlog lease ttl 694d7b5a1d2c3e0b --keys'],
+    examples: [
+      'kvlog lease grant 60',
+      'kvlog put /locks/a me --lease 694d7b5a1d2c3e0b',
+      'kvlog lease keep-alive 694d7b5a1d2c3e0b',
+      'kvlog lease ttl 694d7b5a1d2c3e0b --keys',
+    ],
   },
   snapshot: {
     flags: { 'data-dir': ['DIR', 'restore: the new, empty data directory to write'] },

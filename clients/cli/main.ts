@@ -28,51 +28,124 @@ const RANGE = { prefix: 'bool', 'from-key': 'bool' } as const
 
 const COMMANDS: Record<string, Command> = {
   put: {
-    usage: 'put KEY VALUE|- [--lease ID] [--prev-kv] | put KEY --file FILE', summary: 'write a key (the value from an argument, stdin or a file)',
-    flags: { lease: 'string', 'prev-kv': 'bool', file: 'string' }, positionals: ['KEY', 'VALUE'], min: 1, run: put,
+    usage: 'put KEY VALUE|- [--lease ID] [--prev-kv] | put KEY --file FILE',
+    summary: 'write a key (the value from an argument, stdin or a file)',
+    flags: { lease: 'string', 'prev-kv': 'bool', file: 'string' },
+    positionals: ['KEY', 'VALUE'],
+    min: 1,
+    run: put,
   },
   get: {
-    usage: 'get KEY [--prefix|--from-key] [--rev REV|TIME] [--limit N] [--keys-only] [--count-only] [--print-value-only]', summary: 'read a key or a range',
-    flags: { ...RANGE, rev: 'string', limit: 'int', 'keys-only': 'bool', 'count-only': 'bool', 'print-value-only': 'bool' }, positionals: ['KEY'], min: 1, run: get,
+    usage: 'get KEY [--prefix|--from-key] [--rev REV|TIME] [--limit N] [--keys-only] [--count-only] [--print-value-only]',
+    summary: 'read a key or a range',
+    flags: { ...RANGE, rev: 'string', limit: 'int', 'keys-only': 'bool', 'count-only': 'bool', 'print-value-only': 'bool' },
+    positionals: ['KEY'],
+    min: 1,
+    run: get,
   },
-  del: { usage: 'del KEY [--prefix|--from-key] [--prev-kv]', summary: 'delete a key or a range', flags: { ...RANGE, 'prev-kv': 'bool' }, positionals: ['KEY'], min: 1, run: del },
-  txn: { usage: 'txn [FILE|-]', summary: 'run a transaction given as JSON (docs/api.md, POST /v1/txn), from a file or stdin', flags: {}, positionals: ['FILE'], min: 0, run: txn },
+  del: {
+    usage: 'del KEY [--prefix|--from-key] [--prev-kv]',
+    summary: 'delete a key or a range',
+    flags: { ...RANGE, 'prev-kv': 'bool' },
+    positionals: ['KEY'],
+    min: 1,
+    run: del,
+  },
+  txn: {
+    usage: 'txn [FILE|-]',
+    summary: 'run a transaction given as JSON (docs/api.md, POST /v1/txn), from a file or stdin',
+    flags: {},
+    positionals: ['FILE'],
+    min: 0,
+    run: txn,
+  },
   watch: {
     usage: 'watch KEY [--prefix|--from-key] [--rev REV|TIME | --cursor NAME] [--prev-kv] [--connect-timeout DURATION]',
     summary: 'stream changes; resumes after disconnects; exit 3 when compacted',
-    flags: { ...RANGE, rev: 'string', cursor: 'string', 'prev-kv': 'bool', 'connect-timeout': 'string' }, positionals: ['KEY'], min: 1, run: watch,
+    flags: { ...RANGE, rev: 'string', cursor: 'string', 'prev-kv': 'bool', 'connect-timeout': 'string' },
+    positionals: ['KEY'],
+    min: 1,
+    run: watch,
   },
   history: {
-    usage: 'history KEY [--prefix|--from-key] [--from REV|TIME] [--to REV|TIME] [--limit N]', summary: 'what happened to a key or range: revision, time, type, value or JSON diff',
-    flags: { ...RANGE, from: 'string', to: 'string', limit: 'int' }, positionals: ['KEY'], min: 1, run: history,
+    usage: 'history KEY [--prefix|--from-key] [--from REV|TIME] [--to REV|TIME] [--limit N]',
+    summary: 'what happened to a key or range: revision, time, type, value or JSON diff',
+    flags: { ...RANGE, from: 'string', to: 'string', limit: 'int' },
+    positionals: ['KEY'],
+    min: 1,
+    run: history,
   },
-  diff: { usage: 'diff --from REV|TIME --to REV|TIME [KEY --prefix]', summary: 'what changed between two revisions (or times)', flags: { from: 'string', to: 'string', prefix: 'bool' }, positionals: ['KEY'], min: 0, run: diff },
+  diff: {
+    usage: 'diff --from REV|TIME --to REV|TIME [KEY --prefix]',
+    summary: 'what changed between two revisions (or times)',
+    flags: { from: 'string', to: 'string', prefix: 'bool' },
+    positionals: ['KEY'],
+    min: 0,
+    run: diff,
+  },
   compact: {
-    usage: 'compact REV|TIME | --keep N [--force]', summary: 'remove history below a revision (or keep the last N revisions)',
-    flags: { keep: 'int', force: 'bool' }, positionals: ['REV'], min: 0, run: compact,
+    usage: 'compact REV|TIME | --keep N [--force]',
+    summary: 'remove history below a revision (or keep the last N revisions)',
+    flags: { keep: 'int', force: 'bool' },
+    positionals: ['REV'],
+    min: 0,
+    run: compact,
   },
   dump: {
-    usage: 'dump --rev REV | --at TIME [--prefix P] [-o table|json|yaml|ndjson]', summary: 'every key of a subtree as it was at a revision or time',
-    flags: { rev: 'string', at: 'string', prefix: 'string' }, positionals: [], min: 0, outputs: ['yaml', 'ndjson'], run: dump,
+    usage: 'dump --rev REV | --at TIME [--prefix P] [-o table|json|yaml|ndjson]',
+    summary: 'every key of a subtree as it was at a revision or time',
+    flags: { rev: 'string', at: 'string', prefix: 'string' },
+    positionals: [],
+    min: 0,
+    outputs: ['yaml', 'ndjson'],
+    run: dump,
   },
   revert: {
-    usage: 'revert --to-revision REV | --to-time TIME [--prefix P] [--dry-run]', summary: 'put a subtree back to its state at a revision, in one new transaction',
-    flags: { 'to-revision': 'string', 'to-time': 'string', prefix: 'string', 'dry-run': 'bool' }, positionals: [], min: 0, run: revert,
+    usage: 'revert --to-revision REV | --to-time TIME [--prefix P] [--dry-run]',
+    summary: 'put a subtree back to its state at a revision, in one new transaction',
+    flags: { 'to-revision': 'string', 'to-time': 'string', prefix: 'string', 'dry-run': 'bool' },
+    positionals: [],
+    min: 0,
+    run: revert,
   },
-  status: { usage: 'status', summary: 'revision, floor, segments, db size, watchers, cursors, alarms', flags: {}, positionals: [], min: 0, run: status },
-  cursor: { usage: 'cursor list | commit NAME REV|TIME | delete NAME', summary: 'consumer cursors', flags: {}, positionals: ['VERB', 'NAME', 'REV'], min: 1, run: cursor },
+  status: {
+    usage: 'status',
+    summary: 'revision, floor, segments, db size, watchers, cursors, alarms',
+    flags: {},
+    positionals: [],
+    min: 0,
+    run: status,
+  },
+  cursor: {
+    usage: 'cursor list | commit NAME REV|TIME | delete NAME',
+    summary: 'consumer cursors',
+    flags: {},
+    positionals: ['VERB', 'NAME', 'REV'],
+    min: 1,
+    run: cursor,
+  },
   lease: {
     usage: 'lease grant TTL [--id ID] | revoke ID | list | ttl ID [--keys] | keep-alive ID [--once]',
     summary: 'leases: keys put with --lease ID are deleted when the lease is revoked or expires',
-    flags: { id: 'string', keys: 'bool', once: 'bool' }, positionals: ['VERB', 'ARG'], min: 1, run: lease,
+    flags: { id: 'string', keys: 'bool', once: 'bool' },
+    positionals: ['VERB', 'ARG'],
+    min: 1,
+    run: lease,
   },
   snapshot: {
     usage: 'snapshot save FILE | snapshot restore FILE --data-dir DIR',
     summary: 'save a consistent, checksummed copy of the database; restore one into a new data dir (offline)',
-    flags: { 'data-dir': 'string' }, positionals: ['VERB', 'FILE'], min: 1, run: snapshot,
+    flags: { 'data-dir': 'string' },
+    positionals: ['VERB', 'FILE'],
+    min: 1,
+    run: snapshot,
   },
   completion: {
-    usage: 'completion bash|zsh', summary: 'print a shell completion script', flags: {}, positionals: ['SHELL'], min: 1,
+    usage: 'completion bash|zsh',
+    summary: 'print a shell completion script',
+    flags: {},
+    positionals: ['SHELL'],
+    min: 1,
     run: async (c) => {
       process.stdout.write(completionScript(c.p.args[0], COMMANDS))
       return 0
@@ -87,7 +160,9 @@ Usage: kvlog <command> [flags]
 Commands:
   serve      run the server (every setting is a flag; see docs/configuration.md)
   import     --from-etcd ENDPOINTS --data-dir DIR: a new data dir from a running etcd, same revisions (offline)
-${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`).join('\n')}
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`)
+  .join('\n')}
   version    print the version (also --version)
 
 Client flags: --endpoint URL (env KVLOG_ENDPOINT, default http://127.0.0.1:8379; host:port is accepted),

@@ -35,7 +35,9 @@ export function parsePoint(text: string, what: string, now = Date.now()): Point 
   // Date.parse also takes bare numbers and loose forms: insist on a date (YYYY-MM-DD...).
   const ms = /^[0-9]{4}-[0-9]{2}-[0-9]{2}/.test(text) ? Date.parse(text) : NaN
   if (!Number.isFinite(ms)) {
-    throw new UsageError(`${what}: expected a revision, an ISO 8601 time (2026-11-22T21:00:00Z) or a relative time (10m, 2h, 1d), got ${JSON.stringify(text)}`)
+    throw new UsageError(
+      `${what}: expected a revision, an ISO 8601 time (2026-11-22T21:00:00Z) or a relative time (10m, 2h, 1d), got ${JSON.stringify(text)}`,
+    )
   }
   return { time: ms, text }
 }
@@ -49,7 +51,8 @@ async function firstAtOrAfter(client: KvlogClient, time: number): Promise<{ firs
 /** The revision of the state at `p` (for reads, diffs, compaction, cursors). */
 export async function stateRevision(client: KvlogClient, p: Point): Promise<number> {
   if ('rev' in p) return p.rev
-  if (p.time > Date.now()) throw new KvlogClientError('FUTURE_REVISION', `${p.text} is in the future: there is no state at that time yet`, 400)
+  if (p.time > Date.now())
+    throw new KvlogClientError('FUTURE_REVISION', `${p.text} is in the future: there is no state at that time yet`, 400)
   const { first } = await firstAtOrAfter(client, p.time)
   return Math.max(1, first - 1)
 }

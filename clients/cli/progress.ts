@@ -17,7 +17,12 @@ interface Terminal {
 
 const REDRAW_MS = 100
 
-export function progressBar(label: string, total: number, stream: Terminal = process.stderr, env: NodeJS.ProcessEnv = process.env): Progress {
+export function progressBar(
+  label: string,
+  total: number,
+  stream: Terminal = process.stderr,
+  env: NodeJS.ProcessEnv = process.env,
+): Progress {
   // done() shows the real size: `total` was an estimate.
   return redrawn(stream, env, (bytes, width, done) => renderProgress(label, bytes, done ? bytes : total, width))
 }
@@ -26,14 +31,21 @@ export function progressBar(label: string, total: number, stream: Terminal = pro
  * A progress display in counted units (e.g. revisions of an import): `label [####....]  45%  4500 / 10000
  * revisions  850/s  ETA 7s`, on the same terms as progressBar (a terminal only, redrawn every 100 ms).
  */
-export function rateBar(label: string, total: number, unit: string, stream: Terminal = process.stderr, env: NodeJS.ProcessEnv = process.env): Progress {
+export function rateBar(
+  label: string,
+  total: number,
+  unit: string,
+  stream: Terminal = process.stderr,
+  env: NodeJS.ProcessEnv = process.env,
+): Progress {
   const started = Date.now()
   return redrawn(stream, env, (count, width) => renderRate(label, count, total, unit, Date.now() - started, width))
 }
 
 /** A line redrawn in place at most every REDRAW_MS, on a terminal outside CI only (else nothing is drawn). */
 function redrawn(stream: Terminal, env: NodeJS.ProcessEnv, render: (value: number, width: number, done: boolean) => string): Progress {
-  if (stream.isTTY !== true || (env.CI !== undefined && env.CI !== '' && env.CI !== 'false')) return { update: () => undefined, done: () => undefined }
+  if (stream.isTTY !== true || (env.CI !== undefined && env.CI !== '' && env.CI !== 'false'))
+    return { update: () => undefined, done: () => undefined }
   let last = 0
   let value = 0
   const draw = (done: boolean) => stream.write(`\r${render(value, Math.max(20, (stream.columns ?? 80) - 1), done)}`)
@@ -71,7 +83,9 @@ export function renderRate(label: string, count: number, total: number, unit: st
 export function renderProgress(label: string, bytes: number, total: number, width: number): string {
   const known = total > 0
   const fraction = !known ? 0 : bytes >= total ? (bytes === total ? 1 : 0.99) : bytes / total
-  const figures = known ? ` ${String(Math.floor(fraction * 100)).padStart(3)}%  ${size(bytes)} / ${size(Math.max(total, bytes))}` : `  ${size(bytes)}`
+  const figures = known
+    ? ` ${String(Math.floor(fraction * 100)).padStart(3)}%  ${size(bytes)} / ${size(Math.max(total, bytes))}`
+    : `  ${size(bytes)}`
   const room = width - label.length - figures.length - 3
   if (room < 5) return `${label}${figures}`.slice(0, width)
   const filled = Math.round(fraction * room)

@@ -53,8 +53,12 @@ export function runWorkers<K>(options: WorkerOptions<K>): Workers {
   }
   const done = Promise.all(Array.from({ length: options.workers ?? 1 }, worker)).then(() => undefined)
   return {
-    get succeeded() { return succeeded },
-    get failed() { return failed },
+    get succeeded() {
+      return succeeded
+    },
+    get failed() {
+      return failed
+    },
     done,
     stop: async () => {
       queue.shutDown()

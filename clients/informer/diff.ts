@@ -14,7 +14,10 @@ import { objectKey, type KubeObject } from '../resources/types.js'
 /** A delete the informer inferred from a relist: `object` is the last state it saw, not the final one. */
 export class DeletedFinalStateUnknown<T extends KubeObject = KubeObject> {
   readonly finalStateUnknown = true
-  constructor(readonly key: string, readonly object: T) {}
+  constructor(
+    readonly key: string,
+    readonly object: T,
+  ) {}
 }
 
 export interface ListDiff<T extends KubeObject> {
@@ -25,7 +28,11 @@ export interface ListDiff<T extends KubeObject> {
   unchanged: number
 }
 
-export function diffList<T extends KubeObject>(cached: ReadonlyMap<string, T>, listed: readonly T[], keyOf: (o: T) => string = objectKey): ListDiff<T> {
+export function diffList<T extends KubeObject>(
+  cached: ReadonlyMap<string, T>,
+  listed: readonly T[],
+  keyOf: (o: T) => string = objectKey,
+): ListDiff<T> {
   const diff: ListDiff<T> = { added: [], updated: [], deleted: [], unchanged: 0 }
   const seen = new Set<string>()
   for (const object of listed) {

@@ -97,7 +97,10 @@ export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
   /** Expired answers with no watch event in between: a relist that expires again at once backs off. */
   private expiredStreak = 0
 
-  constructor(readonly client: ResourceClient<T>, readonly options: InformerOptions<T> = {}) {
+  constructor(
+    readonly client: ResourceClient<T>,
+    readonly options: InformerOptions<T> = {},
+  ) {
     super()
     this.store = new Store<T>(options.indexers)
   }
@@ -178,7 +181,13 @@ export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
 
   private async relist(): Promise<void> {
     const o = this.options
-    const list = await this.client.listAll({ namespace: o.namespace, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, pageSize: o.pageSize, signal: this.abort.signal })
+    const list = await this.client.listAll({
+      namespace: o.namespace,
+      labelSelector: o.labelSelector,
+      fieldSelector: o.fieldSelector,
+      pageSize: o.pageSize,
+      signal: this.abort.signal,
+    })
     if (this.stopped) return
     this.lists++
     const initial = !this.hasSynced
@@ -205,9 +214,13 @@ export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
     if (this.stopped) return 'ended'
     const o = this.options
     const w = this.client.watch({
-      namespace: o.namespace, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector,
-      resourceVersion: this.resourceVersion, allowWatchBookmarks: o.allowWatchBookmarks ?? true,
-      timeoutSeconds: o.watchTimeoutSeconds ?? Math.floor(300 * (1 + Math.random())), stallTimeoutMs: o.stallTimeoutMs,
+      namespace: o.namespace,
+      labelSelector: o.labelSelector,
+      fieldSelector: o.fieldSelector,
+      resourceVersion: this.resourceVersion,
+      allowWatchBookmarks: o.allowWatchBookmarks ?? true,
+      timeoutSeconds: o.watchTimeoutSeconds ?? Math.floor(300 * (1 + Math.random())),
+      stallTimeoutMs: o.stallTimeoutMs,
     })
     this.watch = w
     this.watches++
@@ -273,7 +286,8 @@ export class Informer<T extends KubeObject = KubeObject> extends EventEmitter {
 
   private async onExpired(): Promise<void> {
     this.emit('expired', this.resourceVersion)
-    if (this.expiredStreak++ > 0) await this.backoff(new StatusError({ kind: 'Status', reason: 'Expired', code: 410 }, 410), this.expiredStreak - 2)
+    if (this.expiredStreak++ > 0)
+      await this.backoff(new StatusError({ kind: 'Status', reason: 'Expired', code: 410 }, 410), this.expiredStreak - 2)
   }
 
   private async backoff(err: unknown, attempt: number): Promise<void> {

@@ -20,7 +20,10 @@ export interface RateLimiter<K> {
 export class ExponentialBackoffRateLimiter<K> implements RateLimiter<K> {
   private readonly failures = new Map<K, number>()
 
-  constructor(readonly baseMs = 5, readonly maxMs = 1_000_000) {
+  constructor(
+    readonly baseMs = 5,
+    readonly maxMs = 1_000_000,
+  ) {
     if (!(baseMs > 0) || !(maxMs >= baseMs)) throw new TypeError('need 0 < baseMs <= maxMs')
   }
 
@@ -45,7 +48,11 @@ export class TokenBucketRateLimiter<K> implements RateLimiter<K> {
   private last: number
 
   /** `now` is injectable for tests (ms). */
-  constructor(readonly qps = 10, readonly burst = 100, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    readonly qps = 10,
+    readonly burst = 100,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     if (!(qps > 0) || !(burst >= 1)) throw new TypeError('need qps > 0 and burst >= 1')
     this.tokens = burst
     this.last = now()

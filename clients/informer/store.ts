@@ -14,7 +14,10 @@ export class Store<T extends KubeObject = KubeObject> {
   private readonly items = new Map<string, T>()
   private readonly indexer: Indexer<T>
 
-  constructor(indexers: Record<string, IndexFunc<T>> = {}, readonly keyOf: (o: T) => string = objectKey) {
+  constructor(
+    indexers: Record<string, IndexFunc<T>> = {},
+    readonly keyOf: (o: T) => string = objectKey,
+  ) {
     this.indexer = new Indexer<T>({ [NAMESPACE_INDEX]: namespaceIndexFunc, [LABEL_INDEX]: labelIndexFunc, ...indexers })
   }
 

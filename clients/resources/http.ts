@@ -53,8 +53,15 @@ export interface ListOptions extends Selection {
 export class ResourceClient<T extends KubeObject = KubeObject> {
   readonly http: HttpOptions
 
-  constructor(options: ResourceClientOptions, readonly type: ResourceType) {
-    this.http = { endpoints: new Endpoints([options.endpoint]), timeoutMs: options.timeoutMs ?? 30_000, readRetries: options.readRetries ?? 3 }
+  constructor(
+    options: ResourceClientOptions,
+    readonly type: ResourceType,
+  ) {
+    this.http = {
+      endpoints: new Endpoints([options.endpoint]),
+      timeoutMs: options.timeoutMs ?? 30_000,
+      readRetries: options.readRetries ?? 3,
+    }
   }
 
   /** The URL path of the collection (no name) or of one object. */
@@ -74,7 +81,13 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     if (options.continue) q.set('continue', options.continue)
     if (options.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion)
     if (options.resourceVersionMatch) q.set('resourceVersionMatch', options.resourceVersionMatch)
-    return exchange<ObjectList<T>>(this.http, { method: 'GET', path: this.path(options.namespace), query: q, idempotent: true, signal: options.signal })
+    return exchange<ObjectList<T>>(this.http, {
+      method: 'GET',
+      path: this.path(options.namespace),
+      query: q,
+      idempotent: true,
+      signal: options.signal,
+    })
   }
 
   /**
@@ -88,7 +101,13 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     const items = [...first.items]
     let token = first.metadata.continue
     while (token) {
-      const page = await this.list({ ...rest, resourceVersion: undefined, resourceVersionMatch: undefined, limit: pageSize, continue: token })
+      const page = await this.list({
+        ...rest,
+        resourceVersion: undefined,
+        resourceVersionMatch: undefined,
+        limit: pageSize,
+        continue: token,
+      })
       items.push(...page.items)
       token = page.metadata.continue
     }
@@ -113,8 +132,10 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
 
   /** Deletes the object; with `resourceVersion`, only if it is still that version (else Conflict). */
   async delete(name: string, namespace?: string, options: { resourceVersion?: string } = {}): Promise<unknown> {
-    const body = options.resourceVersion === undefined ? undefined
-      : { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: options.resourceVersion } }
+    const body =
+      options.resourceVersion === undefined
+        ? undefined
+        : { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: options.resourceVersion } }
     return exchange(this.http, { method: 'DELETE', path: this.path(namespace, name), body, idempotent: false })
   }
 

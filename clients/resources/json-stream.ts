@@ -49,7 +49,10 @@ export class JsonObjectStream {
       }
       if (this.depth === 0) {
         if (isSpace(c)) continue
-        if (c !== OPEN_BRACE) throw new MalformedStreamError(`expected a JSON object in the watch stream, got ${JSON.stringify(buf.slice(this.pos, this.pos + 20))}`)
+        if (c !== OPEN_BRACE)
+          throw new MalformedStreamError(
+            `expected a JSON object in the watch stream, got ${JSON.stringify(buf.slice(this.pos, this.pos + 20))}`,
+          )
         this.start = this.pos
         this.depth = 1
         continue

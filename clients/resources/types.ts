@@ -58,8 +58,7 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
  * annotations); ERROR carries a Status.
  */
 export type ResourceWatchEvent<T extends KubeObject = KubeObject> =
-  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T }
-  | { type: 'ERROR'; object: Status }
+  { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: Status }
 
 export function isStatus(o: unknown): o is Status {
   return typeof o === 'object' && o !== null && (o as { kind?: unknown }).kind === 'Status'

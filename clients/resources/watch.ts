@@ -34,7 +34,12 @@ export class ResourceWatch<T extends KubeObject = KubeObject> implements AsyncIt
   private closed = false
   private stallTimer: NodeJS.Timeout | undefined
 
-  constructor(private readonly endpoint: string, private readonly path: string, private readonly query: URLSearchParams, private readonly options: ResourceWatchOptions) {}
+  constructor(
+    private readonly endpoint: string,
+    private readonly path: string,
+    private readonly query: URLSearchParams,
+    private readonly options: ResourceWatchOptions,
+  ) {}
 
   /** Ends the stream; an iterator returns normally. */
   close(): void {

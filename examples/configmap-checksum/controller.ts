@@ -16,8 +16,16 @@
  */
 import { createHash } from 'node:crypto'
 import {
-  DeletedFinalStateUnknown, Informer, ResourceClient, WorkQueue, isReason, objectKey, runWorkers, splitKey,
-  type KubeObject, type Workers,
+  DeletedFinalStateUnknown,
+  Informer,
+  ResourceClient,
+  WorkQueue,
+  isReason,
+  objectKey,
+  runWorkers,
+  splitKey,
+  type KubeObject,
+  type Workers,
 } from '../../clients/index.js'
 
 export const ENABLED_LABEL = 'checksum.kvlog.dev/enabled'
@@ -59,11 +67,17 @@ export class ChecksumController {
 
   constructor(readonly options: ChecksumControllerOptions) {
     this.client = new ResourceClient<ConfigMap>({ endpoint: options.endpoint }, { version: 'v1', resource: 'configmaps' })
-    const common = { namespace: options.namespace, resyncPeriodMs: options.resyncPeriodMs, minBackoffMs: options.minBackoffMs, maxBackoffMs: options.maxBackoffMs }
+    const common = {
+      namespace: options.namespace,
+      resyncPeriodMs: options.resyncPeriodMs,
+      minBackoffMs: options.minBackoffMs,
+      maxBackoffMs: options.maxBackoffMs,
+    }
     this.sources = new Informer(this.client, { ...common, labelSelector: `${ENABLED_LABEL}=true` })
     this.derived = new Informer(this.client, { ...common, labelSelector: SOURCE_LABEL })
 
-    const enqueueSource = (o: ConfigMap | DeletedFinalStateUnknown<ConfigMap>) => this.queue.add(o instanceof DeletedFinalStateUnknown ? o.key : objectKey(o))
+    const enqueueSource = (o: ConfigMap | DeletedFinalStateUnknown<ConfigMap>) =>
+      this.queue.add(o instanceof DeletedFinalStateUnknown ? o.key : objectKey(o))
     this.sources.addEventHandler({ onAdd: enqueueSource, onUpdate: (_old, o) => enqueueSource(o), onDelete: enqueueSource })
     // A change to a derived object (edited, deleted) re-reconciles its source.
     const enqueueOwner = (o: ConfigMap | DeletedFinalStateUnknown<ConfigMap>) => {
@@ -114,7 +128,8 @@ export class ChecksumController {
     const data = checksumData(source)
     if (current === undefined) {
       await this.client.create({
-        apiVersion: 'v1', kind: 'ConfigMap',
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
         metadata: { name: derivedName, namespace, labels: { [SOURCE_LABEL]: name } },
         data,
       })

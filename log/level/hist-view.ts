@@ -15,15 +15,24 @@ type Visit = (key: Buffer, rev: number, record: Buffer) => boolean
 export class HistView implements StateView {
   private readonly versions: VersionReader
 
-  constructor(private readonly db: Db, private readonly snapshot: Snapshot, readonly revision: number) {
+  constructor(
+    private readonly db: Db,
+    private readonly snapshot: Snapshot,
+    readonly revision: number,
+  ) {
     this.versions = new VersionReader(db, snapshot)
   }
 
   async get(key: Buffer): Promise<KeyValue | undefined> {
     const prefix = histKeyPrefix(key)
-    const found = await this.db.iterator({
-      gte: histKeyFromPrefix(prefix, this.revision), lt: histKeyAfter(prefix), limit: 1, snapshot: this.snapshot,
-    }).all()
+    const found = await this.db
+      .iterator({
+        gte: histKeyFromPrefix(prefix, this.revision),
+        lt: histKeyAfter(prefix),
+        limit: 1,
+        snapshot: this.snapshot,
+      })
+      .all()
     if (found.length === 0) return undefined
     const [k, record] = found[0]
     return this.versions.resolve(key, parseHistKey(k).rev, record)
@@ -32,7 +41,7 @@ export class HistView implements StateView {
   async scan(bounds: Bounds, options: ScanOptions = {}): Promise<KeyValue[]> {
     const out: KeyValue[] = []
     // Key order comes from the index; a descending read collects everything and turns it around.
-    const stopAt = options.reverse ? 0 : options.limit ?? 0
+    const stopAt = options.reverse ? 0 : (options.limit ?? 0)
     await this.visitLive(bounds, (key, rev, record) => {
       const kv = this.versions.resolve(key, rev, record, options.keysOnly)
       if (kv !== undefined) out.push(kv)

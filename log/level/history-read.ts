@@ -33,7 +33,10 @@ export async function readHistory(db: Db, snapshot: Snapshot, scan: HistoryScan)
   if (scan.from > scan.to) return { entries, more: false, nextRevision: scan.from }
   const versions = scan.prevKv ? new VersionReader(db, snapshot) : undefined
   const it = db.iterator({
-    gte: logKey(scan.from), lt: scan.to === Infinity ? LOG_END : logKey(scan.to + 1), snapshot, highWaterMarkBytes: ITERATOR_STEP_BYTES,
+    gte: logKey(scan.from),
+    lt: scan.to === Infinity ? LOG_END : logKey(scan.to + 1),
+    snapshot,
+    highWaterMarkBytes: ITERATOR_STEP_BYTES,
   })
   let events = 0
   let next: number
@@ -56,9 +59,11 @@ export async function readHistory(db: Db, snapshot: Snapshot, scan: HistoryScan)
           matching.push(event)
         }
         if (matching.length === 0) continue
-        entries.push(entry.author === undefined
-          ? { revision, timestamp: entry.timestamp, events: matching }
-          : { revision, timestamp: entry.timestamp, events: matching, author: entry.author })
+        entries.push(
+          entry.author === undefined
+            ? { revision, timestamp: entry.timestamp, events: matching }
+            : { revision, timestamp: entry.timestamp, events: matching, author: entry.author },
+        )
         events += matching.length
         if (scan.limit > 0 && events >= scan.limit) {
           return { entries, more: revision < scan.to, nextRevision: next }

@@ -50,7 +50,10 @@ export interface ImportedLease {
 /** Write a batch once it holds about this many bytes. */
 const BATCH_BYTES = 4 * 1024 * 1024
 
-type ImportSettings = Pick<LevelLogSettings, 'segmentMaxEntries' | 'segmentMaxBytes' | 'leveldbWriteBufferSize' | 'leveldbCacheSize' | 'leveldbMaxFileSize'>
+type ImportSettings = Pick<
+  LevelLogSettings,
+  'segmentMaxEntries' | 'segmentMaxBytes' | 'leveldbWriteBufferSize' | 'leveldbCacheSize' | 'leveldbMaxFileSize'
+>
 
 export class StoreImport {
   private batch: BatchOp[] = []
@@ -78,7 +81,8 @@ export class StoreImport {
    * compacted: the store starts empty at revision 1).
    */
   static async create(dir: string, o: { floor: number; timestamp: number; settings?: Partial<ImportSettings> }): Promise<StoreImport> {
-    if (!Number.isSafeInteger(o.floor) || o.floor < 0) throw new KvlogError('INVALID_ARGUMENT', `import: bad floor ${o.floor}`, { field: 'floor' })
+    if (!Number.isSafeInteger(o.floor) || o.floor < 0)
+      throw new KvlogError('INVALID_ARGUMENT', `import: bad floor ${o.floor}`, { field: 'floor' })
     const settings = { ...DEFAULT_LEVEL_LOG_OPTIONS, ...o.settings }
     const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...leveldbOptions(settings) })
     await db.open()
@@ -98,14 +102,30 @@ export class StoreImport {
     if (this.appended) throw new KvlogError('INVALID_ARGUMENT', 'import: the base state comes before the history')
     for (const kv of kvs) {
       if (kv.modRevision > this.head || kv.createRevision > kv.modRevision || kv.createRevision < 1 || kv.version < 1) {
-        throw new KvlogError('INVALID_ARGUMENT', `import: key ${JSON.stringify(kv.key.toString('latin1'))} has revisions inconsistent with base ${this.head}`)
+        throw new KvlogError(
+          'INVALID_ARGUMENT',
+          `import: key ${JSON.stringify(kv.key.toString('latin1'))} has revisions inconsistent with base ${this.head}`,
+        )
       }
       const record = encodeKvRecord(kv)
       this.push({ type: 'put', key: kvKey(kv.key), value: record })
       this.push({ type: 'put', key: histKey(kv.key, kv.modRevision), value: encodeMaterialized(kv) })
       if (kv.lease !== 0n) {
         const ops: BatchOp[] = []
-        this.leases.track([{ kind: OP_PUT, key: kv.key, value: kv.value, createRevision: kv.createRevision, version: kv.version, lease: kv.lease, prevRevision: 0 }], ops)
+        this.leases.track(
+          [
+            {
+              kind: OP_PUT,
+              key: kv.key,
+              value: kv.value,
+              createRevision: kv.createRevision,
+              version: kv.version,
+              lease: kv.lease,
+              prevRevision: 0,
+            },
+          ],
+          ops,
+        )
         for (const op of ops) this.push(op)
       }
     }
@@ -115,11 +135,18 @@ export class StoreImport {
   /** Appends the entry at exactly the next revision. Timestamps never go backwards (a lower one is raised). */
   async append(revision: number, timestamp: number, writes: readonly ImportedWrite[]): Promise<void> {
     if (revision !== this.head + 1) {
-      throw new KvlogError('INVALID_ARGUMENT', `import: revision ${revision} does not follow ${this.head} (revisions are gapless)`, { field: 'revision' })
+      throw new KvlogError('INVALID_ARGUMENT', `import: revision ${revision} does not follow ${this.head} (revisions are gapless)`, {
+        field: 'revision',
+      })
     }
     if (writes.length === 0) throw new KvlogError('INVALID_ARGUMENT', `import: revision ${revision} has no writes`, { field: 'revision' })
     this.appended = true
-    this.entry(revision, timestamp, writes.map((w) => w.op), writes.map((w) => ({ prevKv: w.prevKv })))
+    this.entry(
+      revision,
+      timestamp,
+      writes.map((w) => w.op),
+      writes.map((w) => ({ prevKv: w.prevKv })),
+    )
     await this.flushIfFull()
   }
 
@@ -138,9 +165,10 @@ export class StoreImport {
   private entry(revision: number, timestamp: number, ops: LoggedOp[], events: Array<{ prevKv?: KeyValue }>): void {
     this.lastTimestamp = Math.max(this.lastTimestamp, timestamp)
     const start = this.batch.length
-    const bytes = ops.length === 0
-      ? this.pushEntry(revision, encodeEntry({ timestamp: this.lastTimestamp, ops }))
-      : appendEntry(this.batch, revision, this.lastTimestamp, { ops, events }, this.floor)
+    const bytes =
+      ops.length === 0
+        ? this.pushEntry(revision, encodeEntry({ timestamp: this.lastTimestamp, ops }))
+        : appendEntry(this.batch, revision, this.lastTimestamp, { ops, events }, this.floor)
     this.leases.track(ops, this.batch)
     for (let i = start; i < this.batch.length; i++) {
       const op = this.batch[i]

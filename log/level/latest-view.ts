@@ -34,7 +34,10 @@ export function syncGetOptions(snapshot: Snapshot) {
 export class LatestView implements StateView {
   private readonly getOptions: ReturnType<typeof syncGetOptions>
 
-  constructor(private readonly db: Db, private readonly snapshot: Snapshot) {
+  constructor(
+    private readonly db: Db,
+    private readonly snapshot: Snapshot,
+  ) {
     this.getOptions = syncGetOptions(snapshot)
   }
 
@@ -47,7 +50,11 @@ export class LatestView implements StateView {
     const { gte, lt } = kvBounds(bounds)
     const limit = options.limit ?? 0
     const it = this.db.iterator({
-      gte, lt, reverse: options.reverse ?? false, limit: limit > 0 ? limit : -1, snapshot: this.snapshot,
+      gte,
+      lt,
+      reverse: options.reverse ?? false,
+      limit: limit > 0 ? limit : -1,
+      snapshot: this.snapshot,
       highWaterMarkBytes: ITERATOR_STEP_BYTES,
     })
     const out: KeyValue[] = []

@@ -104,10 +104,12 @@ export class LeaseTable {
   /** Validates a grant and picks the id; the caller writes `record(...)` and then calls `add`. */
   planGrant(ttlSeconds: number, requested: bigint): LeaseGrant {
     if (!Number.isSafeInteger(ttlSeconds)) throw new KvlogError('INVALID_ARGUMENT', 'ttl: an integer number of seconds', { field: 'ttl' })
-    if (ttlSeconds > MAX_LEASE_TTL) throw new KvlogError('LEASE_TTL_TOO_LARGE', `too large lease TTL: ${ttlSeconds} s (max ${MAX_LEASE_TTL})`)
+    if (ttlSeconds > MAX_LEASE_TTL)
+      throw new KvlogError('LEASE_TTL_TOO_LARGE', `too large lease TTL: ${ttlSeconds} s (max ${MAX_LEASE_TTL})`)
     const ttl = Math.max(ttlSeconds, this.minTtl)
     if (requested !== 0n) {
-      if (this.leases.has(requested)) throw new KvlogError('LEASE_EXISTS', `lease ${requested} already exists`, { lease: requested.toString() })
+      if (this.leases.has(requested))
+        throw new KvlogError('LEASE_EXISTS', `lease ${requested} already exists`, { lease: requested.toString() })
       return { id: requested, ttl }
     }
     let id: bigint

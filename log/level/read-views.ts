@@ -16,7 +16,10 @@ export interface ReadView {
 export class ReadViews {
   private current: ReadView
 
-  constructor(private readonly db: Db, revision: number) {
+  constructor(
+    private readonly db: Db,
+    revision: number,
+  ) {
     this.current = { revision, snapshot: db.snapshot(), refs: 0 }
   }
 

@@ -195,17 +195,28 @@ class MsgpackReader {
     if (t <= 0x7f) return t
     if (t >= 0xe0) return t - 0x100
     switch (t) {
-      case 0xcc: return this.advance(1, b[at])
-      case 0xcd: return this.advance(2, b.readUInt16BE(at))
-      case 0xce: return this.advance(4, b.readUInt32BE(at))
-      case 0xcf: return this.advance(8, Number(b.readBigUInt64BE(at)))
-      case 0xd0: return this.advance(1, b.readInt8(at))
-      case 0xd1: return this.advance(2, b.readInt16BE(at))
-      case 0xd2: return this.advance(4, b.readInt32BE(at))
-      case 0xd3: return this.advance(8, Number(b.readBigInt64BE(at)))
-      case 0xca: return this.advance(4, b.readFloatBE(at))
-      case 0xcb: return this.advance(8, b.readDoubleBE(at))
-      default: throw new RangeError('not a number')
+      case 0xcc:
+        return this.advance(1, b[at])
+      case 0xcd:
+        return this.advance(2, b.readUInt16BE(at))
+      case 0xce:
+        return this.advance(4, b.readUInt32BE(at))
+      case 0xcf:
+        return this.advance(8, Number(b.readBigUInt64BE(at)))
+      case 0xd0:
+        return this.advance(1, b.readInt8(at))
+      case 0xd1:
+        return this.advance(2, b.readInt16BE(at))
+      case 0xd2:
+        return this.advance(4, b.readInt32BE(at))
+      case 0xd3:
+        return this.advance(8, Number(b.readBigInt64BE(at)))
+      case 0xca:
+        return this.advance(4, b.readFloatBE(at))
+      case 0xcb:
+        return this.advance(8, b.readDoubleBE(at))
+      default:
+        throw new RangeError('not a number')
     }
   }
 

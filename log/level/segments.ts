@@ -36,7 +36,10 @@ function segmentKey(id: number): Buffer {
 export class SegmentTable {
   private readonly segments: Segment[] = []
 
-  constructor(private readonly maxEntries: number, private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxEntries: number,
+    private readonly maxBytes: number,
+  ) {}
 
   static async load(db: Db, maxEntries: number, maxBytes: number): Promise<SegmentTable> {
     const table = new SegmentTable(maxEntries, maxBytes)
@@ -56,8 +59,12 @@ export class SegmentTable {
     if (last === undefined || last.entries >= this.maxEntries || last.bytes >= this.maxBytes) {
       last = {
         id: last === undefined ? 1 : last.id + 1,
-        firstRevision: revision, lastRevision: revision, firstTimestamp: timestamp, lastTimestamp: timestamp,
-        entries: 0, bytes: 0,
+        firstRevision: revision,
+        lastRevision: revision,
+        firstTimestamp: timestamp,
+        lastTimestamp: timestamp,
+        entries: 0,
+        bytes: 0,
       }
       this.segments.push(last)
     }

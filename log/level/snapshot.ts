@@ -69,7 +69,9 @@ export interface RestoreResult {
  * left (the caller removes `dir`). `onProgress` gets the bytes read so far.
  */
 export async function restoreSnapshot(
-  source: AsyncIterable<Buffer>, dir: string, onProgress?: (bytes: number) => void,
+  source: AsyncIterable<Buffer>,
+  dir: string,
+  onProgress?: (bytes: number) => void,
 ): Promise<RestoreResult> {
   const existing = await readdir(dir).catch(() => [])
   if (existing.length > 0) throw new KvlogError('INVALID_ARGUMENT', `restore: ${dir} is not empty`, { field: 'dataDir' })

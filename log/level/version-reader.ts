@@ -24,7 +24,10 @@ export class VersionReader {
   private readonly entries = new Map<number, CachedEntry | null>()
   private readonly getOptions: ReturnType<typeof syncGetOptions>
 
-  constructor(private readonly db: Db, snapshot: Snapshot) {
+  constructor(
+    private readonly db: Db,
+    snapshot: Snapshot,
+  ) {
     this.getOptions = syncGetOptions(snapshot)
   }
 

@@ -49,7 +49,10 @@ export class WatchHub implements WatcherHost {
   private nextId = 1
   private closed = false
 
-  constructor(private readonly log: WatchSource, options: WatchHubOptions) {
+  constructor(
+    private readonly log: WatchSource,
+    options: WatchHubOptions,
+  ) {
     const { ringSize, catchUpBatch } = options
     if (!Number.isSafeInteger(ringSize) || ringSize < 0) throw new TypeError(`watch hub: ringSize must be an integer >= 0, got ${ringSize}`)
     if (!Number.isSafeInteger(catchUpBatch) || catchUpBatch < 1) {

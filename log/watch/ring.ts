@@ -18,7 +18,10 @@ export class Ring {
   private firstRevision: number
 
   /** `nextRevision`: the revision of the first entry that will be pushed (the current revision + 1). */
-  constructor(readonly capacity: number, nextRevision: number) {
+  constructor(
+    readonly capacity: number,
+    nextRevision: number,
+  ) {
     if (!Number.isSafeInteger(capacity) || capacity < 0) throw new TypeError(`ring capacity must be an integer >= 0, got ${capacity}`)
     this.slots = new Array<LogEntry | undefined>(capacity)
     this.firstRevision = nextRevision

@@ -35,7 +35,11 @@ export class WatchGroup<T> {
   readonly views = new Map<string, WatchView<T>>()
   size = 0
 
-  constructor(readonly id: string, readonly kind: GroupKind, readonly bounds: Bounds) {}
+  constructor(
+    readonly id: string,
+    readonly kind: GroupKind,
+    readonly bounds: Bounds,
+  ) {}
 }
 
 export interface ViewOptions {

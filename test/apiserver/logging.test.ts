@@ -15,10 +15,28 @@ import { sleep } from '../support/wait.js'
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 /** Runs a server until it answered a 404 and a 415, then SIGTERM; resolves with its stdout and exit code. */
-async function serveAndStop(extra: string[]): Promise<{ stdout: string; stderr: string; code: number | string; http: string; grpc: string }> {
+async function serveAndStop(
+  extra: string[],
+): Promise<{ stdout: string; stderr: string; code: number | string; http: string; grpc: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-logs-'))
   const readyFile = join(dir, 'ready.json')
-  const child = spawn(process.execPath, [KVLOG_BIN, 'serve', '--data-dir', join(dir, 'data'), '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0', '--ready-file', readyFile, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(
+    process.execPath,
+    [
+      KVLOG_BIN,
+      'serve',
+      '--data-dir',
+      join(dir, 'data'),
+      '--listen-http',
+      '127.0.0.1:0',
+      '--listen-grpc',
+      '127.0.0.1:0',
+      '--ready-file',
+      readyFile,
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (d) => (stdout += d))
@@ -30,12 +48,19 @@ async function serveAndStop(extra: string[]): Promise<{ stdout: string; stderr: 
     while (ready === undefined) {
       expect(Date.now(), stderr).to.be.below(deadline)
       expect(child.exitCode, stderr).to.equal(null)
-      ready = await readFile(readyFile, 'utf8').then((t) => JSON.parse(t) as { http: string; grpc: string }, () => undefined)
+      ready = await readFile(readyFile, 'utf8').then(
+        (t) => JSON.parse(t) as { http: string; grpc: string },
+        () => undefined,
+      )
       if (ready === undefined) await sleep(50)
     }
     expect((await fetch(`${ready.http}/no/such/route`)).status).to.equal(404)
     // Server-side apply is not supported: 415 from the resource API.
-    const apply = await fetch(`${ready.http}/api/v1/namespaces/default/configmaps/x`, { method: 'PATCH', headers: { 'content-type': 'application/apply-patch+yaml' }, body: 'a: 1' })
+    const apply = await fetch(`${ready.http}/api/v1/namespaces/default/configmaps/x`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/apply-patch+yaml' },
+      body: 'a: 1',
+    })
     expect(apply.status).to.equal(415)
     expect((await fetch(`${ready.http}/v1/status`)).status).to.equal(200)
     child.kill('SIGTERM')
@@ -54,7 +79,10 @@ describe('kvlog serve: the log (real process)', function () {
     const r = await serveAndStop([])
     expect(r.code).to.equal(0)
     expect(r.stderr).to.equal('')
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
     for (const l of lines) {
       expect(l.time, JSON.stringify(l)).to.match(ISO)
       expect(l.level).to.be.a('number')
@@ -62,7 +90,10 @@ describe('kvlog serve: the log (real process)', function () {
     const start = lines.find((l) => l.msg === 'kvlog serving')
     expect(start).to.include({ http: r.http, grpc: r.grpc })
     const failed = lines.filter((l) => l.msg === 'request failed')
-    expect(failed.map((l) => [l.method, l.url, l.statusCode])).to.deep.equal([['GET', '/no/such/route', 404], ['PATCH', '/api/v1/namespaces/default/configmaps/x', 415]])
+    expect(failed.map((l) => [l.method, l.url, l.statusCode])).to.deep.equal([
+      ['GET', '/no/such/route', 404],
+      ['PATCH', '/api/v1/namespaces/default/configmaps/x', 415],
+    ])
     expect(lines.some((l) => l.url === '/v1/status')).to.equal(false)
     const stopping = lines.findIndex((l) => l.msg === 'kvlog stopping')
     expect(lines[stopping]).to.include({ signal: 'SIGTERM' })
@@ -74,7 +105,9 @@ describe('kvlog serve: the log (real process)', function () {
     expect(r.code).to.equal(0)
     const lines = r.stdout.trim().split('\n')
     for (const l of lines) expect(l).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z (INFO |WARN |ERROR) \S/)
-    expect(lines.find((l) => l.includes('kvlog serving'))).to.contain(`http=${r.http}`).and.contain(`grpc=${r.grpc}`)
+    expect(lines.find((l) => l.includes('kvlog serving')))
+      .to.contain(`http=${r.http}`)
+      .and.contain(`grpc=${r.grpc}`)
     expect(lines.filter((l) => l.includes('request failed'))).to.have.length(2)
     expect(lines.find((l) => l.includes('statusCode=415'))).to.contain('method=PATCH url=/api/v1/namespaces/default/configmaps/x')
     expect(lines[lines.length - 1]).to.contain('kvlog stopped')
@@ -90,7 +123,15 @@ describe('kvlog serve: the log (real process)', function () {
   })
 
   it('textLine: fields are quoted when they hold spaces; errors show type and message; non-JSON passes through', () => {
-    const line = textLine(JSON.stringify({ level: 50, time: '2026-11-25T04:50:00.123Z', msg: 'boom', err: { type: 'Error', message: 'bad thing', stack: 's' }, path: 'a b' }))
+    const line = textLine(
+      JSON.stringify({
+        level: 50,
+        time: '2026-11-25T04:50:00.123Z',
+        msg: 'boom',
+        err: { type: 'Error', message: 'bad thing', stack: 's' },
+        path: 'a b',
+      }),
+    )
     expect(line).to.equal('2026-11-25T04:50:00.123Z ERROR boom err="Error: bad thing" path="a b"\n')
     expect(textLine('plain')).to.equal('plain\n')
   })

@@ -39,13 +39,19 @@ describe('kvlog serve: the process (real processes)', function () {
     await rm(tmp, { recursive: true, force: true })
   })
 
-  it('a second server on the same data dir exits 1 naming the first one\'s PID; the first keeps serving', async () => {
+  it("a second server on the same data dir exits 1 naming the first one's PID; the first keeps serving", async () => {
     const dir = join(tmp, 'data')
     server = await startServerProcess([], dir)
-    const second = spawnSync(process.execPath, [KVLOG_BIN, 'serve', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0'], { encoding: 'utf8', timeout: 30_000 })
+    const second = spawnSync(
+      process.execPath,
+      [KVLOG_BIN, 'serve', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0'],
+      { encoding: 'utf8', timeout: 30_000 },
+    )
     expect(second.status).to.equal(1)
-    expect(second.stderr.trim()).to.equal(`kvlog serve: the data directory ${dir} is in use by another process (PID ${server.child.pid}): ` +
-      'one kvlog server per data directory. Stop that server, or give this one its own --data-dir')
+    expect(second.stderr.trim()).to.equal(
+      `kvlog serve: the data directory ${dir} is in use by another process (PID ${server.child.pid}): ` +
+        'one kvlog server per data directory. Stop that server, or give this one its own --data-dir',
+    )
     expect((await fetch(`${server.http}/readyz`)).status).to.equal(200)
   })
 
@@ -59,9 +65,28 @@ describe('kvlog serve: the process (real processes)', function () {
   it('SIGTERM to `npm start` stops the server: no process is left', async () => {
     const dir = join(tmp, 'data')
     const readyFile = join(tmp, 'ready.json')
-    const npm = spawn('npm', ['start', '--silent', '--', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0', '--ready-file', readyFile, '--log-level', 'warn'], {
-      cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const npm = spawn(
+      'npm',
+      [
+        'start',
+        '--silent',
+        '--',
+        '--data-dir',
+        dir,
+        '--listen-http',
+        '127.0.0.1:0',
+        '--listen-grpc',
+        '127.0.0.1:0',
+        '--ready-file',
+        readyFile,
+        '--log-level',
+        'warn',
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     let stderr = ''
     npm.stderr.on('data', (d) => (stderr += d))
     const exited = new Promise<number | string>((resolve) => npm.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))

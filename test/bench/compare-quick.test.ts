@@ -11,20 +11,36 @@ const SCRIPT = fileURLToPath(new URL('../../bench/compare/compare.js', import.me
 
 /** One pattern per workload of bench:compare (1–8, and kvlog's native figures for 2 and 4). */
 const EXPECTED = [
-  /^check-perf-l$/, /^check-perf-xl$/,
-  /^grpc-put-1-puts-per-sec$/, /^grpc-put-64-puts-per-sec$/, /^grpc-put-1000-puts-per-sec$/,
-  /^grpc-put-1000-p50-ms$/, /^grpc-put-1000-p99-ms$/,
+  /^check-perf-l$/,
+  /^check-perf-xl$/,
+  /^grpc-put-1-puts-per-sec$/,
+  /^grpc-put-64-puts-per-sec$/,
+  /^grpc-put-1000-puts-per-sec$/,
+  /^grpc-put-1000-p50-ms$/,
+  /^grpc-put-1000-p99-ms$/,
   /^native-http-put-64-puts-per-sec$/,
-  /^grpc-range-point-gets-per-sec$/, /^grpc-range-prefix-\d+-lists-per-sec$/,
-  /^watch-\d+w-\d+rps-deliveries-per-sec$/, /^watch-\d+w-\d+rps-p99-ms$/,
+  /^grpc-range-point-gets-per-sec$/,
+  /^grpc-range-prefix-\d+-lists-per-sec$/,
+  /^watch-\d+w-\d+rps-deliveries-per-sec$/,
+  /^watch-\d+w-\d+rps-p99-ms$/,
   /^native-ws-watch-\d+w-\d+rps-deliveries-per-sec$/,
   /^watch-resume-\d+w-\d+-behind-ms$/,
-  /^compaction-\d+-revisions-ms$/, /^compaction-write-p99-ms$/,
-  /^disk-after-compact-mb$/, /^disk-after-compact-defrag-mb$/, /^disk-live-data-mb$/,
-  /^memory-rss-\d+-keys-1KiB-mb$/, /^restart-\d+-keys-\d+-revisions-ms$/,
+  /^compaction-\d+-revisions-ms$/,
+  /^compaction-write-p99-ms$/,
+  /^disk-after-compact-mb$/,
+  /^disk-after-compact-defrag-mb$/,
+  /^disk-live-data-mb$/,
+  /^memory-rss-\d+-keys-1KiB-mb$/,
+  /^restart-\d+-keys-\d+-revisions-ms$/,
 ]
 
-interface Workload { kvlog: number; etcd: number; unit: string; higherIsBetter: boolean; ratio: number }
+interface Workload {
+  kvlog: number
+  etcd: number
+  unit: string
+  higherIsBetter: boolean
+  ratio: number
+}
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -48,7 +64,10 @@ describe('bench:compare --quick (kvlog vs a real etcd)', function () {
     expect(lines.length).to.be.greaterThan(EXPECTED.length, 'a table before the JSON line')
     const { workloads } = JSON.parse(lines[lines.length - 1]) as { workloads: Record<string, Workload> }
     for (const pattern of EXPECTED) {
-      expect(Object.keys(workloads).some((name) => pattern.test(name)), `a workload matching ${pattern}`).to.equal(true)
+      expect(
+        Object.keys(workloads).some((name) => pattern.test(name)),
+        `a workload matching ${pattern}`,
+      ).to.equal(true)
     }
     for (const [name, w] of Object.entries(workloads)) {
       for (const side of ['kvlog', 'etcd', 'ratio'] as const) {

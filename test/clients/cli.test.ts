@@ -48,7 +48,9 @@ describe('kvlog CLI (real server)', function () {
 
     const c = await run('put', '/put/a', 'three', '--prev-kv')
     expect(c.code).to.equal(0)
-    expect(c.stdout).to.contain(`revision ${rev + 2}`).and.contain('two')
+    expect(c.stdout)
+      .to.contain(`revision ${rev + 2}`)
+      .and.contain('two')
     const d = await run('put', '/put/b', 'x', '--output=json')
     expect(JSON.parse(d.stdout)).to.not.have.property('prevKv')
     expect(String((await kv.get('/put/a'))!.value)).to.equal('three')
@@ -73,7 +75,12 @@ describe('kvlog CLI (real server)', function () {
       run('get', '/get/', '--prefix', '--limit', '1'),
     ])
     for (const r of [one, prefix, atRev, limit, keysOnly, countOnly, tPrefix, tKeys, tCount, tLimit]) expect(r.code, r.stderr).to.equal(0)
-    type Out = { revision: number; count: number; more: boolean; kvs: Array<{ key: string; value: string; version: number; modRevision: number }> }
+    type Out = {
+      revision: number
+      count: number
+      more: boolean
+      kvs: Array<{ key: string; value: string; version: number; modRevision: number }>
+    }
     const j = (r: Run) => JSON.parse(r.stdout) as Out
     expect(j(one).kvs.map((x) => [x.key, x.value, x.version])).to.deep.equal([['/get/a', 'va2', 2]])
     expect(j(prefix).kvs.map((x) => x.key)).to.deep.equal(['/get/a', '/get/b', '/get/c'])
@@ -120,11 +127,17 @@ describe('kvlog CLI (real server)', function () {
   it('txn: JSON from a file and from stdin, in both forms', async () => {
     const { revision } = await kv.put('/txn/a', '1')
     const file = join(tmp, 'txn.json')
-    await writeFile(file, JSON.stringify({
-      compare: [{ key: '/txn/a', target: 'MOD', result: 'EQUAL', value: revision }],
-      success: [{ type: 'put', key: '/txn/a', value: '2' }, { type: 'put', key: '/txn/b', value: 'b' }],
-      failure: [{ type: 'range', key: '/txn/a' }],
-    }))
+    await writeFile(
+      file,
+      JSON.stringify({
+        compare: [{ key: '/txn/a', target: 'MOD', result: 'EQUAL', value: revision }],
+        success: [
+          { type: 'put', key: '/txn/a', value: '2' },
+          { type: 'put', key: '/txn/b', value: 'b' },
+        ],
+        failure: [{ type: 'range', key: '/txn/a' }],
+      }),
+    )
     const fromFile = await run('txn', file, '-o', 'json')
     expect(fromFile.code, fromFile.stderr).to.equal(0)
     const fj = JSON.parse(fromFile.stdout) as { succeeded: boolean; revision: number; results: Array<{ type: string }> }
@@ -138,20 +151,30 @@ describe('kvlog CLI (real server)', function () {
     expect(again.code).to.equal(0)
     expect(again.stdout).to.contain('FAILURE')
 
-    const stdin = JSON.stringify({ compare: [{ key: '/txn/a', target: 'VALUE', result: 'EQUAL', value: '2' }], success: [{ type: 'delete', key: '/txn/', prefix: true }], failure: [] })
+    const stdin = JSON.stringify({
+      compare: [{ key: '/txn/a', target: 'VALUE', result: 'EQUAL', value: '2' }],
+      success: [{ type: 'delete', key: '/txn/', prefix: true }],
+      failure: [],
+    })
     const viaStdin = await kvlog(['txn', '-o', 'json'], { endpoint: ep, input: stdin })
     expect(viaStdin.code, viaStdin.stderr).to.equal(0)
     const sj = JSON.parse(viaStdin.stdout) as { succeeded: boolean; results: Array<{ deleted: number }> }
     expect(sj.succeeded).to.equal(true)
     expect(sj.results[0].deleted).to.equal(2)
-    const dash = await kvlog(['txn', '-'], { endpoint: ep, input: JSON.stringify({ compare: [], success: [{ type: 'put', key: '/txn/c', value: 'c' }], failure: [] }) })
+    const dash = await kvlog(['txn', '-'], {
+      endpoint: ep,
+      input: JSON.stringify({ compare: [], success: [{ type: 'put', key: '/txn/c', value: 'c' }], failure: [] }),
+    })
     expect(dash.code).to.equal(0)
     expect(dash.stdout).to.contain('SUCCESS')
     expect(String((await kv.get('/txn/c'))?.value)).to.equal('c')
 
     const bad = await kvlog(['txn'], { endpoint: ep, input: '{not json' })
     expect(bad.code).to.be.oneOf([1, 2])
-    const invalid = await kvlog(['txn'], { endpoint: ep, input: JSON.stringify({ compare: [], success: [{ type: 'put', key: '', value: 'x' }], failure: [] }) })
+    const invalid = await kvlog(['txn'], {
+      endpoint: ep,
+      input: JSON.stringify({ compare: [], success: [{ type: 'put', key: '', value: 'x' }], failure: [] }),
+    })
     expect(invalid.code).to.equal(1)
     expect(invalid.stderr).to.contain('EMPTY_KEY')
   })
@@ -170,9 +193,25 @@ describe('kvlog CLI (real server)', function () {
     expect(await w.stop('SIGTERM')).to.equal(0)
     expect(lines).to.have.length(4)
     expect(lines.map((l) => l.revision)).to.deep.equal([r1, r2, r3, r4])
-    expect(lines[0]).to.include({ type: 'PUT', key: '/wj/a', value: '{"n":1}', revision: r1, createRevision: r1, modRevision: r1, version: 1 })
+    expect(lines[0]).to.include({
+      type: 'PUT',
+      key: '/wj/a',
+      value: '{"n":1}',
+      revision: r1,
+      createRevision: r1,
+      modRevision: r1,
+      version: 1,
+    })
     expect(lines[0]).to.not.have.property('prevValue')
-    expect(lines[1]).to.include({ type: 'PUT', key: '/wj/a', value: '{"n":2}', createRevision: r1, modRevision: r2, version: 2, prevValue: '{"n":1}' })
+    expect(lines[1]).to.include({
+      type: 'PUT',
+      key: '/wj/a',
+      value: '{"n":2}',
+      createRevision: r1,
+      modRevision: r2,
+      version: 2,
+      prevValue: '{"n":1}',
+    })
     expect(lines[2]).to.include({ type: 'PUT', keyBase64: binKey.toString('base64'), valueBase64: binValue.toString('base64'), version: 1 })
     expect(lines[2]).to.not.have.property('key')
     expect(lines[2]).to.not.have.property('value')
@@ -190,7 +229,10 @@ describe('kvlog CLI (real server)', function () {
     const jl = (await json.waitLines(2)).map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(await table.stop('SIGINT')).to.equal(0)
     expect(await json.stop()).to.equal(0)
-    expect(rows.map((r) => r.split('\t'))).to.deep.equal([[String(r1), 'PUT', '/wt/x', 'hello'], [String(r2), 'PUT', '/wt/x', 'again']])
+    expect(rows.map((r) => r.split('\t'))).to.deep.equal([
+      [String(r1), 'PUT', '/wt/x', 'hello'],
+      [String(r2), 'PUT', '/wt/x', 'again'],
+    ])
     expect(jl[1]).to.not.have.property('prevValue')
   })
 
@@ -214,7 +256,12 @@ describe('kvlog CLI (real server)', function () {
     ])
     for (const r of [all, byRev, byTime, table]) expect(r.code, r.stderr).to.equal(0)
     const allJ = jsonLines(all.stdout)
-    expect(allJ.map((e) => [e.revision, e.type, e.key])).to.deep.equal([[r1, 'PUT', '/hi/dep'], [r2, 'PUT', '/hi/dep'], [r3, 'PUT', '/hi/txt'], [r4, 'DELETE', '/hi/dep']])
+    expect(allJ.map((e) => [e.revision, e.type, e.key])).to.deep.equal([
+      [r1, 'PUT', '/hi/dep'],
+      [r2, 'PUT', '/hi/dep'],
+      [r3, 'PUT', '/hi/txt'],
+      [r4, 'DELETE', '/hi/dep'],
+    ])
     expect(allJ[1].prevValue).to.equal(JSON.stringify({ spec: { replicas: 2, image: 'a' } }))
     for (const e of allJ) expect(Number.isFinite(Date.parse(e.time as string))).to.equal(true)
     // Who changed what: the native door, anonymous (auth is off).
@@ -252,13 +299,19 @@ describe('kvlog CLI (real server)', function () {
     ])
     for (const r of [json, table, all]) expect(r.code, r.stderr).to.equal(0)
     const changes = jsonLines(json.stdout)
-    expect(changes.map((c) => [c.change, c.key])).to.deep.equal([['removed', '/df/gone'], ['modified', '/df/mod'], ['added', '/df/new']])
+    expect(changes.map((c) => [c.change, c.key])).to.deep.equal([
+      ['removed', '/df/gone'],
+      ['modified', '/df/mod'],
+      ['added', '/df/new'],
+    ])
     expect(changes[1].before).to.deep.include({ value: JSON.stringify({ a: 1, b: 'x' }) })
     expect(changes[1].after).to.deep.include({ value: JSON.stringify({ a: 2, b: 'x' }) })
     expect(jsonLines(all.stdout).map((c) => c.key)).to.deep.equal(['/df/gone', '/df/mod', '/df/new'])
     const rows = table.stdout.trim().split('\n')
     expect(rows).to.have.length(4)
-    expect(rows.find((r) => r.includes('/df/mod'))).to.contain('modified').and.contain('.a: 1 → 2')
+    expect(rows.find((r) => r.includes('/df/mod')))
+      .to.contain('modified')
+      .and.contain('.a: 1 → 2')
     expect(rows.find((r) => r.includes('/df/new'))).to.contain('added')
     const missing = await run('diff', '--to', String(to))
     expect(missing.code).to.equal(2)
@@ -293,7 +346,10 @@ describe('kvlog CLI (real server)', function () {
     expect(c2.code).to.equal(0)
     expect(c2.stdout).to.contain('ctl-b').and.contain(String(rev))
     const [lj, lt] = await Promise.all([run('cursor', 'list', '-o', 'json'), run('cursor', 'list')])
-    expect((JSON.parse(lj.stdout) as Array<{ name: string; revision: number }>).map((x) => [x.name, x.revision])).to.deep.equal([['ctl-a', rev - 1], ['ctl-b', rev]])
+    expect((JSON.parse(lj.stdout) as Array<{ name: string; revision: number }>).map((x) => [x.name, x.revision])).to.deep.equal([
+      ['ctl-a', rev - 1],
+      ['ctl-b', rev],
+    ])
     expect(lt.stdout.trim().split('\n')).to.have.length(3)
     const d = await run('cursor', 'delete', 'ctl-a', '-o', 'json')
     expect(d.code).to.equal(0)
@@ -360,7 +416,20 @@ describe('kvlog CLI (real server)', function () {
 
   it('bad input: usage errors exit 2, failures exit 1', async () => {
     const dead = `http://127.0.0.1:${await closedPort()}`
-    const [unknownCmd, unknownFlag, missing, missingValue, badRev, badRevWatch, badOut, extra, none, unreachableEnv, unreachableFlag, emptyKey] = await Promise.all([
+    const [
+      unknownCmd,
+      unknownFlag,
+      missing,
+      missingValue,
+      badRev,
+      badRevWatch,
+      badOut,
+      extra,
+      none,
+      unreachableEnv,
+      unreachableFlag,
+      emptyKey,
+    ] = await Promise.all([
       run('frobnicate'),
       run('get', '/a', '--bogus'),
       run('put', '/a'),
@@ -375,9 +444,26 @@ describe('kvlog CLI (real server)', function () {
       run('put', '', 'x'),
     ])
     expect({
-      unknownCmd: unknownCmd.code, unknownFlag: unknownFlag.code, missing: missing.code, missingValue: missingValue.code, badRev: badRev.code,
-      badRevWatch: badRevWatch.code, badOut: badOut.code, extra: extra.code, none: none.code,
-    }).to.deep.equal({ unknownCmd: 2, unknownFlag: 2, missing: 2, missingValue: 2, badRev: 2, badRevWatch: 2, badOut: 2, extra: 2, none: 2 })
+      unknownCmd: unknownCmd.code,
+      unknownFlag: unknownFlag.code,
+      missing: missing.code,
+      missingValue: missingValue.code,
+      badRev: badRev.code,
+      badRevWatch: badRevWatch.code,
+      badOut: badOut.code,
+      extra: extra.code,
+      none: none.code,
+    }).to.deep.equal({
+      unknownCmd: 2,
+      unknownFlag: 2,
+      missing: 2,
+      missingValue: 2,
+      badRev: 2,
+      badRevWatch: 2,
+      badOut: 2,
+      extra: 2,
+      none: 2,
+    })
     expect(unreachableEnv.code).to.equal(1)
     expect(unreachableFlag.code).to.equal(1)
     expect(emptyKey.code).to.equal(1)
@@ -386,7 +472,22 @@ describe('kvlog CLI (real server)', function () {
   })
 
   it('--help on every command exits 0 and prints its usage', async () => {
-    const commands = ['put', 'get', 'del', 'txn', 'watch', 'history', 'diff', 'compact', 'status', 'cursor', 'lease', 'snapshot', 'serve', 'import']
+    const commands = [
+      'put',
+      'get',
+      'del',
+      'txn',
+      'watch',
+      'history',
+      'diff',
+      'compact',
+      'status',
+      'cursor',
+      'lease',
+      'snapshot',
+      'serve',
+      'import',
+    ]
     const runs = await Promise.all([...commands.map((c) => kvlog([c, '--help'])), kvlog(['--help']), kvlog(['get', '-h'])])
     commands.forEach((c, i) => {
       expect(runs[i].code, `${c} --help`).to.equal(0)

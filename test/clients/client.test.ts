@@ -62,7 +62,9 @@ describe('KvlogClient (real server)', function () {
       const half = await kv.range('/rg/b', { rangeEnd: '/rg/d' })
       expect(half.kvs.map((x) => str(x.key))).to.deep.equal(['/rg/b', '/rg/c'])
       const from = await kv.range('/rg/c', { fromKey: true })
-      expect(from.kvs.map((x) => str(x.key))).to.include.members(['/rg/c', '/rg/d']).and.not.include('/rg/b')
+      expect(from.kvs.map((x) => str(x.key)))
+        .to.include.members(['/rg/c', '/rg/d'])
+        .and.not.include('/rg/b')
 
       const limited = await kv.range('/rg/', { prefix: true, limit: 3 })
       expect(limited.kvs).to.have.length(3)
@@ -108,7 +110,11 @@ describe('KvlogClient (real server)', function () {
       const { revision } = await kv.put('/txn/a', '1')
       const ok = await kv.txn({
         compare: [{ key: '/txn/a', target: 'MOD', result: 'EQUAL', value: revision }],
-        success: [{ type: 'put', key: '/txn/a', value: '2', prevKv: true }, { type: 'put', key: '/txn/b', value: 'b' }, { type: 'range', key: '/txn/', prefix: true }],
+        success: [
+          { type: 'put', key: '/txn/a', value: '2', prevKv: true },
+          { type: 'put', key: '/txn/b', value: 'b' },
+          { type: 'range', key: '/txn/', prefix: true },
+        ],
         failure: [{ type: 'range', key: '/txn/a' }],
       })
       expect(ok.succeeded).to.equal(true)
@@ -128,9 +134,18 @@ describe('KvlogClient (real server)', function () {
       })
       expect(stale.succeeded).to.equal(false)
       expect(stale.revision).to.equal(ok.revision)
-      expect(((stale.results[0] as { kvs: Array<{ value: string }> }).kvs)[0].value).to.equal('2')
+      expect((stale.results[0] as { kvs: Array<{ value: string }> }).kvs[0].value).to.equal('2')
 
-      const dup = await rejection(kv.txn({ compare: [], success: [{ type: 'put', key: '/txn/d', value: '1' }, { type: 'put', key: '/txn/d', value: '2' }], failure: [] }))
+      const dup = await rejection(
+        kv.txn({
+          compare: [],
+          success: [
+            { type: 'put', key: '/txn/d', value: '1' },
+            { type: 'put', key: '/txn/d', value: '2' },
+          ],
+          failure: [],
+        }),
+      )
       expect(dup).to.be.instanceOf(KvlogClientError)
       expect((dup as KvlogClientError).code).to.equal('DUPLICATE_KEY')
       expect((await kv.status()).revision).to.equal(ok.revision)
@@ -153,7 +168,9 @@ describe('KvlogClient (real server)', function () {
       expect(byPrefix.kvs).to.have.length(1)
       expect(Buffer.compare(byPrefix.kvs[0].key, key)).to.equal(0)
       const range = await kv.range('/bin/', { prefix: true })
-      expect(range.kvs.map((x) => x.key.toString('hex')).sort()).to.deep.equal([key.toString('hex'), Buffer.from(utf8Key).toString('hex')].sort())
+      expect(range.kvs.map((x) => x.key.toString('hex')).sort()).to.deep.equal(
+        [key.toString('hex'), Buffer.from(utf8Key).toString('hex')].sort(),
+      )
 
       const value2 = Buffer.from([0xfe, 0xed, 0xfa, 0xce])
       const w2 = await kv.put(key, value2, { prevKv: true })
@@ -165,7 +182,8 @@ describe('KvlogClient (real server)', function () {
 
       const t = await kv.txn({
         compare: [{ keyBase64: key.toString('base64'), target: 'VALUE', result: 'EQUAL', valueBase64: value2.toString('base64') }],
-        success: [{ type: 'range', keyBase64: key.toString('base64') }], failure: [],
+        success: [{ type: 'range', keyBase64: key.toString('base64') }],
+        failure: [],
       })
       expect(t.succeeded).to.equal(true)
       expect((t.results[0].kvs as Array<Record<string, string>>)[0].valueBase64).to.equal(value2.toString('base64'))
@@ -234,7 +252,10 @@ describe('KvlogClient (real server)', function () {
       revs.push((await kv.delete('/hist/b')).revision)
       const all = await kv.history('/hist/', { prefix: true, prevKv: true })
       expect(all.events.map((e) => [e.revision, e.type, str(e.kv.key)])).to.deep.equal([
-        [revs[0], 'PUT', '/hist/a'], [revs[1], 'PUT', '/hist/b'], [revs[2], 'PUT', '/hist/a'], [revs[3], 'DELETE', '/hist/b'],
+        [revs[0], 'PUT', '/hist/a'],
+        [revs[1], 'PUT', '/hist/b'],
+        [revs[2], 'PUT', '/hist/a'],
+        [revs[3], 'DELETE', '/hist/b'],
       ])
       expect(all.more).to.equal(false)
       expect(all.nextRevision).to.equal(all.revision + 1)
@@ -301,7 +322,13 @@ describe('KvlogClient (real server)', function () {
 
     it('an endpoint nobody listens on: UnreachableError for reads and writes', async () => {
       const dead = new KvlogClient({ endpoint: `http://127.0.0.1:${await closedPort()}` })
-      const calls = [() => dead.put('/a', 'b'), () => dead.get('/a'), () => dead.status(), () => dead.delete('/a'), () => dead.txn({ compare: [], success: [], failure: [] })]
+      const calls = [
+        () => dead.put('/a', 'b'),
+        () => dead.get('/a'),
+        () => dead.status(),
+        () => dead.delete('/a'),
+        () => dead.txn({ compare: [], success: [], failure: [] }),
+      ]
       for (const call of calls) {
         const err = await rejection(call())
         expect(err).to.be.instanceOf(UnreachableError)
@@ -339,7 +366,9 @@ describe('KvlogClient (real server)', function () {
         const before = (await kv.status()).revision as number
         proxy.dropResponses = 2
         expect(await rejection(via.delete('/unknown/d'))).to.be.instanceOf(OutcomeUnknownError)
-        expect(await rejection(via.txn({ compare: [], success: [{ type: 'put', key: '/unknown/t', value: '1' }], failure: [] }))).to.be.instanceOf(OutcomeUnknownError)
+        expect(
+          await rejection(via.txn({ compare: [], success: [{ type: 'put', key: '/unknown/t', value: '1' }], failure: [] })),
+        ).to.be.instanceOf(OutcomeUnknownError)
         expect(proxy.count('DELETE /v1/kv')).to.equal(1)
         expect(proxy.count('POST /v1/txn')).to.equal(1)
         expect((await kv.status()).revision).to.equal(before + 2)

@@ -90,7 +90,9 @@ describe('KvlogClient with several endpoints (real servers)', function () {
     expect((one as Error).message).to.equal(`cannot reach http://127.0.0.1:${p1}: connect ECONNREFUSED 127.0.0.1:${p1}`)
     const both = await new KvlogClient({ endpoints: [`http://127.0.0.1:${p1}`, `127.0.0.1:${p2}`] }).put('/x', 'y').catch((e: unknown) => e)
     expect(both).to.be.instanceOf(UnreachableError)
-    expect((both as Error).message).to.contain(`http://127.0.0.1:${p1}: connect ECONNREFUSED`).and.contain(`http://127.0.0.1:${p2}: connect ECONNREFUSED`)
+    expect((both as Error).message)
+      .to.contain(`http://127.0.0.1:${p1}: connect ECONNREFUSED`)
+      .and.contain(`http://127.0.0.1:${p2}: connect ECONNREFUSED`)
     // A port fetch refuses to use is reported as such, not as "undefined".
     const blocked = await new KvlogClient({ endpoint: 'http://127.0.0.1:1' }).get('/x').catch((e: unknown) => e)
     expect((blocked as Error).message).to.equal("cannot reach http://127.0.0.1:1: the port is on fetch's list of blocked ports")
@@ -129,7 +131,9 @@ describe('KvlogClient with several endpoints (real servers)', function () {
 
   it('connectTimeoutMs: a watch no member ever answered stops with UNREACHABLE; one that was created resumes past it', async () => {
     const port = await closedPort()
-    const never = track(new KvlogClient({ endpoint: `127.0.0.1:${port}` }).watch('/w', { connectTimeoutMs: 400, minBackoffMs: 20, maxBackoffMs: 100 }))
+    const never = track(
+      new KvlogClient({ endpoint: `127.0.0.1:${port}` }).watch('/w', { connectTimeoutMs: 400, minBackoffMs: 20, maxBackoffMs: 100 }),
+    )
     const t0 = Date.now()
     const failed = await collect(never).done
     expect(failed).to.be.instanceOf(UnreachableError)
@@ -140,7 +144,9 @@ describe('KvlogClient with several endpoints (real servers)', function () {
     const s = await server()
     const p = await proxyTo(s)
     const direct = new KvlogClient({ endpoint: s.http })
-    const w = track(new KvlogClient({ endpoint: p.url }).watch('/wc/', { prefix: true, connectTimeoutMs: 300, minBackoffMs: 20, maxBackoffMs: 100 }))
+    const w = track(
+      new KvlogClient({ endpoint: p.url }).watch('/wc/', { prefix: true, connectTimeoutMs: 300, minBackoffMs: 20, maxBackoffMs: 100 }),
+    )
     const got = collect(w)
     await waitFor('the watch to be created', () => w.nextRevision !== undefined)
     p.refuse = true

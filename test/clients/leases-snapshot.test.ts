@@ -68,12 +68,24 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     expect(await kv.leaseRevoke(big.id)).to.deep.equal({ revision: revision + 2 })
     expect(await kv.get('/cl/a')).to.equal(undefined)
     expect(await kv.leaseTimeToLive(big.id)).to.equal(undefined)
-    const codes = await Promise.all([kv.leaseKeepAlive(big.id), kv.leaseRevoke(big.id), kv.leaseGrant(10, { id: picked.id }), kv.leaseGrant(9e9 + 1)]
-      .map((p) => p.then(() => 'ok', (e: KvlogClientError) => e.code)))
+    const codes = await Promise.all(
+      [kv.leaseKeepAlive(big.id), kv.leaseRevoke(big.id), kv.leaseGrant(10, { id: picked.id }), kv.leaseGrant(9e9 + 1)].map((p) =>
+        p.then(
+          () => 'ok',
+          (e: KvlogClientError) => e.code,
+        ),
+      ),
+    )
     expect(codes).to.deep.equal(['LEASE_NOT_FOUND', 'LEASE_NOT_FOUND', 'LEASE_EXISTS', 'LEASE_TTL_TOO_LARGE'])
     // A lease id that is not a decimal number is the caller's mistake, caught before anything is sent.
-    const mistakes = await Promise.all([kv.leaseRevoke('12abc'), kv.leaseTimeToLive(-1n), kv.put('/k', 'v', { lease: '1e3' })]
-      .map((p) => p.then(() => 'ok', (e: Error) => e.name)))
+    const mistakes = await Promise.all(
+      [kv.leaseRevoke('12abc'), kv.leaseTimeToLive(-1n), kv.put('/k', 'v', { lease: '1e3' })].map((p) =>
+        p.then(
+          () => 'ok',
+          (e: Error) => e.name,
+        ),
+      ),
+    )
     expect(mistakes).to.deep.equal(['TypeError', 'TypeError', 'TypeError'])
     await Promise.all([kv.leaseRevoke(picked.id), kv.leaseRevoke(viaString.id)])
   })
@@ -86,7 +98,12 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     for await (const chunk of snap.chunks) parts.push(chunk)
     const bytes = Buffer.concat(parts)
     const body = bytes.subarray(0, bytes.length - 32)
-    expect(createHash('sha256').update(body).digest().equals(bytes.subarray(bytes.length - 32))).to.equal(true)
+    expect(
+      createHash('sha256')
+        .update(body)
+        .digest()
+        .equals(bytes.subarray(bytes.length - 32)),
+    ).to.equal(true)
     expect(body.includes(Buffer.from('snapshot me'))).to.equal(true)
     // Cancelling a download part way is allowed and leaves the server serving.
     const second = await kv.snapshot()
@@ -114,27 +131,38 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     expect(p2.stdout).to.match(/^OK revision \d+/)
     expect((await kv.get('/cli/a'))!.lease).to.equal(BigInt(BIG_ID))
 
-    const [lt, tt, kt] = await Promise.all([run('lease', 'list'), run('lease', 'ttl', BIG_ID, '--keys'), run('lease', 'keep-alive', `0x${hex(id1)}`, '--once')])
+    const [lt, tt, kt] = await Promise.all([
+      run('lease', 'list'),
+      run('lease', 'ttl', BIG_ID, '--keys'),
+      run('lease', 'keep-alive', `0x${hex(id1)}`, '--once'),
+    ])
     const lj = await inProcess('lease', 'list', '-o', 'json')
     const tj = await inProcess('lease', 'ttl', BIG_ID, '--keys', '-o', 'json')
     const tNoKeys = await inProcess('lease', 'ttl', id1, '-o', 'json')
     const kj = await inProcess('lease', 'keep-alive', BIG_ID, '--once', '-o', 'json')
     for (const r of [lj, lt, tj, tt, tNoKeys, kj, kt]) expect(r.code, r.stderr).to.equal(0)
-    const listed = (json(lj.stdout).leases as Array<{ id: string; ttl: number; grantedTtl: number }>)
+    const listed = json(lj.stdout).leases as Array<{ id: string; ttl: number; grantedTtl: number }>
     expect(listed.map((l) => l.id)).to.include.members([id1, BIG_ID])
     expect(listed.find((l) => l.id === BIG_ID)).to.include({ grantedTtl: 90 })
     const rows = lt.stdout.trim().split('\n')
     expect(rows[0].split(/\s+/)).to.deep.equal(['ID', 'DECIMAL', 'TTL', 'GRANTED'])
-    expect(rows.slice(1).map((r) => r.split(/\s+/).slice(0, 2))).to.deep.include.members([[hex(id1), id1], [hex(BIG_ID), BIG_ID]])
+    expect(rows.slice(1).map((r) => r.split(/\s+/).slice(0, 2))).to.deep.include.members([
+      [hex(id1), id1],
+      [hex(BIG_ID), BIG_ID],
+    ])
     expect(json(tj.stdout)).to.deep.include({ id: BIG_ID, grantedTtl: 90, keys: [{ key: '/cli/a' }, { key: '/cli/b' }] })
     expect(json(tj.stdout).ttl).to.be.within(60, 90)
-    expect(tt.stdout).to.match(/^keys\s+\/cli\/a, \/cli\/b$/m).and.match(/^granted ttl\s+90s$/m)
+    expect(tt.stdout)
+      .to.match(/^keys\s+\/cli\/a, \/cli\/b$/m)
+      .and.match(/^granted ttl\s+90s$/m)
     expect(json(tNoKeys.stdout)).to.not.have.property('keys')
     expect(json(kj.stdout)).to.deep.equal({ id: BIG_ID, idHex: hex(BIG_ID), ttl: 90 })
     expect(kt.stdout.trim()).to.equal(`lease ${hex(id1)} kept alive, TTL 120s`)
 
     // keep-alive without --once keeps going until a signal, then exits 0.
-    const child = spawn(process.execPath, [KVLOG_BIN, 'lease', 'keep-alive', id1, '-o', 'json'], { env: { ...process.env, KVLOG_ENDPOINT: server.http } })
+    const child = spawn(process.execPath, [KVLOG_BIN, 'lease', 'keep-alive', id1, '-o', 'json'], {
+      env: { ...process.env, KVLOG_ENDPOINT: server.http },
+    })
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
@@ -166,23 +194,51 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     // Usage errors in this process through main() (quick); the rest, and two usage errors, as real processes.
     const usage: Run[] = []
     for (const args of [
-      ['lease', 'frob'], ['lease', 'ttl', 'xyz'], ['lease', 'revoke'], ['lease', 'grant', 'ten'], ['lease', 'grant', '10', '--id', '-3'],
-      ['lease', 'ttl', '18446744073709551616'], ['lease', 'list', '--keys'], ['put', '/k', 'v', '--lease', '12x'], ['snapshot', 'frob', 'f'],
+      ['lease', 'frob'],
+      ['lease', 'ttl', 'xyz'],
+      ['lease', 'revoke'],
+      ['lease', 'grant', 'ten'],
+      ['lease', 'grant', '10', '--id', '-3'],
+      ['lease', 'ttl', '18446744073709551616'],
+      ['lease', 'list', '--keys'],
+      ['put', '/k', 'v', '--lease', '12x'],
+      ['snapshot', 'frob', 'f'],
       ['snapshot', 'restore', join(tmp, 'f')],
-    ]) usage.push(await kvlogInProcess(args, server.http))
-    const [noVerb, missingTtl, deadList] = await Promise.all([run('snapshot'), run('lease', 'ttl', '424242'), kvlog(['lease', 'list'], { endpoint: dead })])
+    ])
+      usage.push(await kvlogInProcess(args, server.http))
+    const [noVerb, missingTtl, deadList] = await Promise.all([
+      run('snapshot'),
+      run('lease', 'ttl', '424242'),
+      kvlog(['lease', 'list'], { endpoint: dead }),
+    ])
     const failures: Run[] = [missingTtl]
     for (const args of [
-      ['lease', 'revoke', '424242'], ['put', '/k', 'v', '--lease', '424242'], ['lease', 'list'], ['snapshot', 'save', join(tmp, 'dead.snap')],
+      ['lease', 'revoke', '424242'],
+      ['put', '/k', 'v', '--lease', '424242'],
+      ['lease', 'list'],
+      ['snapshot', 'save', join(tmp, 'dead.snap')],
       ['snapshot', 'restore', join(tmp, 'missing.snap'), '--data-dir', join(tmp, 'r-missing')],
       ['snapshot', 'restore', join(tmp, 'missing.snap'), '--data-dir', notEmpty],
-    ]) failures.push(await kvlogInProcess(args, args[1] === 'list' || args[1] === 'save' ? dead : server.http))
+    ])
+      failures.push(await kvlogInProcess(args, args[1] === 'list' || args[1] === 'save' ? dead : server.http))
     expect(deadList.code).to.equal(1)
     expect(deadList.stderr).to.contain('cannot reach')
     const runs = [...usage, noVerb, ...failures]
     const codes = runs.map((r) => r.code)
-    expect(codes.slice(0, 11), runs.slice(0, 11).map((r) => r.stderr).join('')).to.deep.equal(Array(11).fill(2))
-    expect(codes.slice(11), runs.slice(11).map((r) => r.stderr).join('')).to.deep.equal(Array(7).fill(1))
+    expect(
+      codes.slice(0, 11),
+      runs
+        .slice(0, 11)
+        .map((r) => r.stderr)
+        .join(''),
+    ).to.deep.equal(Array(11).fill(2))
+    expect(
+      codes.slice(11),
+      runs
+        .slice(11)
+        .map((r) => r.stderr)
+        .join(''),
+    ).to.deep.equal(Array(7).fill(1))
     for (const r of runs) {
       expect(r.stdout).to.equal('')
       expect(r.stderr).to.match(/^kvlog (lease|put|snapshot): \S/)
@@ -220,10 +276,23 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     expect(save.stderr).to.equal('') // stderr is not a terminal: no progress bar
     const saved = json(save.stdout) as { file: string; revision: number; bytes: number; sha256: string }
     const bytes = await readFile(file)
-    expect(saved).to.deep.equal({ file, revision: status.revision, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') })
+    expect(saved).to.deep.equal({
+      file,
+      revision: status.revision,
+      bytes: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    })
     // Nothing was written in between: the table form saved the same bytes and says so.
-    expect(saveTable.stdout).to.contain(`revision ${status.revision as number}`).and.contain(saved.sha256).and.contain(`${saved.bytes} bytes`)
-    expect(await stat(`${file}.part`).then(() => true, () => false)).to.equal(false)
+    expect(saveTable.stdout)
+      .to.contain(`revision ${status.revision as number}`)
+      .and.contain(saved.sha256)
+      .and.contain(`${saved.bytes} bytes`)
+    expect(
+      await stat(`${file}.part`).then(
+        () => true,
+        () => false,
+      ),
+    ).to.equal(false)
 
     const dir = join(tmp, 'restored')
     const restore = await run('snapshot', 'restore', file, '--data-dir', dir, '-o', 'json')
@@ -243,7 +312,10 @@ describe('leases and snapshots: client and CLI (real server)', function () {
     expect(before.some((x) => x.key.equals(binKey))).to.equal(true)
     expect((await copy.leaseTimeToLive(lease.id, { keys: true }))!.keys!.map(String)).to.deep.equal(['/rt/leased'])
     // Below the floor is gone in the copy too; at the floor it reads.
-    const below = await copy.range('/rt/', { prefix: true, revision: floor - 1 }).then(() => 'ok', (e: KvlogClientError) => e.code)
+    const below = await copy.range('/rt/', { prefix: true, revision: floor - 1 }).then(
+      () => 'ok',
+      (e: KvlogClientError) => e.code,
+    )
     expect(below).to.equal('COMPACTED')
     expect((await copy.range('/rt/', { prefix: true, revision: floor })).kvs.length).to.be.above(0)
     // It is a working store: the next write gets the next revision.

@@ -22,13 +22,20 @@ export function kvlog(args: string[], o: { endpoint?: string; input?: string | B
   child.stderr.on('data', (d) => (stderr += d))
   child.stdin.on('error', () => undefined) // a command that does not read stdin may exit before it is written
   child.stdin.end(o.input ?? '')
-  return new Promise((resolve) => child.on('close', (code) => {
-    const bytes = Buffer.concat(out)
-    resolve({ code, stdout: bytes.toString('utf8'), stderr, bytes })
-  }))
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      const bytes = Buffer.concat(out)
+      resolve({ code, stdout: bytes.toString('utf8'), stderr, bytes })
+    }),
+  )
 }
 
-export const jsonLines = (text: string) => text.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
+export const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
 
 /**
  * The same command run in this process through the main() bin/kvlog calls (the server's for serve and

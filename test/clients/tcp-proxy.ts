@@ -39,7 +39,10 @@ export class TcpProxy {
   private port: number
   private listenPort = 0
 
-  private constructor(private readonly server: Server, target: string) {
+  private constructor(
+    private readonly server: Server,
+    target: string,
+  ) {
     const u = new URL(target)
     this.host = u.hostname
     this.port = Number(u.port)
@@ -116,7 +119,9 @@ export class TcpProxy {
       client.on('data', (d: Buffer) => {
         this.sentChunks.push(Buffer.from(d))
         const body = JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'not ready', details: {} } })
-        client.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`)
+        client.end(
+          `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+        )
       })
       return
     }

@@ -66,9 +66,15 @@ export function writer(client: () => KvlogClient, prefix: string, opts: { pauseM
       await done
     },
     done,
-    get ok() { return ok },
-    get failed() { return failed },
-    get last() { return last },
+    get ok() {
+      return ok
+    },
+    get failed() {
+      return failed
+    },
+    get last() {
+      return last
+    },
   }
 }
 

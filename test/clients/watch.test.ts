@@ -20,7 +20,15 @@ describe('Watch (client, real server)', function () {
     let direct = new KvlogClient({ endpoint: s1.http })
     await direct.put('/rs/before-watch', 'x')
     const start = ((await direct.status()).revision as number) + 1
-    const w = track(new KvlogClient({ endpoint: proxy.url }).watch('/rs/', { prefix: true, startRevision: start, prevKv: true, minBackoffMs: 20, maxBackoffMs: 200 }))
+    const w = track(
+      new KvlogClient({ endpoint: proxy.url }).watch('/rs/', {
+        prefix: true,
+        startRevision: start,
+        prevKv: true,
+        minBackoffMs: 20,
+        maxBackoffMs: 200,
+      }),
+    )
     const got = collect(w)
 
     const wr = writer(() => direct, '/rs/k', { pauseMs: 5 })
@@ -185,7 +193,9 @@ describe('Watch (client, real server)', function () {
     const proxy = await proxyTo(s)
     const kv = new KvlogClient({ endpoint: s.http })
     const first = (await kv.put('/fb/a', '0')).revision
-    const w = track(new KvlogClient({ endpoint: proxy.url }).watch('/fb/', { prefix: true, startRevision: first, minBackoffMs: 20, maxBackoffMs: 50 }))
+    const w = track(
+      new KvlogClient({ endpoint: proxy.url }).watch('/fb/', { prefix: true, startRevision: first, minBackoffMs: 20, maxBackoffMs: 50 }),
+    )
     const got = collect(w)
     await waitFor('the first event', () => got.events().length === 1)
     proxy.refuse = true
@@ -206,7 +216,9 @@ describe('Watch (client, real server)', function () {
     const kv = new KvlogClient({ endpoint: s.http })
     const start = ((await kv.status()).revision as number) + 1
     const via = new KvlogClient({ endpoint: proxy.url })
-    const w = track(via.watch('/hb/', { prefix: true, startRevision: start, prevKv: true, heartbeatTimeoutMs: 500, minBackoffMs: 10, maxBackoffMs: 50 }))
+    const w = track(
+      via.watch('/hb/', { prefix: true, startRevision: start, prevKv: true, heartbeatTimeoutMs: 500, minBackoffMs: 10, maxBackoffMs: 50 }),
+    )
     const got = collect(w)
     // Control: the same, but with a long heartbeat timeout: it must still be stuck when `w` has resumed.
     const slow = track(via.watch('/hb/', { prefix: true, startRevision: start, heartbeatTimeoutMs: 20_000 }))

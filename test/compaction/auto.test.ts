@@ -43,11 +43,15 @@ async function floorOf(http: Http): Promise<number> {
  * and counted: the floor rises when a compaction is scheduled, its removal and then the run's stats follow.
  */
 function waitForFloor(http: Http, want: (status: StatusJson) => number, timeoutMs = 5000): Promise<StatusJson> {
-  return waitUntil(async () => {
-    const s = await http.status()
-    const c = s.compaction
-    return s.compactRevision === want(s) && c.inProgress === undefined && c.last?.floor === s.compactRevision ? s : undefined
-  }, timeoutMs, 'the compact revision')
+  return waitUntil(
+    async () => {
+      const s = await http.status()
+      const c = s.compaction
+      return s.compactRevision === want(s) && c.inProgress === undefined && c.last?.floor === s.compactRevision ? s : undefined
+    },
+    timeoutMs,
+    'the compact revision',
+  )
 }
 
 async function expectCompactedRead(http: Http, revision: number, floor: number): Promise<void> {
@@ -74,13 +78,15 @@ async function fillUntilNoSpace(http: Http, prefix: string): Promise<void> {
   const value = 'q'.repeat(16 * 1024)
   let n = 0
   let refused = false
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (!refused && n < 5000) {
-      const r = await http.put(`${prefix}${n % 4}`, `${value}${n++}`)
-      if (r.status === 507) refused = true
-      else expect(r.status).to.equal(200)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (!refused && n < 5000) {
+        const r = await http.put(`${prefix}${n % 4}`, `${value}${n++}`)
+        if (r.status === 507) refused = true
+        else expect(r.status).to.equal(200)
+      }
+    }),
+  )
   expect(refused, 'puts were refused').to.equal(true)
 }
 
@@ -173,7 +179,12 @@ describe('automatic compaction (real kvlog serve processes)', function () {
       expect(txnPut.status).to.equal(507)
       expect(txnPut.body.error.code).to.equal('NO_SPACE')
       // a txn that only reads or deletes is fine
-      const txnDel = await http.post('/v1/txn', { success: [{ type: 'delete', key: 'q/2' }, { type: 'range', key: 'q/1' }] })
+      const txnDel = await http.post('/v1/txn', {
+        success: [
+          { type: 'delete', key: 'q/2' },
+          { type: 'range', key: 'q/1' },
+        ],
+      })
       expect(txnDel.status).to.equal(200)
       const get = await http.get('/v1/kv?key=q/&prefix=true&countOnly=true')
       expect(get.status).to.equal(200)
@@ -208,10 +219,14 @@ describe('automatic compaction (real kvlog serve processes)', function () {
       const compact = await http.post('/v1/compact', { revision: head })
       expect(compact.status).to.equal(200)
       expect(compact.body.compactRevision).to.equal(head)
-      const s = await waitUntil(async () => {
-        const st = await http.status()
-        return st.alarms.length === 0 ? st : undefined
-      }, 5000, 'the alarm to clear itself')
+      const s = await waitUntil(
+        async () => {
+          const st = await http.status()
+          return st.alarms.length === 0 ? st : undefined
+        },
+        5000,
+        'the alarm to clear itself',
+      )
       expect(s.dbSize).to.be.at.most(QUOTA)
       expect((await http.put('q/after', 'v')).status).to.equal(200)
     })
@@ -228,10 +243,14 @@ describe('automatic compaction (real kvlog serve processes)', function () {
       http = new Http(server.http)
       expect(await alarms(http), 'the alarm is durable').to.deep.equal(['NOSPACE'])
       expect((await http.put('r/0', 'v')).status).to.equal(507)
-      const s = await waitUntil(async () => {
-        const st = await http.status()
-        return st.alarms.length === 0 ? st : undefined
-      }, 5000, 'the alarm to clear after the restart')
+      const s = await waitUntil(
+        async () => {
+          const st = await http.status()
+          return st.alarms.length === 0 ? st : undefined
+        },
+        5000,
+        'the alarm to clear after the restart',
+      )
       expect(s.revision).to.equal(head)
       expect(s.compactRevision, 'the quota compacted down to min retain').to.equal(head - 5)
       expect((await http.put('r/after', 'v')).status).to.equal(200)
@@ -240,7 +259,16 @@ describe('automatic compaction (real kvlog serve processes)', function () {
 
   describe('consumer cursors', () => {
     // revision mode would keep 20; the cursor holds the floor back up to 150 revisions behind the head
-    const ctx = useServer(['--auto-compaction-mode', 'revision', '--auto-compaction-retention', '20', '--compaction-min-retain', '0', '--cursor-max-lag', '150'])
+    const ctx = useServer([
+      '--auto-compaction-mode',
+      'revision',
+      '--auto-compaction-retention',
+      '20',
+      '--compaction-min-retain',
+      '0',
+      '--cursor-max-lag',
+      '150',
+    ])
     let c1 = 0
 
     it('a cursor holds the floor at its revision + 1 while revision mode would compact further', async () => {
@@ -267,11 +295,18 @@ describe('automatic compaction (real kvlog serve processes)', function () {
         await ws.waitFor(() => eventRevisions(ws.of(1)).includes(head), 5000, 'the catch-up to the head')
         expect(ws.of(1)[0].type).to.equal('created')
         const revs = eventRevisions(ws.of(1))
-        expect(revs, 'every revision from cursor + 1 to the head, in order').to.deep.equal(Array.from({ length: head - c1 }, (_, i) => c1 + 1 + i))
+        expect(revs, 'every revision from cursor + 1 to the head, in order').to.deep.equal(
+          Array.from({ length: head - c1 }, (_, i) => c1 + 1 + i),
+        )
       } finally {
         ws.close()
       }
-      const nd = await ndjsonWatch(http.base, { key: 'c/', prefix: true, cursor: 'c1' }, (lines) => eventRevisions(lines).includes(head), 5000)
+      const nd = await ndjsonWatch(
+        http.base,
+        { key: 'c/', prefix: true, cursor: 'c1' },
+        (lines) => eventRevisions(lines).includes(head),
+        5000,
+      )
       expect(nd.status).to.equal(200)
       expect(eventRevisions(nd.lines)[0]).to.equal(c1 + 1)
       expect(eventRevisions(nd.lines)).to.have.length(head - c1)
@@ -298,10 +333,14 @@ describe('automatic compaction (real kvlog serve processes)', function () {
       const { http } = ctx
       const head = await http.putMany('c/', 100, { concurrency: 4 })
       // lag now > 150: the next check expires it and revision mode compacts to head - 20
-      const cursors = await waitUntil(async () => {
-        const r = await http.get('/v1/cursors')
-        return r.body.cursors[0]?.expired === true ? r.body.cursors : undefined
-      }, 5000, 'the cursor to expire')
+      const cursors = await waitUntil(
+        async () => {
+          const r = await http.get('/v1/cursors')
+          return r.body.cursors[0]?.expired === true ? r.body.cursors : undefined
+        },
+        5000,
+        'the cursor to expire',
+      )
       expect(cursors[0]).to.include({ name: 'c1', revision: c1, expired: true })
       await waitForFloor(http, () => head - 20)
       const floor = head - 20
@@ -325,7 +364,12 @@ describe('automatic compaction (real kvlog serve processes)', function () {
       const recommit = await http.request('PUT', '/v1/cursors/c1', { revision: head - 3 })
       expect(recommit.status).to.equal(200)
       expect(recommit.body.cursor.expired).to.equal(false)
-      const again = await ndjsonWatch(http.base, { key: 'c/', prefix: true, cursor: 'c1' }, (lines) => eventRevisions(lines).includes(head), 5000)
+      const again = await ndjsonWatch(
+        http.base,
+        { key: 'c/', prefix: true, cursor: 'c1' },
+        (lines) => eventRevisions(lines).includes(head),
+        5000,
+      )
       expect(eventRevisions(again.lines)).to.deep.equal([head - 2, head - 1, head])
       expect((await http.del('/v1/cursors/c1')).status).to.equal(200)
       expect((await http.get('/v1/cursors')).body.cursors).to.deep.equal([])
@@ -334,8 +378,14 @@ describe('automatic compaction (real kvlog serve processes)', function () {
 
   describe('watchers below the new floor', () => {
     const ctx = useServer([
-      '--auto-compaction-mode', 'revision', '--auto-compaction-retention', '100', '--compaction-min-retain', '0',
-      '--ws-max-buffered-bytes', '64KiB',
+      '--auto-compaction-mode',
+      'revision',
+      '--auto-compaction-retention',
+      '100',
+      '--compaction-min-retain',
+      '0',
+      '--ws-max-buffered-bytes',
+      '64KiB',
     ])
 
     it('a backed-up WebSocket watch falls below the floor and gets COMPACTED; a live watch carries on untouched', async () => {
@@ -354,11 +404,16 @@ describe('automatic compaction (real kvlog serve processes)', function () {
         // that outlasts 100 ms without writes is the slow one.
         const big = 'b'.repeat(32 * 1024)
         let writes = 0
-        await waitUntil(async () => {
-          await Promise.all(Array.from({ length: 16 }, () => http.mustPut(`w/${writes++ % 4}`, big)))
-          await sleep(100)
-          return (await http.status()).watch.slowWatchers === 1 ? true : undefined
-        }, 30_000, 'the slow watch to pause', 0)
+        await waitUntil(
+          async () => {
+            await Promise.all(Array.from({ length: 16 }, () => http.mustPut(`w/${writes++ % 4}`, big)))
+            await sleep(100)
+            return (await http.status()).watch.slowWatchers === 1 ? true : undefined
+          },
+          30_000,
+          'the slow watch to pause',
+          0,
+        )
         // small writes: revision mode (keep 100) moves the floor past where the slow watch stopped
         const head = await http.putMany('w/', 150, { concurrency: 1 })
         await waitForFloor(http, () => head - 100)
@@ -370,7 +425,9 @@ describe('automatic compaction (real kvlog serve processes)', function () {
         const canceled = slowMsgs[slowMsgs.length - 1]
         expect(canceled).to.include({ type: 'canceled', code: 'COMPACTED' })
         const got = eventRevisions(slowMsgs)
-        expect(got, 'the slow watch got a gapless prefix before the cancel').to.deep.equal(Array.from({ length: got.length }, (_, i) => start + i))
+        expect(got, 'the slow watch got a gapless prefix before the cancel').to.deep.equal(
+          Array.from({ length: got.length }, (_, i) => start + i),
+        )
         expect(canceled.compactRevision!, 'it really fell below the floor').to.be.greaterThan((got[got.length - 1] ?? start - 1) + 1)
 
         // the live watch: every revision, no cancel, and it keeps receiving
@@ -388,10 +445,27 @@ describe('automatic compaction (real kvlog serve processes)', function () {
   it('a bad --auto-compaction-retention for the mode stops `kvlog serve` with exit code 2', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kvlog-badret-'))
     try {
-      for (const [mode, retention] of [['revision', '1h'], ['periodic', '10x']]) {
+      for (const [mode, retention] of [
+        ['revision', '1h'],
+        ['periodic', '10x'],
+      ]) {
         const code = await new Promise<number | null>((resolve) => {
-          const child = spawn(process.execPath, [KVLOG_BIN, 'serve', '--data-dir', join(dir, mode), '--listen-http', '127.0.0.1:0',
-            '--auto-compaction-mode', mode, '--auto-compaction-retention', retention], { stdio: 'ignore' })
+          const child = spawn(
+            process.execPath,
+            [
+              KVLOG_BIN,
+              'serve',
+              '--data-dir',
+              join(dir, mode),
+              '--listen-http',
+              '127.0.0.1:0',
+              '--auto-compaction-mode',
+              mode,
+              '--auto-compaction-retention',
+              retention,
+            ],
+            { stdio: 'ignore' },
+          )
           const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
           child.on('exit', (c) => {
             clearTimeout(timer)

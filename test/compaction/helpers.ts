@@ -16,7 +16,12 @@ export { rng } from '../support/random.js'
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 /** Polls `probe` until it returns a value other than undefined; throws after `timeoutMs`. */
-export async function waitUntil<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string, everyMs = 25): Promise<T> {
+export async function waitUntil<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  what: string,
+  everyMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const v = await probe()
@@ -38,7 +43,13 @@ export interface PlainKv {
 }
 
 export function plain(kv: KeyValue): PlainKv {
-  return { key: kv.key.toString('latin1'), value: kv.value.toString('latin1'), createRevision: kv.createRevision, modRevision: kv.modRevision, version: kv.version }
+  return {
+    key: kv.key.toString('latin1'),
+    value: kv.value.toString('latin1'),
+    createRevision: kv.createRevision,
+    modRevision: kv.modRevision,
+    version: kv.version,
+  }
 }
 
 export interface PlainEvent {
@@ -160,13 +171,15 @@ export class Http {
     const concurrency = opts.concurrency ?? 16
     let next = 0
     let last = 0
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        const i = next++
-        const rev = await this.mustPut(`${prefix}${i % keys}`, `${value}.${i}`)
-        last = Math.max(last, rev)
-      }
-    }))
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < n) {
+          const i = next++
+          const rev = await this.mustPut(`${prefix}${i % keys}`, `${value}.${i}`)
+          last = Math.max(last, rev)
+        }
+      }),
+    )
     return last
   }
 }
@@ -227,7 +240,11 @@ export class WsRecorder {
       }
       const timer = setTimeout(() => {
         this.waiters.delete(check)
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last messages: ${JSON.stringify(this.messages.slice(-3)).slice(0, 600)}`))
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what}; last messages: ${JSON.stringify(this.messages.slice(-3)).slice(0, 600)}`,
+          ),
+        )
       }, timeoutMs)
       this.waiters.add(check)
     })

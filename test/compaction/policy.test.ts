@@ -44,7 +44,9 @@ describe('compaction policy: planFloor', () => {
       // not asked (no window computed): no target
       expect(planFloor(p, inputs({ current: 1000 })).target).to.equal(undefined)
       // a duration of 0 is off
-      expect(planFloor(policy({ mode: 'periodic', durationMs: 0 }), inputs({ current: 1000, firstRevisionInWindow: 500 })).target).to.equal(undefined)
+      expect(planFloor(policy({ mode: 'periodic', durationMs: 0 }), inputs({ current: 1000, firstRevisionInWindow: 500 })).target).to.equal(
+        undefined,
+      )
     })
 
     it('periodic ignores a window in revision mode and vice versa', () => {
@@ -68,15 +70,27 @@ describe('compaction policy: planFloor', () => {
   describe('combining', () => {
     it('the most aggressive candidate wins', () => {
       // under the quota only the mode counts
-      const a = planFloor(policy({ mode: 'revision', revisions: 300, quotaBytes: 10, minRetain: 100 }), inputs({ current: 1000, dbSize: 5 }))
+      const a = planFloor(
+        policy({ mode: 'revision', revisions: 300, quotaBytes: 10, minRetain: 100 }),
+        inputs({ current: 1000, dbSize: 5 }),
+      )
       expect(a.target).to.equal(700)
       // over the quota: revision would keep 300, the quota only minRetain (100): the quota wins
-      const b = planFloor(policy({ mode: 'revision', revisions: 300, quotaBytes: 10, minRetain: 100 }), inputs({ current: 1000, dbSize: 11 }))
+      const b = planFloor(
+        policy({ mode: 'revision', revisions: 300, quotaBytes: 10, minRetain: 100 }),
+        inputs({ current: 1000, dbSize: 11 }),
+      )
       expect(b.target).to.equal(900)
       // periodic vs quota, the same way
-      const c = planFloor(policy({ mode: 'periodic', durationMs: HOUR, quotaBytes: 10, minRetain: 10 }), inputs({ current: 1000, dbSize: 11, firstRevisionInWindow: 400 }))
+      const c = planFloor(
+        policy({ mode: 'periodic', durationMs: HOUR, quotaBytes: 10, minRetain: 10 }),
+        inputs({ current: 1000, dbSize: 11, firstRevisionInWindow: 400 }),
+      )
       expect(c.target).to.equal(990)
-      const d = planFloor(policy({ mode: 'periodic', durationMs: HOUR, quotaBytes: 10, minRetain: 10 }), inputs({ current: 1000, dbSize: 9, firstRevisionInWindow: 400 }))
+      const d = planFloor(
+        policy({ mode: 'periodic', durationMs: HOUR, quotaBytes: 10, minRetain: 10 }),
+        inputs({ current: 1000, dbSize: 9, firstRevisionInWindow: 400 }),
+      )
       expect(d.target).to.equal(400)
       // the quota's candidate is the cap itself, so a mode can at most tie with it
       const e = planFloor(policy({ mode: 'revision', revisions: 5, quotaBytes: 10, minRetain: 100 }), inputs({ current: 1000, dbSize: 11 }))
@@ -85,10 +99,16 @@ describe('compaction policy: planFloor', () => {
 
     it('min retain caps every policy', () => {
       expect(planFloor(policy({ mode: 'revision', revisions: 10, minRetain: 200 }), inputs({ current: 1000 })).target).to.equal(800)
-      expect(planFloor(policy({ mode: 'periodic', durationMs: 1, minRetain: 200 }), inputs({ current: 1000, firstRevisionInWindow: 1001 })).target).to.equal(800)
+      expect(
+        planFloor(policy({ mode: 'periodic', durationMs: 1, minRetain: 200 }), inputs({ current: 1000, firstRevisionInWindow: 1001 }))
+          .target,
+      ).to.equal(800)
       expect(planFloor(policy({ quotaBytes: 1, minRetain: 200 }), inputs({ current: 1000, dbSize: 2 })).target).to.equal(800)
       // min retain larger than the history: nothing at all
-      const none = planFloor(policy({ mode: 'revision', revisions: 10, quotaBytes: 1, minRetain: 5000 }), inputs({ current: 1000, dbSize: 2 }))
+      const none = planFloor(
+        policy({ mode: 'revision', revisions: 10, quotaBytes: 1, minRetain: 5000 }),
+        inputs({ current: 1000, dbSize: 2 }),
+      )
       expect(none.target).to.equal(undefined)
       expect(none.overQuota, 'still reported over quota (the alarm needs it)').to.equal(true)
     })
@@ -213,11 +233,20 @@ describe('compaction policy: parseRetention', () => {
 
   it('retentionPolicy carries the quota, min retain and max cursor lag from the config', () => {
     const config: Config = {
-      ...DEFAULT_CONFIG, autoCompactionMode: 'revision', autoCompactionRetention: '500', quotaBackendBytes: 1234,
-      compactionMinRetain: 7, cursorMaxLag: 99,
+      ...DEFAULT_CONFIG,
+      autoCompactionMode: 'revision',
+      autoCompactionRetention: '500',
+      quotaBackendBytes: 1234,
+      compactionMinRetain: 7,
+      cursorMaxLag: 99,
     }
     expect(retentionPolicy(config)).to.deep.equal({
-      mode: 'revision', revisions: 500, durationMs: 0, quotaBytes: 1234, minRetain: 7, maxCursorLag: 99,
+      mode: 'revision',
+      revisions: 500,
+      durationMs: 0,
+      quotaBytes: 1234,
+      minRetain: 7,
+      maxCursorLag: 99,
     })
   })
 })

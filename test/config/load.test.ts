@@ -80,18 +80,21 @@ describe('config/load', () => {
 
   describe('config file', () => {
     it('reads YAML with every kind of value', () => {
-      const path = file('.yaml', [
-        'dataDir: /var/lib/kvlog',
-        'fsync: never',
-        'maxRequestBytes: 1.5MiB',
-        'segmentMaxBytes: 1048576',
-        'watchProgressInterval: 1h30m',
-        'shutdownTimeout: 2500',
-        'listenGrpc: "[::1]:2379"',
-        'listenHttp: 0.0.0.0:0',
-        'readyFile: ""',
-        '',
-      ].join('\n'))
+      const path = file(
+        '.yaml',
+        [
+          'dataDir: /var/lib/kvlog',
+          'fsync: never',
+          'maxRequestBytes: 1.5MiB',
+          'segmentMaxBytes: 1048576',
+          'watchProgressInterval: 1h30m',
+          'shutdownTimeout: 2500',
+          'listenGrpc: "[::1]:2379"',
+          'listenHttp: 0.0.0.0:0',
+          'readyFile: ""',
+          '',
+        ].join('\n'),
+      )
       const { config, configFile } = loadConfig({ argv: ['--config', path], env: {} })
       expect(configFile).to.equal(path)
       expect(config).to.include({

@@ -30,7 +30,15 @@ function rejects(fn: () => unknown, kind: ValueErrorKind = 'invalid'): ValueErro
 
 describe('config/parse-values', () => {
   describe('parseInteger', () => {
-    const good: [unknown, number][] = [['128', 128], [' 42 ', 42], ['-3', -3], ['+7', 7], ['0', 0], [5, 5], [1e3, 1000]]
+    const good: [unknown, number][] = [
+      ['128', 128],
+      [' 42 ', 42],
+      ['-3', -3],
+      ['+7', 7],
+      ['0', 0],
+      [5, 5],
+      [1e3, 1000],
+    ]
     for (const [raw, want] of good) it(`accepts ${JSON.stringify(raw)}`, () => expect(parseInteger(raw)).to.equal(want))
 
     const bad: unknown[] = ['abc', '1.5', '1e3', '0x10', '', ' ', '12abc', 1.5, Number.NaN, Infinity, true, null, {}, []]
@@ -47,8 +55,19 @@ describe('config/parse-values', () => {
 
   describe('parseBoolean', () => {
     const good: [unknown, boolean][] = [
-      ['true', true], ['false', false], ['1', true], ['0', false], ['yes', true], ['no', false],
-      ['TRUE', true], ['No', false], [' yes ', true], [true, true], [false, false], [1, true], [0, false],
+      ['true', true],
+      ['false', false],
+      ['1', true],
+      ['0', false],
+      ['yes', true],
+      ['no', false],
+      ['TRUE', true],
+      ['No', false],
+      [' yes ', true],
+      [true, true],
+      [false, false],
+      [1, true],
+      [0, false],
     ]
     for (const [raw, want] of good) it(`accepts ${JSON.stringify(raw)}`, () => expect(parseBoolean(raw)).to.equal(want))
 
@@ -58,10 +77,26 @@ describe('config/parse-values', () => {
 
   describe('parseBytes', () => {
     const good: [unknown, number][] = [
-      [1048576, 1048576], ['1048576', 1048576], ['0', 0], [0, 0],
-      ['1.5MiB', 1572864], ['64MiB', 64 * 2 ** 20], ['512KiB', 512 * 1024], ['2GiB', 2 * 2 ** 30], ['1TiB', 2 ** 40],
-      ['10MB', 10_000_000], ['1kb', 1000], ['3GB', 3e9], ['1.5KB', 1500], ['100B', 100], ['100b', 100],
-      ['1 KiB', 1024], ['4Mi', 4 * 2 ** 20], ['1ki', 1024], ['0.5KiB', 512], [' 2MiB ', 2 * 2 ** 20],
+      [1048576, 1048576],
+      ['1048576', 1048576],
+      ['0', 0],
+      [0, 0],
+      ['1.5MiB', 1572864],
+      ['64MiB', 64 * 2 ** 20],
+      ['512KiB', 512 * 1024],
+      ['2GiB', 2 * 2 ** 30],
+      ['1TiB', 2 ** 40],
+      ['10MB', 10_000_000],
+      ['1kb', 1000],
+      ['3GB', 3e9],
+      ['1.5KB', 1500],
+      ['100B', 100],
+      ['100b', 100],
+      ['1 KiB', 1024],
+      ['4Mi', 4 * 2 ** 20],
+      ['1ki', 1024],
+      ['0.5KiB', 512],
+      [' 2MiB ', 2 * 2 ** 20],
     ]
     for (const [raw, want] of good) it(`reads ${JSON.stringify(raw)} as ${want}`, () => expect(parseBytes(raw)).to.equal(want))
 
@@ -84,9 +119,20 @@ describe('config/parse-values', () => {
 
   describe('parseDuration', () => {
     const good: [unknown, number][] = [
-      ['500ms', 500], ['10s', 10_000], ['5m', 300_000], ['1h', 3_600_000], ['1h30m', 5_400_000],
-      ['1.5s', 1500], ['0.5h', 1_800_000], ['2h45m30s500ms', 9_930_500], ['0s', 0], ['0', 0],
-      ['1500', 1500], [1500, 1500], [0, 0], [' 10s ', 10_000],
+      ['500ms', 500],
+      ['10s', 10_000],
+      ['5m', 300_000],
+      ['1h', 3_600_000],
+      ['1h30m', 5_400_000],
+      ['1.5s', 1500],
+      ['0.5h', 1_800_000],
+      ['2h45m30s500ms', 9_930_500],
+      ['0s', 0],
+      ['0', 0],
+      ['1500', 1500],
+      [1500, 1500],
+      [0, 0],
+      [' 10s ', 10_000],
     ]
     for (const [raw, want] of good) it(`reads ${JSON.stringify(raw)} as ${want}ms`, () => expect(parseDuration(raw)).to.equal(want))
 
@@ -104,17 +150,38 @@ describe('config/parse-values', () => {
 
   describe('parseAddress', () => {
     const good: [string, string, number][] = [
-      ['127.0.0.1:2379', '127.0.0.1', 2379], ['localhost:0', 'localhost', 0], ['0.0.0.0:65535', '0.0.0.0', 65535],
-      ['[::1]:2379', '::1', 2379], ['[::]:0', '::', 0], ['[fe80::1:2]:80', 'fe80::1:2', 80],
-      ['my-host.example.com:8379', 'my-host.example.com', 8379], [' 10.0.0.1:1 ', '10.0.0.1', 1],
+      ['127.0.0.1:2379', '127.0.0.1', 2379],
+      ['localhost:0', 'localhost', 0],
+      ['0.0.0.0:65535', '0.0.0.0', 65535],
+      ['[::1]:2379', '::1', 2379],
+      ['[::]:0', '::', 0],
+      ['[fe80::1:2]:80', 'fe80::1:2', 80],
+      ['my-host.example.com:8379', 'my-host.example.com', 8379],
+      [' 10.0.0.1:1 ', '10.0.0.1', 1],
     ]
     for (const [raw, host, port] of good) {
       it(`splits ${JSON.stringify(raw)}`, () => expect(parseAddress(raw)).to.deep.equal({ host, port }))
     }
 
     const bad: unknown[] = [
-      '127.0.0.1', 'localhost', '127.0.0.1:', 'host:port', '127.0.0.1:-1', '127.0.0.1:65536', '127.0.0.1:99999',
-      '300.1.1.1:80', '1.2.3:80', 'a_b:80', '-host:80', '[zz]:80', '[127.0.0.1]:80', '[::1]', '[::1:80', '', 2379, null,
+      '127.0.0.1',
+      'localhost',
+      '127.0.0.1:',
+      'host:port',
+      '127.0.0.1:-1',
+      '127.0.0.1:65536',
+      '127.0.0.1:99999',
+      '300.1.1.1:80',
+      '1.2.3:80',
+      'a_b:80',
+      '-host:80',
+      '[zz]:80',
+      '[127.0.0.1]:80',
+      '[::1]',
+      '[::1:80',
+      '',
+      2379,
+      null,
     ]
     for (const raw of bad) it(`rejects ${JSON.stringify(raw)}`, () => rejects(() => parseAddress(raw)))
 
@@ -139,9 +206,7 @@ describe('config/parse-values', () => {
     })
     it('accepts exactly the allowed values and lists them when rejecting', () => {
       expect(parseEnum('never', ['always', 'never'])).to.equal('never')
-      expect(rejects(() => parseEnum('sometimes', ['always', 'never'])).message).to.equal(
-        '"sometimes" is not one of always, never',
-      )
+      expect(rejects(() => parseEnum('sometimes', ['always', 'never'])).message).to.equal('"sometimes" is not one of always, never')
       rejects(() => parseEnum('ALWAYS', ['always', 'never']))
       rejects(() => parseEnum(1, ['always', 'never']))
     })
@@ -176,9 +241,7 @@ describe('config/parse-values', () => {
       expect(parseSettingValue(SCHEMA.listenGrpc, ' [::1]:2379 ')).to.equal('[::1]:2379')
     })
     it('checks both bounds of an integer', () => {
-      expect(rejects(() => parseSettingValue(SCHEMA.maxTxnOps, '0'), 'range').message).to.equal(
-        'must be between 1 and 100000, got 0',
-      )
+      expect(rejects(() => parseSettingValue(SCHEMA.maxTxnOps, '0'), 'range').message).to.equal('must be between 1 and 100000, got 0')
       rejects(() => parseSettingValue(SCHEMA.maxTxnOps, 100_001), 'range')
       expect(parseSettingValue(SCHEMA.maxTxnOps, 1)).to.equal(1)
       expect(parseSettingValue(SCHEMA.maxTxnOps, 100_000)).to.equal(100_000)
@@ -187,9 +250,7 @@ describe('config/parse-values', () => {
       expect(rejects(() => parseSettingValue(SCHEMA.maxRequestBytes, '65MiB'), 'range').message).to.equal(
         'must be between 256B and 64MiB, got 65MiB',
       )
-      expect(rejects(() => parseSettingValue(SCHEMA.segmentMaxBytes, 1023), 'range').message).to.equal(
-        'must be at least 1KiB, got 1023B',
-      )
+      expect(rejects(() => parseSettingValue(SCHEMA.segmentMaxBytes, 1023), 'range').message).to.equal('must be at least 1KiB, got 1023B')
       expect(rejects(() => parseSettingValue(SCHEMA.wsHeartbeatInterval, '99ms'), 'range').message).to.equal(
         'must be at least 100ms, got 99ms',
       )

@@ -20,7 +20,10 @@ describe('example: configmap-checksum controller (real server)', function () {
   const { server, proxyTo, defer } = serverHarness()
 
   /** Starts main.js and resolves when it printed {"ready":true}. */
-  async function controllerProcess(endpoint: string, namespace: string): Promise<{ child: ChildProcess; stderr: () => string; exit: Promise<number | string> }> {
+  async function controllerProcess(
+    endpoint: string,
+    namespace: string,
+  ): Promise<{ child: ChildProcess; stderr: () => string; exit: Promise<number | string> }> {
     const child = spawn(process.execPath, [MAIN, '--endpoint', endpoint, '--namespace', namespace], { stdio: ['ignore', 'pipe', 'pipe'] })
     const exit = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))
     defer(async () => {
@@ -119,7 +122,8 @@ describe('example: configmap-checksum controller (real server)', function () {
     await native.compact((await native.status()).revision as number)
     proxy.refuse = false
 
-    for (const i of [0, 1, 2]) await eventually(`s${i}-checksum to go`, async () => (await derivedData(s.http, 'cv', `s${i}`)) === undefined)
+    for (const i of [0, 1, 2])
+      await eventually(`s${i}-checksum to go`, async () => (await derivedData(s.http, 'cv', `s${i}`)) === undefined)
     await eventually('s3-checksum to follow', () => derivedMatches(s.http, s3))
     expect(await derivedMatches(s.http, sources[4])).to.equal(true)
     expect(unknownDeletes).to.equal(3)

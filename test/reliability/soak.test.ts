@@ -64,7 +64,9 @@ describe('reliability: short soak (real server, every fault kind, history checke
   })
 
   it('catches a watch event message that went missing', () => {
-    const w = history.watches.find((l) => l.segments.some((s) => s.messages.filter((m) => (m as Received).msg.type === 'events').length > 3))!
+    const w = history.watches.find((l) =>
+      l.segments.some((s) => s.messages.filter((m) => (m as Received).msg.type === 'events').length > 3),
+    )!
     const segments = w.segments.map((s) => {
       const i = s.messages.findIndex((m) => (m as Received).msg.type === 'events')
       return i < 0 ? s : { ...s, messages: s.messages.filter((_, j) => j !== i) }
@@ -82,14 +84,18 @@ describe('reliability: short soak (real server, every fault kind, history checke
   })
 
   it('catches a resource watch event whose object was changed', () => {
-    const w = history.watches.find((l) => l.spec.objectView && l.segments.some((s) => s.messages.some((m) => (m as Received).msg.type === 'events')))!
+    const w = history.watches.find(
+      (l) => l.spec.objectView && l.segments.some((s) => s.messages.some((m) => (m as Received).msg.type === 'events')),
+    )!
     const segments = w.segments.map((s) => ({
       ...s,
       messages: s.messages.map((m) => {
         const r = m as Received
         if (r.msg.type !== 'events' || r.msg.events![0].type !== 'PUT') return r
         const e = r.msg.events![0]
-        const valueBase64 = Buffer.from(Buffer.from(e.kv.valueBase64!, 'base64').toString('utf8').replace('"data"', '"Data"')).toString('base64')
+        const valueBase64 = Buffer.from(Buffer.from(e.kv.valueBase64!, 'base64').toString('utf8').replace('"data"', '"Data"')).toString(
+          'base64',
+        )
         return { ...r, msg: { ...r.msg, events: [{ ...e, kv: { ...e.kv, valueBase64 } }] } }
       }),
     }))

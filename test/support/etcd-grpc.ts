@@ -2,7 +2,16 @@
  * A raw gRPC client for kvlog's etcd door, built from the same .proto files (apiserver/etcd/proto.ts), for
  * tests that need exact control of requests (fragments, progress requests, bad ids) beyond etcdctl.
  */
-import { credentials, makeGenericClientConstructor, Metadata, type Client, type ChannelCredentials, type ClientDuplexStream, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js'
+import {
+  credentials,
+  makeGenericClientConstructor,
+  Metadata,
+  type Client,
+  type ChannelCredentials,
+  type ClientDuplexStream,
+  type ServiceDefinition,
+  type ServiceError,
+} from '@grpc/grpc-js'
 import { serviceDefinition, type Message } from '../../apiserver/etcd/proto.js'
 
 type Unary = (request: Message, metadata: Metadata, callback: (err: ServiceError | null, response: Message) => void) => void
@@ -37,22 +46,24 @@ export function etcdGrpc(
     return c
   }
   return {
-    call: (service, method, request = {}, metadata = new Metadata()) => new Promise((resolve, reject) => {
-      const c = client(service)
-      ;(c[method] as Unary).call(c, request, metadata, (err, response) => (err ? reject(err) : resolve(response)))
-    }),
+    call: (service, method, request = {}, metadata = new Metadata()) =>
+      new Promise((resolve, reject) => {
+        const c = client(service)
+        ;(c[method] as Unary).call(c, request, metadata, (err, response) => (err ? reject(err) : resolve(response)))
+      }),
     stream: (service, method, metadata = new Metadata()) => {
       const c = client(service)
       return (c[method] as (m: Metadata) => ClientDuplexStream<Message, Message>).call(c, metadata)
     },
-    collect: (service, method, request = {}) => new Promise((resolve, reject) => {
-      const c = client(service)
-      const out: Message[] = []
-      const s = (c[method] as (r: Message) => NodeJS.ReadableStream).call(c, request)
-      s.on('data', (m: Message) => out.push(m))
-      s.on('end', () => resolve(out))
-      s.on('error', reject)
-    }),
+    collect: (service, method, request = {}) =>
+      new Promise((resolve, reject) => {
+        const c = client(service)
+        const out: Message[] = []
+        const s = (c[method] as (r: Message) => NodeJS.ReadableStream).call(c, request)
+        s.on('data', (m: Message) => out.push(m))
+        s.on('end', () => resolve(out))
+        s.on('error', reject)
+      }),
     close: () => {
       for (const c of clients.values()) c.close()
     },

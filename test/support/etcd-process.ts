@@ -28,7 +28,6 @@ export interface EtcdOptions {
   args?: string[]
 }
 
-
 /** A port that was free a moment ago on 127.0.0.1 (the OS picks it; the caller binds it soon after). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -72,17 +71,40 @@ async function startOnce(o: EtcdOptions): Promise<EtcdProcess> {
   while (peerPort === clientPort) peerPort = await freePort()
   const client = `http://127.0.0.1:${clientPort}`
   const peer = `http://127.0.0.1:${peerPort}`
-  const child = spawn(ETCD_BIN, [
-    '--name', 'compat', '--data-dir', dataDir,
-    '--listen-client-urls', client, '--advertise-client-urls', client,
-    '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
-    '--initial-cluster', `compat=${peer}`, '--initial-cluster-state', 'new',
-    '--initial-cluster-token', `compat-${clientPort}`,
-    // A single member elects itself after one election timeout: keep it short for a quick start.
-    '--heartbeat-interval', '10', '--election-timeout', '100',
-    '--logger', 'zap', '--log-level', 'error',
-    ...(o.args ?? []),
-  ], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(
+    ETCD_BIN,
+    [
+      '--name',
+      'compat',
+      '--data-dir',
+      dataDir,
+      '--listen-client-urls',
+      client,
+      '--advertise-client-urls',
+      client,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `compat=${peer}`,
+      '--initial-cluster-state',
+      'new',
+      '--initial-cluster-token',
+      `compat-${clientPort}`,
+      // A single member elects itself after one election timeout: keep it short for a quick start.
+      '--heartbeat-interval',
+      '10',
+      '--election-timeout',
+      '100',
+      '--logger',
+      'zap',
+      '--log-level',
+      'error',
+      ...(o.args ?? []),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  )
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += d))
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
@@ -111,7 +133,8 @@ async function startOnce(o: EtcdOptions): Promise<EtcdProcess> {
 async function waitReady(child: ChildProcess, port: number, stderr: () => string): Promise<void> {
   const deadline = Date.now() + 15_000
   while (true) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`etcd exited (${child.exitCode ?? child.signalCode}): ${stderr()}`)
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`etcd exited (${child.exitCode ?? child.signalCode}): ${stderr()}`)
     if (Date.now() > deadline) throw new Error(`etcd did not get ready: ${stderr()}`)
     if (await canConnect(port)) {
       try {

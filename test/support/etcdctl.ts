@@ -16,7 +16,6 @@ export interface EtcdctlRun {
   error: string | undefined
 }
 
-
 function etcdctlEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ETCDCTL_API: '3' }
   delete env.ETCDCTL_ENDPOINTS
@@ -71,12 +70,15 @@ export function spawnEtcdctl(endpoint: string, args: string[]): EtcdctlProcess {
     return all
   }
   return {
-    child, lines, exited,
+    child,
+    lines,
+    exited,
     stderr: () => err,
     async waitLines(n, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs
       while (lines().length < n) {
-        if (Date.now() > deadline) throw new Error(`etcdctl ${args.join(' ')} printed ${JSON.stringify(lines())}, wanted ${n} lines; stderr: ${err}`)
+        if (Date.now() > deadline)
+          throw new Error(`etcdctl ${args.join(' ')} printed ${JSON.stringify(lines())}, wanted ${n} lines; stderr: ${err}`)
         if (child.exitCode !== null) throw new Error(`etcdctl ${args.join(' ')} exited with ${child.exitCode}: ${err}`)
         await sleep(20)
       }
@@ -101,7 +103,10 @@ export function parseJson(text: string): unknown {
 
 /** Parses every line of `-w json` output that is JSON (a watch prints one object per response). */
 export function parseJsonLines(text: string): unknown[] {
-  return text.split('\n').filter((l) => l.startsWith('{') || l.startsWith('[')).map(parseJson)
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('{') || l.startsWith('['))
+    .map(parseJson)
 }
 
 const CLUSTER_FIELDS = new Set(['cluster_id', 'member_id', 'raft_term', 'leader', 'raftIndex', 'raftTerm', 'raftAppliedIndex'])
@@ -133,10 +138,12 @@ export class LeaseNames {
   /** Command arguments with known lease ids (`--lease=<hex>`, `lease revoke <hex>`) replaced by their names. */
   args(args: string[]): string[] {
     const known = new Map([...this.names].map(([id, n]) => [id.toString(16), n]))
-    return args.map((a) => a.replace(/^(--lease=)?([0-9a-f]+)$/, (all, flag: string | undefined, hex: string) => {
-      const n = known.get(hex.replace(/^0+(?=.)/, ''))
-      return n === undefined ? all : `${flag ?? ''}${n}`
-    }))
+    return args.map((a) =>
+      a.replace(/^(--lease=)?([0-9a-f]+)$/, (all, flag: string | undefined, hex: string) => {
+        const n = known.get(hex.replace(/^0+(?=.)/, ''))
+        return n === undefined ? all : `${flag ?? ''}${n}`
+      }),
+    )
   }
 
   /** A lease id printed in hex (`lease list`, lock and election keys). */
@@ -148,7 +155,10 @@ export class LeaseNames {
   text(s: string, keyPrefixes: string[] = []): string {
     let out = s.replace(/\blease ([0-9a-f]+)\b/g, (_, hex: string) => `lease ${this.hex(hex)}`)
     for (const p of keyPrefixes) {
-      out = out.replace(new RegExp(`^(${escapeRegExp(p)}/)([0-9a-f]+)(?= |$)`, 'gm'), (_, pre: string, hex: string) => `${pre}${this.hex(hex)}`)
+      out = out.replace(
+        new RegExp(`^(${escapeRegExp(p)}/)([0-9a-f]+)(?= |$)`, 'gm'),
+        (_, pre: string, hex: string) => `${pre}${this.hex(hex)}`,
+      )
     }
     return out
   }

@@ -32,10 +32,25 @@ export interface StartOptions {
 export async function startServerProcess(extraArgs: string[] = [], dataDir?: string, options: StartOptions = {}): Promise<ServerProcess> {
   const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'kvlog-it-')))
   const readyFile = join(dir, '..', `${dir.split('/').pop()}.ready.json`)
-  const child = spawn(process.execPath, [
-    options.bin ?? KVLOG_BIN, 'serve', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0', '--ready-file', readyFile,
-    '--log-level', 'warn', ...extraArgs,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(
+    process.execPath,
+    [
+      options.bin ?? KVLOG_BIN,
+      'serve',
+      '--data-dir',
+      dir,
+      '--listen-http',
+      '127.0.0.1:0',
+      '--listen-grpc',
+      '127.0.0.1:0',
+      '--ready-file',
+      readyFile,
+      '--log-level',
+      'warn',
+      ...extraArgs,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += d))
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))
@@ -57,7 +72,10 @@ export async function startServerProcess(extraArgs: string[] = [], dataDir?: str
     }
   }
   return {
-    child, http, grpc, dataDir: dir,
+    child,
+    http,
+    grpc,
+    dataDir: dir,
     stderr: () => stderr,
     stop: (signal = 'SIGTERM') => {
       child.kill(signal)

@@ -125,7 +125,10 @@ export class WatchConnection extends MessageBook {
   private nextClientId = 1
   private paused = false
 
-  private constructor(readonly ws: WebSocket, readonly label: string) {
+  private constructor(
+    readonly ws: WebSocket,
+    readonly label: string,
+  ) {
     super()
     ws.on('message', (data, isBinary) => this.handleMessage(data as Buffer, isBinary))
     this.closed = new Promise((resolve) => {
@@ -249,15 +252,19 @@ export class WatchConnection extends MessageBook {
   /** Waits for the next message matching `match` that arrives after this call (or already arrived after `fromIndex`). */
   async waitForMessage(match: (m: WatchMessage) => boolean, timeoutMs = 10_000, fromIndex = this.messages.length): Promise<Received> {
     let found: Received | undefined
-    await this.waitFor(() => {
-      for (let i = fromIndex; i < this.messages.length; i++) {
-        if (match(this.messages[i].msg)) {
-          found = this.messages[i]
-          return true
+    await this.waitFor(
+      () => {
+        for (let i = fromIndex; i < this.messages.length; i++) {
+          if (match(this.messages[i].msg)) {
+            found = this.messages[i]
+            return true
+          }
         }
-      }
-      return false
-    }, timeoutMs, 'a matching message')
+        return false
+      },
+      timeoutMs,
+      'a matching message',
+    )
     return found!
   }
 
@@ -305,7 +312,10 @@ export interface NdjsonStream {
 
 /** GET `${httpUrl}/v1/watch?query`, reading the body line by line as it streams. */
 export async function openNdjson(httpUrl: string, query: Record<string, string | number | boolean> | string): Promise<NdjsonStream> {
-  const qs = typeof query === 'string' ? query : new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString()
+  const qs =
+    typeof query === 'string'
+      ? query
+      : new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString()
   const controller = new AbortController()
   const res = await fetch(`${httpUrl}/v1/watch?${qs}`, { signal: controller.signal })
   const lines: Received[] = []
@@ -325,9 +335,16 @@ export async function openNdjson(httpUrl: string, query: Record<string, string |
       // keep the text
     }
     return {
-      status: res.status, headers: res.headers, body, lines, ended: Promise.resolve(), isEnded: () => true,
+      status: res.status,
+      headers: res.headers,
+      body,
+      lines,
+      ended: Promise.resolve(),
+      isEnded: () => true,
       waitFor: () => Promise.reject(new Error(`NDJSON watch answered ${res.status}`)),
-      pause: () => undefined, resume: () => undefined, abort: () => undefined,
+      pause: () => undefined,
+      resume: () => undefined,
+      abort: () => undefined,
     }
   }
   const ended = (async () => {
@@ -352,7 +369,8 @@ export async function openNdjson(httpUrl: string, query: Record<string, string |
         }
         wake()
       }
-      if (buffer.trim() !== '') lines.push({ seq: nextSeq(), at: performance.now(), msg: { type: 'error', code: 'CLIENT_PARTIAL_LINE', message: buffer } })
+      if (buffer.trim() !== '')
+        lines.push({ seq: nextSeq(), at: performance.now(), msg: { type: 'error', code: 'CLIENT_PARTIAL_LINE', message: buffer } })
     } catch {
       // aborted or reset
     } finally {
@@ -361,7 +379,11 @@ export async function openNdjson(httpUrl: string, query: Record<string, string |
     }
   })()
   return {
-    status: res.status, headers: res.headers, lines, ended, isEnded: () => done,
+    status: res.status,
+    headers: res.headers,
+    lines,
+    ended,
+    isEnded: () => done,
     waitFor(predicate, timeoutMs = 10_000, what = 'condition') {
       if (predicate(lines)) return Promise.resolve()
       return new Promise((resolve, reject) => {

@@ -20,9 +20,18 @@ import { httpStatus } from './routes.js'
 
 const JSON_HEADERS = { 'content-type': 'application/json' }
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 408: 'Request Timeout', 409: 'Conflict',
-  412: 'Precondition Failed', 429: 'Too Many Requests', 500: 'Internal Server Error', 501: 'Not Implemented',
-  503: 'Service Unavailable', 504: 'Gateway Timeout',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 }
 
 /** Answers an exchange with the gateway's error body. */
@@ -39,7 +48,10 @@ export class GatewayCall extends EventEmitter {
   private finished = false
   private started = false
 
-  constructor(private readonly exchange: Exchange, private readonly response: protobuf.Type) {
+  constructor(
+    private readonly exchange: Exchange,
+    private readonly response: protobuf.Type,
+  ) {
     super()
     this.metadata = headerMetadata(exchange.headers)
     exchange.onDrain(() => this.emit('drain'))
@@ -85,9 +97,11 @@ export class GatewayCall extends EventEmitter {
     const { code, message } = statusOf(err ?? { code: 1, details: 'context canceled' })
     if (!this.started) return sendError(this.exchange, code, message)
     const status = httpStatus(code)
-    this.exchange.end(JSON.stringify({
-      error: { grpc_code: code, http_code: status, message, http_status: STATUS_TEXT[status] ?? 'Unknown' },
-    }) + '\n')
+    this.exchange.end(
+      JSON.stringify({
+        error: { grpc_code: code, http_code: status, message, http_status: STATUS_TEXT[status] ?? 'Unknown' },
+      }) + '\n',
+    )
   }
 
   /** A unary answer. */

@@ -90,23 +90,26 @@ export function gateway(options: GatewayOptions): (exchange: Exchange) => void {
       return sendError(exchange, UNIMPLEMENTED, `unknown service ${path}`)
     }
     if (route.method.requestStream) return serveStream(exchange, route, route.handler, options)
-    readBody(exchange, options).then((body) => {
-      if (body === undefined) return
-      let request: Message
-      try {
-        request = requestFromJson(route.method.request, body.trim() === '' ? {} : JSON.parse(body))
-      } catch (err) {
-        return sendError(exchange, INVALID_ARGUMENT, err instanceof Error ? err.message : String(err))
-      }
-      const call = new GatewayCall(exchange, route.method.response)
-      call.request = request
-      try {
-        if (route.method.responseStream) route.handler!(call)
-        else route.handler!(call, (err, response) => call.answer(err, response))
-      } catch (err) {
-        call.destroy(err)
-      }
-    }, () => undefined)
+    readBody(exchange, options).then(
+      (body) => {
+        if (body === undefined) return
+        let request: Message
+        try {
+          request = requestFromJson(route.method.request, body.trim() === '' ? {} : JSON.parse(body))
+        } catch (err) {
+          return sendError(exchange, INVALID_ARGUMENT, err instanceof Error ? err.message : String(err))
+        }
+        const call = new GatewayCall(exchange, route.method.response)
+        call.request = request
+        try {
+          if (route.method.responseStream) route.handler!(call)
+          else route.handler!(call, (err, response) => call.answer(err, response))
+        } catch (err) {
+          call.destroy(err)
+        }
+      },
+      () => undefined,
+    )
   }
 }
 
@@ -124,7 +127,8 @@ function serveStream(exchange: Exchange, route: Route, handler: AnyHandler, opti
     let values: string[]
     try {
       values = splitter.push(chunk)
-      if (splitter.rest().length > options.maxBodyBytes) throw Object.assign(new JsonError('request body too large'), { code: RESOURCE_EXHAUSTED })
+      if (splitter.rest().length > options.maxBodyBytes)
+        throw Object.assign(new JsonError('request body too large'), { code: RESOURCE_EXHAUSTED })
     } catch (err) {
       return failStream(call, exchange, err)
     }

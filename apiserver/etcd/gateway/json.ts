@@ -32,7 +32,8 @@ export function requestFromJson(type: protobuf.Type, json: unknown): Message {
 
 function fromJson(type: protobuf.Type, json: unknown, path: string): Record<string, unknown> {
   if (json === null || json === undefined) return {}
-  if (typeof json !== 'object' || Array.isArray(json)) throw new JsonError(`json: cannot unmarshal ${jsonKind(json)} into Go value of type ${goName(type)}`)
+  if (typeof json !== 'object' || Array.isArray(json))
+    throw new JsonError(`json: cannot unmarshal ${jsonKind(json)} into Go value of type ${goName(type)}`)
   const out: Record<string, unknown> = {}
   for (const field of type.fieldsArray) {
     const raw = (json as Record<string, unknown>)[field.name] ?? (json as Record<string, unknown>)[lowerCamel(field.name)]
@@ -104,7 +105,10 @@ function scalarGoName(field: protobuf.Field): string {
 export function responseToJson(type: protobuf.Type, response: Message | Buffer): Record<string, unknown> {
   const bytes = Buffer.isBuffer(response) ? response : encode(type, response)
   const message = type.decode(bytes)
-  return prune(type, type.toObject(message, { longs: String, enums: String, bytes: String, defaults: false, oneofs: false })) as Record<string, unknown>
+  return prune(type, type.toObject(message, { longs: String, enums: String, bytes: String, defaults: false, oneofs: false })) as Record<
+    string,
+    unknown
+  >
 }
 
 /** Leaves out fields at their default value, recursively (encode writes explicit zeros that decode keeps). */

@@ -26,7 +26,7 @@ export const GATEWAY_ROUTES: Record<string, [service: string, method: string]> =
   'kv/deleterange': ['etcdserverpb.KV', 'DeleteRange'],
   'kv/txn': ['etcdserverpb.KV', 'Txn'],
   'kv/compaction': ['etcdserverpb.KV', 'Compact'],
-  'watch': ['etcdserverpb.Watch', 'Watch'],
+  watch: ['etcdserverpb.Watch', 'Watch'],
   'lease/grant': ['etcdserverpb.Lease', 'LeaseGrant'],
   'lease/revoke': ['etcdserverpb.Lease', 'LeaseRevoke'],
   'kv/lease/revoke': ['etcdserverpb.Lease', 'LeaseRevoke'],

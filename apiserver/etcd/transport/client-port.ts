@@ -69,12 +69,14 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
   h2.on('sessionError', () => undefined)
   // A slow client may not hold a connection open forever: headers within 10 s, the whole request within
   // 30 s (the gateway answers a body that is not complete after 10 s itself), checked every second.
-  const h1 = createHttp1Server({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: 30_000, connectionsCheckingInterval: 1000 },
+  const h1 = createHttp1Server(
+    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: 30_000, connectionsCheckingInterval: 1000 },
     (req: IncomingMessage, res: ServerResponse) => {
       disarm(req.socket)
       res.on('finish', () => arm(req.socket))
       options.http(h1Exchange(req, res))
-    })
+    },
+  )
   // The HTTP/1.1 server gets its connections from `route` and never listens itself; its timeout checks
   // start on 'listening', so it is told it listens. Those checks do not cover every connection handed
   // over this way, so an HTTP/1.1 connection also has HEADERS_TIMEOUT_MS to send each request's headers.
@@ -117,12 +119,18 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
   }
 
   const tls = options.tls
-  const server: Server = tls === undefined
-    ? createTcpServer(route)
-    : createTlsServer({
-      key: tls.key, cert: tls.cert, ALPNProtocols: ['h2', 'http/1.1'],
-      ...(tls.ca !== undefined ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
-    }, route)
+  const server: Server =
+    tls === undefined
+      ? createTcpServer(route)
+      : createTlsServer(
+          {
+            key: tls.key,
+            cert: tls.cert,
+            ALPNProtocols: ['h2', 'http/1.1'],
+            ...(tls.ca !== undefined ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+          },
+          route,
+        )
   server.on('tlsClientError', () => undefined)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -135,30 +143,31 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
   return {
     address,
     url: `${tls === undefined ? 'http' : 'https'}://${address}`,
-    close: (graceMs) => new Promise<void>((resolve) => {
-      server.close()
-      h1.close() // stops its timeout checks
-      for (const s of sessions) s.close()
-      h1.closeIdleConnections()
-      const done = () => {
-        if (sessions.size === 0 && sockets.size === 0) {
-          clearTimeout(cut)
+    close: (graceMs) =>
+      new Promise<void>((resolve) => {
+        server.close()
+        h1.close() // stops its timeout checks
+        for (const s of sessions) s.close()
+        h1.closeIdleConnections()
+        const done = () => {
+          if (sessions.size === 0 && sockets.size === 0) {
+            clearTimeout(cut)
+            clearInterval(poll)
+            resolve()
+          }
+        }
+        const cut = setTimeout(() => {
+          for (const s of sessions) s.destroy()
+          for (const s of sockets) s.destroy()
           clearInterval(poll)
           resolve()
-        }
-      }
-      const cut = setTimeout(() => {
-        for (const s of sessions) s.destroy()
-        for (const s of sockets) s.destroy()
-        clearInterval(poll)
-        resolve()
-      }, graceMs)
-      const poll = setInterval(() => {
-        h1.closeIdleConnections()
+        }, graceMs)
+        const poll = setInterval(() => {
+          h1.closeIdleConnections()
+          done()
+        }, 20)
         done()
-      }, 20)
-      done()
-    }),
+      }),
   }
 }
 

@@ -67,7 +67,8 @@ export class GrpcCall extends EventEmitter {
     stream.on('data', (chunk: Buffer) => this.receive(chunk))
     stream.on('end', () => {
       if (this.finished) return
-      if (this.pending !== undefined && this.pending.length > 0) return this.fail(STATUS.INTERNAL, 'grpc: incomplete message at end of stream')
+      if (this.pending !== undefined && this.pending.length > 0)
+        return this.fail(STATUS.INTERNAL, 'grpc: incomplete message at end of stream')
       this.emit('end')
     })
     stream.on('drain', () => this.emit('drain'))

@@ -45,9 +45,10 @@ export class GrpcRouter {
     }
     if (route === undefined) {
       const [, service = '', method = ''] = /^\/([^/]*)\/([^/]*)$/.exec(path) ?? []
-      return call.fail(STATUS.UNIMPLEMENTED, this.services.has(service)
-        ? `unknown method ${method} for service ${service}`
-        : `unknown service ${service}`)
+      return call.fail(
+        STATUS.UNIMPLEMENTED,
+        this.services.has(service) ? `unknown method ${method} for service ${service}` : `unknown service ${service}`,
+      )
     }
     const { info, handler } = route
     const run = (fn: () => void) => {
@@ -61,7 +62,9 @@ export class GrpcRouter {
       run(() => handler(call))
       return
     }
-    call.once('request', () => run(() => (info.responseStream ? handler(call) : handler(call, (err, response) => call.answer(err, response)))))
+    call.once('request', () =>
+      run(() => (info.responseStream ? handler(call) : handler(call, (err, response) => call.answer(err, response)))),
+    )
     call.once('end', () => {
       if (call.request === undefined) call.fail(STATUS.INTERNAL, 'grpc: no request message before end of stream')
     })
@@ -69,5 +72,8 @@ export class GrpcRouter {
 }
 
 const NO_METHOD: MethodInfo = {
-  request: undefined as never, response: undefined as never, requestStream: false, responseStream: false,
+  request: undefined as never,
+  response: undefined as never,
+  requestStream: false,
+  responseStream: false,
 }

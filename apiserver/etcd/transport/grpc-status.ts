@@ -28,7 +28,8 @@ export function percentEncode(message: string): string {
   if (/^[\x20-\x24\x26-\x7e]*$/.test(message)) return message
   let out = ''
   for (const byte of Buffer.from(message, 'utf8')) {
-    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
   }
   return out
 }

@@ -36,7 +36,12 @@ export function historyRoute(app: FastifyInstance, log: Log): void {
     const limit = queryInt(q, 'limit')
     if (fromRevision !== undefined && fromRevision > log.revision) {
       // fromTime after the last commit: nothing happened since, so no event (not the last one).
-      return { header: { revision: log.revision, compactRevision: log.compactRevision }, events: [], more: false, nextRevision: log.revision + 1 }
+      return {
+        header: { revision: log.revision, compactRevision: log.compactRevision },
+        events: [],
+        more: false,
+        nextRevision: log.revision + 1,
+      }
     }
     const r = await log.history(key, { rangeEnd, fromRevision, toRevision, limit, prevKv })
     return {

@@ -12,15 +12,23 @@ import { invalid } from '../../../log/errors.js'
 import type { RangeOptions, SortOrder, SortTarget } from '../../../log/types.js'
 import { kvToJson } from '../../codec.js'
 import { decodeContinue, encodeContinue } from '../../paging.js'
-import {
-  KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, queryEnum, queryInt, queryString, type Query,
-} from '../../params.js'
+import { KEY_SELECTION_PARAMS, keySelection, onlyFields, queryBool, queryEnum, queryInt, queryString, type Query } from '../../params.js'
 
 const SORT_ORDERS: readonly SortOrder[] = ['NONE', 'ASCEND', 'DESCEND']
 const SORT_TARGETS: readonly SortTarget[] = ['KEY', 'VERSION', 'CREATE', 'MOD', 'VALUE']
 const PARAMS = [
-  ...KEY_SELECTION_PARAMS, 'revision', 'limit', 'continue', 'keysOnly', 'countOnly', 'sortOrder', 'sortTarget',
-  'minModRevision', 'maxModRevision', 'minCreateRevision', 'maxCreateRevision',
+  ...KEY_SELECTION_PARAMS,
+  'revision',
+  'limit',
+  'continue',
+  'keysOnly',
+  'countOnly',
+  'sortOrder',
+  'sortTarget',
+  'minModRevision',
+  'maxModRevision',
+  'minCreateRevision',
+  'maxCreateRevision',
 ]
 
 export function kvRangeRoute(app: FastifyInstance, log: Log): void {
@@ -50,8 +58,7 @@ export function kvRangeRoute(app: FastifyInstance, log: Log): void {
       options.revision = page.revision
     }
     const r = await log.range(start, options)
-    const keyOrdered = (options.sortOrder ?? 'NONE') !== 'DESCEND' &&
-      (options.sortTarget ?? 'KEY') === 'KEY' && rangeEnd !== undefined
+    const keyOrdered = (options.sortOrder ?? 'NONE') !== 'DESCEND' && (options.sortTarget ?? 'KEY') === 'KEY' && rangeEnd !== undefined
     const body: Record<string, unknown> = {
       header: { revision: r.revision },
       kvs: r.kvs.map((kv) => kvToJson(kv, options.keysOnly)),

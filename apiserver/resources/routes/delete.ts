@@ -25,7 +25,8 @@ function deleteOptions(req: ResourceRequest, body: unknown): DeleteOptions {
   if (body === undefined || body === null || body === '') return { preconditions: {}, dryRun }
   if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the request body must be DeleteOptions (a JSON object)')
   const b = body as JsonObject
-  if (b.kind !== undefined && b.kind !== 'DeleteOptions') throw badRequest(`the body must be DeleteOptions, got kind ${JSON.stringify(b.kind)}`)
+  if (b.kind !== undefined && b.kind !== 'DeleteOptions')
+    throw badRequest(`the body must be DeleteOptions, got kind ${JSON.stringify(b.kind)}`)
   if (Array.isArray(b.dryRun)) {
     if (b.dryRun.some((v) => v !== 'All')) throw badRequest('dryRun: supported values: "All"')
     dryRun ||= b.dryRun.length > 0
@@ -46,18 +47,29 @@ export async function deleteObject(ctx: ApiContext, req: ResourceRequest, body: 
 
 export async function deleteCollection(ctx: ApiContext, req: ResourceRequest, body: unknown): Promise<JsonObject> {
   const { dryRun } = deleteOptions(req, body)
-  const listed = await listObjects(ctx.log, req.target, { ...parseListOptions(req.query, req.target.rt), limit: undefined, continue: undefined })
+  const listed = await listObjects(ctx.log, req.target, {
+    ...parseListOptions(req.query, req.target.rt),
+    limit: undefined,
+    continue: undefined,
+  })
   const deleted: K8sObject[] = []
   for (const obj of listed.items) {
     const target = { ...req.target, namespace: obj.metadata.namespace }
     try {
       const name = obj.metadata.name!
-      deleted.push(await (target.rt === NAMESPACE_TYPE ? ctx.namespaces.delete(name, {}, dryRun) : ctx.store.delete(target, name, {}, { dryRun })))
+      deleted.push(
+        await (target.rt === NAMESPACE_TYPE ? ctx.namespaces.delete(name, {}, dryRun) : ctx.store.delete(target, name, {}, { dryRun })),
+      )
     } catch (err) {
       // Deleted meanwhile by someone else: that is what was asked for.
       if (!isKvlogError(err, 'NOT_FOUND')) throw err
     }
   }
   const { rt, version } = req.target
-  return { kind: rt.listKind, apiVersion: apiVersionOf(rt.group, version), metadata: { resourceVersion: String(ctx.log.revision) }, items: deleted }
+  return {
+    kind: rt.listKind,
+    apiVersion: apiVersionOf(rt.group, version),
+    metadata: { resourceVersion: String(ctx.log.revision) },
+    items: deleted,
+  }
 }

@@ -89,28 +89,32 @@ export function webSocketWatchHandler(ctx: ApiContext, options: WsWatchOptions, 
     } catch (err) {
       const status = statusOf(err)
       const body = JSON.stringify(status)
-      socket.end(`HTTP/1.1 ${status.code} ${status.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+      socket.end(
+        `HTTP/1.1 ${status.code} ${status.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      )
       return
     }
     // The watch's reads (its initial list) are made as the caller: the callback runs synchronously.
-    asCaller(who, () => wss.handleUpgrade(request, socket, head, (ws) => {
-      // The drain callback only fires after a send, so `watch` exists by then.
-      const sender = webSocketSender(ws, options, () => watch.drained())
-      const watch = newWatch(ctx, req, false, {
-        send: (text) => sender.send(text),
-        end: () => {
-          if (ws.readyState === ws.OPEN) ws.close(1000)
-        },
-      })
-      ws.on('close', () => {
-        sender.stop()
-        watch.close()
-      })
-      ws.on('error', () => ws.terminate())
-      watch.start().catch((err: unknown) => {
-        sender.send(JSON.stringify({ type: 'ERROR', object: statusOf(err) }))
-        watch.close()
-      })
-    }))
+    asCaller(who, () =>
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        // The drain callback only fires after a send, so `watch` exists by then.
+        const sender = webSocketSender(ws, options, () => watch.drained())
+        const watch = newWatch(ctx, req, false, {
+          send: (text) => sender.send(text),
+          end: () => {
+            if (ws.readyState === ws.OPEN) ws.close(1000)
+          },
+        })
+        ws.on('close', () => {
+          sender.stop()
+          watch.close()
+        })
+        ws.on('error', () => ws.terminate())
+        watch.start().catch((err: unknown) => {
+          sender.send(JSON.stringify({ type: 'ERROR', object: statusOf(err) }))
+          watch.close()
+        })
+      }),
+    )
   }
 }

@@ -23,7 +23,12 @@ export async function replaceObject(ctx: ApiContext, req: ResourceRequest, body:
 }
 
 /** PATCH of an object or of its status (the patch applies to the whole object; only .status is kept). */
-export async function patchObject(ctx: ApiContext, req: ResourceRequest, body: unknown, contentType: string | undefined): Promise<K8sObject> {
+export async function patchObject(
+  ctx: ApiContext,
+  req: ResourceRequest,
+  body: unknown,
+  contentType: string | undefined,
+): Promise<K8sObject> {
   if (req.name === undefined) throw methodNotAllowed()
   const type = patchType(contentType)
   return ctx.store.update(req.target, req.name, (current) => applyPatch(type, current, body), updateOptions(req))

@@ -32,10 +32,22 @@ export interface BigStoreResult {
 const MB = 1e6
 
 export async function bigStore(system: System, scale: Scale, note: (text: string) => void): Promise<BigStoreResult> {
-  const load = (count: number, keyStart: number, valueBytes: number) => runLoad({
-    cmd: 'puts', target: system.grpc, clients: 256, connections: 8, durationMs: 3_600_000, count, keyStart,
-    keyPrefix: '/bench/big/', keys: scale.bigKeys, valueBytes,
-  }, scale.generators)
+  const load = (count: number, keyStart: number, valueBytes: number) =>
+    runLoad(
+      {
+        cmd: 'puts',
+        target: system.grpc,
+        clients: 256,
+        connections: 8,
+        durationMs: 3_600_000,
+        count,
+        keyStart,
+        keyPrefix: '/bench/big/',
+        keys: scale.bigKeys,
+        valueBytes,
+      },
+      scale.generators,
+    )
   note(`${system.name}: ${scale.bigKeys} keys of 1 KiB`)
   await load(scale.bigKeys, 0, 1024)
   await new Promise((r) => setTimeout(r, scale.settleMs))
@@ -53,10 +65,21 @@ export async function bigStore(system: System, scale: Scale, note: (text: string
     note(`${system.name}: compaction of ${head - 1} revisions`)
     let compacted!: () => void
     const done = new Promise<void>((resolve) => (compacted = resolve))
-    const writes = runLoad({
-      cmd: 'puts', target: system.grpc, clients: 100, connections: 4, durationMs: 3_600_000, rate: scale.compactRate,
-      keyPrefix: '/bench/steady/', keys: 1000, valueBytes: 256,
-    }, 1, done)
+    const writes = runLoad(
+      {
+        cmd: 'puts',
+        target: system.grpc,
+        clients: 100,
+        connections: 4,
+        durationMs: 3_600_000,
+        rate: scale.compactRate,
+        keyPrefix: '/bench/steady/',
+        keys: 1000,
+        valueBytes: 256,
+      },
+      1,
+      done,
+    )
     await new Promise((r) => setTimeout(r, 500))
     const t0 = performance.now()
     await call(client.kv.Compact.bind(client.kv), { revision: head, physical: true } as Message)
@@ -72,7 +95,17 @@ export async function bigStore(system: System, scale: Scale, note: (text: string
     await call(client.kv.Compact.bind(client.kv), { revision: last, physical: true } as Message)
     await call(client.maintenance.Defragment.bind(client.maintenance), {})
     const diskLiveOnly = await system.diskBytes()
-    return { rssBytes, restartMs, compactionMs, compactionWriteP99: steady.p99, diskBeforeCompact, diskAfterCompact, walAfterCompact, diskAfterDefrag, diskLiveOnly }
+    return {
+      rssBytes,
+      restartMs,
+      compactionMs,
+      compactionWriteP99: steady.p99,
+      diskBeforeCompact,
+      diskAfterCompact,
+      walAfterCompact,
+      diskAfterDefrag,
+      diskLiveOnly,
+    }
   } finally {
     client.close()
   }
@@ -81,17 +114,65 @@ export async function bigStore(system: System, scale: Scale, note: (text: string
 export function bigStoreFigures(r: { kvlog: BigStoreResult; etcd: BigStoreResult }, scale: Scale): Figure[] {
   const mb = (x: number) => x / MB
   return [
-    { name: `memory-rss-${scale.bigKeys}-keys-1KiB-mb`, kvlog: mb(r.kvlog.rssBytes), etcd: mb(r.etcd.rssBytes), unit: 'MB', higherIsBetter: false },
-    { name: `restart-${scale.bigKeys}-keys-${scale.bigRevisions}-revisions-ms`, kvlog: r.kvlog.restartMs, etcd: r.etcd.restartMs, unit: 'ms', higherIsBetter: false },
-    { name: `compaction-${scale.bigRevisions}-revisions-ms`, kvlog: r.kvlog.compactionMs, etcd: r.etcd.compactionMs, unit: 'ms', higherIsBetter: false },
-    { name: 'compaction-write-p99-ms', kvlog: r.kvlog.compactionWriteP99, etcd: r.etcd.compactionWriteP99, unit: 'ms', higherIsBetter: false,
-      note: `${scale.compactRate} puts/s while compacting` },
-    { name: 'disk-after-compact-mb', kvlog: mb(r.kvlog.diskAfterCompact), etcd: mb(r.etcd.diskAfterCompact), unit: 'MB', higherIsBetter: false,
-      note: `before ${mb(r.kvlog.diskBeforeCompact).toFixed(0)} / ${mb(r.etcd.diskBeforeCompact).toFixed(0)} MB` },
-    { name: 'disk-after-compact-defrag-mb', kvlog: mb(r.kvlog.diskAfterDefrag), etcd: mb(r.etcd.diskAfterDefrag), unit: 'MB', higherIsBetter: false },
-    { name: 'disk-kvlog-compact-vs-etcd-compact-defrag-mb', kvlog: mb(r.kvlog.diskAfterCompact), etcd: mb(r.etcd.diskAfterDefrag), unit: 'MB', higherIsBetter: false,
-      note: `kvlog without defrag vs etcd with; write-ahead logs after compact: ${mb(r.kvlog.walAfterCompact).toFixed(1)} MB (counted) / ${mb(r.etcd.walAfterCompact).toFixed(0)} MB (not counted)` },
-    { name: 'disk-live-data-mb', kvlog: mb(r.kvlog.diskLiveOnly), etcd: mb(r.etcd.diskLiveOnly), unit: 'MB', higherIsBetter: false,
-      note: 'after a second compaction to the head + defrag: no history' },
+    {
+      name: `memory-rss-${scale.bigKeys}-keys-1KiB-mb`,
+      kvlog: mb(r.kvlog.rssBytes),
+      etcd: mb(r.etcd.rssBytes),
+      unit: 'MB',
+      higherIsBetter: false,
+    },
+    {
+      name: `restart-${scale.bigKeys}-keys-${scale.bigRevisions}-revisions-ms`,
+      kvlog: r.kvlog.restartMs,
+      etcd: r.etcd.restartMs,
+      unit: 'ms',
+      higherIsBetter: false,
+    },
+    {
+      name: `compaction-${scale.bigRevisions}-revisions-ms`,
+      kvlog: r.kvlog.compactionMs,
+      etcd: r.etcd.compactionMs,
+      unit: 'ms',
+      higherIsBetter: false,
+    },
+    {
+      name: 'compaction-write-p99-ms',
+      kvlog: r.kvlog.compactionWriteP99,
+      etcd: r.etcd.compactionWriteP99,
+      unit: 'ms',
+      higherIsBetter: false,
+      note: `${scale.compactRate} puts/s while compacting`,
+    },
+    {
+      name: 'disk-after-compact-mb',
+      kvlog: mb(r.kvlog.diskAfterCompact),
+      etcd: mb(r.etcd.diskAfterCompact),
+      unit: 'MB',
+      higherIsBetter: false,
+      note: `before ${mb(r.kvlog.diskBeforeCompact).toFixed(0)} / ${mb(r.etcd.diskBeforeCompact).toFixed(0)} MB`,
+    },
+    {
+      name: 'disk-after-compact-defrag-mb',
+      kvlog: mb(r.kvlog.diskAfterDefrag),
+      etcd: mb(r.etcd.diskAfterDefrag),
+      unit: 'MB',
+      higherIsBetter: false,
+    },
+    {
+      name: 'disk-kvlog-compact-vs-etcd-compact-defrag-mb',
+      kvlog: mb(r.kvlog.diskAfterCompact),
+      etcd: mb(r.etcd.diskAfterDefrag),
+      unit: 'MB',
+      higherIsBetter: false,
+      note: `kvlog without defrag vs etcd with; write-ahead logs after compact: ${mb(r.kvlog.walAfterCompact).toFixed(1)} MB (counted) / ${mb(r.etcd.walAfterCompact).toFixed(0)} MB (not counted)`,
+    },
+    {
+      name: 'disk-live-data-mb',
+      kvlog: mb(r.kvlog.diskLiveOnly),
+      etcd: mb(r.etcd.diskLiveOnly),
+      unit: 'MB',
+      higherIsBetter: false,
+      note: 'after a second compaction to the head + defrag: no history',
+    },
   ]
 }

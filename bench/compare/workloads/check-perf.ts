@@ -21,8 +21,7 @@ interface CheckResult {
 
 function etcdctl(system: System, load: string): Promise<CheckResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('etcdctl', ['--endpoints', system.grpc, 'check', 'perf', `--load=${load}`],
-      { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('etcdctl', ['--endpoints', system.grpc, 'check', 'perf', `--load=${load}`], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     child.stderr.on('data', (d: Buffer) => (out += d.toString()))
@@ -37,10 +36,20 @@ function etcdctl(system: System, load: string): Promise<CheckResult> {
 
 async function model(system: System, load: keyof typeof LOADS, scale: Scale, run: number): Promise<CheckResult> {
   const { limit, clients } = LOADS[load]
-  const t = await runLoad({
-    cmd: 'puts', target: system.grpc, clients, connections: 100, durationMs: scale.checkPerfModelMs, rate: limit,
-    keyPrefix: `/check-perf-model/${load}/${run}/`, keys: 1_000_000, valueBytes: 1024,
-  }, scale.generators)
+  const t = await runLoad(
+    {
+      cmd: 'puts',
+      target: system.grpc,
+      clients,
+      connections: 100,
+      durationMs: scale.checkPerfModelMs,
+      rate: limit,
+      keyPrefix: `/check-perf-model/${load}/${run}/`,
+      keys: 1_000_000,
+      valueBytes: 1024,
+    },
+    scale.generators,
+  )
   return { writesPerSec: t.opsPerSec, pass: t.opsPerSec >= 0.9 * limit && t.max <= 500 && t.stddev <= 100 }
 }
 
@@ -52,7 +61,11 @@ export async function checkPerf(pair: Pair, scale: Scale): Promise<Figure[]> {
     run++
     const verdict = (c: CheckResult) => (c.pass ? 'PASS' : 'FAIL')
     figures.push({
-      name: `check-perf-${load}`, kvlog: r.kvlog.writesPerSec, etcd: r.etcd.writesPerSec, unit: 'writes/s', higherIsBetter: true,
+      name: `check-perf-${load}`,
+      kvlog: r.kvlog.writesPerSec,
+      etcd: r.etcd.writesPerSec,
+      unit: 'writes/s',
+      higherIsBetter: true,
       note: `${scale.quick ? 'model (quick), ' : ''}kvlog ${verdict(r.kvlog)}, etcd ${verdict(r.etcd)}`,
       pass: { kvlog: r.kvlog.pass, etcd: r.etcd.pass },
     })

@@ -15,8 +15,14 @@ const VALUE_BYTES = 256
 
 function command(target: string, clients: number, scale: Scale, cmd: PutsCommand['cmd'] = 'puts'): PutsCommand {
   return {
-    cmd, target, clients, connections: cmd === 'http-puts' ? clients : Math.max(1, Math.ceil(clients / 32)), durationMs: scale.seconds * 1000,
-    keyPrefix: '/bench/put/', keys: KEYS, valueBytes: VALUE_BYTES,
+    cmd,
+    target,
+    clients,
+    connections: cmd === 'http-puts' ? clients : Math.max(1, Math.ceil(clients / 32)),
+    durationMs: scale.seconds * 1000,
+    keyPrefix: '/bench/put/',
+    keys: KEYS,
+    valueBytes: VALUE_BYTES,
   }
 }
 

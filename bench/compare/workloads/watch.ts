@@ -36,7 +36,11 @@ interface Progress {
 }
 
 /** Writes at the scale's rate while `progress` reports; waits for the tail; computes the figures. */
-async function measure(scale: Scale, writer: () => Promise<Throughput>, progress: (latencies: boolean) => Promise<Progress>): Promise<FanOut> {
+async function measure(
+  scale: Scale,
+  writer: () => Promise<Throughput>,
+  progress: (latencies: boolean) => Promise<Progress>,
+): Promise<FanOut> {
   const before = await progress(false)
   const { ops, opsPerSec, startedAt: t0 } = await writer()
   let last = await progress(false)
@@ -55,10 +59,22 @@ async function measure(scale: Scale, writer: () => Promise<Throughput>, progress
 }
 
 function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: string) {
-  return () => runLoad({
-    cmd, target, clients: 64, connections: 4, durationMs: scale.watchSeconds * 1000, rate: scale.watchRate,
-    keyPrefix: prefix, keys: 100, valueBytes: 0, stamp: true,
-  }, 1)
+  return () =>
+    runLoad(
+      {
+        cmd,
+        target,
+        clients: 64,
+        connections: 4,
+        durationMs: scale.watchSeconds * 1000,
+        rate: scale.watchRate,
+        keyPrefix: prefix,
+        keys: 100,
+        valueBytes: 0,
+        stamp: true,
+      },
+      1,
+    )
 }
 
 async function grpcFanOut(system: System, scale: Scale): Promise<FanOut> {
@@ -68,7 +84,11 @@ async function grpcFanOut(system: System, scale: Scale): Promise<FanOut> {
     await g.watch({ cmd: 'watch', target: system.grpc, watchers: scale.watchers, streams: scale.watchStreams, prefix })
     return await measure(scale, paced(system.grpc, 'puts', scale, prefix), async (latencies) => {
       const r = await g.report(latencies)
-      return { events: r.reduce((s, x) => s + x.events, 0), minEvents: Math.min(...r.map((x) => x.minEvents)), latencies: r.flatMap((x) => x.latencies) }
+      return {
+        events: r.reduce((s, x) => s + x.events, 0),
+        minEvents: Math.min(...r.map((x) => x.minEvents)),
+        latencies: r.flatMap((x) => x.latencies),
+      }
     })
   } finally {
     g.stop()
@@ -79,22 +99,40 @@ async function nativeFanOut(system: System, scale: Scale): Promise<FanOut> {
   const prefix = '/bench/watch-native/'
   const clients: ChildProcess[] = [0, 1].map(() => fork(WS_CLIENT, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }))
   try {
-    await Promise.all(clients.map((c) => ask(c, {
-      cmd: 'watch', url: system.http, connections: scale.watchStreams / 2, watchersPerConnection: scale.watchers / scale.watchStreams, prefix,
-    }, 'ready')))
+    await Promise.all(
+      clients.map((c) =>
+        ask(
+          c,
+          {
+            cmd: 'watch',
+            url: system.http,
+            connections: scale.watchStreams / 2,
+            watchersPerConnection: scale.watchers / scale.watchStreams,
+            prefix,
+          },
+          'ready',
+        ),
+      ),
+    )
     // watch-clients.ts tracks revisions, not counts: a watcher has everything once its last revision is the head.
     let head = 0
-    return await measure(scale, async () => {
-      const r = await paced(system.http!, 'http-puts', scale, prefix)()
-      const client = connect(system.grpc)
-      head = await put(client, '/bench/other', Buffer.from('x')) - 1
-      client.close()
-      return r
-    }, async () => {
-      const r = await Promise.all(clients.map((c) => ask<{ events: number; lastRevisionMin: number; latencies: number[] }>(c, { cmd: 'report' }, 'report')))
-      const caughtUp = head > 0 && r.every((x) => x.lastRevisionMin >= head)
-      return { events: r.reduce((s, x) => s + x.events, 0), minEvents: caughtUp ? Infinity : 0, latencies: r.flatMap((x) => x.latencies) }
-    })
+    return await measure(
+      scale,
+      async () => {
+        const r = await paced(system.http!, 'http-puts', scale, prefix)()
+        const client = connect(system.grpc)
+        head = (await put(client, '/bench/other', Buffer.from('x'))) - 1
+        client.close()
+        return r
+      },
+      async () => {
+        const r = await Promise.all(
+          clients.map((c) => ask<{ events: number; lastRevisionMin: number; latencies: number[] }>(c, { cmd: 'report' }, 'report')),
+        )
+        const caughtUp = head > 0 && r.every((x) => x.lastRevisionMin >= head)
+        return { events: r.reduce((s, x) => s + x.events, 0), minEvents: caughtUp ? Infinity : 0, latencies: r.flatMap((x) => x.latencies) }
+      },
+    )
   } finally {
     for (const c of clients) c.kill()
   }
@@ -105,14 +143,32 @@ async function resume(system: System, scale: Scale): Promise<number> {
   const client = connect(system.grpc)
   const from = await put(client, `${prefix}first`, Buffer.alloc(256, 'v'))
   client.close()
-  await runLoad({
-    cmd: 'puts', target: system.grpc, clients: 64, connections: 4, durationMs: 600_000, count: scale.resumeRevisions - 1,
-    keyPrefix: prefix, keys: 1000, valueBytes: 256,
-  }, 1)
+  await runLoad(
+    {
+      cmd: 'puts',
+      target: system.grpc,
+      clients: 64,
+      connections: 4,
+      durationMs: 600_000,
+      count: scale.resumeRevisions - 1,
+      keyPrefix: prefix,
+      keys: 1000,
+      valueBytes: 256,
+    },
+    1,
+  )
   const g = WatchGenerators.fork(2)
   try {
     const t0 = now()
-    await g.watch({ cmd: 'watch', target: system.grpc, watchers: scale.resumeWatchers, streams: Math.min(10, scale.resumeWatchers), prefix, startRevision: from, expectEvents: scale.resumeRevisions })
+    await g.watch({
+      cmd: 'watch',
+      target: system.grpc,
+      watchers: scale.resumeWatchers,
+      streams: Math.min(10, scale.resumeWatchers),
+      prefix,
+      startRevision: from,
+      expectEvents: scale.resumeRevisions,
+    })
     for (;;) {
       const r = await g.report()
       if (r.every((x) => x.doneAt !== undefined)) return Math.max(...r.map((x) => x.doneAt!)) - t0
@@ -131,12 +187,37 @@ export async function watch(pair: Pair, scale: Scale): Promise<Figure[]> {
   const w = `${scale.watchers}w-${scale.watchRate}rps`
   const nativeNote = 'kvlog native WebSocket vs etcd gRPC'
   return [
-    { name: `watch-${w}-deliveries-per-sec`, kvlog: fan.kvlog.deliveriesPerSec, etcd: fan.etcd.deliveriesPerSec, unit: 'events/s', higherIsBetter: true,
-      note: `writer reached ${Math.round(fan.kvlog.writesPerSec)} / ${Math.round(fan.etcd.writesPerSec)} rev/s` },
-    { name: `watch-${w}-p99-ms`, kvlog: fan.kvlog.p99, etcd: fan.etcd.p99, unit: 'ms', higherIsBetter: false,
-      note: `p50 ${fan.kvlog.p50.toFixed(1)} / ${fan.etcd.p50.toFixed(1)} ms` },
-    { name: `native-ws-watch-${w}-deliveries-per-sec`, kvlog: native.deliveriesPerSec, etcd: fan.etcd.deliveriesPerSec, unit: 'events/s', higherIsBetter: true, note: nativeNote },
+    {
+      name: `watch-${w}-deliveries-per-sec`,
+      kvlog: fan.kvlog.deliveriesPerSec,
+      etcd: fan.etcd.deliveriesPerSec,
+      unit: 'events/s',
+      higherIsBetter: true,
+      note: `writer reached ${Math.round(fan.kvlog.writesPerSec)} / ${Math.round(fan.etcd.writesPerSec)} rev/s`,
+    },
+    {
+      name: `watch-${w}-p99-ms`,
+      kvlog: fan.kvlog.p99,
+      etcd: fan.etcd.p99,
+      unit: 'ms',
+      higherIsBetter: false,
+      note: `p50 ${fan.kvlog.p50.toFixed(1)} / ${fan.etcd.p50.toFixed(1)} ms`,
+    },
+    {
+      name: `native-ws-watch-${w}-deliveries-per-sec`,
+      kvlog: native.deliveriesPerSec,
+      etcd: fan.etcd.deliveriesPerSec,
+      unit: 'events/s',
+      higherIsBetter: true,
+      note: nativeNote,
+    },
     { name: `native-ws-watch-${w}-p99-ms`, kvlog: native.p99, etcd: fan.etcd.p99, unit: 'ms', higherIsBetter: false, note: nativeNote },
-    { name: `watch-resume-${scale.resumeWatchers}w-${scale.resumeRevisions}-behind-ms`, kvlog: resumed.kvlog, etcd: resumed.etcd, unit: 'ms', higherIsBetter: false },
+    {
+      name: `watch-resume-${scale.resumeWatchers}w-${scale.resumeRevisions}-behind-ms`,
+      kvlog: resumed.kvlog,
+      etcd: resumed.etcd,
+      unit: 'ms',
+      higherIsBetter: false,
+    },
   ]
 }

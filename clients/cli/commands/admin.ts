@@ -21,7 +21,11 @@ export async function compact(c: Context): Promise<number> {
     const s = await c.client.status()
     target = (s.revision as number) - keep!
     if (target <= (s.compactRevision as number)) {
-      c.out(c.mode === 'json' ? JSON.stringify({ compactRevision: s.compactRevision, removedRevisions: 0 }) : `nothing to compact: fewer than ${keep} revisions above the floor`)
+      c.out(
+        c.mode === 'json'
+          ? JSON.stringify({ compactRevision: s.compactRevision, removedRevisions: 0 })
+          : `nothing to compact: fewer than ${keep} revisions above the floor`,
+      )
       return 0
     }
   }
@@ -35,7 +39,10 @@ export async function compact(c: Context): Promise<number> {
   }
   const r = await c.client.compact(target)
   if (c.mode === 'json') c.out(JSON.stringify(r))
-  else c.out(`compacted to revision ${String(r.compactRevision)}: removed ${String(r.removedRevisions)} revisions in ${String(r.durationMs)} ms`)
+  else
+    c.out(
+      `compacted to revision ${String(r.compactRevision)}: removed ${String(r.removedRevisions)} revisions in ${String(r.durationMs)} ms`,
+    )
   return 0
 }
 
@@ -47,26 +54,40 @@ export async function status(c: Context): Promise<number> {
   }
   const watch = s.watch as { watchers: number; slowWatchers: number }
   const compaction = s.compaction as { runs: number; last?: { at: string } }
-  c.out(table([
-    ['revision', String(s.revision)],
-    ['compact revision', String(s.compactRevision)],
-    ['db size', size(s.dbSize as number)],
-    ['segments', String((s.segments as unknown[]).length)],
-    ['watchers', `${watch.watchers} (${watch.slowWatchers} slow)`],
-    ['compactions', `${compaction.runs}${compaction.last ? ` (last ${compaction.last.at})` : ''}`],
-    ['alarms', (s.alarms as string[]).join(', ') || 'none'],
-  ]))
+  c.out(
+    table([
+      ['revision', String(s.revision)],
+      ['compact revision', String(s.compactRevision)],
+      ['db size', size(s.dbSize as number)],
+      ['segments', String((s.segments as unknown[]).length)],
+      ['watchers', `${watch.watchers} (${watch.slowWatchers} slow)`],
+      ['compactions', `${compaction.runs}${compaction.last ? ` (last ${compaction.last.at})` : ''}`],
+      ['alarms', (s.alarms as string[]).join(', ') || 'none'],
+    ]),
+  )
   const segments = s.segments as Array<Record<string, number>>
   if (segments.length > 0) {
     c.out('')
-    c.out(table([['SEGMENT', 'FIRST', 'LAST', 'ENTRIES', 'BYTES', 'FROM', 'TO'],
-      ...segments.map((g) => [g.id, g.firstRevision, g.lastRevision, g.entries].map(String)
-        .concat([size(g.bytes), new Date(g.firstTimestamp).toISOString(), new Date(g.lastTimestamp).toISOString()]))]))
+    c.out(
+      table([
+        ['SEGMENT', 'FIRST', 'LAST', 'ENTRIES', 'BYTES', 'FROM', 'TO'],
+        ...segments.map((g) =>
+          [g.id, g.firstRevision, g.lastRevision, g.entries]
+            .map(String)
+            .concat([size(g.bytes), new Date(g.firstTimestamp).toISOString(), new Date(g.lastTimestamp).toISOString()]),
+        ),
+      ]),
+    )
   }
   const cursors = s.cursors as Array<{ name: string; revision: number; lag: number; expired: boolean }>
   if (cursors.length > 0) {
     c.out('')
-    c.out(table([['CURSOR', 'REVISION', 'LAG', 'EXPIRED'], ...cursors.map((x) => [x.name, String(x.revision), String(x.lag), String(x.expired)])]))
+    c.out(
+      table([
+        ['CURSOR', 'REVISION', 'LAG', 'EXPIRED'],
+        ...cursors.map((x) => [x.name, String(x.revision), String(x.lag), String(x.expired)]),
+      ]),
+    )
   }
   return 0
 }
@@ -78,7 +99,13 @@ export async function cursor(c: Context): Promise<number> {
     case 'list': {
       const list = await c.client.cursors()
       if (c.mode === 'json') c.out(JSON.stringify(list))
-      else c.out(table([['NAME', 'REVISION', 'LAG', 'EXPIRED'], ...list.map((x) => [x.name, String(x.revision), String(x.lag), String(x.expired)])]))
+      else
+        c.out(
+          table([
+            ['NAME', 'REVISION', 'LAG', 'EXPIRED'],
+            ...list.map((x) => [x.name, String(x.revision), String(x.lag), String(x.expired)]),
+          ]),
+        )
       return 0
     }
     case 'commit': {

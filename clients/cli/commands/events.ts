@@ -23,8 +23,12 @@ export async function watch(c: Context): Promise<number> {
   const connectTimeoutMs = duration(str(c, 'connect-timeout') ?? WATCH_CONNECT_TIMEOUT, '--connect-timeout')
   const start = rev === undefined ? undefined : await startRevision(c.client, parsePoint(rev, '--rev'))
   const w = c.client.watch(key, {
-    prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), startRevision: start, prevKv: withPrev,
-    ...(cursor !== undefined ? { cursor } : {}), ...(connectTimeoutMs > 0 ? { connectTimeoutMs } : {}),
+    prefix: bool(c, 'prefix'),
+    fromKey: bool(c, 'from-key'),
+    startRevision: start,
+    prevKv: withPrev,
+    ...(cursor !== undefined ? { cursor } : {}),
+    ...(connectTimeoutMs > 0 ? { connectTimeoutMs } : {}),
   })
   const stop = () => w.close()
   process.once('SIGINT', stop)
@@ -43,8 +47,10 @@ export async function watch(c: Context): Promise<number> {
     return 0
   } catch (err) {
     if (err instanceof CompactedError) {
-      process.stderr.write(`watch: the history needed was compacted (oldest available revision ${err.compactRevision}); ` +
-        `read the current state and watch from its revision + 1\n`)
+      process.stderr.write(
+        `watch: the history needed was compacted (oldest available revision ${err.compactRevision}); ` +
+          `read the current state and watch from its revision + 1\n`,
+      )
       return 3
     }
     throw err
@@ -79,14 +85,21 @@ export async function history(c: Context): Promise<number> {
   let next = from.rev
   while (left > 0) {
     const page = await c.client.history(key, {
-      prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), prevKv: true, limit: Math.min(1000, left),
-      from: next, to: to.rev, ...(next === undefined && from.time ? { fromTime: from.time } : {}), ...(to.time ? { toTime: to.time } : {}),
+      prefix: bool(c, 'prefix'),
+      fromKey: bool(c, 'from-key'),
+      prevKv: true,
+      limit: Math.min(1000, left),
+      from: next,
+      to: to.rev,
+      ...(next === undefined && from.time ? { fromTime: from.time } : {}),
+      ...(to.time ? { toTime: to.time } : {}),
     })
     // A page never splits a revision, so it may hold more events than asked for: cut at the limit.
     const events = page.events.slice(0, left)
     left -= events.length
     for (const e of events) {
-      if (c.mode === 'json') c.out(JSON.stringify(e.author === undefined ? eventJson(e, e.time, true) : { ...eventJson(e, e.time, true), author: e.author }))
+      if (c.mode === 'json')
+        c.out(JSON.stringify(e.author === undefined ? eventJson(e, e.time, true) : { ...eventJson(e, e.time, true), author: e.author }))
       else rows.push([String(e.revision), e.time, who(e), e.type, display(e.kv.key), change(e)])
     }
     if (!page.more) break
@@ -129,11 +142,14 @@ export async function diff(c: Context): Promise<number> {
   changes.sort((a, b) => Buffer.compare(a.key, b.key))
   if (c.mode === 'json') {
     for (const x of changes) {
-      c.out(JSON.stringify({
-        change: x.change, ...keyField(x.key),
-        ...(x.before ? { before: { ...valueField(x.before.value), modRevision: x.before.modRevision } } : {}),
-        ...(x.after ? { after: { ...valueField(x.after.value), modRevision: x.after.modRevision } } : {}),
-      }))
+      c.out(
+        JSON.stringify({
+          change: x.change,
+          ...keyField(x.key),
+          ...(x.before ? { before: { ...valueField(x.before.value), modRevision: x.before.modRevision } } : {}),
+          ...(x.after ? { after: { ...valueField(x.after.value), modRevision: x.after.modRevision } } : {}),
+        }),
+      )
     }
     return 0
   }
@@ -159,7 +175,12 @@ function detail(before: KeyValue | undefined, after: KeyValue | undefined): stri
   return display((after ?? before)!.value)
 }
 
-async function snapshot(c: Context, key: string, range: { prefix?: boolean; fromKey?: boolean }, revision: number): Promise<Map<string, KeyValue>> {
+async function snapshot(
+  c: Context,
+  key: string,
+  range: { prefix?: boolean; fromKey?: boolean },
+  revision: number,
+): Promise<Map<string, KeyValue>> {
   const out = new Map<string, KeyValue>()
   for await (const page of c.client.list(key, { ...range, revision, pageSize: 1000 })) {
     for (const kv of page.kvs) out.set(kv.key.toString('latin1'), kv)

@@ -12,7 +12,10 @@ export async function put(c: Context): Promise<number> {
   if ((arg === undefined) === (file === undefined)) throw new UsageError('put takes a VALUE (or - for stdin) or --file FILE, one of them')
   const value = file !== undefined ? await readFile(file) : arg === '-' ? await readStdin() : arg!
   const lease = str(c, 'lease')
-  const r = await c.client.put(key, value, { prevKv: bool(c, 'prev-kv'), ...(lease !== undefined ? { lease: leaseIdArg(lease, '--lease') } : {}) })
+  const r = await c.client.put(key, value, {
+    prevKv: bool(c, 'prev-kv'),
+    ...(lease !== undefined ? { lease: leaseIdArg(lease, '--lease') } : {}),
+  })
   if (c.mode === 'json') c.out(JSON.stringify({ revision: r.revision, ...(r.prevKv ? { prevKv: kvJson(r.prevKv) } : {}) }))
   else c.out(`OK revision ${r.revision}${r.prevKv ? ` (was ${display(r.prevKv.value)})` : ''}`)
   return 0
@@ -22,10 +25,14 @@ export async function get(c: Context): Promise<number> {
   const [key] = c.p.args
   const rev = str(c, 'rev')
   const valueOnly = bool(c, 'print-value-only')
-  if (valueOnly && (bool(c, 'keys-only') || bool(c, 'count-only'))) throw new UsageError('--print-value-only cannot go with --keys-only or --count-only')
+  if (valueOnly && (bool(c, 'keys-only') || bool(c, 'count-only')))
+    throw new UsageError('--print-value-only cannot go with --keys-only or --count-only')
   const r = await c.client.range(key, {
-    prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), limit: int(c, 'limit'),
-    keysOnly: bool(c, 'keys-only'), countOnly: bool(c, 'count-only'),
+    prefix: bool(c, 'prefix'),
+    fromKey: bool(c, 'from-key'),
+    limit: int(c, 'limit'),
+    keysOnly: bool(c, 'keys-only'),
+    countOnly: bool(c, 'count-only'),
     ...(rev !== undefined ? { revision: await stateRevision(c.client, parsePoint(rev, '--rev')) } : {}),
   })
   if (valueOnly) {
@@ -44,10 +51,19 @@ export async function get(c: Context): Promise<number> {
   const leaseOf = (kv: { lease: bigint }) => (kv.lease === 0n ? '' : leaseHex(kv.lease))
   const withLease = r.kvs.some((kv) => kv.lease !== 0n)
   const head = ['KEY', ...(bool(c, 'keys-only') ? [] : ['VALUE']), 'CREATE', 'MOD', 'VERSION', ...(withLease ? ['LEASE'] : [])]
-  c.out(table([head, ...r.kvs.map((kv) => [
-    display(kv.key), ...(bool(c, 'keys-only') ? [] : [display(kv.value)]), String(kv.createRevision), String(kv.modRevision), String(kv.version),
-    ...(withLease ? [leaseOf(kv)] : []),
-  ])]))
+  c.out(
+    table([
+      head,
+      ...r.kvs.map((kv) => [
+        display(kv.key),
+        ...(bool(c, 'keys-only') ? [] : [display(kv.value)]),
+        String(kv.createRevision),
+        String(kv.modRevision),
+        String(kv.version),
+        ...(withLease ? [leaseOf(kv)] : []),
+      ]),
+    ]),
+  )
   if (r.more) c.out(`(${r.count - r.kvs.length} more; revision ${r.revision})`)
   return 0
 }
@@ -55,10 +71,17 @@ export async function get(c: Context): Promise<number> {
 export async function del(c: Context): Promise<number> {
   const [key] = c.p.args
   const r = await c.client.delete(key, { prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key'), prevKv: bool(c, 'prev-kv') })
-  if (c.mode === 'json') c.out(JSON.stringify({ revision: r.revision, deleted: r.deleted, ...(r.prevKvs ? { prevKvs: r.prevKvs.map(kvJson) } : {}) }))
+  if (c.mode === 'json')
+    c.out(JSON.stringify({ revision: r.revision, deleted: r.deleted, ...(r.prevKvs ? { prevKvs: r.prevKvs.map(kvJson) } : {}) }))
   else {
     c.out(`deleted ${r.deleted}${r.deleted > 0 ? ` at revision ${r.revision}` : ''}`)
-    if (r.prevKvs !== undefined && r.prevKvs.length > 0) c.out(table([['KEY', 'VALUE', 'MOD', 'VERSION'], ...r.prevKvs.map((kv) => [display(kv.key), display(kv.value), String(kv.modRevision), String(kv.version)])]))
+    if (r.prevKvs !== undefined && r.prevKvs.length > 0)
+      c.out(
+        table([
+          ['KEY', 'VALUE', 'MOD', 'VERSION'],
+          ...r.prevKvs.map((kv) => [display(kv.key), display(kv.value), String(kv.modRevision), String(kv.version)]),
+        ]),
+      )
   }
   return 0
 }

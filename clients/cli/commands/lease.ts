@@ -28,7 +28,11 @@ export async function lease(c: Context): Promise<number> {
     case 'revoke': {
       const id = leaseIdArg(arg)
       const r = await c.client.leaseRevoke(id)
-      c.out(c.mode === 'json' ? JSON.stringify({ id, idHex: leaseHex(id), revision: r.revision }) : `lease ${leaseHex(id)} revoked (revision ${r.revision})`)
+      c.out(
+        c.mode === 'json'
+          ? JSON.stringify({ id, idHex: leaseHex(id), revision: r.revision })
+          : `lease ${leaseHex(id)} revoked (revision ${r.revision})`,
+      )
       return 0
     }
     case 'list':
@@ -41,10 +45,15 @@ export async function lease(c: Context): Promise<number> {
 }
 
 async function grant(c: Context, ttlText: string | undefined): Promise<number> {
-  if (ttlText === undefined || !/^[0-9]{1,16}$/.test(ttlText)) throw new UsageError(`lease grant TTL: expected a TTL in seconds, got ${JSON.stringify(ttlText ?? '')}`)
+  if (ttlText === undefined || !/^[0-9]{1,16}$/.test(ttlText))
+    throw new UsageError(`lease grant TTL: expected a TTL in seconds, got ${JSON.stringify(ttlText ?? '')}`)
   const id = str(c, 'id')
   const g = await c.client.leaseGrant(Number(ttlText), id === undefined ? {} : { id: leaseIdArg(id, '--id') })
-  c.out(c.mode === 'json' ? JSON.stringify({ id: g.id.toString(), idHex: leaseHex(g.id), ttl: g.ttl }) : `lease ${leaseHex(g.id)} granted with TTL ${g.ttl}s (decimal ${g.id})`)
+  c.out(
+    c.mode === 'json'
+      ? JSON.stringify({ id: g.id.toString(), idHex: leaseHex(g.id), ttl: g.ttl })
+      : `lease ${leaseHex(g.id)} granted with TTL ${g.ttl}s (decimal ${g.id})`,
+  )
   return 0
 }
 
@@ -55,7 +64,8 @@ async function list(c: Context): Promise<number> {
   // A few at a time: a long list should not open hundreds of connections at once.
   for (let i = 0; i < ids.length; i += 16) {
     const infos = await Promise.all(ids.slice(i, i + 16).map((id) => c.client.leaseTimeToLive(id)))
-    for (const t of infos) if (t !== undefined) rows.push({ id: t.id.toString(), idHex: leaseHex(t.id), ttl: t.ttl, grantedTtl: t.grantedTtl })
+    for (const t of infos)
+      if (t !== undefined) rows.push({ id: t.id.toString(), idHex: leaseHex(t.id), ttl: t.ttl, grantedTtl: t.grantedTtl })
   }
   rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
   if (c.mode === 'json') c.out(JSON.stringify({ leases: rows }))
@@ -66,14 +76,21 @@ async function list(c: Context): Promise<number> {
 async function timeToLive(c: Context, id: string): Promise<number> {
   const withKeys = bool(c, 'keys')
   const t = await c.client.leaseTimeToLive(id, { keys: withKeys })
-  if (t === undefined) throw new KvlogClientError('LEASE_NOT_FOUND', `lease ${leaseHex(id)} not found (never granted, revoked or expired)`, 404)
+  if (t === undefined)
+    throw new KvlogClientError('LEASE_NOT_FOUND', `lease ${leaseHex(id)} not found (never granted, revoked or expired)`, 404)
   if (c.mode === 'json') {
     const keys = t.keys?.map((k) => (text(k) !== undefined ? { key: text(k) } : { keyBase64: k.toString('base64') }))
     c.out(JSON.stringify({ id, idHex: leaseHex(id), ttl: t.ttl, grantedTtl: t.grantedTtl, ...(keys ? { keys } : {}) }))
     return 0
   }
-  c.out(table([['id', `${leaseHex(id)} (decimal ${id})`], ['ttl', `${t.ttl}s remaining`], ['granted ttl', `${t.grantedTtl}s`],
-    ...(t.keys ? [['keys', t.keys.length === 0 ? '(none)' : t.keys.map(display).join(', ')]] : [])]))
+  c.out(
+    table([
+      ['id', `${leaseHex(id)} (decimal ${id})`],
+      ['ttl', `${t.ttl}s remaining`],
+      ['granted ttl', `${t.grantedTtl}s`],
+      ...(t.keys ? [['keys', t.keys.length === 0 ? '(none)' : t.keys.map(display).join(', ')]] : []),
+    ]),
+  )
   return 0
 }
 
@@ -83,7 +100,8 @@ async function timeToLive(c: Context, id: string): Promise<number> {
  * expired anyway.
  */
 async function keepAlive(c: Context, id: string): Promise<number> {
-  const report = (ttl: number) => c.out(c.mode === 'json' ? JSON.stringify({ id, idHex: leaseHex(id), ttl }) : `lease ${leaseHex(id)} kept alive, TTL ${ttl}s`)
+  const report = (ttl: number) =>
+    c.out(c.mode === 'json' ? JSON.stringify({ id, idHex: leaseHex(id), ttl }) : `lease ${leaseHex(id)} kept alive, TTL ${ttl}s`)
   if (bool(c, 'once')) {
     report((await c.client.leaseKeepAlive(id)).ttl)
     return 0

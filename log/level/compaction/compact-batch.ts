@@ -194,7 +194,14 @@ export async function planBatch(db: Db, scanned: ScannedRows, known: SingleOpEnt
   }
   const [live] = await Promise.all([scanned.live, loadSuperseded(db, scannedOps, touched, known, source)])
 
-  const plan: BatchPlan = { ops: [], scanned: [], kept: { entries: 0, bytes: 0 }, removedVersions: 0, singles: new Map(), entries: new Map() }
+  const plan: BatchPlan = {
+    ops: [],
+    scanned: [],
+    kept: { entries: 0, bytes: 0 },
+    removedVersions: 0,
+    singles: new Map(),
+    entries: new Map(),
+  }
   for (const { rev, ops } of scannedOps) {
     for (const op of ops) {
       if (op.prevRevision > 0) {
@@ -221,7 +228,9 @@ export async function planBatch(db: Db, scanned: ScannedRows, known: SingleOpEnt
  * read in one getMany for the batch.
  */
 async function liveVersions(
-  db: Db, scanned: ReadonlyArray<{ rev: number; ops: OpRef[] }>, known: LiveRevisions,
+  db: Db,
+  scanned: ReadonlyArray<{ rev: number; ops: OpRef[] }>,
+  known: LiveRevisions,
 ): Promise<Array<{ rev: number; key: Buffer }>> {
   const last = new Map<string, { rev: number; key: Buffer }>()
   for (const { rev, ops } of scanned) {
@@ -249,7 +258,10 @@ async function liveVersions(
 
 /** Adds to `touched` the entries outside `rows` that hold a superseded version: remembered, given or read. */
 async function loadSuperseded(
-  db: Db, scanned: ReadonlyArray<{ ops: OpRef[] }>, touched: Map<number, Touched>, known: SingleOpEntries,
+  db: Db,
+  scanned: ReadonlyArray<{ ops: OpRef[] }>,
+  touched: Map<number, Touched>,
+  known: SingleOpEntries,
   source: EntrySource | undefined,
 ): Promise<void> {
   const unknown: number[] = []
@@ -308,7 +320,9 @@ function settle(t: Touched, plan: BatchPlan): void {
     const left = new Set((t.ops ?? []).map((op) => keyId(op.key)))
     const old = t.raw === undefined ? undefined : decodeEntry(t.raw)
     const ops = old === undefined ? [] : old.ops.filter((op) => left.has(keyId(op.key)))
-    const value = encodeEntry(old?.author === undefined ? { timestamp: t.timestamp, ops } : { timestamp: t.timestamp, ops, author: old.author })
+    const value = encodeEntry(
+      old?.author === undefined ? { timestamp: t.timestamp, ops } : { timestamp: t.timestamp, ops, author: old.author },
+    )
     plan.ops.push({ type: 'put', key: logKey(t.rev), value })
     plan.entries.set(t.rev, value)
     bytes = value.length

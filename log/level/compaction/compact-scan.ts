@@ -17,7 +17,15 @@
  * read's batches are planned while the batches before are written. A batch planned before the ones ahead
  * of it are durable sees the entries they change as they leave them (UnwrittenEntries), never as read.
  */
-import { LiveRevisions, planBatch, scanRows, type BatchPlan, type EntrySource, type ScannedRows, type SingleOpEntries } from './compact-batch.js'
+import {
+  LiveRevisions,
+  planBatch,
+  scanRows,
+  type BatchPlan,
+  type EntrySource,
+  type ScannedRows,
+  type SingleOpEntries,
+} from './compact-batch.js'
 import { logKey } from '../keyspace.js'
 import { ITERATOR_STEP_BYTES, type Db } from '../latest-view.js'
 
@@ -70,9 +78,18 @@ export async function scanJob(deps: ScanDeps, job: ScanJob): Promise<ScanResult>
   const read = async (from: number): Promise<Read> => {
     const spanRevisions = Math.max(1, deps.batchRevisions())
     const limit = spanRevisions * Math.max(1, deps.batchesPerRead)
-    const rows = scanRows(db, await db.iterator({
-      gte: logKey(from), lt: logKey(job.to), limit, highWaterMarkBytes: ITERATOR_STEP_BYTES,
-    }).all(), live)
+    const rows = scanRows(
+      db,
+      await db
+        .iterator({
+          gte: logKey(from),
+          lt: logKey(job.to),
+          limit,
+          highWaterMarkBytes: ITERATOR_STEP_BYTES,
+        })
+        .all(),
+      live,
+    )
     return { rows, spanRevisions, last: rows.entries.length < limit }
   }
   const readAfter = (r: Read) => {
@@ -120,7 +137,7 @@ export async function scanJob(deps: ScanDeps, job: ScanJob): Promise<ScanResult>
         result.removedRevisions += b.plan.scanned.length
         result.removedVersions += b.plan.removedVersions
       }
-      batches = next && await next
+      batches = next && (await next)
     }
   } catch (err) {
     singles.clear()

@@ -62,7 +62,10 @@ export class CompactionThread {
   private running: Running | undefined
 
   /** `nice`: the thread's CPU priority (compactionThreadNice), set by the thread itself as it starts. */
-  constructor(private readonly dir: string, private readonly nice: number) {}
+  constructor(
+    private readonly dir: string,
+    private readonly nice: number,
+  ) {}
 
   /**
    * Starts the thread ahead of the first job: starting one (a V8 isolate, its modules, the database

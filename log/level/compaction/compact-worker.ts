@@ -55,9 +55,17 @@ async function scan(m: Extract<ToCompactionThread, { kind: 'scan' }>): Promise<v
   try {
     await opened
     batchRevisions = m.batchRevisions
-    const result = await scanJob({
-      db, batchRevisions: () => batchRevisions, batchesPerRead: m.batchesPerRead, singles, stopping: () => stopping, write,
-    }, m.job)
+    const result = await scanJob(
+      {
+        db,
+        batchRevisions: () => batchRevisions,
+        batchesPerRead: m.batchesPerRead,
+        singles,
+        stopping: () => stopping,
+        write,
+      },
+      m.job,
+    )
     send({ kind: 'done', result })
   } catch (err) {
     const e = err as Error & { code?: unknown }

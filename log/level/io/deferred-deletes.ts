@@ -48,7 +48,10 @@ export class DeferredDeletes {
   /** Files given a second name, and files freed from the trash, since start. */
   readonly stats = { linked: 0, freed: 0 }
 
-  private constructor(private readonly dir: string, private readonly bytesPerSecond: number) {
+  private constructor(
+    private readonly dir: string,
+    private readonly bytesPerSecond: number,
+  ) {
     this.trash = join(dir, TRASH)
     this.chunk = bytesPerSecond > 0 ? Math.max(64 * 1024, Math.min(MAX_CHUNK, Math.floor(bytesPerSecond / 16))) : MAX_CHUNK
   }
@@ -124,7 +127,13 @@ export class DeferredDeletes {
     const held = await stat(trashed).catch(() => undefined)
     if (held === undefined) {
       // New (or missed): give it a second name. Gone already: nothing to do.
-      if (await link(join(this.dir, name), trashed).then(() => true, () => false)) this.stats.linked++
+      if (
+        await link(join(this.dir, name), trashed).then(
+          () => true,
+          () => false,
+        )
+      )
+        this.stats.linked++
     } else if (held.nlink === 1 && !this.freeing.has(name)) {
       this.freeing.add(name)
       this.releasing ??= this.release()

@@ -80,7 +80,13 @@ export class TableWriteback {
         const file = await open(join(this.dir, name), 'r').catch(() => undefined)
         if (file === undefined) continue
         // Best effort: LevelDB's own sync at the end of the file reports real I/O errors.
-        if (await file.datasync().then(() => true, () => false)) this.stats.syncs++
+        if (
+          await file.datasync().then(
+            () => true,
+            () => false,
+          )
+        )
+          this.stats.syncs++
         await file.close().catch(() => undefined)
       }
     } finally {

@@ -85,7 +85,11 @@ describe('auth: bad input', function () {
 
   it('answers malformed logins on the native door with 400 INVALID_ARGUMENT', async () => {
     for (const body of ['{"name":"root"}', '{"name":1,"password":"x"}', '[]', 'not json', '{"name":"root","password":"x","extra":1}']) {
-      const res = await fetch(`${server.http}/v1/auth/authenticate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      const res = await fetch(`${server.http}/v1/auth/authenticate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
       expect(res.status, body).to.equal(400)
       expect(((await res.json()) as { error: { code: string } }).error.code, body).to.equal('INVALID_ARGUMENT')
     }
@@ -95,7 +99,10 @@ describe('auth: bad input', function () {
     const token = String((await auth('Authenticate', { name: 'root', password: 'rootpw' })).token)
     expect(await codeOf(grpc.call('KV', 'Range', { key: b('k') }, tokenMd(token)))).to.equal('ok')
     await sleep(3500) // the server runs with a 3 s TTL
-    const err = await grpc.call('KV', 'Range', { key: b('k') }, tokenMd(token)).then(() => undefined, (e: ServiceError) => e)
+    const err = await grpc.call('KV', 'Range', { key: b('k') }, tokenMd(token)).then(
+      () => undefined,
+      (e: ServiceError) => e,
+    )
     expect(err?.details).to.equal('etcdserver: invalid auth token')
     expect(err?.metadata.get('kvlog-code')[0]).to.equal('UNAUTHENTICATED')
     const res = await fetch(`${server.http}/v1/kv?key=k`, { headers: { authorization: `Bearer ${token}` } })
@@ -153,8 +160,10 @@ describe('auth: bad input', function () {
     const counts: Record<string, number> = {}
     for (const c of codes) counts[c] = (counts[c] ?? 0) + 1
     const ratio = p99(during) / p99(idle)
-    console.log(`      1,000 wrong logins sent in ${sent.toFixed(0)} ms, all answered after ${took.toFixed(0)} ms: ${JSON.stringify(counts)}; ` +
-      `control reads p99 idle ${p99(idle).toFixed(2)} ms, during ${p99(during).toFixed(2)} ms (${ratio.toFixed(2)}x, ${during.length} reads)`)
+    console.log(
+      `      1,000 wrong logins sent in ${sent.toFixed(0)} ms, all answered after ${took.toFixed(0)} ms: ${JSON.stringify(counts)}; ` +
+        `control reads p99 idle ${p99(idle).toFixed(2)} ms, during ${p99(during).toFixed(2)} ms (${ratio.toFixed(2)}x, ${during.length} reads)`,
+    )
     expect(Object.keys(counts).sort()).to.satisfy((k: string[]) => k.every((c) => c === 'UNAUTHENTICATED' || c === 'UNAVAILABLE'))
     expect(counts.UNAUTHENTICATED ?? 0).to.be.above(0)
     // Loose on purpose (a shared 2-core machine): the server must not stall, not match a benchmark.

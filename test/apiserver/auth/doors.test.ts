@@ -56,31 +56,35 @@ function grpcOutcome(err: unknown): Outcome {
   throw err
 }
 
-const etcd = (method: string, request: Message, service = 'KV'): Run => async (ctx, who) => {
-  try {
-    await ctx.grpc.call(service, method, request, metadata(ctx, who))
-    return 'ok'
-  } catch (err) {
-    return grpcOutcome(err)
+const etcd =
+  (method: string, request: Message, service = 'KV'): Run =>
+  async (ctx, who) => {
+    try {
+      await ctx.grpc.call(service, method, request, metadata(ctx, who))
+      return 'ok'
+    } catch (err) {
+      return grpcOutcome(err)
+    }
   }
-}
 
 /** A Watch create on the etcd door: created and not canceled = ok; etcd reports any refusal as permission denied. */
-const etcdWatch = (key: Buffer, rangeEnd: Buffer): Run => async (ctx, who) => {
-  const stream = ctx.grpc.stream('Watch', 'Watch', metadata(ctx, who))
-  try {
-    const r = responses(stream)
-    stream.write({ create_request: { key, range_end: rangeEnd } })
-    const first = await r.next()
-    if (first.canceled === true) {
-      expect(first.cancel_reason).to.match(/PermissionDenied/)
-      return 'PERMISSION_DENIED'
+const etcdWatch =
+  (key: Buffer, rangeEnd: Buffer): Run =>
+  async (ctx, who) => {
+    const stream = ctx.grpc.stream('Watch', 'Watch', metadata(ctx, who))
+    try {
+      const r = responses(stream)
+      stream.write({ create_request: { key, range_end: rangeEnd } })
+      const first = await r.next()
+      if (first.canceled === true) {
+        expect(first.cancel_reason).to.match(/PermissionDenied/)
+        return 'PERMISSION_DENIED'
+      }
+      return 'ok'
+    } finally {
+      stream.cancel()
     }
-    return 'ok'
-  } finally {
-    stream.cancel()
   }
-}
 
 async function httpOutcome(res: Response): Promise<Outcome> {
   if (res.ok) {
@@ -89,83 +93,109 @@ async function httpOutcome(res: Response): Promise<Outcome> {
   }
   const body = (await res.json()) as { error?: { code: string }; code?: number; reason?: string; kind?: string }
   // The native door's error body, or a Kubernetes Status (reason Forbidden / Unauthorized).
-  const code = body.error?.code ?? (body.reason === 'Forbidden' ? 'PERMISSION_DENIED' : body.reason === 'Unauthorized' ? 'UNAUTHENTICATED' : undefined)
+  const code =
+    body.error?.code ?? (body.reason === 'Forbidden' ? 'PERMISSION_DENIED' : body.reason === 'Unauthorized' ? 'UNAUTHENTICATED' : undefined)
   if (code === 'PERMISSION_DENIED' || code === 'UNAUTHENTICATED') return code
   throw new Error(`HTTP ${res.status}: ${JSON.stringify(body)}`)
 }
 
-const http = (method: string, path: string, body?: unknown): Run => async (ctx, who) => {
-  const headers: Record<string, string> = {}
-  const t = ctx.tokens[who]
-  if (t !== undefined) headers.authorization = `Bearer ${t}`
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(ctx.server.http + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-  return httpOutcome(res)
-}
+const http =
+  (method: string, path: string, body?: unknown): Run =>
+  async (ctx, who) => {
+    const headers: Record<string, string> = {}
+    const t = ctx.tokens[who]
+    if (t !== undefined) headers.authorization = `Bearer ${t}`
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    const res = await fetch(ctx.server.http + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    return httpOutcome(res)
+  }
 
 /** A native WebSocket watch: the upgrade carries the token; the create is answered created or error. */
-const wsWatch = (create: Record<string, unknown>): Run => (ctx, who) => new Promise((resolve, reject) => {
-  const t = ctx.tokens[who]
-  const ws = new WebSocket(ctx.server.http.replace(/^http/, 'ws') + '/v1/watch', { headers: t === undefined ? {} : { authorization: `Bearer ${t}` } })
-  const done = (o: Outcome | Error) => {
-    ws.terminate()
-    if (o instanceof Error) reject(o)
-    else resolve(o)
-  }
-  ws.on('unexpected-response', (_req, res) => done(res.statusCode === 401 ? 'UNAUTHENTICATED' : new Error(`upgrade answered ${res.statusCode}`)))
-  ws.on('error', (err) => done(err))
-  ws.on('open', () => ws.send(JSON.stringify({ op: 'create', id: 1, ...create })))
-  ws.on('message', (data) => {
-    const m = JSON.parse(String(data)) as { type: string; code?: string }
-    if (m.type === 'created') done('ok')
-    else if (m.code === 'PERMISSION_DENIED' || m.code === 'UNAUTHENTICATED') done(m.code)
-    else done(new Error(`unexpected ${String(data)}`))
-  })
-})
+const wsWatch =
+  (create: Record<string, unknown>): Run =>
+  (ctx, who) =>
+    new Promise((resolve, reject) => {
+      const t = ctx.tokens[who]
+      const ws = new WebSocket(ctx.server.http.replace(/^http/, 'ws') + '/v1/watch', {
+        headers: t === undefined ? {} : { authorization: `Bearer ${t}` },
+      })
+      const done = (o: Outcome | Error) => {
+        ws.terminate()
+        if (o instanceof Error) reject(o)
+        else resolve(o)
+      }
+      ws.on('unexpected-response', (_req, res) =>
+        done(res.statusCode === 401 ? 'UNAUTHENTICATED' : new Error(`upgrade answered ${res.statusCode}`)),
+      )
+      ws.on('error', (err) => done(err))
+      ws.on('open', () => ws.send(JSON.stringify({ op: 'create', id: 1, ...create })))
+      ws.on('message', (data) => {
+        const m = JSON.parse(String(data)) as { type: string; code?: string }
+        if (m.type === 'created') done('ok')
+        else if (m.code === 'PERMISSION_DENIED' || m.code === 'UNAUTHENTICATED') done(m.code)
+        else done(new Error(`unexpected ${String(data)}`))
+      })
+    })
 
 /** A native NDJSON watch: its first line says created or error. */
-const ndjsonWatch = (path: string): Run => async (ctx, who) => {
-  const t = ctx.tokens[who]
-  const ac = new AbortController()
-  const res = await fetch(ctx.server.http + path, { headers: t === undefined ? {} : { authorization: `Bearer ${t}` }, signal: ac.signal })
-  if (!res.ok) return httpOutcome(res)
-  const reader = res.body!.getReader()
-  let text = ''
-  while (!text.includes('\n')) {
-    const { value, done } = await reader.read()
-    if (done) break
-    text += Buffer.from(value).toString()
+const ndjsonWatch =
+  (path: string): Run =>
+  async (ctx, who) => {
+    const t = ctx.tokens[who]
+    const ac = new AbortController()
+    const res = await fetch(ctx.server.http + path, { headers: t === undefined ? {} : { authorization: `Bearer ${t}` }, signal: ac.signal })
+    if (!res.ok) return httpOutcome(res)
+    const reader = res.body!.getReader()
+    let text = ''
+    while (!text.includes('\n')) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += Buffer.from(value).toString()
+    }
+    ac.abort()
+    const first = JSON.parse(text.split('\n')[0]) as { type: string; code?: string }
+    if (first.type === 'created') return 'ok'
+    if (first.code === 'PERMISSION_DENIED' || first.code === 'UNAUTHENTICATED') return first.code
+    throw new Error(`unexpected ${text}`)
   }
-  ac.abort()
-  const first = JSON.parse(text.split('\n')[0]) as { type: string; code?: string }
-  if (first.type === 'created') return 'ok'
-  if (first.code === 'PERMISSION_DENIED' || first.code === 'UNAUTHENTICATED') return first.code
-  throw new Error(`unexpected ${text}`)
-}
 
 /** A resource watch over HTTP: the response starts streaming (ok) or is a Status. */
-const resourceWatch = (path: string): Run => async (ctx, who) => {
-  const t = ctx.tokens[who]
-  const ac = new AbortController()
-  const res = await fetch(`${ctx.server.http}${path}?watch=1&timeoutSeconds=1`, { headers: t === undefined ? {} : { authorization: `Bearer ${t}` }, signal: ac.signal })
-  if (res.ok) {
-    ac.abort()
-    return 'ok'
+const resourceWatch =
+  (path: string): Run =>
+  async (ctx, who) => {
+    const t = ctx.tokens[who]
+    const ac = new AbortController()
+    const res = await fetch(`${ctx.server.http}${path}?watch=1&timeoutSeconds=1`, {
+      headers: t === undefined ? {} : { authorization: `Bearer ${t}` },
+      signal: ac.signal,
+    })
+    if (res.ok) {
+      ac.abort()
+      return 'ok'
+    }
+    return httpOutcome(res)
   }
-  return httpOutcome(res)
-}
 
-const configMap = (ns: string, name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: '1' } })
+const configMap = (ns: string, name: string) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns },
+  data: { a: '1' },
+})
 
 const ALL_OK: Record<Who, Outcome> = { alice: 'ok', carol: 'ok', root: 'ok', nobody: 'UNAUTHENTICATED' }
 const ALICE_ONLY: Record<Who, Outcome> = { alice: 'ok', carol: 'PERMISSION_DENIED', root: 'ok', nobody: 'UNAUTHENTICATED' }
 const ROOT_ONLY: Record<Who, Outcome> = { alice: 'PERMISSION_DENIED', carol: 'PERMISSION_DENIED', root: 'ok', nobody: 'UNAUTHENTICATED' }
 
 const txnBody = (compareKey: string, success: unknown[], failure: unknown[] = []) => ({
-  compare: [{ key: compareKey, target: 'VERSION', result: 'GREATER', value: 0 }], success, failure,
+  compare: [{ key: compareKey, target: 'VERSION', result: 'GREATER', value: 0 }],
+  success,
+  failure,
 })
 const etcdTxn = (compareKey: string, success: Message[], failure: Message[] = []) => ({
-  compare: [{ key: b(compareKey), target: 'VERSION', result: 'GREATER', version: 0 }], success, failure,
+  compare: [{ key: b(compareKey), target: 'VERSION', result: 'GREATER', version: 0 }],
+  success,
+  failure,
 })
 
 const rows: Row[] = [
@@ -241,7 +271,11 @@ const rows: Row[] = [
   {
     what: 'watch the permitted prefix',
     expect: ALL_OK,
-    doors: { etcd: etcdWatch(b('app/'), b('app0')), ws: wsWatch({ key: 'app/', prefix: true }), http: ndjsonWatch('/v1/watch?key=app/&prefix=true') },
+    doors: {
+      etcd: etcdWatch(b('app/'), b('app0')),
+      ws: wsWatch({ key: 'app/', prefix: true }),
+      http: ndjsonWatch('/v1/watch?key=app/&prefix=true'),
+    },
   },
   {
     what: 'watch a range that is partly forbidden ([a, b))',
@@ -261,34 +295,40 @@ const rows: Row[] = [
   {
     what: 'resources: list and watch configmaps in the permitted namespace',
     expect: ALICE_ONLY,
-    doors: { resources: async (ctx, who) => {
-      const list = await http('GET', '/api/v1/namespaces/team/configmaps')(ctx, who)
-      const watch = await resourceWatch('/api/v1/namespaces/team/configmaps')(ctx, who)
-      expect(watch, 'watch').to.equal(list)
-      return list
-    } },
+    doors: {
+      resources: async (ctx, who) => {
+        const list = await http('GET', '/api/v1/namespaces/team/configmaps')(ctx, who)
+        const watch = await resourceWatch('/api/v1/namespaces/team/configmaps')(ctx, who)
+        expect(watch, 'watch').to.equal(list)
+        return list
+      },
+    },
   },
   {
     what: 'resources: create and get a configmap in the permitted namespace',
     expect: ALICE_ONLY,
-    doors: { resources: async (ctx, who) => {
-      const created = await http('POST', '/api/v1/namespaces/team/configmaps', configMap('team', `cm-${who}`))(ctx, who)
-      if (created !== 'ok') return created
-      return http('GET', `/api/v1/namespaces/team/configmaps/cm-${who}`)(ctx, who)
-    } },
+    doors: {
+      resources: async (ctx, who) => {
+        const created = await http('POST', '/api/v1/namespaces/team/configmaps', configMap('team', `cm-${who}`))(ctx, who)
+        if (created !== 'ok') return created
+        return http('GET', `/api/v1/namespaces/team/configmaps/cm-${who}`)(ctx, who)
+      },
+    },
   },
   {
     what: 'resources: list, watch or create in another namespace, or across all namespaces (partly forbidden)',
     expect: ROOT_ONLY,
-    doors: { resources: async (ctx, who) => {
-      const outcomes = new Set([
-        await http('GET', '/api/v1/namespaces/other/configmaps')(ctx, who),
-        await resourceWatch('/api/v1/configmaps')(ctx, who),
-        await http('POST', '/api/v1/namespaces/other/configmaps', configMap('other', `cm-${who}`))(ctx, who),
-      ])
-      expect(outcomes.size, [...outcomes].join(',')).to.equal(1)
-      return [...outcomes][0]
-    } },
+    doors: {
+      resources: async (ctx, who) => {
+        const outcomes = new Set([
+          await http('GET', '/api/v1/namespaces/other/configmaps')(ctx, who),
+          await resourceWatch('/api/v1/configmaps')(ctx, who),
+          await http('POST', '/api/v1/namespaces/other/configmaps', configMap('other', `cm-${who}`))(ctx, who),
+        ])
+        expect(outcomes.size, [...outcomes].join(',')).to.equal(1)
+        return [...outcomes][0]
+      },
+    },
   },
 ]
 
@@ -303,22 +343,38 @@ describe('auth: every door denies what it must (door × operation × caller)', f
     ctx.server = await startServerProcess(['--token-auth-file', join(dir, 'tokens.csv'), '--auth-password-hash-cost', '10'])
     ctx.grpc = etcdGrpc(ctx.server.grpc)
     const auth = (method: string, request: Message) => ctx.grpc.call('Auth', method, request)
-    for (const [name, password] of [['root', 'rootpw'], ['alice', 'alicepw'], ['carol', 'carolpw']]) await auth('UserAdd', { name, password })
+    for (const [name, password] of [
+      ['root', 'rootpw'],
+      ['alice', 'alicepw'],
+      ['carol', 'carolpw'],
+    ])
+      await auth('UserAdd', { name, password })
     await auth('RoleAdd', { name: 'app' })
     await auth('RoleGrantPermission', { name: 'app', perm: { permType: 2, key: b('app/'), range_end: b('app0') } })
     await auth('RoleGrantPermission', { name: 'app', perm: { permType: 0, key: b('cfg') } })
-    await auth('RoleGrantPermission', { name: 'app', perm: { permType: 2, key: b('/registry/configmaps/team/'), range_end: b('/registry/configmaps/team0') } })
+    await auth('RoleGrantPermission', {
+      name: 'app',
+      perm: { permType: 2, key: b('/registry/configmaps/team/'), range_end: b('/registry/configmaps/team0') },
+    })
     await auth('RoleGrantPermission', { name: 'app', perm: { permType: 0, key: b('/registry/namespaces/team') } })
     await auth('RoleAdd', { name: 'viewer' })
     await auth('RoleGrantPermission', { name: 'viewer', perm: { permType: 0, key: b('app/'), range_end: b('app0') } })
     await auth('UserGrantRole', { user: 'alice', role: 'app' })
     await auth('UserGrantRole', { user: 'carol', role: 'viewer' })
     await auth('UserGrantRole', { user: 'root', role: 'root' })
-    for (const [k, v] of [['app/x', '1'], ['cfg', '1'], ['secret/x', '1'], ['b', '1']]) await ctx.grpc.call('KV', 'Put', { key: b(k), value: b(v) })
+    for (const [k, v] of [
+      ['app/x', '1'],
+      ['cfg', '1'],
+      ['secret/x', '1'],
+      ['b', '1'],
+    ])
+      await ctx.grpc.call('KV', 'Put', { key: b(k), value: b(v) })
     // Namespaces exist before objects are made in them (creating one reads its namespace).
     for (const name of ['team', 'other']) {
       const res = await fetch(`${ctx.server.http}/api/v1/namespaces`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
       })
       expect(res.status, `create namespace ${name}`).to.equal(201)
     }
@@ -326,7 +382,11 @@ describe('auth: every door denies what it must (door × operation × caller)', f
     ctx.tokens.alice = String((await auth('Authenticate', { name: 'alice', password: 'alicepw' })).token)
     ctx.tokens.carol = 'static-carol-token'
     // The native door's login gives a token that works on every door.
-    const res = await fetch(`${ctx.server.http}/v1/auth/authenticate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'root', password: 'rootpw' }) })
+    const res = await fetch(`${ctx.server.http}/v1/auth/authenticate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'root', password: 'rootpw' }),
+    })
     ctx.tokens.root = ((await res.json()) as { token: string }).token
   })
 

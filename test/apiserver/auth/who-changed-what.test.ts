@@ -17,7 +17,10 @@ import { startServerProcess, type ServerProcess } from '../../support/server-pro
 const b = (s: string) => Buffer.from(s)
 const ALL = Buffer.from([0])
 
-interface Author { door: string; user?: string }
+interface Author {
+  door: string
+  user?: string
+}
 
 describe('auth: who changed what, and auth state kept in the log', function () {
   this.timeout(60_000)
@@ -46,7 +49,9 @@ describe('auth: who changed what, and auth state kept in the log', function () {
     return m
   }
   const historyAuthors = async (token: string, prefix: string): Promise<Array<[number, string, Author | undefined]>> => {
-    const res = await fetch(`${server.http}/v1/history?key=${encodeURIComponent(prefix)}&prefix=true`, { headers: { authorization: `Bearer ${token}` } })
+    const res = await fetch(`${server.http}/v1/history?key=${encodeURIComponent(prefix)}&prefix=true`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
     expect(res.status).to.equal(200)
     const body = (await res.json()) as { events: Array<{ revision: number; type: string; kv: { key: string }; author?: Author }> }
     return body.events.map((e) => [e.revision, `${e.type} ${e.kv.key}`, e.author])
@@ -71,13 +76,18 @@ describe('auth: who changed what, and auth state kept in the log', function () {
     await auth('UserGrantRole', { user: 'root', role: 'root' })
     await auth('RoleAdd', { name: 'w' })
     await auth('RoleGrantPermission', { name: 'w', perm: { permType: 2, key: b('w/'), range_end: b('w0') } })
-    await auth('RoleGrantPermission', { name: 'w', perm: { permType: 2, key: b('/registry/configmaps/team/'), range_end: b('/registry/configmaps/team0') } })
+    await auth('RoleGrantPermission', {
+      name: 'w',
+      perm: { permType: 2, key: b('/registry/configmaps/team/'), range_end: b('/registry/configmaps/team0') },
+    })
     await auth('RoleGrantPermission', { name: 'w', perm: { permType: 0, key: b('/registry/namespaces/team') } })
     await auth('UserGrantRole', { user: 'alice', role: 'w' })
     // Namespaces exist before objects are made in them (creating one reads its namespace).
     for (const name of ['team']) {
       const res = await fetch(`${server.http}/api/v1/namespaces`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
       })
       expect(res.status, `create namespace ${name}`).to.equal(201)
     }
@@ -86,12 +96,15 @@ describe('auth: who changed what, and auth state kept in the log', function () {
 
     const r1 = await grpc.call('KV', 'Put', { key: b('w/1'), value: b('1') }, asToken(alice))
     const put = await fetch(`${server.http}/v1/kv`, {
-      method: 'PUT', headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' }, body: JSON.stringify({ key: 'w/2', value: '2' }),
+      method: 'PUT',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'w/2', value: '2' }),
     })
     const r2 = ((await put.json()) as { header: { revision: number } }).header.revision
     const txn = await grpc.call('KV', 'Txn', { success: [{ request_delete_range: { key: b('w/0') } }] }, asToken(alice))
     const cm = await fetch(`${server.http}/api/v1/namespaces/team/configmaps`, {
-      method: 'POST', headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
       body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c1' }, data: { a: '1' } }),
     })
     expect(cm.status).to.equal(201)

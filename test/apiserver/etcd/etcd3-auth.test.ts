@@ -5,8 +5,15 @@
  */
 import { expect } from 'chai'
 import {
-  Etcd3, EtcdAuthenticationFailedError, EtcdPermissionDeniedError, EtcdRoleExistsError, EtcdRoleNotFoundError,
-  EtcdRoleNotGrantedError, EtcdUserExistsError, EtcdUserNotFoundError, Range,
+  Etcd3,
+  EtcdAuthenticationFailedError,
+  EtcdPermissionDeniedError,
+  EtcdRoleExistsError,
+  EtcdRoleNotFoundError,
+  EtcdRoleNotGrantedError,
+  EtcdUserExistsError,
+  EtcdUserNotFoundError,
+  Range,
 } from 'etcd3'
 import { startEtcd } from '../../support/etcd-process.js'
 import { startServerProcess } from '../../support/server-process.js'
@@ -29,7 +36,13 @@ const servers: Array<{ name: string; start(): Promise<Started> }> = [
     name: 'kvlog',
     async start() {
       const s = await startServerProcess(['--auth-token-ttl', '1s', '--auth-password-hash-cost', '10'])
-      return { endpoint: s.grpc, stop: async () => { await s.stop(); await s.cleanup() } }
+      return {
+        endpoint: s.grpc,
+        stop: async () => {
+          await s.stop()
+          await s.cleanup()
+        },
+      }
     },
   },
 ]
@@ -81,7 +94,8 @@ for (const server of servers) {
       expect((await admin.user('alice').roles()).map((r) => r.name)).to.deep.equal(['app'])
       const perms = await admin.role('app').permissions()
       expect(perms.map((p) => [p.permission, p.range.start.toString(), p.range.end.toString()])).to.deep.equal([
-        ['Readwrite', 'app/', 'app0'], ['Read', 'cfg', ''],
+        ['Readwrite', 'app/', 'app0'],
+        ['Read', 'cfg', ''],
       ])
       expect(await rejection(admin.user('alice').create('x'))).to.equal(EtcdUserExistsError.name)
       expect(await rejection(admin.role('app').create())).to.equal(EtcdRoleExistsError.name)
@@ -100,7 +114,9 @@ for (const server of servers) {
       await alice.put('app/y').value('2')
       expect(await rejection(alice.get('secret').string())).to.equal(EtcdPermissionDeniedError.name)
       expect(await rejection(alice.put('cfg').value('x').exec())).to.equal(EtcdPermissionDeniedError.name)
-      expect(await rejection(alice.if('secret', 'Value', '==', 's').then(alice.put('app/z').value('1')).commit())).to.equal(EtcdPermissionDeniedError.name)
+      expect(await rejection(alice.if('secret', 'Value', '==', 's').then(alice.put('app/z').value('1')).commit())).to.equal(
+        EtcdPermissionDeniedError.name,
+      )
       expect(await rejection(alice.getUsers())).to.equal(EtcdPermissionDeniedError.name)
       expect(await rejection(as('alice', 'wrong').get('app/x').string())).to.equal(EtcdAuthenticationFailedError.name)
       const root = as('root', 'rootpw')

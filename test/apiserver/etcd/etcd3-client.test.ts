@@ -7,7 +7,6 @@ import { Etcd3, EtcdLockFailedError, type IKeyValue, type Watcher } from 'etcd3'
 import { targets, type Started } from './targets.js'
 import { sleep, waitFor } from '../../support/wait.js'
 
-
 interface Seen {
   type: 'put' | 'delete'
   key: string
@@ -64,12 +63,16 @@ for (const target of targets) {
 
     it('txn: compares on value, version, mod and create; then and else branches', async () => {
       await client.put('tx/k').value('v') // rev 8
-      const ok = await client.if('tx/k', 'Value', '==', 'v').and('tx/k', 'Version', '==', 1).and('tx/k', 'Mod', '==', 8)
-        .then(client.put('tx/k').value('w')).else(client.put('tx/else').value('1')).commit()
+      const ok = await client
+        .if('tx/k', 'Value', '==', 'v')
+        .and('tx/k', 'Version', '==', 1)
+        .and('tx/k', 'Mod', '==', 8)
+        .then(client.put('tx/k').value('w'))
+        .else(client.put('tx/else').value('1'))
+        .commit()
       expect(ok.succeeded).to.equal(true)
       expect(ok.header.revision).to.equal('9')
-      const no = await client.if('tx/k', 'Create', '>', 8).then(client.put('tx/k').value('never'))
-        .else(client.get('tx/k')).commit()
+      const no = await client.if('tx/k', 'Create', '>', 8).then(client.put('tx/k').value('never')).else(client.get('tx/k')).commit()
       expect(no.succeeded).to.equal(false)
       expect(no.header.revision).to.equal('9') // a read-only branch writes nothing
       expect(no.responses[0]!.response_range!.kvs[0]!.value.toString()).to.equal('w')
@@ -98,7 +101,10 @@ for (const target of targets) {
       const replay = await client.watch().key('w/a').startRevision('12').create()
       const replayed = record(replay)
       await waitFor('2 replayed events', () => replayed.length >= 2)
-      expect(replayed.map((e) => [e.type, e.modRevision])).to.deep.equal([['put', '12'], ['delete', '14']])
+      expect(replayed.map((e) => [e.type, e.modRevision])).to.deep.equal([
+        ['put', '12'],
+        ['delete', '14'],
+      ])
       await replay.cancel()
       expect(seen).to.have.length(3)
     })
@@ -123,30 +129,39 @@ for (const target of targets) {
     it('lock: a held lock refuses a second holder until released; critical sections never overlap', async () => {
       const first = await client.lock('locks/one').ttl(5).acquire()
       let refused: unknown
-      await client.lock('locks/one').ttl(5).acquire().catch((e: unknown) => (refused = e))
+      await client
+        .lock('locks/one')
+        .ttl(5)
+        .acquire()
+        .catch((e: unknown) => (refused = e))
       expect(refused).to.be.instanceOf(EtcdLockFailedError)
       await first.release()
       // etcd3's lock is a try-lock: workers retry until they get it.
       let inside = 0
       let maxInside = 0
       let done = 0
-      await Promise.all([0, 1, 2, 3].map(async () => {
-        while (true) {
-          try {
-            await client.lock('locks/one').ttl(5).do(async () => {
-              inside++
-              maxInside = Math.max(maxInside, inside)
-              await sleep(30)
-              inside--
-            })
-            done++
-            return
-          } catch (e) {
-            if (!(e instanceof EtcdLockFailedError)) throw e
-            await sleep(10)
+      await Promise.all(
+        [0, 1, 2, 3].map(async () => {
+          while (true) {
+            try {
+              await client
+                .lock('locks/one')
+                .ttl(5)
+                .do(async () => {
+                  inside++
+                  maxInside = Math.max(maxInside, inside)
+                  await sleep(30)
+                  inside--
+                })
+              done++
+              return
+            } catch (e) {
+              if (!(e instanceof EtcdLockFailedError)) throw e
+              await sleep(10)
+            }
           }
-        }
-      }))
+        }),
+      )
       expect([done, maxInside]).to.deep.equal([4, 1])
       expect(await client.getAll().prefix('locks/').keys()).to.deep.equal([])
     })
@@ -181,12 +196,15 @@ for (const target of targets) {
     it('STM: concurrent read-modify-write transactions retry on conflict and lose no update', async () => {
       await client.put('stm/counter').value('0')
       const n = 8
-      await Promise.all(Array.from({ length: n }, () =>
-        client.stm({ retries: 50 }).transact(async (tx) => {
-          const v = Number(await tx.get('stm/counter').string())
-          await sleep(5)
-          await tx.put('stm/counter').value(String(v + 1))
-        })))
+      await Promise.all(
+        Array.from({ length: n }, () =>
+          client.stm({ retries: 50 }).transact(async (tx) => {
+            const v = Number(await tx.get('stm/counter').string())
+            await sleep(5)
+            await tx.put('stm/counter').value(String(v + 1))
+          }),
+        ),
+      )
       expect(await client.get('stm/counter').string()).to.equal(String(n))
       const kv = (await client.get('stm/counter').exec()).kvs[0]!
       expect(kv.version).to.equal(String(n + 1))

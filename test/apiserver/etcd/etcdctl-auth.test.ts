@@ -22,9 +22,17 @@ const as = (user: string, ...args: string[]) => ['--user', user, ...args]
 async function setUp(s: EtcdctlSession): Promise<void> {
   s.check(await s.ok('put', 'a', '1'), 'OK\n', 'put a') // rev 2
   s.check(await s.ok('put', 'foo/x', '2'), 'OK\n', 'put foo/x') // rev 3
-  s.check((await s.run(['user', 'add', '', '--new-user-password=x'])).error, 'Error: etcdserver: user name is empty', 'user add with an empty name')
+  s.check(
+    (await s.run(['user', 'add', '', '--new-user-password=x'])).error,
+    'Error: etcdserver: user name is empty',
+    'user add with an empty name',
+  )
   s.check(await s.ok('user', 'add', 'root', '--new-user-password=rootpw'), 'User root created\n', 'user add root')
-  s.check((await s.run(['user', 'add', 'root', '--new-user-password=x'])).error, 'Error: etcdserver: user name already exists', 'duplicate user')
+  s.check(
+    (await s.run(['user', 'add', 'root', '--new-user-password=x'])).error,
+    'Error: etcdserver: user name already exists',
+    'duplicate user',
+  )
   await s.ok('user', 'add', 'alice', '--new-user-password=apw')
   await s.ok('user', 'add', 'bob', '--new-user-password=bpw')
   s.check(await s.ok('role', 'add', 'r1'), 'Role r1 created\n', 'role add')
@@ -36,9 +44,16 @@ async function setUp(s: EtcdctlSession): Promise<void> {
   await s.ok('role', 'grant-permission', 'r1', 'write', 'a', 'b')
   await s.ok('role', 'grant-permission', 'r1', 'read', 'a', 'b') // the same range again: the type is replaced
   await s.ok('role', 'grant-permission', 'r2', 'read', 'k')
-  s.check((await s.run(['role', 'grant-permission', 'nope', 'read', 'a'])).error, 'Error: etcdserver: role name not found', 'grant to an unknown role')
-  s.check(await s.ok('role', 'get', 'r1'),
-    'Role r1\nKV Read:\n\t[a, b) (prefix a)\n\t[foo/, foo0) (prefix foo/)\n\tfoo/x\nKV Write:\n\t[foo/, foo0) (prefix foo/)\n\t[z, <open ended>\n', 'role get')
+  s.check(
+    (await s.run(['role', 'grant-permission', 'nope', 'read', 'a'])).error,
+    'Error: etcdserver: role name not found',
+    'grant to an unknown role',
+  )
+  s.check(
+    await s.ok('role', 'get', 'r1'),
+    'Role r1\nKV Read:\n\t[a, b) (prefix a)\n\t[foo/, foo0) (prefix foo/)\n\tfoo/x\nKV Write:\n\t[foo/, foo0) (prefix foo/)\n\t[z, <open ended>\n',
+    'role get',
+  )
   await s.run(['role', 'get', 'r1', '-w', 'json'])
   await s.ok('role', 'list')
   s.check(await s.ok('user', 'grant-role', 'alice', 'r1'), 'Role r1 is granted to user alice\n', 'user grant-role')
@@ -90,7 +105,11 @@ async function txns(s: EtcdctlSession): Promise<void> {
   const txn = (user: string, input: string) => s.run(as(user, 'txn'), { input })
   s.check((await txn('alice:apw', 'value("foo/x") = "2"\n\nput foo/t 1\n\nget a\n\n')).out, 'SUCCESS\n\nOK\n', 'txn within permissions') // rev 7
   s.check((await txn('alice:apw', 'value("k") = "1"\n\nput foo/t 2\n\n\n')).error, DENIED, 'txn whose compare reads a forbidden key')
-  s.check((await txn('alice:apw', 'value("foo/x") = "2"\n\nput foo/t 3\n\nput k 1\n\n')).error, DENIED, 'txn whose failure branch writes a forbidden key')
+  s.check(
+    (await txn('alice:apw', 'value("foo/x") = "2"\n\nput foo/t 3\n\nput k 1\n\n')).error,
+    DENIED,
+    'txn whose failure branch writes a forbidden key',
+  )
   s.check((await txn('alice:apw', 'value("foo/x") = "2"\n\nget --prefix f\n\n\n')).error, DENIED, 'txn reading a partly forbidden range')
   s.check((await txn('bob:bpw', 'value("k") = "1"\n\nget k\n\nget k\n\n')).out, 'FAILURE\n\n', 'txn within read permissions')
   await s.ok('--user', 'alice:apw', 'get', '--prefix', 'foo/t')
@@ -106,12 +125,26 @@ async function watches(s: EtcdctlSession): Promise<void> {
   } finally {
     await w.stop('SIGKILL')
   }
-  for (const [user, args] of [['alice:apw', ['a', 'c']], ['alice:apw', ['--prefix', 'f']], ['bob:bpw', ['foo/x']]] as const) {
+  for (const [user, args] of [
+    ['alice:apw', ['a', 'c']],
+    ['alice:apw', ['--prefix', 'f']],
+    ['bob:bpw', ['foo/x']],
+  ] as const) {
     const d = s.spawn('--user', user, 'watch', ...args)
     const code = await Promise.race([d.exited, sleep(5000).then(() => 'timeout')])
     await d.stop('SIGKILL')
-    const said = d.stderr().split('\n').filter((l) => l !== '' && !l.startsWith('{'))
-    s.check(said, ['watch was canceled (rpc error: code = PermissionDenied desc = etcdserver: permission denied)', 'Error: watch is canceled by the server'], `denied watch ${args.join(' ')}`)
+    const said = d
+      .stderr()
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('{'))
+    s.check(
+      said,
+      [
+        'watch was canceled (rpc error: code = PermissionDenied desc = etcdserver: permission denied)',
+        'Error: watch is canceled by the server',
+      ],
+      `denied watch ${args.join(' ')}`,
+    )
     s.record(`watch ${args.join(' ')} as ${user} (stderr)`, said, typeof code === 'number' ? code : null)
   }
 }
@@ -119,18 +152,42 @@ async function watches(s: EtcdctlSession): Promise<void> {
 async function revokeAndDisable(s: EtcdctlSession): Promise<void> {
   const root = (...args: string[]) => as('root:rootpw', ...args)
   s.check((await s.run(['user', 'passwd', 'alice', '--interactive=false'], { input: 'newpw\n' })).error, NO_USER, 'passwd without a user')
-  s.check(await s.run(root('user', 'passwd', 'alice', '--interactive=false'), { input: 'newpw\n' }).then((r) => r.out), 'Password updated\n', 'user passwd')
+  s.check(
+    await s.run(root('user', 'passwd', 'alice', '--interactive=false'), { input: 'newpw\n' }).then((r) => r.out),
+    'Password updated\n',
+    'user passwd',
+  )
   s.check((await s.run(as('alice:apw', 'get', 'foo/x'))).error, BAD_LOGIN, 'the old password')
   s.check(await s.ok(...as('alice:newpw', 'get', 'foo/x')), 'foo/x\n2\n', 'the new password')
-  s.check(await s.ok(...root('role', 'revoke-permission', 'r1', 'foo/x')), 'Permission of key foo/x is revoked from role r1\n', 'revoke a key')
-  s.check((await s.run(root('role', 'revoke-permission', 'r1', 'foo/x'))).error, 'Error: etcdserver: permission is not granted to the role', 'revoke it again')
-  s.check(await s.ok(...root('role', 'revoke-permission', 'r1', '--prefix', 'foo/')), 'Permission of range [foo/, foo0) is revoked from role r1\n', 'revoke a prefix')
+  s.check(
+    await s.ok(...root('role', 'revoke-permission', 'r1', 'foo/x')),
+    'Permission of key foo/x is revoked from role r1\n',
+    'revoke a key',
+  )
+  s.check(
+    (await s.run(root('role', 'revoke-permission', 'r1', 'foo/x'))).error,
+    'Error: etcdserver: permission is not granted to the role',
+    'revoke it again',
+  )
+  s.check(
+    await s.ok(...root('role', 'revoke-permission', 'r1', '--prefix', 'foo/')),
+    'Permission of range [foo/, foo0) is revoked from role r1\n',
+    'revoke a prefix',
+  )
   s.check((await s.run(as('alice:newpw', 'get', 'foo/x'))).error, DENIED, 'revoked at once')
   await s.ok(...root('role', 'revoke-permission', 'r1', '--from-key', 'z'))
   await s.ok(...root('role', 'get', 'r1'))
   s.check(await s.ok(...root('user', 'revoke-role', 'alice', 'r1')), 'Role r1 is revoked from user alice\n', 'user revoke-role')
-  s.check((await s.run(root('user', 'revoke-role', 'alice', 'r1'))).error, 'Error: etcdserver: role is not granted to the user', 'revoke-role again')
-  s.check((await s.run(root('user', 'revoke-role', 'root', 'root'))).error, 'Error: etcdserver: invalid auth management', 'root keeps role root')
+  s.check(
+    (await s.run(root('user', 'revoke-role', 'alice', 'r1'))).error,
+    'Error: etcdserver: role is not granted to the user',
+    'revoke-role again',
+  )
+  s.check(
+    (await s.run(root('user', 'revoke-role', 'root', 'root'))).error,
+    'Error: etcdserver: invalid auth management',
+    'root keeps role root',
+  )
   s.check((await s.run(root('user', 'delete', 'root'))).error, 'Error: etcdserver: invalid auth management', 'root stays')
   s.check((await s.run(root('role', 'delete', 'root'))).error, 'Error: etcdserver: invalid auth management', 'role root stays')
   s.check(await s.ok(...root('role', 'delete', 'r2')), 'Role r2 deleted\n', 'role delete')

@@ -83,7 +83,9 @@ describe('etcdctl compatibility (etcd 3.4 and kvlog)', function () {
         let verdict = perfVerdict(await perfRuns.get(target.name)!)
         if (!verdict.passed) {
           const store = perfStores[targets.indexOf(target)]!
-          const retry = perfVerdict(await etcdctl(store.endpoint, ['check', 'perf', '--load=s', '--prefix', '/check-perf-again/'], { timeoutMs: 110_000 }))
+          const retry = perfVerdict(
+            await etcdctl(store.endpoint, ['check', 'perf', '--load=s', '--prefix', '/check-perf-again/'], { timeoutMs: 110_000 }),
+          )
           verdict = { passed: retry.passed, lines: [...verdict.lines, '(run again alone)', ...retry.lines] }
         }
         expect(verdict.passed, verdict.lines.join('\n')).to.equal(true)

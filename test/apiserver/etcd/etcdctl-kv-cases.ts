@@ -42,16 +42,27 @@ export const kvCases: Case[] = [
   {
     title: 'put and get: single key, ranges, --prefix, --from-key, --rev, --limit (-w json)',
     async run(s) {
-      for (const [k, v] of [['foo/a', '1'], ['foo/b', '2'], ['foo/c', '3'], ['foo/a', '11'], ['fop', '9'], ['z', '0']]) {
+      for (const [k, v] of [
+        ['foo/a', '1'],
+        ['foo/b', '2'],
+        ['foo/c', '3'],
+        ['foo/a', '11'],
+        ['fop', '9'],
+        ['z', '0'],
+      ]) {
         s.check(await s.ok('put', k!, v!), 'OK\n', `put ${k} ${v}`)
       }
       s.check(await s.ok('put', '--prev-kv', 'foo/b', '22'), 'OK\nfoo/b\n2\n', 'put --prev-kv') // rev 8
       s.check(await s.ok('put', 'foo/a', '111'), 'OK\n', 'put foo/a 111') // rev 9
-      s.check(await s.json('get', 'foo/a'), {
-        header: header(9),
-        kvs: [{ key: b64('foo/a'), create_revision: 2, mod_revision: 9, version: 3, value: b64('111') }],
-        count: 1,
-      }, 'get -w json')
+      s.check(
+        await s.json('get', 'foo/a'),
+        {
+          header: header(9),
+          kvs: [{ key: b64('foo/a'), create_revision: 2, mod_revision: 9, version: 3, value: b64('111') }],
+          count: 1,
+        },
+        'get -w json',
+      )
       s.check(await s.ok('get', '--prefix', 'foo/'), 'foo/a\n111\nfoo/b\n22\nfoo/c\n3\n', 'get --prefix')
       s.check(await s.ok('get', '--from-key', 'foo/c'), 'foo/c\n3\nfop\n9\nz\n0\n', 'get --from-key')
       s.check(await s.ok('get', 'foo/a', 'foo/c'), 'foo/a\n111\nfoo/b\n22\n', 'get key range_end')
@@ -59,14 +70,21 @@ export const kvCases: Case[] = [
       s.check(await s.ok('get', '--prefix', 'foo/', '--rev=5'), 'foo/a\n11\nfoo/b\n2\nfoo/c\n3\n', 'get --rev=5')
       s.check(await s.ok('get', 'no-such-key'), '', 'get absent key')
       const limited = await s.json('get', '--prefix', 'foo/', '--limit=2')
-      s.check([limited.count, limited.more, (limited.kvs as { key: string }[] | undefined)?.map((kv) => kv.key)],
-        [3, true, [b64('foo/a'), b64('foo/b')]], 'get --limit=2: count, more, keys')
-      s.check(await s.json('get', '--prefix', 'foo/', '--rev=4', '--limit=1'), {
-        header: header(9),
-        kvs: [{ key: b64('foo/a'), create_revision: 2, mod_revision: 2, version: 1, value: b64('1') }],
-        more: true,
-        count: 3,
-      }, 'get --rev=4 --limit=1 -w json')
+      s.check(
+        [limited.count, limited.more, (limited.kvs as { key: string }[] | undefined)?.map((kv) => kv.key)],
+        [3, true, [b64('foo/a'), b64('foo/b')]],
+        'get --limit=2: count, more, keys',
+      )
+      s.check(
+        await s.json('get', '--prefix', 'foo/', '--rev=4', '--limit=1'),
+        {
+          header: header(9),
+          kvs: [{ key: b64('foo/a'), create_revision: 2, mod_revision: 2, version: 1, value: b64('1') }],
+          more: true,
+          count: 3,
+        },
+        'get --rev=4 --limit=1 -w json',
+      )
       const future = await s.run(['get', 'foo/a', '--rev=100'])
       s.check([future.code, future.error], [1, FUTURE], 'get at a future revision')
     },
@@ -75,10 +93,26 @@ export const kvCases: Case[] = [
     title: 'get: --keys-only, --sort-by, --order, --print-value-only',
     async run(s) {
       s.check(await s.ok('get', '--prefix', 'foo/', '--keys-only'), 'foo/a\n\nfoo/b\n\nfoo/c\n\n', '--keys-only')
-      s.check(await s.ok('get', '--prefix', 'foo/', '--sort-by=MODIFY', '--order=DESCEND', '--print-value-only'), '111\n22\n3\n', 'MODIFY DESCEND')
-      s.check(await s.ok('get', '--prefix', '', '--sort-by=VALUE', '--order=ASCEND', '--keys-only'), 'z\n\nfoo/a\n\nfoo/b\n\nfoo/c\n\nfop\n\n', 'VALUE ASCEND')
-      s.check(await s.ok('get', '--prefix', 'foo/', '--sort-by=CREATE', '--order=DESCEND', '--keys-only'), 'foo/c\n\nfoo/b\n\nfoo/a\n\n', 'CREATE DESCEND')
-      s.check(await s.ok('get', '--prefix', 'foo/', '--sort-by=VERSION', '--order=ASCEND', '--print-value-only'), '3\n22\n111\n', 'VERSION ASCEND')
+      s.check(
+        await s.ok('get', '--prefix', 'foo/', '--sort-by=MODIFY', '--order=DESCEND', '--print-value-only'),
+        '111\n22\n3\n',
+        'MODIFY DESCEND',
+      )
+      s.check(
+        await s.ok('get', '--prefix', '', '--sort-by=VALUE', '--order=ASCEND', '--keys-only'),
+        'z\n\nfoo/a\n\nfoo/b\n\nfoo/c\n\nfop\n\n',
+        'VALUE ASCEND',
+      )
+      s.check(
+        await s.ok('get', '--prefix', 'foo/', '--sort-by=CREATE', '--order=DESCEND', '--keys-only'),
+        'foo/c\n\nfoo/b\n\nfoo/a\n\n',
+        'CREATE DESCEND',
+      )
+      s.check(
+        await s.ok('get', '--prefix', 'foo/', '--sort-by=VERSION', '--order=ASCEND', '--print-value-only'),
+        '3\n22\n111\n',
+        'VERSION ASCEND',
+      )
       s.check(await s.ok('get', '--prefix', '', '--order=DESCEND', '--limit=2', '--keys-only'), 'z\n\nfop\n\n', 'DESCEND --limit=2')
       const keysOnly = await s.json('get', 'foo/c', '--keys-only')
       s.check(keysOnly.kvs, [{ key: b64('foo/c'), create_revision: 4, mod_revision: 4, version: 1 }], '--keys-only -w json')
@@ -91,11 +125,15 @@ export const kvCases: Case[] = [
       s.check(await s.json('del', 'no-such-key'), { header: header(10) }, 'del of an absent key writes nothing')
       s.check(await s.ok('del', '--prefix', 'foo/'), '2\n', 'del --prefix') // rev 11
       s.check(await s.ok('get', '--prefix', 'foo/'), '', 'get after del --prefix')
-      s.check(await s.json('del', '--prefix', 'fo', '--prev-kv'), {
-        header: header(12),
-        deleted: 1,
-        prev_kvs: [{ key: b64('fop'), create_revision: 6, mod_revision: 6, version: 1, value: b64('9') }],
-      }, 'del --prefix --prev-kv -w json')
+      s.check(
+        await s.json('del', '--prefix', 'fo', '--prev-kv'),
+        {
+          header: header(12),
+          deleted: 1,
+          prev_kvs: [{ key: b64('fop'), create_revision: 6, mod_revision: 6, version: 1, value: b64('9') }],
+        },
+        'del --prefix --prev-kv -w json',
+      )
       s.check(await s.ok('get', '--prefix', ''), 'z\n0\n', 'get everything')
       s.check(await s.ok('get', '--prefix', 'foo/', '--rev=10'), 'foo/b\n22\nfoo/c\n3\n', 'get --rev=10 after deletes')
     },
@@ -104,7 +142,8 @@ export const kvCases: Case[] = [
     title: 'txn from stdin: compares on value, version, create, mod; success and failure branches',
     async run(s) {
       s.check(await s.ok('put', 't/k', 'v'), 'OK\n', 'put t/k') // rev 13
-      const all = 'value("t/k") = "v"\nversion("t/k") = "1"\ncreate("t/k") = "13"\nmod("t/k") = "13"\n\nput t/k v2\nget t/k\n\nput t/k never\n\n'
+      const all =
+        'value("t/k") = "v"\nversion("t/k") = "1"\ncreate("t/k") = "13"\nmod("t/k") = "13"\n\nput t/k v2\nget t/k\n\nput t/k never\n\n'
       s.check((await s.run(['txn'], { input: all })).out, 'SUCCESS\n\nOK\n\nt/k\nv2\n', 'txn: four compares hold') // rev 14
       const fails = 'value("t/k") = "zz"\n\nput t/k never\n\nput t/f 1\nget t/k\n\n'
       s.check((await s.run(['txn'], { input: fails })).out, 'FAILURE\n\nOK\n\nt/k\nv2\n', 'txn: else branch') // rev 15
@@ -112,14 +151,38 @@ export const kvCases: Case[] = [
       s.check((await s.run(['txn'], { input: ordered })).out, 'SUCCESS\n\n1\n', 'txn: > < != compares') // rev 16
       // A missing key: its mod/create/version are 0; a value compare on it is false whatever the operator.
       const absent = await s.run(['txn', '-w', 'json'], { input: 'value("t/missing") != "x"\n\nput t/x 1\n\nget t/k --keys-only\n\n' })
-      s.check(absent.out, [{
-        header: header(16),
-        responses: [{ Response: { ResponseRange: { header: { revision: 16 }, kvs: [{ key: b64('t/k'), create_revision: 13, mod_revision: 14, version: 2 }], count: 1 } } }],
-      }], 'txn -w json: value compare on a missing key fails')
+      s.check(
+        absent.out,
+        [
+          {
+            header: header(16),
+            responses: [
+              {
+                Response: {
+                  ResponseRange: {
+                    header: { revision: 16 },
+                    kvs: [{ key: b64('t/k'), create_revision: 13, mod_revision: 14, version: 2 }],
+                    count: 1,
+                  },
+                },
+              },
+            ],
+          },
+        ],
+        'txn -w json: value compare on a missing key fails',
+      )
       const create = await s.run(['txn', '-w', 'json'], { input: 'mod("t/new") = "0"\n\nput t/new 1\n\n\n' }) // rev 17
-      s.check(create.out, [{ header: header(17), succeeded: true, responses: [{ Response: { ResponsePut: { header: { revision: 17 } } } }] }], 'txn -w json: create')
+      s.check(
+        create.out,
+        [{ header: header(17), succeeded: true, responses: [{ Response: { ResponsePut: { header: { revision: 17 } } } }] }],
+        'txn -w json: create',
+      )
       const readOnly = await s.run(['txn', '-w', 'json'], { input: 'version("t/new") = "1"\n\nget t/nothing\n\n\n' })
-      s.check(readOnly.out, [{ header: header(17), succeeded: true, responses: [{ Response: { ResponseRange: { header: { revision: 17 } } } }] }], 'txn -w json: read-only')
+      s.check(
+        readOnly.out,
+        [{ header: header(17), succeeded: true, responses: [{ Response: { ResponseRange: { header: { revision: 17 } } } }] }],
+        'txn -w json: read-only',
+      )
       const dup = await s.run(['txn'], { input: '\nput t/d 1\nput t/d 2\n\n\n' })
       s.check(dup.error, 'Error: etcdserver: duplicate key given in txn request', 'txn with a duplicate key')
       s.check(await revision(s, 't/'), 17, 'revision after the txns')
@@ -140,13 +203,33 @@ export const kvCases: Case[] = [
         s.check(await s.ok('put', 'x/outside', '4'), 'OK\n', 'put outside the watch') // rev 22
         s.check(await s.ok('put', 'w/b', '5'), 'OK\n', 'put w/b 5') // rev 23, live
         const lines = await linesOf(s, w, 13 + 3 + 5, 'watch live events')
-        s.check(lines, [
-          'PUT', 'w/a', '1',
-          'PUT', 'w/a', '1', 'w/a', '2',
-          'DELETE', 'w/a', '2', 'w/a', '',
-          'PUT', 'w/b', '3',
-          'PUT', 'w/b', '3', 'w/b', '5',
-        ], 'watch --prefix w/ --rev=18 --prev-kv')
+        s.check(
+          lines,
+          [
+            'PUT',
+            'w/a',
+            '1',
+            'PUT',
+            'w/a',
+            '1',
+            'w/a',
+            '2',
+            'DELETE',
+            'w/a',
+            '2',
+            'w/a',
+            '',
+            'PUT',
+            'w/b',
+            '3',
+            'PUT',
+            'w/b',
+            '3',
+            'w/b',
+            '5',
+          ],
+          'watch --prefix w/ --rev=18 --prev-kv',
+        )
         s.record('watch --prefix w/ --rev=18 --prev-kv', lines)
       } finally {
         await w.stop('SIGTERM')
@@ -162,18 +245,25 @@ export const kvCases: Case[] = [
         const deadline = Date.now() + 5000
         while (events.length < 2 && Date.now() < deadline) {
           events.length = 0
-          for (const line of w.lines()) events.push(...((JSON.parse(line) as { Events: unknown[] }).Events))
+          for (const line of w.lines()) events.push(...(JSON.parse(line) as { Events: unknown[] }).Events)
           await sleep(20)
         }
         // Responses may group events differently; the events themselves must match.
-        s.check(events, [
-          { kv: { key: b64('w/b'), create_revision: 21, mod_revision: 21, version: 1, value: b64('3') } },
-          {
-            kv: { key: b64('w/b'), create_revision: 21, mod_revision: 23, version: 2, value: b64('5') },
-            prev_kv: { key: b64('w/b'), create_revision: 21, mod_revision: 21, version: 1, value: b64('3') },
-          },
-        ], 'watch -w json events')
-        s.record('watch w/b --rev=19 --prev-kv -w json (events)', events.map((e) => JSON.stringify(e)))
+        s.check(
+          events,
+          [
+            { kv: { key: b64('w/b'), create_revision: 21, mod_revision: 21, version: 1, value: b64('3') } },
+            {
+              kv: { key: b64('w/b'), create_revision: 21, mod_revision: 23, version: 2, value: b64('5') },
+              prev_kv: { key: b64('w/b'), create_revision: 21, mod_revision: 21, version: 1, value: b64('3') },
+            },
+          ],
+          'watch -w json events',
+        )
+        s.record(
+          'watch w/b --rev=19 --prev-kv -w json (events)',
+          events.map((e) => JSON.stringify(e)),
+        )
       } finally {
         await w.stop('SIGTERM')
       }
@@ -192,10 +282,18 @@ export const kvCases: Case[] = [
       const code = await Promise.race([w.exited, sleep(5000).then(() => 'timeout')])
       await w.stop('SIGKILL')
       // etcdctl prints both lines to stderr and exits non-zero.
-      const said = w.stderr().split('\n').filter((l) => l !== '' && !l.startsWith('{'))
-      s.check([said, code === 0 || code === 'timeout' ? code : 'failed'],
-        [['watch was canceled (etcdserver: mvcc: required revision has been compacted)', 'Error: watch is canceled by the server'], 'failed'],
-        'watch below the compact revision')
+      const said = w
+        .stderr()
+        .split('\n')
+        .filter((l) => l !== '' && !l.startsWith('{'))
+      s.check(
+        [said, code === 0 || code === 'timeout' ? code : 'failed'],
+        [
+          ['watch was canceled (etcdserver: mvcc: required revision has been compacted)', 'Error: watch is canceled by the server'],
+          'failed',
+        ],
+        'watch below the compact revision',
+      )
       s.record('watch --prefix w/ --rev=19 (stderr)', said, typeof code === 'number' ? code : null)
       s.check((await s.run(['compaction', '19'])).error, COMPACTED, 'compaction below the compact revision')
       s.check((await s.run(['compaction', '1000'])).error, FUTURE, 'compaction at a future revision')

@@ -45,18 +45,34 @@ export const leaseCases: Case[] = [
   {
     title: 'lease grant, put --lease, timetolive --keys, keep-alive --once, list, revoke (keys deleted)',
     async run(s) {
-      const l1 = await grantWith(s, 'L1', 100, [['l/a', '1'], ['l/b', '2']]) // revs 24, 25
+      const l1 = await grantWith(s, 'L1', 100, [
+        ['l/a', '1'],
+        ['l/b', '2'],
+      ]) // revs 24, 25
       const ttl = await s.run(['lease', 'timetolive', '--keys', l1], { unrecorded: true })
       const m = /^lease L1 granted with TTL\(100s\), remaining\((\d+)s\), attached keys\(\[(.*)\]\)\n$/.exec(ttl.out as string)
       const remaining = Number(m?.[1])
-      s.check([remaining >= 90 && remaining <= 100, m?.[2]?.split(' ').sort()], [true, ['l/a', 'l/b']], `lease timetolive --keys: ${JSON.stringify(ttl.out)}`)
+      s.check(
+        [remaining >= 90 && remaining <= 100, m?.[2]?.split(' ').sort()],
+        [true, ['l/a', 'l/b']],
+        `lease timetolive --keys: ${JSON.stringify(ttl.out)}`,
+      )
       s.record('lease timetolive --keys L1 (sorted keys)', [m?.[2]?.split(' ').sort().join(' ') ?? String(ttl.out)])
-      const ttlJson = ((await s.run(['lease', 'timetolive', '--keys', l1, '-w', 'json'], { unrecorded: true })).out as Record<string, unknown>[])[0] ?? {}
+      const ttlJson =
+        ((await s.run(['lease', 'timetolive', '--keys', l1, '-w', 'json'], { unrecorded: true })).out as Record<string, unknown>[])[0] ?? {}
       const t = { ...ttlJson, ttl: '<ttl>', keys: ((ttlJson.keys ?? []) as string[]).sort() }
-      s.check(t, { ...ids, revision: 25, id: 'L1', ttl: '<ttl>', 'granted-ttl': 100, keys: [b64('l/a'), b64('l/b')] }, 'lease timetolive --keys -w json')
+      s.check(
+        t,
+        { ...ids, revision: 25, id: 'L1', ttl: '<ttl>', 'granted-ttl': 100, keys: [b64('l/a'), b64('l/b')] },
+        'lease timetolive --keys -w json',
+      )
       s.record('lease timetolive --keys L1 -w json (ttl, sorted keys)', [JSON.stringify(t)])
       s.check(await s.ok('lease', 'keep-alive', '--once', l1), 'lease L1 keepalived with TTL(100)\n', 'lease keep-alive --once')
-      s.check(await s.json('lease', 'keep-alive', '--once', l1), { ...ids, revision: 25, ID: 'L1', TTL: 100 }, 'lease keep-alive --once -w json')
+      s.check(
+        await s.json('lease', 'keep-alive', '--once', l1),
+        { ...ids, revision: 25, ID: 'L1', TTL: 100 },
+        'lease keep-alive --once -w json',
+      )
       s.check(await leaseList(s), ['found 1 leases', 'L1'], 'lease list')
       s.check(await s.json('lease', 'list'), { ...ids, revision: 25, leases: [{ id: 'L1' }] }, 'lease list -w json')
 
@@ -74,7 +90,10 @@ export const leaseCases: Case[] = [
   {
     title: 'lease expiry deletes the attached keys in one revision, seen by a watch',
     async run(s) {
-      const l2 = await grantWith(s, 'L2', 2, [['l/c', '3'], ['l/d', '4']]) // revs 27, 28
+      const l2 = await grantWith(s, 'L2', 2, [
+        ['l/c', '3'],
+        ['l/d', '4'],
+      ]) // revs 27, 28
       const granted = Date.now()
       while ((await s.run(['get', '--prefix', 'l/', '--keys-only'], { unrecorded: true })).out !== '' && Date.now() - granted < 8000) {
         await sleep(200)
@@ -88,16 +107,46 @@ export const leaseCases: Case[] = [
       try {
         // The keys of a lease go in key order, in one revision, on revoke and on expiry.
         const lines = await linesOf(s, w, 8 * 3, 'watch --prefix l/ --rev=24')
-        s.check(lines, [
-          'PUT', 'l/a', '1', 'PUT', 'l/b', '2', 'DELETE', 'l/a', '', 'DELETE', 'l/b', '',
-          'PUT', 'l/c', '3', 'PUT', 'l/d', '4', 'DELETE', 'l/c', '', 'DELETE', 'l/d', '',
-        ], 'watch --prefix l/ --rev=24')
+        s.check(
+          lines,
+          [
+            'PUT',
+            'l/a',
+            '1',
+            'PUT',
+            'l/b',
+            '2',
+            'DELETE',
+            'l/a',
+            '',
+            'DELETE',
+            'l/b',
+            '',
+            'PUT',
+            'l/c',
+            '3',
+            'PUT',
+            'l/d',
+            '4',
+            'DELETE',
+            'l/c',
+            '',
+            'DELETE',
+            'l/d',
+            '',
+          ],
+          'watch --prefix l/ --rev=24',
+        )
         s.record('watch --prefix l/ --rev=24', lines)
       } finally {
         await w.stop('SIGTERM')
       }
       const hist = await s.json('get', 'l/c', '--rev=28')
-      s.check(hist.kvs, [{ key: b64('l/c'), create_revision: 27, mod_revision: 27, version: 1, value: b64('3'), lease: 'L2' }], 'get --rev=28 -w json shows the lease')
+      s.check(
+        hist.kvs,
+        [{ key: b64('l/c'), create_revision: 27, mod_revision: 27, version: 1, value: b64('3'), lease: 'L2' }],
+        'get --rev=28 -w json shows the lease',
+      )
     },
   },
   {
@@ -109,7 +158,7 @@ export const leaseCases: Case[] = [
         // The holder prints its lock key and that key's value (empty), as `get` would.
         const held = await linesOf(s, a, 2, 'lock lock1')
         s.check(/^lock1\/[0-9a-f]+$/.test(held[0] ?? ''), true, `lock holder prints its key: ${held[0]}`)
-        s.check(held[1], '', 'then the lock key\'s empty value')
+        s.check(held[1], '', "then the lock key's empty value")
         s.record('lock lock1 (holder)', held)
         b = s.spawn('lock', 'lock1', '--', 'sh', '-c', 'echo "$ETCD_LOCK_KEY $ETCD_LOCK_REV"')
         await sleep(500)
@@ -118,7 +167,11 @@ export const leaseCases: Case[] = [
         s.check(await Promise.race([b.exited, sleep(5000).then(() => 'timeout')]), 0, 'the second locker gets the lock, runs and exits')
         s.record('lock lock1 -- sh -c echo $ETCD_LOCK_KEY $ETCD_LOCK_REV', b.lines())
         const [key, rev] = (b.lines()[0] ?? '').split(' ')
-        s.check([/^lock1\/[0-9a-f]+$/.test(key ?? ''), key !== held[0], Number(rev)], [true, true, 32], `ETCD_LOCK_KEY/REV: ${b.lines()[0]}`) // A put 30, B put 31, A's key deleted at 32
+        s.check(
+          [/^lock1\/[0-9a-f]+$/.test(key ?? ''), key !== held[0], Number(rev)],
+          [true, true, 32],
+          `ETCD_LOCK_KEY/REV: ${b.lines()[0]}`,
+        ) // A put 30, B put 31, A's key deleted at 32
         s.check(await s.ok('get', '--prefix', 'lock1'), '', 'no lock keys left')
       } finally {
         await a.stop('SIGKILL')
@@ -164,7 +217,11 @@ export const leaseCases: Case[] = [
       const status = (printed[0] ?? []) as { Endpoint: string; Status: Record<string, unknown> }[]
       const st = status[0]?.Status ?? {}
       s.check([status.length, status[0]?.Endpoint, st.header], [1, s.endpoint, { ...ids, revision: 37 }], 'endpoint status -w json')
-      s.check([/^3\.\d+\.\d+$/.test(String(st.version)), typeof st.dbSize === 'number' && st.dbSize > 0], [true, true], `endpoint status version and dbSize: ${JSON.stringify(st)}`)
+      s.check(
+        [/^3\.\d+\.\d+$/.test(String(st.version)), typeof st.dbSize === 'number' && st.dbSize > 0],
+        [true, true],
+        `endpoint status version and dbSize: ${JSON.stringify(st)}`,
+      )
       s.record('endpoint status -w json (fields, revision)', [Object.keys(st).sort().join(','), JSON.stringify(st.header)])
       const table = (await s.run(['endpoint', 'status'], { unrecorded: true })).out as string
       const cols = table.trim().split(', ')
@@ -172,11 +229,20 @@ export const leaseCases: Case[] = [
       s.record('endpoint status (leader, learner)', [cols[4] ?? '', cols[5] ?? ''])
       // etcdctl 3.4 prints the health verdict on stderr.
       const health = await s.run(['endpoint', 'health'], { unrecorded: true })
-      const verdict = health.stderr.split('\n').filter((l) => l.startsWith(s.endpoint)).map((l) => l.replace(/took = \S+/, 'took = <t>').replace(s.endpoint, '<endpoint>'))
+      const verdict = health.stderr
+        .split('\n')
+        .filter((l) => l.startsWith(s.endpoint))
+        .map((l) => l.replace(/took = \S+/, 'took = <t>').replace(s.endpoint, '<endpoint>'))
       s.check([health.code, verdict], [0, ['<endpoint> is healthy: successfully committed proposal: took = <t>']], 'endpoint health')
       s.record('endpoint health', verdict, health.code)
-      const healthJson = ((await s.run(['endpoint', 'health', '-w', 'json'], { unrecorded: true })).out as { endpoint: string; health: boolean }[][])[0] ?? []
-      s.check(healthJson.map((h) => [h.endpoint, h.health]), [[s.endpoint, true]], 'endpoint health -w json')
+      const healthJson =
+        ((await s.run(['endpoint', 'health', '-w', 'json'], { unrecorded: true })).out as { endpoint: string; health: boolean }[][])[0] ??
+        []
+      s.check(
+        healthJson.map((h) => [h.endpoint, h.health]),
+        [[s.endpoint, true]],
+        'endpoint health -w json',
+      )
       s.check(await s.ok('alarm', 'list'), '', 'alarm list')
       s.check(await s.ok('alarm', 'disarm'), '', 'alarm disarm with no alarm')
       s.check(await s.ok('defrag'), 'Finished defragmenting etcd member[<endpoint>]\n', 'defrag')
@@ -198,8 +264,16 @@ export const leaseCases: Case[] = [
     title: 'put --ignore-value and --ignore-lease; del --from-key',
     async run(s) {
       s.check(await revision(s), 37, 'revision at the start')
-      s.check((await s.run(['put', '--ignore-value', 'i/k'])).error, 'Error: etcdserver: key not found', 'put --ignore-value on a missing key')
-      s.check((await s.run(['put', '--ignore-lease', 'i/k', 'v'])).error, 'Error: etcdserver: key not found', 'put --ignore-lease on a missing key')
+      s.check(
+        (await s.run(['put', '--ignore-value', 'i/k'])).error,
+        'Error: etcdserver: key not found',
+        'put --ignore-value on a missing key',
+      )
+      s.check(
+        (await s.run(['put', '--ignore-lease', 'i/k', 'v'])).error,
+        'Error: etcdserver: key not found',
+        'put --ignore-lease on a missing key',
+      )
       s.check(await s.ok('put', 'i/k', 'v1'), 'OK\n', 'put i/k v1') // 38
       const granted = await s.ok('lease', 'grant', '100')
       const name = /^lease (L\d+) granted with TTL\(100s\)\n$/.exec(granted)?.[1] ?? 'L?'
@@ -207,10 +281,18 @@ export const leaseCases: Case[] = [
       const hex = hexOf(s, name)
       s.check(await s.ok('put', `--lease=${hex}`, 'i/k', 'v2'), 'OK\n', 'put --lease i/k v2') // 39
       s.check(await s.ok('put', '--ignore-value', 'i/k'), 'OK\n', 'put --ignore-value') // 40: value kept, lease dropped
-      s.check((await s.json('get', 'i/k')).kvs, [{ key: b64('i/k'), create_revision: 38, mod_revision: 40, version: 3, value: b64('v2') }], 'after --ignore-value')
+      s.check(
+        (await s.json('get', 'i/k')).kvs,
+        [{ key: b64('i/k'), create_revision: 38, mod_revision: 40, version: 3, value: b64('v2') }],
+        'after --ignore-value',
+      )
       s.check(await s.ok('put', `--lease=${hex}`, 'i/k', 'v3'), 'OK\n', 'put --lease i/k v3') // 41
       s.check(await s.ok('put', '--ignore-lease', 'i/k', 'v4'), 'OK\n', 'put --ignore-lease') // 42: lease kept
-      s.check((await s.json('get', 'i/k')).kvs, [{ key: b64('i/k'), create_revision: 38, mod_revision: 42, version: 5, value: b64('v4'), lease: name }], 'after --ignore-lease')
+      s.check(
+        (await s.json('get', 'i/k')).kvs,
+        [{ key: b64('i/k'), create_revision: 38, mod_revision: 42, version: 5, value: b64('v4'), lease: name }],
+        'after --ignore-lease',
+      )
       s.check(await s.ok('get', '--from-key', 'i/', '--keys-only'), 'i/k\n\nt/k\n\nt/new\n\nw/b\n\nx/outside\n\nz\n\n', 'get --from-key')
       s.check(await s.ok('del', '--from-key', 'i/'), '6\n', 'del --from-key') // 43
       s.check(await s.ok('get', '--prefix', ''), '', 'the store is empty')

@@ -18,7 +18,14 @@ const MiB = 1024 * 1024
 /** A unary call with raw request bytes, bypassing any protobuf encoding. */
 function rawCall(client: grpc.Client, path: string, body: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, body, (err, res) => (err ? reject(err) : resolve(res!))))
+    client.makeUnaryRequest(
+      path,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      body,
+      (err, res) => (err ? reject(err) : resolve(res!)),
+    ),
+  )
 }
 
 for (const target of targets) {
@@ -74,7 +81,11 @@ for (const target of targets) {
     })
 
     it('a Watch stream sent garbage fails alone; other streams go on', async () => {
-      const stream = raw.makeBidiStreamRequest('/etcdserverpb.Watch/Watch', (b: Buffer) => b, (b: Buffer) => b)
+      const stream = raw.makeBidiStreamRequest(
+        '/etcdserverpb.Watch/Watch',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+      )
       const failed = new Promise<grpc.ServiceError>((resolve) => stream.on('error', resolve))
       stream.on('data', () => undefined)
       stream.write(Buffer.from([0xff, 0xff, 0xff]))
@@ -86,7 +97,9 @@ for (const target of targets) {
       // etcd's default --max-request-bytes is 1.5 MiB; gRPC itself accepts up to 0.5 MiB more.
       const e = await grpcError(g.call('KV', 'Put', { key: Buffer.from('big'), value: Buffer.alloc(1.6 * MiB, 0x61) }))
       expect([e.code, e.details]).to.deep.equal([grpc.status.INVALID_ARGUMENT, 'etcdserver: request is too large'])
-      const inTxn = await grpcError(g.call('KV', 'Txn', { success: [{ request_put: { key: Buffer.from('big'), value: Buffer.alloc(1.6 * MiB, 0x61) } }] }))
+      const inTxn = await grpcError(
+        g.call('KV', 'Txn', { success: [{ request_put: { key: Buffer.from('big'), value: Buffer.alloc(1.6 * MiB, 0x61) } }] }),
+      )
       expect([inTxn.code, inTxn.details]).to.deep.equal([grpc.status.INVALID_ARGUMENT, 'etcdserver: request is too large'])
       expect(((await g.call('KV', 'Range', { key: Buffer.from('big') })) as { kvs: unknown[] }).kvs).to.deep.equal([])
       await stillServing()
@@ -110,18 +123,41 @@ for (const target of targets) {
       const cases: [string, string, Record<string, unknown>, grpc.status, string][] = [
         ['KV', 'Put', { key: Buffer.alloc(0), value: Buffer.from('v') }, grpc.status.INVALID_ARGUMENT, 'etcdserver: key is not provided'],
         ['KV', 'Range', { key: Buffer.alloc(0) }, grpc.status.INVALID_ARGUMENT, 'etcdserver: key is not provided'],
-        ['KV', 'Txn', { success: Array.from({ length: 129 }, (_, i) => ({ request_put: { key: Buffer.from(`k${i}`), value: Buffer.from('v') } })) },
-          grpc.status.INVALID_ARGUMENT, 'etcdserver: too many operations in txn request'],
-        ['KV', 'Txn', { success: [{ request_put: { key: Buffer.from('d'), value: Buffer.from('1') } }, { request_put: { key: Buffer.from('d'), value: Buffer.from('2') } }] },
-          grpc.status.INVALID_ARGUMENT, 'etcdserver: duplicate key given in txn request'],
-        ['KV', 'Put', { key: Buffer.from('l'), value: Buffer.from('v'), lease: '12345' }, grpc.status.NOT_FOUND, 'etcdserver: requested lease not found'],
+        [
+          'KV',
+          'Txn',
+          { success: Array.from({ length: 129 }, (_, i) => ({ request_put: { key: Buffer.from(`k${i}`), value: Buffer.from('v') } })) },
+          grpc.status.INVALID_ARGUMENT,
+          'etcdserver: too many operations in txn request',
+        ],
+        [
+          'KV',
+          'Txn',
+          {
+            success: [
+              { request_put: { key: Buffer.from('d'), value: Buffer.from('1') } },
+              { request_put: { key: Buffer.from('d'), value: Buffer.from('2') } },
+            ],
+          },
+          grpc.status.INVALID_ARGUMENT,
+          'etcdserver: duplicate key given in txn request',
+        ],
+        [
+          'KV',
+          'Put',
+          { key: Buffer.from('l'), value: Buffer.from('v'), lease: '12345' },
+          grpc.status.NOT_FOUND,
+          'etcdserver: requested lease not found',
+        ],
         ['Lease', 'LeaseRevoke', { ID: '12345' }, grpc.status.NOT_FOUND, 'etcdserver: requested lease not found'],
       ]
       for (const [service, method, req, code, details] of cases) {
         const e = await grpcError(g.call(service, method, req))
         expect([e.code, e.details], `${service}.${method}`).to.deep.equal([code, details])
       }
-      expect(((await g.call('KV', 'Range', { key: Buffer.from('d') })) as { header: { revision: string } }).header.revision).to.equal(String(1 + puts))
+      expect(((await g.call('KV', 'Range', { key: Buffer.from('d') })) as { header: { revision: string } }).header.revision).to.equal(
+        String(1 + puts),
+      )
       await stillServing()
     })
   })

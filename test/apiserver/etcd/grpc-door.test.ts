@@ -36,7 +36,10 @@ describe('apiserver/etcd: the gRPC door', function () {
     expect(before.members[0].ID).to.equal(before.header.member_id)
     etcd.close()
     expect(await server.stop('SIGTERM')).to.equal(0)
-    server = await startServerProcess(['--lease-min-ttl', '1', '--lease-check-interval', '50', '--max-request-bytes', '65536'], server.dataDir)
+    server = await startServerProcess(
+      ['--lease-min-ttl', '1', '--lease-check-interval', '50', '--max-request-bytes', '65536'],
+      server.dataDir,
+    )
     etcd = etcdGrpc(server.grpc)
     const after = (await etcd.call('KV', 'Range', { key: b('x') })) as { header: Message }
     expect(after.header.cluster_id).to.equal(before.header.cluster_id)
@@ -92,7 +95,9 @@ describe('apiserver/etcd: the gRPC door', function () {
     do parts.push(await r.next())
     while (parts[parts.length - 1].fragment === true)
     expect(parts.length).to.be.greaterThan(1)
-    expect(parts.flatMap((p) => (p.events as Message[]).map((e) => String((e.kv as Message).key)))).to.deep.equal(success.map((s) => String(s.request_put.key)))
+    expect(parts.flatMap((p) => (p.events as Message[]).map((e) => String((e.kv as Message).key)))).to.deep.equal(
+      success.map((s) => String(s.request_put.key)),
+    )
     call.end()
   })
 
@@ -159,7 +164,12 @@ describe('apiserver/etcd: the gRPC door', function () {
     expect(Number(parts[parts.length - 1].remaining_bytes)).to.equal(0)
     const dir = await mkdtemp(join(tmpdir(), 'kvlog-grpc-snap-'))
     try {
-      await restoreSnapshot((async function* () { yield* blobs })(), join(dir, 'data'))
+      await restoreSnapshot(
+        (async function* () {
+          yield* blobs
+        })(),
+        join(dir, 'data'),
+      )
       const restored = await startServerProcess([], join(dir, 'data'))
       const copy = etcdGrpc(restored.grpc)
       try {
@@ -186,13 +196,45 @@ describe('apiserver/etcd: TLS with client certificates on both listeners', funct
     const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' })
     ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=kvlog-test-ca')
     for (const name of ['server', 'client']) {
-      ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name === 'server' ? 'localhost' : 'client'}`)
+      ssl(
+        'req',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.csr`,
+        '-subj',
+        `/CN=${name === 'server' ? 'localhost' : 'client'}`,
+      )
       const ext = join(dir, `${name}.ext`)
       execFileSync('sh', ['-c', `printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > ${ext}`])
-      ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', ext)
+      ssl(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        `${name}.crt`,
+        '-days',
+        '2',
+        '-extfile',
+        ext,
+      )
     }
     server = await startServerProcess([
-      '--tls-cert-file', join(dir, 'server.crt'), '--tls-key-file', join(dir, 'server.key'), '--tls-client-ca-file', join(dir, 'ca.crt'),
+      '--tls-cert-file',
+      join(dir, 'server.crt'),
+      '--tls-key-file',
+      join(dir, 'server.key'),
+      '--tls-client-ca-file',
+      join(dir, 'ca.crt'),
     ])
   })
   after(async () => {
@@ -224,7 +266,17 @@ describe('apiserver/etcd: TLS with client certificates on both listeners', funct
     expect(server.http.startsWith('https://')).to.equal(true)
     const curl = (...extra: string[]) => {
       try {
-        return execFileSync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--cacert', join(dir, 'ca.crt'), ...extra, `${server.http}/healthz`]).toString()
+        return execFileSync('curl', [
+          '-s',
+          '-o',
+          '/dev/null',
+          '-w',
+          '%{http_code}',
+          '--cacert',
+          join(dir, 'ca.crt'),
+          ...extra,
+          `${server.http}/healthz`,
+        ]).toString()
       } catch {
         return 'refused'
       }
@@ -232,7 +284,15 @@ describe('apiserver/etcd: TLS with client certificates on both listeners', funct
     expect(curl('--cert', join(dir, 'client.crt'), '--key', join(dir, 'client.key'))).to.equal('200')
     expect(curl()).to.not.equal('200')
     const out = execFileSync('etcdctl', [
-      `--endpoints=https://${server.grpc}`, '--cacert', join(dir, 'ca.crt'), '--cert', join(dir, 'client.crt'), '--key', join(dir, 'client.key'), 'get', 'tls',
+      `--endpoints=https://${server.grpc}`,
+      '--cacert',
+      join(dir, 'ca.crt'),
+      '--cert',
+      join(dir, 'client.crt'),
+      '--key',
+      join(dir, 'client.key'),
+      'get',
+      'tls',
     ]).toString()
     expect(out).to.equal('tls\nv\n')
   })

@@ -51,9 +51,17 @@ for (const target of targets) {
     })
 
     it('update: If(mod_revision == rev) Then(Put) Else(Range) — a stale update gets the current object', async () => {
-      const ok = await txn({ compare: [modIs('/registry/pods/ns/a', 2)], success: [put('/registry/pods/ns/a', '{"v":3}')], failure: [get('/registry/pods/ns/a')] })
+      const ok = await txn({
+        compare: [modIs('/registry/pods/ns/a', 2)],
+        success: [put('/registry/pods/ns/a', '{"v":3}')],
+        failure: [get('/registry/pods/ns/a')],
+      })
       expect([ok.succeeded, ok.header.revision]).to.deep.equal([true, '3'])
-      const stale = await txn({ compare: [modIs('/registry/pods/ns/a', 2)], success: [put('/registry/pods/ns/a', '{"v":4}')], failure: [get('/registry/pods/ns/a')] })
+      const stale = await txn({
+        compare: [modIs('/registry/pods/ns/a', 2)],
+        success: [put('/registry/pods/ns/a', '{"v":4}')],
+        failure: [get('/registry/pods/ns/a')],
+      })
       expect(stale.succeeded).to.equal(false)
       const current = stale.responses[0]!.response_range!.kvs[0]!
       expect([str(current.value), current.mod_revision, current.create_revision, current.version]).to.deep.equal(['{"v":3}', '3', '2', '2'])
@@ -61,23 +69,35 @@ for (const target of targets) {
 
     it('delete: If(mod_revision == rev) Then(DeleteRange) Else(Range)', async () => {
       await txn({ compare: [modIs('/registry/pods/ns/b', 0)], success: [put('/registry/pods/ns/b', '{}')] }) // 4
-      const stale = await txn({ compare: [modIs('/registry/pods/ns/b', 3)], success: [del('/registry/pods/ns/b')], failure: [get('/registry/pods/ns/b')] })
+      const stale = await txn({
+        compare: [modIs('/registry/pods/ns/b', 3)],
+        success: [del('/registry/pods/ns/b')],
+        failure: [get('/registry/pods/ns/b')],
+      })
       expect([stale.succeeded, stale.responses[0]!.response_range!.kvs[0]!.mod_revision]).to.deep.equal([false, '4'])
-      const ok = await txn({ compare: [modIs('/registry/pods/ns/b', 4)], success: [del('/registry/pods/ns/b')], failure: [get('/registry/pods/ns/b')] })
+      const ok = await txn({
+        compare: [modIs('/registry/pods/ns/b', 4)],
+        success: [del('/registry/pods/ns/b')],
+        failure: [get('/registry/pods/ns/b')],
+      })
       expect([ok.succeeded, ok.header.revision]).to.deep.equal([true, '5'])
       expect(ok.responses[0]).to.have.nested.property('response_delete_range.deleted', '1')
       expect((await range({ key: key('/registry/pods/ns/b') })).kvs).to.deep.equal([])
     })
 
-    it('paged list: prefix Range with limit, then the next pages at the first page\'s revision', async () => {
+    it("paged list: prefix Range with limit, then the next pages at the first page's revision", async () => {
       for (let i = 0; i < 7; i++) {
         await txn({ compare: [modIs(`/registry/cm/ns/c${i}`, 0)], success: [put(`/registry/cm/ns/c${i}`, `${i}`)] }) // 6..12
       }
       const prefix = '/registry/cm/'
       const end = prefixEnd(prefix)
       const first = await range({ key: key(prefix), range_end: end, limit: 3 })
-      expect([first.header.revision, first.more, first.count, first.kvs.map((kv) => str(kv.key))]).to.deep.equal(
-        ['12', true, '7', ['/registry/cm/ns/c0', '/registry/cm/ns/c1', '/registry/cm/ns/c2']])
+      expect([first.header.revision, first.more, first.count, first.kvs.map((kv) => str(kv.key))]).to.deep.equal([
+        '12',
+        true,
+        '7',
+        ['/registry/cm/ns/c0', '/registry/cm/ns/c1', '/registry/cm/ns/c2'],
+      ])
       // Writes between pages must not show in the later pages of the same list.
       await txn({ compare: [modIs('/registry/cm/ns/c1', 7)], success: [del('/registry/cm/ns/c1')] }) // 13
       await txn({ compare: [modIs('/registry/cm/ns/c9', 0)], success: [put('/registry/cm/ns/c9', '9')] }) // 14
@@ -93,16 +113,22 @@ for (const target of targets) {
       const counted = await range({ key: key(prefix), range_end: end, count_only: true })
       expect([counted.count, counted.kvs]).to.deep.equal(['7', []])
       const keysOnly = await range({ key: key(prefix), range_end: end, keys_only: true, limit: 1 })
-      expect([str(keysOnly.kvs[0]!.key), keysOnly.kvs[0]!.value.length, keysOnly.count, keysOnly.more]).to.deep.equal(['/registry/cm/ns/c0', 0, '7', true])
+      expect([str(keysOnly.kvs[0]!.key), keysOnly.kvs[0]!.value.length, keysOnly.count, keysOnly.more]).to.deep.equal([
+        '/registry/cm/ns/c0',
+        0,
+        '7',
+        true,
+      ])
     })
 
     it('compaction: the compact_rev_key txn (version compare), then Compact; reads below fail with OUT_OF_RANGE', async () => {
       const compactKey = 'compact_rev_key'
-      const round = (version: string, rev: string) => txn({
-        compare: [{ key: key(compactKey), target: 'Version', result: 'Equal', version }],
-        success: [put(compactKey, rev)],
-        failure: [get(compactKey)],
-      })
+      const round = (version: string, rev: string) =>
+        txn({
+          compare: [{ key: key(compactKey), target: 'Version', result: 'Equal', version }],
+          success: [put(compactKey, rev)],
+          failure: [get(compactKey)],
+        })
       const firstRound = await round('0', '12') // 15
       expect([firstRound.succeeded, firstRound.header.revision]).to.deep.equal([true, '15'])
       await g.call('KV', 'Compact', { revision: '12' })
@@ -120,7 +146,10 @@ for (const target of targets) {
       const again = await grpcError(g.call('KV', 'Compact', { revision: '15' }))
       expect(again.code).to.equal(grpc.status.OUT_OF_RANGE)
       const future = await grpcError(range({ key: key('x'), revision: '100' }))
-      expect([future.code, future.details]).to.deep.equal([grpc.status.OUT_OF_RANGE, 'etcdserver: mvcc: required revision is a future revision'])
+      expect([future.code, future.details]).to.deep.equal([
+        grpc.status.OUT_OF_RANGE,
+        'etcdserver: mvcc: required revision is a future revision',
+      ])
       expect((await range({ key: key('/registry/cm/ns/c0'), revision: '15' })).kvs).to.have.length(1)
     })
 
@@ -130,14 +159,28 @@ for (const target of targets) {
       const listRV = Number(list.header.revision) // 16
       const w = openWatch(g)
       try {
-        w.send({ create_request: { key: key(prefix), range_end: prefixEnd(prefix), start_revision: String(listRV + 1), prev_kv: true, progress_notify: true } })
+        w.send({
+          create_request: {
+            key: key(prefix),
+            range_end: prefixEnd(prefix),
+            start_revision: String(listRV + 1),
+            prev_kv: true,
+            progress_notify: true,
+          },
+        })
         const created = await w.next((r) => r.created === true)
         expect(created.watch_id).to.equal('0')
         await txn({ compare: [modIs('/registry/cm/ns/c2', 8)], success: [put('/registry/cm/ns/c2', 'new')] }) // 17
         await txn({ compare: [modIs('/registry/other/x', 0)], success: [put('/registry/other/x', '1')] }) // 18, not watched
         const event = await w.next((r) => (r.events as unknown[]).length > 0)
         const ev = (event.events as { type: string; kv: Kv; prev_kv: Kv }[])[0]!
-        expect([event.watch_id, ev.type, str(ev.kv.key), ev.kv.mod_revision, str(ev.prev_kv.value)]).to.deep.equal(['0', 'Put', '/registry/cm/ns/c2', '17', '2'])
+        expect([event.watch_id, ev.type, str(ev.kv.key), ev.kv.mod_revision, str(ev.prev_kv.value)]).to.deep.equal([
+          '0',
+          'Put',
+          '/registry/cm/ns/c2',
+          '17',
+          '2',
+        ])
         const from = w.responses.length
         w.send({ progress_request: {} })
         const progress = await w.next((r) => r.watch_id === '-1', { from })
@@ -157,7 +200,12 @@ for (const target of targets) {
       await txn({ compare: [modIs('/registry/events/ns/e1', 0)], success: [put('/registry/events/ns/e1', 'ev', grant.ID)] }) // 19
       const kv = (await range({ key: key('/registry/events/ns/e1') })).kvs[0]!
       expect(kv.lease).to.equal(grant.ID)
-      const ttl = (await g.call('Lease', 'LeaseTimeToLive', { ID: grant.ID, keys: true })) as { ID: string; TTL: string; grantedTTL: string; keys: Buffer[] }
+      const ttl = (await g.call('Lease', 'LeaseTimeToLive', { ID: grant.ID, keys: true })) as {
+        ID: string
+        TTL: string
+        grantedTTL: string
+        keys: Buffer[]
+      }
       expect([ttl.ID, ttl.grantedTTL, ttl.keys.map(str)]).to.deep.equal([grant.ID, '3600', ['/registry/events/ns/e1']])
       expect(Number(ttl.TTL)).to.be.within(3590, 3600)
       const leases = (await g.call('Lease', 'LeaseLeases', {})) as { leases: { ID: string }[] }

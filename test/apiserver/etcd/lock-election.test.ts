@@ -27,7 +27,9 @@ interface Pending {
 function start(client: Client, method: string, request: Message): Pending {
   let cancel = () => undefined as void
   const result = new Promise<Message>((resolve, reject) => {
-    const call = ((client as unknown as Record<string, Unary>)[method]).call(client, request, (err, response) => (err ? reject(err) : resolve(response)))
+    const call = (client as unknown as Record<string, Unary>)[method].call(client, request, (err, response) =>
+      err ? reject(err) : resolve(response),
+    )
     cancel = () => call.cancel()
   })
   result.catch(() => undefined)
@@ -42,7 +44,9 @@ for (const target of targets) {
     this.timeout(60_000)
     let store: Started
     const clients: Client[] = []
-    const open = <T extends Client>(Ctor: new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options: object) => T): T => {
+    const open = <T extends Client>(
+      Ctor: new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options: object) => T,
+    ): T => {
       const c = new Ctor(store.endpoint, credentials.createInsecure(), OWN_CONNECTION)
       clients.push(c)
       return c
@@ -62,24 +66,26 @@ for (const target of targets) {
       let inside = 0
       let most = 0
       const order: string[] = []
-      await Promise.all(Array.from({ length: 20 }, async () => {
-        const lease = await grant(30)
-        const lock = open(LockClient)
-        const held = await call(lock, 'Lock', { name: Buffer.from('mutex'), lease })
-        const key = (held.key as Buffer).toString()
-        expect(key).to.equal(`mutex/${BigInt(lease).toString(16)}`)
-        inside++
-        most = Math.max(most, inside)
-        await sleep(10)
-        order.push(key)
-        inside--
-        await call(lock, 'Unlock', { key: held.key })
-      }))
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const lease = await grant(30)
+          const lock = open(LockClient)
+          const held = await call(lock, 'Lock', { name: Buffer.from('mutex'), lease })
+          const key = (held.key as Buffer).toString()
+          expect(key).to.equal(`mutex/${BigInt(lease).toString(16)}`)
+          inside++
+          most = Math.max(most, inside)
+          await sleep(10)
+          order.push(key)
+          inside--
+          await call(lock, 'Unlock', { key: held.key })
+        }),
+      )
       expect(most).to.equal(1)
       expect(new Set(order).size).to.equal(20)
     })
 
-    it('the lock passes on when the holder\'s lease expires', async () => {
+    it("the lock passes on when the holder's lease expires", async () => {
       const short = await grant(2)
       const long = await grant(30)
       await call(open(LockClient), 'Lock', { name: Buffer.from('expiring'), lease: short })
@@ -95,16 +101,22 @@ for (const target of targets) {
       const leaving = start(open(LockClient), 'Lock', { name: Buffer.from('gone'), lease: b })
       const waiting = start(open(LockClient), 'Lock', { name: Buffer.from('gone'), lease: c })
       const kv = open(KVClient)
-      const keys = async () => ((await call(kv, 'Range', { key: Buffer.from('gone/'), range_end: Buffer.from('gone0') })).kvs as Message[]).map((x) => (x.key as Buffer).toString())
+      const keys = async () =>
+        ((await call(kv, 'Range', { key: Buffer.from('gone/'), range_end: Buffer.from('gone0') })).kvs as Message[]).map((x) =>
+          (x.key as Buffer).toString(),
+        )
       for (let i = 0; (await keys()).length < 3; i++) {
         if (i > 200) throw new Error(`contenders did not enter: ${String(await keys())}`)
         await sleep(20)
       }
       leaving.cancel()
-      const err = await leaving.result.then(() => undefined, (e: ServiceError) => e)
+      const err = await leaving.result.then(
+        () => undefined,
+        (e: ServiceError) => e,
+      )
       expect(err?.code).to.equal(1) // CANCELLED, on the client side
       for (let i = 0; (await keys()).includes(`gone/${BigInt(b).toString(16)}`); i++) {
-        if (i > 200) throw new Error('the canceled waiter\'s key stayed')
+        if (i > 200) throw new Error("the canceled waiter's key stayed")
         await sleep(20)
       }
       await call(open(LockClient), 'Unlock', { key: holder.key })
@@ -137,11 +149,17 @@ for (const target of targets) {
       const bLeader = (await b.result).leader as Message
       expect((bLeader.key as Buffer).toString()).to.equal(`elect/${BigInt(lb).toString(16)}`)
       await seen('b')
-      const stale = await call(election, 'Proclaim', { leader: a, value: Buffer.from('x') }).then(() => undefined, (e: ServiceError) => e)
+      const stale = await call(election, 'Proclaim', { leader: a, value: Buffer.from('x') }).then(
+        () => undefined,
+        (e: ServiceError) => e,
+      )
       expect([stale?.code, stale?.details]).to.deep.equal([2, 'election: not leader'])
       observe.cancel()
       await call(election, 'Resign', { leader: bLeader })
-      const none = await call(election, 'Leader', { name }).then(() => undefined, (e: ServiceError) => e)
+      const none = await call(election, 'Leader', { name }).then(
+        () => undefined,
+        (e: ServiceError) => e,
+      )
       expect([none?.code, none?.details]).to.deep.equal([2, 'election: no leader'])
     })
   })

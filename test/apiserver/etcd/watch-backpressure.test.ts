@@ -41,7 +41,9 @@ describe('apiserver/etcd: watch backpressure', function () {
 
     const revisions: number[] = []
     for (let i = 0; i < PUTS; i += 50) {
-      const batch = Array.from({ length: Math.min(50, PUTS - i) }, (_, j) => etcd.call('KV', 'Put', { key: b(`slow/${(i + j) % 7}`), value: VALUE }))
+      const batch = Array.from({ length: Math.min(50, PUTS - i) }, (_, j) =>
+        etcd.call('KV', 'Put', { key: b(`slow/${(i + j) % 7}`), value: VALUE }),
+      )
       for (const r of await Promise.all(batch)) revisions.push(Number((r.header as Message).revision))
     }
     revisions.sort((x, y) => x - y)

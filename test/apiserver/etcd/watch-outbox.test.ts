@@ -35,7 +35,7 @@ describe('apiserver/etcd/watch-outbox', () => {
     expect(h.written).to.deep.equal(['created1', '[1@5]e5', '[1@6]e6'])
   })
 
-  it('coalesces a backed-up watch\'s batches into one response with the last revision', () => {
+  it("coalesces a backed-up watch's batches into one response with the last revision", () => {
     const h = harness()
     h.outbox.response(1, b('created1')) // in flight: the rest queue
     h.outbox.events(1, 5, b('e5'))
@@ -47,7 +47,7 @@ describe('apiserver/etcd/watch-outbox', () => {
     expect(h.written).to.deep.equal(['created1', '[1@7]e5e6e7', '[2@7]f5f7'])
   })
 
-  it('keeps per-watch order: a watch\'s own response closes its open events response', () => {
+  it("keeps per-watch order: a watch's own response closes its open events response", () => {
     const h = harness()
     h.outbox.response(1, b('created1'))
     h.outbox.events(1, 5, b('e5'))

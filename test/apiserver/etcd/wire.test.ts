@@ -25,11 +25,13 @@ const keyValue: fc.Arbitrary<KeyValue> = fc.record({
   version: fc.integer({ min: 0, max: 2 ** 40 }),
   lease: fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }),
 })
-const event: fc.Arbitrary<Event> = fc.record({
-  type: fc.constantFrom('PUT' as const, 'DELETE' as const),
-  kv: keyValue,
-  prevKv: fc.option(keyValue, { nil: undefined }),
-}).map((e) => (e.prevKv === undefined ? { type: e.type, kv: e.kv } : e))
+const event: fc.Arbitrary<Event> = fc
+  .record({
+    type: fc.constantFrom('PUT' as const, 'DELETE' as const),
+    kv: keyValue,
+    prevKv: fc.option(keyValue, { nil: undefined }),
+  })
+  .map((e) => (e.prevKv === undefined ? { type: e.type, kv: e.kv } : e))
 
 /** The message as decoded by protobufjs with every default present, for deep comparison. */
 const roundTrip = (type: ReturnType<typeof messageType>, bytes: Buffer) => decode(type, bytes)
@@ -43,46 +45,61 @@ function eventObject(e: Event): Record<string, unknown> {
 
 describe('apiserver/etcd/wire', () => {
   it('encodes response headers as protobufjs does, for any ids and revision', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: U64_MAX }), fc.bigInt({ min: 0n, max: U64_MAX }), revision, (cluster, member, rev) => {
-      const bytes = new HeaderEncoder(cluster, member, 2).header(rev)
-      const expected = { cluster_id: cluster.toString(), member_id: member.toString(), revision: String(rev), raft_term: '2' }
-      expect(roundTrip(ResponseHeader, bytes)).to.deep.equal(expected)
-      expect(roundTrip(ResponseHeader, bytes)).to.deep.equal(roundTrip(ResponseHeader, encode(ResponseHeader, expected)))
-    }))
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: U64_MAX }), fc.bigInt({ min: 0n, max: U64_MAX }), revision, (cluster, member, rev) => {
+        const bytes = new HeaderEncoder(cluster, member, 2).header(rev)
+        const expected = { cluster_id: cluster.toString(), member_id: member.toString(), revision: String(rev), raft_term: '2' }
+        expect(roundTrip(ResponseHeader, bytes)).to.deep.equal(expected)
+        expect(roundTrip(ResponseHeader, bytes)).to.deep.equal(roundTrip(ResponseHeader, encode(ResponseHeader, expected)))
+      }),
+    )
   })
 
   it('encodes PutResponse with and without prev_kv', () => {
     const header = new HeaderEncoder(7n, 9n, 2)
-    fc.assert(fc.property(revision, fc.option(keyValue, { nil: undefined }), (rev, prev) => {
-      const expected: Record<string, unknown> = { header: { cluster_id: '7', member_id: '9', revision: rev, raft_term: 2 } }
-      if (prev !== undefined) expected.prev_kv = kvMessage(prev)
-      expect(roundTrip(PutResponse, putResponse(header.header(rev), prev))).to.deep.equal(roundTrip(PutResponse, encode(PutResponse, expected)))
-    }))
+    fc.assert(
+      fc.property(revision, fc.option(keyValue, { nil: undefined }), (rev, prev) => {
+        const expected: Record<string, unknown> = { header: { cluster_id: '7', member_id: '9', revision: rev, raft_term: 2 } }
+        if (prev !== undefined) expected.prev_kv = kvMessage(prev)
+        expect(roundTrip(PutResponse, putResponse(header.header(rev), prev))).to.deep.equal(
+          roundTrip(PutResponse, encode(PutResponse, expected)),
+        )
+      }),
+    )
   })
 
   it('encodes RangeResponse as protobufjs encodes the message convert.ts builds, for any kvs, more and count', () => {
     const header = new HeaderEncoder(7n, 9n, 2)
     const range = fc.record({ kvs: fc.array(keyValue, { maxLength: 8 }), more: fc.boolean(), count: fc.nat() })
-    fc.assert(fc.property(revision, range, (rev, r) => {
-      const bytes = rangeResponse(header.header(rev), r)
-      const expected = encode(RangeResponse, rangeResponseMessage({ cluster_id: '7', member_id: '9', revision: rev, raft_term: 2 }, r))
-      expect(roundTrip(RangeResponse, bytes)).to.deep.equal(roundTrip(RangeResponse, expected))
-    }))
+    fc.assert(
+      fc.property(revision, range, (rev, r) => {
+        const bytes = rangeResponse(header.header(rev), r)
+        const expected = encode(RangeResponse, rangeResponseMessage({ cluster_id: '7', member_id: '9', revision: rev, raft_term: 2 }, r))
+        expect(roundTrip(RangeResponse, bytes)).to.deep.equal(roundTrip(RangeResponse, expected))
+      }),
+    )
   })
 
   it('a watch head followed by events fields is the WatchResponse with those events, negative ids included', () => {
     const header = new HeaderEncoder(1n, 2n, 2)
-    fc.assert(fc.property(fc.integer({ min: -1, max: 2 ** 40 }), revision, fc.array(event, { maxLength: 5 }), (id, rev, events) => {
-      const bytes = Buffer.concat([watchHead(header.header(rev), id), eventsFields(events)])
-      const expected = encode(WatchResponse, {
-        header: { cluster_id: '1', member_id: '2', revision: rev, raft_term: 2 }, watch_id: id, events: events.map(eventObject),
-      })
-      expect(roundTrip(WatchResponse, bytes)).to.deep.equal(roundTrip(WatchResponse, expected))
-    }))
+    fc.assert(
+      fc.property(fc.integer({ min: -1, max: 2 ** 40 }), revision, fc.array(event, { maxLength: 5 }), (id, rev, events) => {
+        const bytes = Buffer.concat([watchHead(header.header(rev), id), eventsFields(events)])
+        const expected = encode(WatchResponse, {
+          header: { cluster_id: '1', member_id: '2', revision: rev, raft_term: 2 },
+          watch_id: id,
+          events: events.map(eventObject),
+        })
+        expect(roundTrip(WatchResponse, bytes)).to.deep.equal(roundTrip(WatchResponse, expected))
+      }),
+    )
   })
 
   it('encodes each event object once', () => {
-    const e: Event = { type: 'PUT', kv: { key: Buffer.from('k'), value: Buffer.from('v'), createRevision: 2, modRevision: 3, version: 2, lease: 0n } }
+    const e: Event = {
+      type: 'PUT',
+      kv: { key: Buffer.from('k'), value: Buffer.from('v'), createRevision: 2, modRevision: 3, version: 2, lease: 0n },
+    }
     expect(eventsField(e)).to.equal(eventsField(e))
     expect(eventsField({ ...e })).to.not.equal(eventsField(e))
     expect(eventsField({ ...e })).to.deep.equal(eventsField(e))

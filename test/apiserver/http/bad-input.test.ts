@@ -56,7 +56,8 @@ describe('native HTTP API: bad input (real process)', function () {
     it('answers malformed JSON with 400 INVALID_ARGUMENT', async () => {
       const malformed = ['{bad', '{"key":', '{"key":"a",}', "{'key':'a'}", '{"key":"a"} x', '\u0000', '{"key":"a"', '']
       for (const { method, path } of BODY_ROUTES) {
-        for (const body of malformed) await expectRejected(() => raw(method, path, body), 400, 'INVALID_ARGUMENT', `${method} ${path} ${JSON.stringify(body)}`)
+        for (const body of malformed)
+          await expectRejected(() => raw(method, path, body), 400, 'INVALID_ARGUMENT', `${method} ${path} ${JSON.stringify(body)}`)
       }
     })
 
@@ -71,8 +72,18 @@ describe('native HTTP API: bad input (real process)', function () {
     it('answers missing bodies and non-JSON content types with 400 INVALID_ARGUMENT', async () => {
       for (const { method, path, valid } of BODY_ROUTES) {
         await expectRejected(() => api().request(method, path), 400, 'INVALID_ARGUMENT', `${method} ${path} no body`)
-        await expectRejected(() => raw(method, path, JSON.stringify(valid), 'text/plain'), 400, 'INVALID_ARGUMENT', `${method} ${path} text/plain`)
-        await expectRejected(() => raw(method, path, 'revision=2&key=a', 'application/x-www-form-urlencoded'), 400, 'INVALID_ARGUMENT', `${method} ${path} form`)
+        await expectRejected(
+          () => raw(method, path, JSON.stringify(valid), 'text/plain'),
+          400,
+          'INVALID_ARGUMENT',
+          `${method} ${path} text/plain`,
+        )
+        await expectRejected(
+          () => raw(method, path, 'revision=2&key=a', 'application/x-www-form-urlencoded'),
+          400,
+          'INVALID_ARGUMENT',
+          `${method} ${path} form`,
+        )
       }
     })
 
@@ -86,7 +97,8 @@ describe('native HTTP API: bad input (real process)', function () {
         '{"revision":2,"__proto__":{"revision":3}}',
       ]
       for (const { method, path } of BODY_ROUTES) {
-        for (const body of poisoned) await expectRejected(() => raw(method, path, body), 400, 'INVALID_ARGUMENT', `${method} ${path} ${body}`)
+        for (const body of poisoned)
+          await expectRejected(() => raw(method, path, body), 400, 'INVALID_ARGUMENT', `${method} ${path} ${body}`)
       }
       // Plain "constructor" or "prototype" fields are just unknown fields.
       const e = await expectRejected(() => api().put({ key: 'p', constructor: 1 }), 400, 'INVALID_ARGUMENT', 'constructor field')
@@ -107,23 +119,51 @@ describe('native HTTP API: bad input (real process)', function () {
         ['POST', '/v1/compact', { revision: 2, physical: true }, 'physical'],
       ]
       for (const [method, path, body, field] of cases) {
-        const e = await expectRejected(() => api().request(method, path, { json: body }), 400, 'INVALID_ARGUMENT', `${method} ${path} ${field}`)
+        const e = await expectRejected(
+          () => api().request(method, path, { json: body }),
+          400,
+          'INVALID_ARGUMENT',
+          `${method} ${path} ${field}`,
+        )
         expect(e.details?.field, `${method} ${path}`).to.equal(field)
       }
     })
 
     it('rejects wrong field types with 400 INVALID_ARGUMENT', async () => {
       const put: unknown[] = [
-        { key: 1 }, { key: ['a'] }, { key: { a: 1 } }, { key: true }, { key: null }, { key: 'a', value: 1 },
-        { key: 'a', value: null }, { key: 'a', value: ['x'] }, { key: 'a', prevKv: 'true' }, { key: 'a', prevKv: 1 },
-        { key: 'a', ignoreValue: 'yes' }, { key: 'a', ignoreLease: 0 }, { key: 'a', lease: -1 }, { key: 'a', lease: 1.5 },
-        { key: 'a', lease: 'abc' }, { key: 'a', lease: '-1' }, { key: 'a', lease: '18446744073709551616' }, { key: 'a', lease: '0x10' },
-        { key: 'a', lease: {} }, { key: 'a', lease: true }, { keyBase64: 5 }, { key: 'a', valueBase64: false },
+        { key: 1 },
+        { key: ['a'] },
+        { key: { a: 1 } },
+        { key: true },
+        { key: null },
+        { key: 'a', value: 1 },
+        { key: 'a', value: null },
+        { key: 'a', value: ['x'] },
+        { key: 'a', prevKv: 'true' },
+        { key: 'a', prevKv: 1 },
+        { key: 'a', ignoreValue: 'yes' },
+        { key: 'a', ignoreLease: 0 },
+        { key: 'a', lease: -1 },
+        { key: 'a', lease: 1.5 },
+        { key: 'a', lease: 'abc' },
+        { key: 'a', lease: '-1' },
+        { key: 'a', lease: '18446744073709551616' },
+        { key: 'a', lease: '0x10' },
+        { key: 'a', lease: {} },
+        { key: 'a', lease: true },
+        { keyBase64: 5 },
+        { key: 'a', valueBase64: false },
       ]
       for (const body of put) await expectRejected(() => api().put(body), 400, 'INVALID_ARGUMENT', `PUT ${JSON.stringify(body)}`)
 
       const txn: unknown[] = [
-        { compare: {} }, { compare: 'x' }, { success: 'put' }, { failure: {} }, { compare: [1] }, { compare: [null] }, { success: [[]] },
+        { compare: {} },
+        { compare: 'x' },
+        { success: 'put' },
+        { failure: {} },
+        { compare: [1] },
+        { compare: [null] },
+        { success: [[]] },
         { compare: [{ key: 'a', target: 'mod', result: 'EQUAL', value: 0 }] },
         { compare: [{ key: 'a', target: 'MOD', result: '==', value: 0 }] },
         { compare: [{ key: 'a', result: 'EQUAL', value: 0 }] },
@@ -134,14 +174,22 @@ describe('native HTTP API: bad input (real process)', function () {
         { compare: [{ key: 'a', target: 'VALUE', result: 'EQUAL', value: 7 }] },
         { compare: [{ key: 'a', target: 'LEASE', result: 'EQUAL', value: 'x' }] },
         { compare: [{ key: 'a', target: 'MOD', result: 'EQUAL', value: 0, prefix: 'yes' }] },
-        { success: [{ key: 'a' }] }, { success: [{ type: 'PUT', key: 'a' }] }, { success: [{ type: 'get', key: 'a' }] },
-        { success: [{ type: 'put' }] }, { success: [{ type: 'delete' }] }, { success: [{ type: 'range' }] },
-        { success: [{ type: 'range', key: 'a', revision: '2' }] }, { success: [{ type: 'range', key: 'a', revision: -1 }] },
-        { success: [{ type: 'range', key: 'a', limit: 1.5 }] }, { success: [{ type: 'range', key: 'a', sortOrder: 'up' }] },
-        { success: [{ type: 'range', key: 'a', sortTarget: 'NAME' }] }, { success: [{ type: 'range', key: 'a', keysOnly: 'true' }] },
+        { success: [{ key: 'a' }] },
+        { success: [{ type: 'PUT', key: 'a' }] },
+        { success: [{ type: 'get', key: 'a' }] },
+        { success: [{ type: 'put' }] },
+        { success: [{ type: 'delete' }] },
+        { success: [{ type: 'range' }] },
+        { success: [{ type: 'range', key: 'a', revision: '2' }] },
+        { success: [{ type: 'range', key: 'a', revision: -1 }] },
+        { success: [{ type: 'range', key: 'a', limit: 1.5 }] },
+        { success: [{ type: 'range', key: 'a', sortOrder: 'up' }] },
+        { success: [{ type: 'range', key: 'a', sortTarget: 'NAME' }] },
+        { success: [{ type: 'range', key: 'a', keysOnly: 'true' }] },
         { success: [{ type: 'range', key: 'a', prefix: true, rangeEnd: 'b' }] },
         { success: [{ type: 'delete', key: 'a', fromKey: true, prefix: true }] },
-        { success: [{ type: 'txn', success: {} }] }, { success: [{ type: 'txn', compare: [{ key: 'a' }] }] },
+        { success: [{ type: 'txn', success: {} }] },
+        { success: [{ type: 'txn', compare: [{ key: 'a' }] }] },
       ]
       for (const body of txn) await expectRejected(() => api().txn(body), 400, 'INVALID_ARGUMENT', `txn ${JSON.stringify(body)}`)
 
@@ -173,7 +221,11 @@ describe('native HTTP API: bad input (real process)', function () {
         const reply = await noEffect(() => raw('POST', '/v1/txn', body))
         const what = `depth ${depth}: ${JSON.stringify(reply.body)}`
         expect(reply.status, what).to.be.oneOf([400, 413])
-        expect((reply.body as { error: { code: string } }).error.code, what).to.be.oneOf(['INVALID_ARGUMENT', 'TOO_MANY_OPS', 'REQUEST_TOO_LARGE'])
+        expect((reply.body as { error: { code: string } }).error.code, what).to.be.oneOf([
+          'INVALID_ARGUMENT',
+          'TOO_MANY_OPS',
+          'REQUEST_TOO_LARGE',
+        ])
       }
       expect(ok(await api().range({ key: 'deep/', prefix: true })).count).to.equal(0)
     })
@@ -183,7 +235,9 @@ describe('native HTTP API: bad input (real process)', function () {
     const each = async (query: Query, status: number, code: string) => {
       const errors = []
       for (const { method, path } of QUERY_ROUTES) {
-        errors.push(await expectRejected(() => api().request(method, path, { query }), status, code, `${method} ${path}?${JSON.stringify(query)}`))
+        errors.push(
+          await expectRejected(() => api().request(method, path, { query }), status, code, `${method} ${path}?${JSON.stringify(query)}`),
+        )
       }
       return errors
     }
@@ -240,8 +294,18 @@ describe('native HTTP API: bad input (real process)', function () {
       await expectRejected(() => api().put({ key: 'a', keyBase64: 'YQ==' }), 400, 'INVALID_ARGUMENT', 'PUT key+keyBase64')
       await expectRejected(() => api().put({ key: 'a', value: 'x', valueBase64: 'eA==' }), 400, 'INVALID_ARGUMENT', 'PUT value+valueBase64')
       await expectRejected(() => api().txn({ success: [{ type: 'put', key: 'a', keyBase64: 'YQ==' }] }), 400, 'INVALID_ARGUMENT', 'txn put')
-      await expectRejected(() => api().txn({ compare: [{ key: 'a', target: 'VALUE', result: 'EQUAL', value: 'x', valueBase64: 'eA==' }] }), 400, 'INVALID_ARGUMENT', 'txn compare')
-      await expectRejected(() => api().txn({ success: [{ type: 'delete', key: 'a', rangeEnd: 'b', rangeEndBase64: 'Yg==' }] }), 400, 'INVALID_ARGUMENT', 'txn delete')
+      await expectRejected(
+        () => api().txn({ compare: [{ key: 'a', target: 'VALUE', result: 'EQUAL', value: 'x', valueBase64: 'eA==' }] }),
+        400,
+        'INVALID_ARGUMENT',
+        'txn compare',
+      )
+      await expectRejected(
+        () => api().txn({ success: [{ type: 'delete', key: 'a', rangeEnd: 'b', rangeEndBase64: 'Yg==' }] }),
+        400,
+        'INVALID_ARGUMENT',
+        'txn delete',
+      )
     })
 
     it('rejects invalid base64 with 400 INVALID_ARGUMENT', async () => {
@@ -251,8 +315,18 @@ describe('native HTTP API: bad input (real process)', function () {
         await each({ key: 'a', rangeEndBase64: value }, 400, 'INVALID_ARGUMENT')
         await expectRejected(() => api().put({ keyBase64: value }), 400, 'INVALID_ARGUMENT', `PUT keyBase64 ${value}`)
         await expectRejected(() => api().put({ key: 'a', valueBase64: value }), 400, 'INVALID_ARGUMENT', `PUT valueBase64 ${value}`)
-        await expectRejected(() => api().txn({ success: [{ type: 'put', keyBase64: value }] }), 400, 'INVALID_ARGUMENT', `txn keyBase64 ${value}`)
-        await expectRejected(() => api().txn({ compare: [{ key: 'a', target: 'VALUE', result: 'EQUAL', valueBase64: value }] }), 400, 'INVALID_ARGUMENT', `compare ${value}`)
+        await expectRejected(
+          () => api().txn({ success: [{ type: 'put', keyBase64: value }] }),
+          400,
+          'INVALID_ARGUMENT',
+          `txn keyBase64 ${value}`,
+        )
+        await expectRejected(
+          () => api().txn({ compare: [{ key: 'a', target: 'VALUE', result: 'EQUAL', valueBase64: value }] }),
+          400,
+          'INVALID_ARGUMENT',
+          `compare ${value}`,
+        )
       }
       // The unencoded '+' of a query string is a space, which is not base64.
       await each('keyBase64=a+b=', 400, 'INVALID_ARGUMENT')
@@ -263,7 +337,15 @@ describe('native HTTP API: bad input (real process)', function () {
       await each({ key: 'k', prefix: true, fromKey: true }, 400, 'INVALID_ARGUMENT')
       await each({ key: 'k', prefix: true, rangeEnd: 'z' }, 400, 'INVALID_ARGUMENT')
       await each('key=k&prefix=true&prefix=true', 400, 'INVALID_ARGUMENT')
-      for (const q of [{ sortOrder: 'up' }, { sortTarget: 'key' }, { limit: '-1' }, { limit: '1.5' }, { limit: 'ten' }, { keysOnly: 'no' }, { countOnly: '2' }]) {
+      for (const q of [
+        { sortOrder: 'up' },
+        { sortTarget: 'key' },
+        { limit: '-1' },
+        { limit: '1.5' },
+        { limit: 'ten' },
+        { keysOnly: 'no' },
+        { countOnly: '2' },
+      ]) {
         await expectRejected(() => api().range({ key: 'k', ...q }), 400, 'INVALID_ARGUMENT', JSON.stringify(q))
       }
       for (const q of [{ limit: '-1' }, { limit: 'x' }, { prevKv: 'maybe' }]) {
@@ -281,7 +363,12 @@ describe('native HTTP API: bad input (real process)', function () {
       for (const [path, names] of params) {
         for (const name of names) {
           for (const value of invalid) {
-            const e = await expectRejected(() => api().get(path, { key: 'k', [name]: value }), 400, 'INVALID_ARGUMENT', `${path} ${name}=${value}`)
+            const e = await expectRejected(
+              () => api().get(path, { key: 'k', [name]: value }),
+              400,
+              'INVALID_ARGUMENT',
+              `${path} ${name}=${value}`,
+            )
             expect(e.details?.field).to.equal(name)
           }
         }
@@ -292,10 +379,23 @@ describe('native HTTP API: bad input (real process)', function () {
         expect(e.details?.currentRevision).to.equal(head)
       }
       await expectRejected(() => api().history({ key: 'k', to: head + 1 }), 400, 'FUTURE_REVISION', 'history to')
-      await expectRejected(() => api().txn({ success: [{ type: 'range', key: 'k', revision: head + 1 }] }), 400, 'FUTURE_REVISION', 'txn range')
+      await expectRejected(
+        () => api().txn({ success: [{ type: 'range', key: 'k', revision: head + 1 }] }),
+        400,
+        'FUTURE_REVISION',
+        'txn range',
+      )
       await expectRejected(() => api().compact(head + 1), 400, 'FUTURE_REVISION', 'compact')
       // A continue token can carry a future revision too.
-      const token = Buffer.from(JSON.stringify({ v: 1, r: head + 5, n: Buffer.from('k\0').toString('base64'), k: Buffer.from('k').toString('base64'), e: Buffer.from('l').toString('base64') })).toString('base64url')
+      const token = Buffer.from(
+        JSON.stringify({
+          v: 1,
+          r: head + 5,
+          n: Buffer.from('k\0').toString('base64'),
+          k: Buffer.from('k').toString('base64'),
+          e: Buffer.from('l').toString('base64'),
+        }),
+      ).toString('base64url')
       await expectRejected(() => api().range({ key: 'k', prefix: true, continue: token }), 400, 'FUTURE_REVISION', 'continue')
     })
   })
@@ -303,10 +403,23 @@ describe('native HTTP API: bad input (real process)', function () {
   describe('routes and transport', () => {
     it('answers unknown routes and methods with 404 NOT_FOUND', async () => {
       const routes: Array<[string, string]> = [
-        ['GET', '/'], ['GET', '/nope'], ['GET', '/v1'], ['GET', '/v1/kvs'], ['GET', '/v1/kv/k'], ['GET', '/v2/kv'],
-        ['POST', '/v1/kv'], ['PATCH', '/v1/kv'], ['GET', '/v1/txn'], ['PUT', '/v1/txn'], ['GET', '/v1/compact'],
-        ['DELETE', '/v1/history'], ['POST', '/v1/status'], ['DELETE', '/healthz'], ['GET', '/__proto__'],
-        ['GET', '/v1/%2e%2e/status'], ['GET', '/metrics/extra'],
+        ['GET', '/'],
+        ['GET', '/nope'],
+        ['GET', '/v1'],
+        ['GET', '/v1/kvs'],
+        ['GET', '/v1/kv/k'],
+        ['GET', '/v2/kv'],
+        ['POST', '/v1/kv'],
+        ['PATCH', '/v1/kv'],
+        ['GET', '/v1/txn'],
+        ['PUT', '/v1/txn'],
+        ['GET', '/v1/compact'],
+        ['DELETE', '/v1/history'],
+        ['POST', '/v1/status'],
+        ['DELETE', '/healthz'],
+        ['GET', '/__proto__'],
+        ['GET', '/v1/%2e%2e/status'],
+        ['GET', '/metrics/extra'],
       ]
       for (const [method, path] of routes) {
         await expectRejected(() => api().request(method, path), 404, 'NOT_FOUND', `${method} ${path}`)
@@ -324,7 +437,13 @@ describe('native HTTP API: bad input (real process)', function () {
       const { request } = await import('node:http')
       const url = new URL(`${api().base}/v1/txn`)
       await new Promise<void>((resolve) => {
-        const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '100000' } })
+        const req = request({
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': '100000' },
+        })
         req.on('error', () => resolve())
         req.write('{"success":[{"type":"put","key":"partial","value":"')
         setTimeout(() => {
@@ -342,10 +461,14 @@ describe('native HTTP API: bad input (real process)', function () {
       expect((await fetch(`${api().base}/healthz`)).status).to.equal(200)
       expect(ok(await api().get<{ ok: boolean }>('/readyz')).ok).to.equal(true)
       const s = ok(await api().range({ key: 'sentinel' }))
-      expect(s.kvs).to.deep.equal([{ key: 'sentinel', value: 'untouched', createRevision: sentinel.revision, modRevision: sentinel.revision, version: 1 }])
+      expect(s.kvs).to.deep.equal([
+        { key: 'sentinel', value: 'untouched', createRevision: sentinel.revision, modRevision: sentinel.revision, version: 1 },
+      ])
       const put = await api().mustPut('after/all', 'fine', { prevKv: true })
       const got = ok(await api().range({ key: 'after/all' }))
-      expect(got.kvs).to.deep.equal([{ key: 'after/all', value: 'fine', createRevision: put.header.revision, modRevision: put.header.revision, version: 1 }])
+      expect(got.kvs).to.deep.equal([
+        { key: 'after/all', value: 'fine', createRevision: put.header.revision, modRevision: put.header.revision, version: 1 },
+      ])
       expect(server().process.child.exitCode).to.equal(null)
       expect(server().process.stderr()).to.not.match(/uncaught|unhandled/i)
     })

@@ -323,7 +323,9 @@ export function keyOf(kv: KvJson): Buffer {
 }
 
 export function valueOf(kv: KvJson): Buffer {
-  expect(kv.value === undefined, `kv has both value and valueBase64 or neither: ${JSON.stringify(kv)}`).to.equal(kv.valueBase64 !== undefined)
+  expect(kv.value === undefined, `kv has both value and valueBase64 or neither: ${JSON.stringify(kv)}`).to.equal(
+    kv.valueBase64 !== undefined,
+  )
   return kv.value !== undefined ? Buffer.from(kv.value, 'utf8') : Buffer.from(kv.valueBase64!, 'base64')
 }
 

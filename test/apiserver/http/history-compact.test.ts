@@ -25,13 +25,15 @@ describe('native HTTP API: /v1/history and /v1/compact (real process)', function
     rev.b1 = (await api().mustPut('h/b', 'b1')).header.revision
     rev.a2 = (await api().mustPut('h/a', 'a2')).header.revision
     // One revision with three events, in op order.
-    rev.multi = (await api().mustTxn({
-      success: [
-        { type: 'put', key: 'h/c', value: 'c1' },
-        { type: 'put', key: 'h/a', value: 'a3' },
-        { type: 'delete', key: 'h/b' },
-      ],
-    })).header.revision
+    rev.multi = (
+      await api().mustTxn({
+        success: [
+          { type: 'put', key: 'h/c', value: 'c1' },
+          { type: 'put', key: 'h/a', value: 'a3' },
+          { type: 'delete', key: 'h/b' },
+        ],
+      })
+    ).header.revision
     rev.x2 = (await api().mustPut('other/x', 'x2')).header.revision
     rev.aDel = ok(await api().delete({ key: 'h/a' })).header.revision
     rev.a4 = (await api().mustPut('h/a', 'a4')).header.revision
@@ -68,7 +70,7 @@ describe('native HTTP API: /v1/history and /v1/compact (real process)', function
     expect(h.events[4].kv).to.include({ createRevision: rev.a4, version: 1 })
   })
 
-  it('returns the history of a prefix, a revision\'s events in op order, nothing from outside the prefix', async () => {
+  it("returns the history of a prefix, a revision's events in op order, nothing from outside the prefix", async () => {
     const h = ok(await api().history({ key: 'h/', prefix: true }))
     const revisions = h.events.map((e) => e.revision)
     expect(revisions).to.deep.equal([...revisions].sort((x, y) => x - y))
@@ -82,7 +84,10 @@ describe('native HTTP API: /v1/history and /v1/compact (real process)', function
     expect(new Set(h.events.filter((e) => e.revision === rev.multi).map((e) => e.time)).size).to.equal(1)
     expect(h.events).to.have.length(14)
     const other = ok(await api().history({ key: 'other/x' }))
-    expect(summary(other.events)).to.deep.equal([[rev.x1, 'PUT', 'other/x', 'x1'], [rev.x2, 'PUT', 'other/x', 'x2']])
+    expect(summary(other.events)).to.deep.equal([
+      [rev.x1, 'PUT', 'other/x', 'x1'],
+      [rev.x2, 'PUT', 'other/x', 'x2'],
+    ])
   })
 
   it('limits the history to [from, to], inclusive', async () => {
@@ -103,7 +108,13 @@ describe('native HTTP API: /v1/history and /v1/compact (real process)', function
     const h = ok(await api().history({ key: 'h/', prefix: true, prevKv: true, to: rev.a4 }))
     const byKeyRev = new Map(h.events.map((e) => [`${e.kv.key}@${e.revision}`, e]))
     expect(byKeyRev.get(`h/a@${rev.a1}`)).to.not.have.property('prevKv')
-    expect(byKeyRev.get(`h/a@${rev.a2}`)!.prevKv).to.deep.equal({ key: 'h/a', value: 'a1', createRevision: rev.a1, modRevision: rev.a1, version: 1 })
+    expect(byKeyRev.get(`h/a@${rev.a2}`)!.prevKv).to.deep.equal({
+      key: 'h/a',
+      value: 'a1',
+      createRevision: rev.a1,
+      modRevision: rev.a1,
+      version: 1,
+    })
     expect(byKeyRev.get(`h/b@${rev.multi}`)!.prevKv).to.include({ value: 'b1', modRevision: rev.b1 })
     expect(byKeyRev.get(`h/a@${rev.aDel}`)!.prevKv).to.include({ value: 'a3', modRevision: rev.multi, version: 3 })
     expect(byKeyRev.get(`h/a@${rev.a4}`)).to.not.have.property('prevKv')

@@ -6,9 +6,7 @@
  * key prefixes. Keys of the fromKey test start with '~', above every other key written here.
  */
 import { expect } from 'chai'
-import {
-  b64, isUtf8, keyOf, keys, ok, prng, randomBytes, useServer, valueOf, type KvJson,
-} from './helpers.js'
+import { b64, isUtf8, keyOf, keys, ok, prng, randomBytes, useServer, valueOf, type KvJson } from './helpers.js'
 
 describe('native HTTP API: /v1/kv (real process)', function () {
   this.timeout(30_000)
@@ -86,7 +84,11 @@ describe('native HTTP API: /v1/kv (real process)', function () {
     expect(first).to.deep.equal({ header: { revision: first.header.revision } })
     const second = await api().mustPut('prev/a', 'two', { prevKv: true })
     expect(second.prevKv).to.deep.equal({
-      key: 'prev/a', value: 'one', createRevision: first.header.revision, modRevision: first.header.revision, version: 1,
+      key: 'prev/a',
+      value: 'one',
+      createRevision: first.header.revision,
+      modRevision: first.header.revision,
+      version: 1,
     })
     const third = await api().mustPut('prev/a', 'three')
     expect(third).to.not.have.property('prevKv')
@@ -110,7 +112,14 @@ describe('native HTTP API: /v1/kv (real process)', function () {
     expect(keys((await api().mustRange('key=sel%2F&prefix')).kvs)).to.deep.equal(['sel/a', 'sel/b', 'sel/c'])
     expect(keys((await api().mustRange({ key: 'sel/b', rangeEnd: 'sel0' })).kvs)).to.deep.equal(['sel/b', 'sel/c'])
     expect(keys((await api().mustRange({ key: 'sel/b', rangeEndBase64: b64('sel0') })).kvs)).to.deep.equal(['sel/b', 'sel/c'])
-    expect(keys((await api().mustRange({ key: 'sel', prefix: true })).kvs)).to.deep.equal(['sel', 'sel/a', 'sel/b', 'sel/c', 'sel0', 'selz'])
+    expect(keys((await api().mustRange({ key: 'sel', prefix: true })).kvs)).to.deep.equal([
+      'sel',
+      'sel/a',
+      'sel/b',
+      'sel/c',
+      'sel0',
+      'selz',
+    ])
 
     for (const k of ['~from/a', '~from/b', '~from/c']) await api().mustPut(k, 'x')
     expect(keys((await api().mustRange({ key: '~from/b', fromKey: true })).kvs)).to.deep.equal(['~from/b', '~from/c'])
@@ -210,12 +219,19 @@ describe('native HTTP API: /v1/kv (real process)', function () {
   describe('arbitrary bytes', () => {
     const next = prng(0x6b766c6f)
     const special: Buffer[] = [
-      Buffer.from([0x00]), Buffer.from([0xff]), Buffer.from([0x00, 0xff, 0x00]), Buffer.from([0xc3, 0x28]),
-      Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf8, 0x88, 0x80, 0x80, 0x80]), Buffer.from([0xff, 0xfe, 0xfd]),
-      Buffer.from('ü€😀', 'utf8'), Buffer.from([0x80]),
+      Buffer.from([0x00]),
+      Buffer.from([0xff]),
+      Buffer.from([0x00, 0xff, 0x00]),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from([0xf8, 0x88, 0x80, 0x80, 0x80]),
+      Buffer.from([0xff, 0xfe, 0xfd]),
+      Buffer.from('ü€😀', 'utf8'),
+      Buffer.from([0x80]),
     ]
     const pairs: Array<{ key: Buffer; value: Buffer }> = []
-    for (let i = 0; i < special.length; i++) pairs.push({ key: Buffer.concat([Buffer.from('bin/'), special[i]]), value: special[special.length - 1 - i] })
+    for (let i = 0; i < special.length; i++)
+      pairs.push({ key: Buffer.concat([Buffer.from('bin/'), special[i]]), value: special[special.length - 1 - i] })
     for (let i = 0; i < 40; i++) {
       const key = Buffer.concat([Buffer.from('bin/'), randomBytes(next, 1 + Math.floor(next() * 24))])
       if (pairs.some((p) => p.key.equals(key))) continue
@@ -256,7 +272,9 @@ describe('native HTTP API: /v1/kv (real process)', function () {
 
       await api().mustPut('bytes/plain', 'text')
       const byBase64 = await api().mustRange({ keyBase64: b64('bytes/plain') })
-      expect(byBase64.kvs).to.deep.equal([{ key: 'bytes/plain', value: 'text', createRevision: byBase64.header.revision, modRevision: byBase64.header.revision, version: 1 }])
+      expect(byBase64.kvs).to.deep.equal([
+        { key: 'bytes/plain', value: 'text', createRevision: byBase64.header.revision, modRevision: byBase64.header.revision, version: 1 },
+      ])
       // prevKv of a binary key comes back in base64 form too.
       const binKey = Buffer.from([0x62, 0xff, 0x00, 0x01])
       await api().mustTxn({ success: [{ type: 'put', keyBase64: b64(binKey), value: 'v1' }] })

@@ -7,8 +7,18 @@
 import { expect } from 'chai'
 import { b64, expectError, ok, useServer, type Reply } from './helpers.js'
 
-interface GrantBody { header: { revision: number }; id: string; ttl: number }
-interface TtlBody { header: { revision: number }; id: string; ttl: number; grantedTtl: number; keys?: Array<{ key?: string; keyBase64?: string }> }
+interface GrantBody {
+  header: { revision: number }
+  id: string
+  ttl: number
+}
+interface TtlBody {
+  header: { revision: number }
+  id: string
+  ttl: number
+  grantedTtl: number
+  keys?: Array<{ key?: string; keyBase64?: string }>
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

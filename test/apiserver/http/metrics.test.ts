@@ -105,13 +105,14 @@ describe('native HTTP API: /metrics (real process)', function () {
     expect(value(s, 'kvlog_db_size_bytes')).to.be.greaterThan(0)
   })
 
-  it('names Node\'s process metrics without a doubled word, and keeps the old names as aliases', async () => {
+  it("names Node's process metrics without a doubled word, and keeps the old names as aliases", async () => {
     const s = await scrape()
     for (const name of ['kvlog_process_cpu_seconds_total', 'kvlog_process_resident_memory_bytes', 'kvlog_nodejs_heap_size_used_bytes']) {
       expect(s.types.has(name), name).to.equal(true)
     }
     // The aliases: the same families under the old prefix.
-    for (const name of ['kvlog_process_process_cpu_seconds_total', 'kvlog_process_nodejs_heap_size_used_bytes']) expect(s.types.has(name), name).to.equal(true)
+    for (const name of ['kvlog_process_process_cpu_seconds_total', 'kvlog_process_nodejs_heap_size_used_bytes'])
+      expect(s.types.has(name), name).to.equal(true)
   })
 
   it('follows the revision, counts every write in the latency histogram and every revision in the batch histogram', async () => {
@@ -124,7 +125,12 @@ describe('native HTTP API: /metrics (real process)', function () {
     // 10 sequential puts, a delete, a txn, then 40 concurrent puts that the writer may group.
     for (let i = 0; i < 10; i++) await api().mustPut(`m/${i}`, 'v')
     ok(await api().delete({ key: 'm/0' }))
-    await api().mustTxn({ success: [{ type: 'put', key: 'm/t1', value: 'x' }, { type: 'put', key: 'm/t2', value: 'y' }] })
+    await api().mustTxn({
+      success: [
+        { type: 'put', key: 'm/t1', value: 'x' },
+        { type: 'put', key: 'm/t2', value: 'y' },
+      ],
+    })
     await Promise.all(Array.from({ length: 40 }, (_, i) => api().mustPut(`m/c${i}`, 'v')))
     const writes = 10 + 1 + 1 + 40
     const revision = await api().revision()

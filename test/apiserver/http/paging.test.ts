@@ -80,7 +80,7 @@ describe('native HTTP API: paging with continue tokens (real process)', function
     expect(keys(now.kvs)).to.not.include(name(60))
   })
 
-  it('pages with keysOnly and a different limit per page, still from the first page\'s revision', async () => {
+  it("pages with keysOnly and a different limit per page, still from the first page's revision", async () => {
     const first = ok(await api().range({ key: PREFIX, prefix: true, limit: 7, keysOnly: true }))
     await api().mustPut(`${PREFIX}000-later`, 'x')
     const second = ok(await api().range({ key: PREFIX, prefix: true, limit: 100, keysOnly: true, continue: first.continue }))
@@ -117,7 +117,14 @@ describe('native HTTP API: paging with continue tokens (real process)', function
     const first = ok(await page(undefined, 10))
     const b64url = (s: string) => Buffer.from(s).toString('base64url')
     const garbage = [
-      'garbage', '', '!!!', b64url('{}'), b64url('null'), b64url('[]'), b64url('"x"'), b64url('{"v":2}'),
+      'garbage',
+      '',
+      '!!!',
+      b64url('{}'),
+      b64url('null'),
+      b64url('[]'),
+      b64url('"x"'),
+      b64url('{"v":2}'),
       b64url(JSON.stringify({ v: 1, r: 'x', n: '', k: '', e: '' })),
       b64url(JSON.stringify({ v: 1, r: 1.5, n: '', k: '', e: '' })),
       first.continue!.slice(0, Math.floor(first.continue!.length / 2)),

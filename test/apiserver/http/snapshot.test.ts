@@ -30,7 +30,12 @@ describe('native HTTP API: /v1/snapshot (real process)', function () {
     expect(bytes.subarray(0, MAGIC.length).equals(MAGIC)).to.equal(true)
     expect(bytes.length % 512).to.equal(32)
     const body = bytes.subarray(0, bytes.length - 32)
-    expect(createHash('sha256').update(body).digest().equals(bytes.subarray(bytes.length - 32))).to.equal(true)
+    expect(
+      createHash('sha256')
+        .update(body)
+        .digest()
+        .equals(bytes.subarray(bytes.length - 32)),
+    ).to.equal(true)
     for (let i = 0; i < 20; i++) expect(body.includes(Buffer.from(`value ${i}`))).to.equal(true)
     // Nothing changed: the same bytes again.
     expect((await download()).bytes.equals(bytes)).to.equal(true)

@@ -25,20 +25,23 @@ describe('native HTTP API: /v1/txn (real process)', function () {
   }
 
   describe('kube-apiserver patterns', () => {
-    const create = (key: string, value: string) => api().mustTxn({
-      compare: [{ key, target: 'MOD', result: 'EQUAL', value: 0 }],
-      success: [{ type: 'put', key, value }],
-    })
-    const update = (key: string, rev: number, value: string) => api().mustTxn({
-      compare: [{ key, target: 'MOD', result: 'EQUAL', value: rev }],
-      success: [{ type: 'put', key, value }],
-      failure: [{ type: 'range', key }],
-    })
-    const remove = (key: string, rev: number) => api().mustTxn({
-      compare: [{ key, target: 'MOD', result: 'EQUAL', value: rev }],
-      success: [{ type: 'delete', key, prevKv: true }],
-      failure: [{ type: 'range', key }],
-    })
+    const create = (key: string, value: string) =>
+      api().mustTxn({
+        compare: [{ key, target: 'MOD', result: 'EQUAL', value: 0 }],
+        success: [{ type: 'put', key, value }],
+      })
+    const update = (key: string, rev: number, value: string) =>
+      api().mustTxn({
+        compare: [{ key, target: 'MOD', result: 'EQUAL', value: rev }],
+        success: [{ type: 'put', key, value }],
+        failure: [{ type: 'range', key }],
+      })
+    const remove = (key: string, rev: number) =>
+      api().mustTxn({
+        compare: [{ key, target: 'MOD', result: 'EQUAL', value: rev }],
+        success: [{ type: 'delete', key, prevKv: true }],
+        failure: [{ type: 'range', key }],
+      })
 
     it('creates only when the key does not exist (mod_revision == 0)', async () => {
       const key = '/registry/pods/default/a'
@@ -64,7 +67,9 @@ describe('native HTTP API: /v1/txn (real process)', function () {
       expect(stale.header.revision).to.equal(ok1.header.revision)
       expect(stale.results).to.have.length(1)
       expect(stale.results[0]).to.deep.equal({
-        type: 'range', more: false, count: 1,
+        type: 'range',
+        more: false,
+        count: 1,
         kvs: [{ key, value: 'v2', createRevision: created, modRevision: ok1.header.revision, version: 2 }],
       })
       const retried = await update(key, stale.results[0].kvs![0].modRevision, 'v3')
@@ -87,20 +92,24 @@ describe('native HTTP API: /v1/txn (real process)', function () {
       const removed = await remove(key, current)
       expect(removed.succeeded).to.equal(true)
       expect(removed.header.revision).to.equal(current + 1)
-      expect(removed.results).to.deep.equal([{
-        type: 'delete', deleted: 1,
-        prevKvs: [{ key, value: 'v2', createRevision: created, modRevision: current, version: 2 }],
-      }])
+      expect(removed.results).to.deep.equal([
+        {
+          type: 'delete',
+          deleted: 1,
+          prevKvs: [{ key, value: 'v2', createRevision: created, modRevision: current, version: 2 }],
+        },
+      ])
       expect((await api().mustRange({ key })).kvs).to.deep.equal([])
     })
 
-    it('guards the compaction key by version, as kube-apiserver\'s compactor does', async () => {
+    it("guards the compaction key by version, as kube-apiserver's compactor does", async () => {
       const key = 'compact_rev_key'
-      const step = (version: number, rev: number) => api().mustTxn({
-        compare: [{ key, target: 'VERSION', result: 'EQUAL', value: version }],
-        success: [{ type: 'put', key, value: String(rev) }],
-        failure: [{ type: 'range', key }],
-      })
+      const step = (version: number, rev: number) =>
+        api().mustTxn({
+          compare: [{ key, target: 'VERSION', result: 'EQUAL', value: version }],
+          success: [{ type: 'put', key, value: String(rev) }],
+          failure: [{ type: 'range', key }],
+        })
       expect((await step(0, 5)).succeeded).to.equal(true)
       expect((await step(1, 6)).succeeded).to.equal(true)
       const lost = await step(1, 7)
@@ -193,14 +202,18 @@ describe('native HTTP API: /v1/txn (real process)', function () {
       expect(r.header.revision).to.equal(before + 1)
       expect(r.results.map((x) => x.type)).to.deep.equal(['put', 'put', 'range', 'delete'])
       expect(r.results[2].kvs!.map((kv) => [kv.key, kv.modRevision])).to.deep.equal([
-        ['one/a', before + 1], ['one/b', before + 1], ['one/z', before],
+        ['one/a', before + 1],
+        ['one/b', before + 1],
+        ['one/z', before],
       ])
       expect(r.results[3]).to.deep.include({ deleted: 1 })
       expect(r.results[3].prevKvs![0]).to.include({ key: 'one/z', value: 'zz', modRevision: before })
       expect(keys((await api().mustRange({ key: 'one/', prefix: true })).kvs)).to.deep.equal(['one/a', 'one/b'])
       const h = ok(await api().history({ key: 'one/', prefix: true, from: before + 1 }))
       expect(h.events.map((e) => [e.type, e.kv.key, e.revision])).to.deep.equal([
-        ['PUT', 'one/a', before + 1], ['PUT', 'one/b', before + 1], ['DELETE', 'one/z', before + 1],
+        ['PUT', 'one/a', before + 1],
+        ['PUT', 'one/b', before + 1],
+        ['DELETE', 'one/z', before + 1],
       ])
     })
 
@@ -243,7 +256,9 @@ describe('native HTTP API: /v1/txn (real process)', function () {
       expect(innermost.results![0].kvs![0]).to.include({ key: 'nest/outer', value: 'o', modRevision: before + 1 })
       const got = await api().mustRange({ key: 'nest/', prefix: true })
       expect(got.kvs.map((kv) => [kv.key, kv.value, kv.modRevision])).to.deep.equal([
-        ['nest/flag', 'on', before], ['nest/inner', 'else', before + 1], ['nest/outer', 'o', before + 1],
+        ['nest/flag', 'on', before],
+        ['nest/inner', 'else', before + 1],
+        ['nest/outer', 'o', before + 1],
       ])
     })
 
@@ -251,13 +266,23 @@ describe('native HTTP API: /v1/txn (real process)', function () {
       await api().mustPut('atom/a', 'old')
       const r = await api().mustTxn({ success: [{ type: 'put', key: 'atom/a', value: 'new', prevKv: true }] })
       expect(r.results[0].prevKv).to.include({ key: 'atom/a', value: 'old' })
-      const notFound = await expectNoWrite(() => api().txn({
-        success: [{ type: 'put', key: 'atom/b', value: 'x' }, { type: 'put', key: 'atom/missing', ignoreValue: true }],
-      }))
+      const notFound = await expectNoWrite(() =>
+        api().txn({
+          success: [
+            { type: 'put', key: 'atom/b', value: 'x' },
+            { type: 'put', key: 'atom/missing', ignoreValue: true },
+          ],
+        }),
+      )
       expectError(notFound, 400, 'KEY_NOT_FOUND')
-      const noLease = await expectNoWrite(() => api().txn({
-        success: [{ type: 'put', key: 'atom/b', value: 'x' }, { type: 'put', key: 'atom/c', value: 'y', lease: '12345' }],
-      }))
+      const noLease = await expectNoWrite(() =>
+        api().txn({
+          success: [
+            { type: 'put', key: 'atom/b', value: 'x' },
+            { type: 'put', key: 'atom/c', value: 'y', lease: '12345' },
+          ],
+        }),
+      )
       expectError(noLease, 404, 'LEASE_NOT_FOUND')
       expect((await api().mustRange({ key: 'atom/b' })).kvs).to.deep.equal([])
       // ignoreValue on an existing key keeps its value.
@@ -270,13 +295,48 @@ describe('native HTTP API: /v1/txn (real process)', function () {
   describe('validation', () => {
     it('rejects writing the same key twice in a branch with DUPLICATE_KEY, writing nothing', async () => {
       const duplicates: unknown[] = [
-        { success: [{ type: 'put', key: 'dup/a', value: '1' }, { type: 'put', key: 'dup/a', value: '2' }] },
-        { success: [{ type: 'delete', key: 'dup/', prefix: true }, { type: 'put', key: 'dup/a', value: '1' }] },
-        { success: [{ type: 'put', key: 'dup/a', value: '1' }, { type: 'delete', key: 'dup/a' }] },
-        { success: [{ type: 'put', keyBase64: b64('dup/a') }, { type: 'put', key: 'dup/a' }] },
-        { failure: [{ type: 'put', key: 'dup/a' }, { type: 'put', key: 'dup/a' }] },
-        { success: [{ type: 'put', key: 'dup/a' }, { type: 'txn', success: [{ type: 'put', key: 'dup/a' }] }] },
-        { success: [{ type: 'delete', key: 'dup/a', rangeEnd: 'dup/z' }, { type: 'txn', failure: [{ type: 'put', key: 'dup/b' }] }] },
+        {
+          success: [
+            { type: 'put', key: 'dup/a', value: '1' },
+            { type: 'put', key: 'dup/a', value: '2' },
+          ],
+        },
+        {
+          success: [
+            { type: 'delete', key: 'dup/', prefix: true },
+            { type: 'put', key: 'dup/a', value: '1' },
+          ],
+        },
+        {
+          success: [
+            { type: 'put', key: 'dup/a', value: '1' },
+            { type: 'delete', key: 'dup/a' },
+          ],
+        },
+        {
+          success: [
+            { type: 'put', keyBase64: b64('dup/a') },
+            { type: 'put', key: 'dup/a' },
+          ],
+        },
+        {
+          failure: [
+            { type: 'put', key: 'dup/a' },
+            { type: 'put', key: 'dup/a' },
+          ],
+        },
+        {
+          success: [
+            { type: 'put', key: 'dup/a' },
+            { type: 'txn', success: [{ type: 'put', key: 'dup/a' }] },
+          ],
+        },
+        {
+          success: [
+            { type: 'delete', key: 'dup/a', rangeEnd: 'dup/z' },
+            { type: 'txn', failure: [{ type: 'put', key: 'dup/b' }] },
+          ],
+        },
       ]
       for (const body of duplicates) {
         const r = await expectNoWrite(() => api().txn(body))
@@ -287,11 +347,17 @@ describe('native HTTP API: /v1/txn (real process)', function () {
 
     it('allows what etcd allows: overlapping deletes, and the same key in both branches of a nested txn', async () => {
       const overlapping = await api().mustTxn({
-        success: [{ type: 'delete', key: 'dup/', prefix: true }, { type: 'delete', key: 'dup/a' }, { type: 'range', key: 'dup/a' }],
+        success: [
+          { type: 'delete', key: 'dup/', prefix: true },
+          { type: 'delete', key: 'dup/a' },
+          { type: 'range', key: 'dup/a' },
+        ],
       })
       expect(overlapping.succeeded).to.equal(true)
       const branches = await api().mustTxn({
-        success: [{ type: 'txn', success: [{ type: 'put', key: 'dup/n', value: 't' }], failure: [{ type: 'put', key: 'dup/n', value: 'f' }] }],
+        success: [
+          { type: 'txn', success: [{ type: 'put', key: 'dup/n', value: 't' }], failure: [{ type: 'put', key: 'dup/n', value: 'f' }] },
+        ],
       })
       expect(branches.succeeded).to.equal(true)
       expect((await api().mustRange({ key: 'dup/n' })).kvs[0].value).to.equal('t')
@@ -299,7 +365,8 @@ describe('native HTTP API: /v1/txn (real process)', function () {
 
     it(`rejects more than maxTxnOps (${MAX_TXN_OPS}) compares or ops per branch with TOO_MANY_OPS, writing nothing`, async () => {
       const puts = (n: number, p: string) => Array.from({ length: n }, (_, i) => ({ type: 'put', key: `${p}${i}`, value: 'x' }))
-      const compares = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `ops/c${i}`, target: 'VERSION', result: 'EQUAL', value: 0 }))
+      const compares = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({ key: `ops/c${i}`, target: 'VERSION', result: 'EQUAL', value: 0 }))
       const tooMany: unknown[] = [
         { success: puts(MAX_TXN_OPS + 1, 'ops/s') },
         { failure: puts(MAX_TXN_OPS + 1, 'ops/f') },
@@ -313,7 +380,11 @@ describe('native HTTP API: /v1/txn (real process)', function () {
       }
       expect((await api().mustRange({ key: 'ops/', prefix: true, countOnly: true })).count).to.equal(0)
       // Exactly the limit is fine, in each branch and in the compares.
-      const atLimit = await api().mustTxn({ compare: compares(MAX_TXN_OPS), success: puts(MAX_TXN_OPS, 'ops/s'), failure: puts(MAX_TXN_OPS, 'ops/f') })
+      const atLimit = await api().mustTxn({
+        compare: compares(MAX_TXN_OPS),
+        success: puts(MAX_TXN_OPS, 'ops/s'),
+        failure: puts(MAX_TXN_OPS, 'ops/f'),
+      })
       expect(atLimit.succeeded).to.equal(true)
       expect((await api().mustRange({ key: 'ops/s', prefix: true, countOnly: true })).count).to.equal(MAX_TXN_OPS)
     })
@@ -325,9 +396,11 @@ describe('native HTTP API: /v1/txn (real process)', function () {
       const viaPut = await expectNoWrite(() => api().put({ key: 'big/b', value: big }))
       expectError(viaPut, 413, 'REQUEST_TOO_LARGE')
       const split = 'y'.repeat(1100)
-      const spread = await expectNoWrite(() => api().txn({
-        success: [1, 2, 3, 4].map((i) => ({ type: 'put', key: `big/${i}`, value: split })),
-      }))
+      const spread = await expectNoWrite(() =>
+        api().txn({
+          success: [1, 2, 3, 4].map((i) => ({ type: 'put', key: `big/${i}`, value: split })),
+        }),
+      )
       expectError(spread, 413, 'REQUEST_TOO_LARGE')
       expect((await api().mustRange({ key: 'big/', prefix: true, countOnly: true })).count).to.equal(0)
     })

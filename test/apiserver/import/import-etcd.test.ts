@@ -27,7 +27,9 @@ type Message = Record<string, unknown>
 
 const ALL = Buffer.from([0])
 const b = (s: string) => Buffer.from(s)
-const put = (key: string | Buffer, value: string, lease?: string) => ({ request_put: { key: Buffer.from(key), value: b(value), ...(lease ? { lease } : {}) } })
+const put = (key: string | Buffer, value: string, lease?: string) => ({
+  request_put: { key: Buffer.from(key), value: b(value), ...(lease ? { lease } : {}) },
+})
 const del = (key: string, rangeEnd?: Buffer) => ({ request_delete_range: { key: b(key), ...(rangeEnd ? { range_end: rangeEnd } : {}) } })
 
 /** Every key at `revision` as comparable plain values. */
@@ -38,8 +40,12 @@ async function rangeAll(c: EtcdGrpc, revision: number): Promise<unknown[]> {
 
 function plainKv(kv: Message): unknown {
   return {
-    key: (kv.key as Buffer).toString('hex'), value: (kv.value as Buffer).toString('hex'),
-    create: String(kv.create_revision), mod: String(kv.mod_revision), version: String(kv.version), lease: String(kv.lease),
+    key: (kv.key as Buffer).toString('hex'),
+    value: (kv.value as Buffer).toString('hex'),
+    create: String(kv.create_revision),
+    mod: String(kv.mod_revision),
+    version: String(kv.version),
+    lease: String(kv.lease),
   }
 }
 
@@ -142,13 +148,17 @@ describe('kvlog import --from-etcd', function () {
       expect(await watchAll(kvlog, floor + 1, head)).to.deep.equal(history)
       // The floor: below it COMPACTED on both, a watch from below it canceled with the same compact revision.
       for (const c of [source, kvlog]) {
-        const err = await c.call('KV', 'Range', { key: ALL, range_end: ALL, revision: floor - 1 }).then(() => undefined, (e: Error & { code: number }) => e)
+        const err = await c.call('KV', 'Range', { key: ALL, range_end: ALL, revision: floor - 1 }).then(
+          () => undefined,
+          (e: Error & { code: number }) => e,
+        )
         expect(err?.code).to.equal(11) // OUT_OF_RANGE
       }
       const expectedLeases = await leases(source)
       const importedLeases = await leases(kvlog)
       expect(importedLeases.map((l) => [l.id, l.granted])).to.deep.equal(expectedLeases.map((l) => [l.id, l.granted]))
-      for (let i = 0; i < expectedLeases.length; i++) expect(importedLeases[i].ttl).to.be.within(expectedLeases[i].ttl - 3, expectedLeases[i].ttl + 1)
+      for (let i = 0; i < expectedLeases.length; i++)
+        expect(importedLeases[i].ttl).to.be.within(expectedLeases[i].ttl - 3, expectedLeases[i].ttl + 1)
       const withKeys = await kvlog.call('Lease', 'LeaseTimeToLive', { ID: expectedLeases.find((l) => l.granted === 300)!.id, keys: true })
       expect((withKeys.keys as Buffer[]).map(String)).to.deep.equal(['/lease/2', '/lease/3'])
 
@@ -156,12 +166,16 @@ describe('kvlog import --from-etcd', function () {
       const next = await kvlog.call('KV', 'Put', { key: b('/after'), value: b('x'), prev_kv: true })
       expect(revisionOf(next)).to.equal(head + 1)
       const replaced = await kvlog.call('KV', 'Put', { key: b('/e'), value: b('e2'), prev_kv: true })
-      expect(plainKv(replaced.prev_kv as Message)).to.deep.equal((await rangeAll(source, head)).find((kv) => (kv as { key: string }).key === b('/e').toString('hex')))
+      expect(plainKv(replaced.prev_kv as Message)).to.deep.equal(
+        (await rangeAll(source, head)).find((kv) => (kv as { key: string }).key === b('/e').toString('hex')),
+      )
       await kvlog.call('KV', 'Compact', { revision: head, physical: true })
       expect(await rangeAll(kvlog, head)).to.deep.equal(await rangeAll(source, head))
       const revoked = await kvlog.call('Lease', 'LeaseRevoke', { ID: expectedLeases.find((l) => l.granted === 300)!.id })
       expect(revisionOf(revoked)).to.equal(head + 3)
-      expect((await rangeAll(kvlog, head + 3)).map((kv) => Buffer.from((kv as { key: string }).key, 'hex').toString())).to.not.include('/lease/2')
+      expect((await rangeAll(kvlog, head + 3)).map((kv) => Buffer.from((kv as { key: string }).key, 'hex').toString())).to.not.include(
+        '/lease/2',
+      )
     } finally {
       kvlog.close()
     }
@@ -183,8 +197,15 @@ describe('kvlog import --from-etcd', function () {
       expect([first, second]).to.deep.equal([head + 1, head + 2])
       const resumed = await watchAll(kvlog, M + 1, head + 2)
       expect(resumed.slice(0, remaining.length)).to.deep.equal(remaining)
-      expect(resumed.slice(remaining.length).map((e) => { const { kv } = e as { kv: { key: string; mod: string } }; return [Buffer.from(kv.key, 'hex').toString(), Number(kv.mod)] }))
-        .to.deep.equal([['/new/1', head + 1], ['/new/2', head + 2]])
+      expect(
+        resumed.slice(remaining.length).map((e) => {
+          const { kv } = e as { kv: { key: string; mod: string } }
+          return [Buffer.from(kv.key, 'hex').toString(), Number(kv.mod)]
+        }),
+      ).to.deep.equal([
+        ['/new/1', head + 1],
+        ['/new/2', head + 2],
+      ])
     } finally {
       kvlog.close()
       await server.cleanup()
@@ -194,7 +215,11 @@ describe('kvlog import --from-etcd', function () {
   it('runs as `kvlog import` with -o json, and refuses a target that is not empty, leaving it as it was', async () => {
     const dir = join(tmp, 'cli-store')
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [KVLOG_BIN, 'import', '--from-etcd', `http://${etcd.endpoint}`, '--data-dir', dir, '-o', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn(
+        process.execPath,
+        [KVLOG_BIN, 'import', '--from-etcd', `http://${etcd.endpoint}`, '--data-dir', dir, '-o', 'json'],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      )
       let stdout = ''
       let stderr = ''
       child.stdout.on('data', (d) => (stdout += d))
@@ -205,7 +230,10 @@ describe('kvlog import --from-etcd', function () {
     expect(JSON.parse(run.stdout)).to.include({ revision: head, compactRevision: floor })
     expect(await readdir(dir)).to.include('CURRENT')
 
-    const again = await importFromEtcd(etcd.endpoint, dir).then(() => undefined, (e: unknown) => e)
+    const again = await importFromEtcd(etcd.endpoint, dir).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(isKvlogError(again, 'INVALID_ARGUMENT')).to.equal(true)
     const notEmpty = join(tmp, 'not-empty')
     await mkdir(notEmpty)
@@ -219,13 +247,21 @@ describe('kvlog import --from-etcd', function () {
   it('an unreachable source fails with UNAVAILABLE and leaves nothing; usage errors exit 2', async () => {
     const dir = join(tmp, 'never')
     const dead = `127.0.0.1:${await freePort()}`
-    const err = await importFromEtcd(dead, dir).then(() => undefined, (e: unknown) => e)
+    const err = await importFromEtcd(dead, dir).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(isKvlogError(err, 'UNAVAILABLE')).to.equal(true)
     expect(await readdir(tmp)).to.not.include('never')
     expect((await readdir(tmp)).filter((n) => n.includes('.import-'))).to.deep.equal([])
     const cli = await kvlogInProcess(['import', '--from-etcd', dead, '--data-dir', dir])
     expect(cli.code).to.equal(1)
-    for (const args of [['import', '--data-dir', dir], ['import', '--from-etcd', dead], ['import', '--bogus', 'x'], ['import', 'extra', '--from-etcd', dead, '--data-dir', dir]]) {
+    for (const args of [
+      ['import', '--data-dir', dir],
+      ['import', '--from-etcd', dead],
+      ['import', '--bogus', 'x'],
+      ['import', 'extra', '--from-etcd', dead, '--data-dir', dir],
+    ]) {
       expect((await kvlogInProcess(args)).code, args.join(' ')).to.equal(2)
     }
   })

@@ -70,7 +70,11 @@ describe('resource API: bad input', function () {
     expectStatus(await kube.request('POST', CMS, { raw: '[1,2]' }), 400, 'BadRequest')
     expectStatus(await kube.request('POST', CMS, { raw: '{"__proto__":{"x":1},"metadata":{"name":"p"}}' }), 400, 'BadRequest')
     expectStatus(await kube.patch(`${CMS}/keep`, [1]), 400, 'BadRequest')
-    expectStatus(await kube.patch(`${CMS}/keep`, [{ op: 'remove', path: '/nope/deeper' }], 'application/json-patch+json'), 400, 'BadRequest')
+    expectStatus(
+      await kube.patch(`${CMS}/keep`, [{ op: 'remove', path: '/nope/deeper' }], 'application/json-patch+json'),
+      400,
+      'BadRequest',
+    )
     expectStatus(await kube.patch(`${CMS}/keep`, { op: 'add' }, 'application/json-patch+json'), 400, 'BadRequest')
     expectStatus(await kube.request('PATCH', `${CMS}/keep`, { raw: '{}', contentType: 'text/plain' }), 415, 'UnsupportedMediaType')
     expectStatus(await kube.request('POST', CMS, { raw: 'a: b', contentType: 'application/yaml' }), 415, 'UnsupportedMediaType')
@@ -84,9 +88,15 @@ describe('resource API: bad input', function () {
     expectStatus(await kube.put(`${CMS}/keep`, { ...keep, data: huge.data }), 413, 'RequestEntityTooLarge')
     // A small patch that makes the object too large is refused by the log's limit (maxRequestBytes).
     const blob = 'x'.repeat(200 * 1024)
-    const grow = await kube.patch(`${CMS}/keep`, [
-      { op: 'add', path: '/data/a', value: blob }, { op: 'copy', from: '/data/a', path: '/data/b' }, { op: 'copy', from: '/data/a', path: '/data/c' },
-    ], 'application/json-patch+json')
+    const grow = await kube.patch(
+      `${CMS}/keep`,
+      [
+        { op: 'add', path: '/data/a', value: blob },
+        { op: 'copy', from: '/data/a', path: '/data/b' },
+        { op: 'copy', from: '/data/a', path: '/data/c' },
+      ],
+      'application/json-patch+json',
+    )
     expectStatus(grow, 413, 'RequestEntityTooLarge')
   })
 

@@ -53,12 +53,23 @@ describe('resource API: CustomResourceDefinitions', function () {
     expect(groups.body.groups.map((g: Json) => g.name)).to.include('example.com')
     const resources = await kube.get('/apis/example.com/v1')
     expect(resources.body.kind).to.equal('APIResourceList')
-    expect(resources.body.resources).to.deep.equal([{
-      name: 'widgets', singularName: 'widget', namespaced: true, kind: 'Widget',
-      verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], shortNames: ['wi'],
-    }])
+    expect(resources.body.resources).to.deep.equal([
+      {
+        name: 'widgets',
+        singularName: 'widget',
+        namespaced: true,
+        kind: 'Widget',
+        verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+        shortNames: ['wi'],
+      },
+    ])
 
-    const w = await kube.mustCreate('/apis/example.com/v1/namespaces/default/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 3 } })
+    const w = await kube.mustCreate('/apis/example.com/v1/namespaces/default/widgets', {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w1' },
+      spec: { size: 3 },
+    })
     expect(w.kind).to.equal('Widget')
     expect((await kube.get('/v1/kv', { key: '/registry/example.com/widgets/default/w1' })).body.kvs).to.have.length(1)
     const list = await kube.get('/apis/example.com/v1/widgets')
@@ -67,10 +78,17 @@ describe('resource API: CustomResourceDefinitions', function () {
   })
 
   it('serves cluster-scoped kinds and every served version (apiVersion follows the request)', async () => {
-    await kube.mustCreate(CRDS, crd('gadgets', 'Gadget', {
-      scope: 'Cluster',
-      versions: [{ name: 'v1', served: true, storage: true }, { name: 'v2', served: true, storage: false }, { name: 'v3', served: false, storage: false }],
-    }))
+    await kube.mustCreate(
+      CRDS,
+      crd('gadgets', 'Gadget', {
+        scope: 'Cluster',
+        versions: [
+          { name: 'v1', served: true, storage: true },
+          { name: 'v2', served: true, storage: false },
+          { name: 'v3', served: false, storage: false },
+        ],
+      }),
+    )
     const g = await kube.mustCreate('/apis/example.com/v1/gadgets', { metadata: { name: 'g1' } })
     expect(g.metadata.namespace).to.equal(undefined)
     const v2 = await kube.get('/apis/example.com/v2/gadgets/g1')
@@ -96,7 +114,9 @@ describe('resource API: CustomResourceDefinitions', function () {
 
   it('follows CRD objects written through another front door (the registry is a watched resource)', async () => {
     const body = { ...crd('sprockets', 'Sprocket'), status: {} }
-    const put = await kube.request('PUT', '/v1/kv', { json: { key: '/registry/apiextensions.k8s.io/customresourcedefinitions/sprockets.example.com', value: JSON.stringify(body) } })
+    const put = await kube.request('PUT', '/v1/kv', {
+      json: { key: '/registry/apiextensions.k8s.io/customresourcedefinitions/sprockets.example.com', value: JSON.stringify(body) },
+    })
     expect(put.status).to.equal(200)
     const r = await kube.post('/apis/example.com/v1/namespaces/default/sprockets', { metadata: { name: 's1' } })
     expect(r.status).to.equal(201)

@@ -70,7 +70,10 @@ describe('resource API: CRUD', function () {
 
   it('keeps uid and creationTimestamp whatever the client sends; a metadata-only change keeps the generation', async () => {
     const v1 = await kube.mustCreate(CMS, configMap('managed'))
-    const put = await kube.put(`${CMS}/managed`, { ...v1, metadata: { ...v1.metadata, uid: 'forged', creationTimestamp: '2000-01-01T00:00:00Z', labels: { a: 'b' } } })
+    const put = await kube.put(`${CMS}/managed`, {
+      ...v1,
+      metadata: { ...v1.metadata, uid: 'forged', creationTimestamp: '2000-01-01T00:00:00Z', labels: { a: 'b' } },
+    })
     expect(put.status).to.equal(200)
     expect(put.body.metadata.uid).to.equal(v1.metadata.uid)
     expect(put.body.metadata.creationTimestamp).to.equal(v1.metadata.creationTimestamp)
@@ -99,13 +102,17 @@ describe('resource API: CRUD', function () {
     expect(smp.body.data).to.deep.equal({ a: '1', c: '3', d: '4' })
     expect(smp.body['$setElementOrder/x']).to.equal(undefined)
 
-    const json = await kube.patch(`${CMS}/p`, [
-      { op: 'test', path: '/data/a', value: '1' },
-      { op: 'replace', path: '/data/a', value: 'one' },
-      { op: 'remove', path: '/data/c' },
-      { op: 'move', from: '/data/d', path: '/data/e' },
-      { op: 'add', path: '/metadata/annotations', value: { 'x/y': 'z' } },
-    ], 'application/json-patch+json')
+    const json = await kube.patch(
+      `${CMS}/p`,
+      [
+        { op: 'test', path: '/data/a', value: '1' },
+        { op: 'replace', path: '/data/a', value: 'one' },
+        { op: 'remove', path: '/data/c' },
+        { op: 'move', from: '/data/d', path: '/data/e' },
+        { op: 'add', path: '/metadata/annotations', value: { 'x/y': 'z' } },
+      ],
+      'application/json-patch+json',
+    )
     expect(json.status, JSON.stringify(json.body)).to.equal(200)
     expect(json.body.data).to.deep.equal({ a: 'one', e: '4' })
     expect(json.body.metadata.annotations).to.deep.equal({ 'x/y': 'z' })
@@ -121,9 +128,17 @@ describe('resource API: CRUD', function () {
 
   it('deletes with preconditions (uid, resourceVersion → 409) and returns the last state', async () => {
     const v1 = await kube.mustCreate(CMS, configMap('del'))
-    expectStatus(await kube.delete(`${CMS}/del`, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'other' } }), 409, 'Conflict')
+    expectStatus(
+      await kube.delete(`${CMS}/del`, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'other' } }),
+      409,
+      'Conflict',
+    )
     expectStatus(await kube.delete(`${CMS}/del`, { preconditions: { resourceVersion: '1' } }), 409, 'Conflict')
-    const del = await kube.delete(`${CMS}/del`, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: v1.metadata.uid, resourceVersion: v1.metadata.resourceVersion } })
+    const del = await kube.delete(`${CMS}/del`, {
+      kind: 'DeleteOptions',
+      apiVersion: 'v1',
+      preconditions: { uid: v1.metadata.uid, resourceVersion: v1.metadata.resourceVersion },
+    })
     expect(del.status).to.equal(200)
     expect(del.body.metadata.uid).to.equal(v1.metadata.uid)
     expectStatus(await kube.get(`${CMS}/del`), 404, 'NotFound')
@@ -148,7 +163,12 @@ describe('resource API: CRUD', function () {
   it('deletecollection deletes what the selector matches, nothing else', async () => {
     const NS = '/api/v1/namespaces/dc/configmaps'
     await kube.mustCreate('/api/v1/namespaces', { metadata: { name: 'dc' } })
-    for (const [name, tier] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) await kube.mustCreate(NS, configMap(name, { tier }))
+    for (const [name, tier] of [
+      ['a', 'x'],
+      ['b', 'x'],
+      ['c', 'y'],
+    ])
+      await kube.mustCreate(NS, configMap(name, { tier }))
     const r = await kube.delete(NS, undefined, { labelSelector: 'tier=x' })
     expect(r.status).to.equal(200)
     expect(r.body.items.map((o: { metadata: { name: string } }) => o.metadata.name)).to.deep.equal(['a', 'b'])
@@ -173,13 +193,16 @@ describe('resource API: CRUD', function () {
     expect(ns.status.phase).to.equal('Active')
     expect((await kube.get('/v1/kv', { key: '/registry/namespaces/team-a' })).body.kvs).to.have.length(1)
     const lease = await kube.mustCreate('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', {
-      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'leader' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15 },
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'leader' },
+      spec: { holderIdentity: 'a', leaseDurationSeconds: 15 },
     })
     expect(lease.apiVersion).to.equal('coordination.k8s.io/v1')
     expect((await kube.get('/v1/kv', { key: '/registry/coordination.k8s.io/leases/kube-system/leader' })).body.kvs).to.have.length(1)
   })
 
-  it('folds a Secret\'s stringData into base64 data', async () => {
+  it("folds a Secret's stringData into base64 data", async () => {
     const s = await kube.mustCreate('/api/v1/namespaces/default/secrets', { metadata: { name: 's' }, stringData: { password: 'hunter2' } })
     expect(s.stringData).to.equal(undefined)
     expect(s.data).to.deep.equal({ password: Buffer.from('hunter2').toString('base64') })

@@ -17,7 +17,10 @@ describe('resource API and the etcd door', function () {
   const server = useServer(['--resource-namespace-must-exist=false'])
   let kube: Kube
   const etcdctl = async (...args: string[]): Promise<string> => {
-    const { stdout } = await run('etcdctl', [`--endpoints=${server().process.grpc}`, ...args], { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 })
+    const { stdout } = await run('etcdctl', [`--endpoints=${server().process.grpc}`, ...args], {
+      env: { ...process.env, ETCDCTL_API: '3' },
+      timeout: 10_000,
+    })
     return stdout
   }
   before(() => (kube = new Kube(server().process.http)))
@@ -35,7 +38,11 @@ describe('resource API and the etcd door', function () {
   it('objects etcdctl puts and deletes appear in gets and watches', async () => {
     const watch = await openWatch(server().process.http, CMS, { resourceVersion: await kube.revision() })
     try {
-      await etcdctl('put', '/registry/configmaps/shared/from-etcd', JSON.stringify({ metadata: { name: 'from-etcd', namespace: 'shared' }, data: { x: '1' } }))
+      await etcdctl(
+        'put',
+        '/registry/configmaps/shared/from-etcd',
+        JSON.stringify({ metadata: { name: 'from-etcd', namespace: 'shared' }, data: { x: '1' } }),
+      )
       const got = await kube.get(`${CMS}/from-etcd`)
       expect(got.status).to.equal(200)
       expect(got.body.kind).to.equal('ConfigMap')

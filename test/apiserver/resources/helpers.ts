@@ -166,7 +166,12 @@ function eventStream(): { stream: EventStream; push(e: WatchEvent): void; end():
 }
 
 /** `GET path?watch=true&...` as a line-delimited JSON stream. A non-200 answer has its Status in `body`. */
-export async function openWatch(base: string, path: string, query: Record<string, string | number | boolean> = {}, accept?: string): Promise<EventStream & { body?: Json }> {
+export async function openWatch(
+  base: string,
+  path: string,
+  query: Record<string, string | number | boolean> = {},
+  accept?: string,
+): Promise<EventStream & { body?: Json }> {
   const controller = new AbortController()
   const qs = new URLSearchParams(Object.entries({ watch: 'true', ...query }).map(([k, v]): [string, string] => [k, String(v)]))
   const res = await fetch(`${base}${path}?${qs}`, { signal: controller.signal, headers: accept ? { accept } : {} })

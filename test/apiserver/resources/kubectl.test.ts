@@ -70,12 +70,24 @@ describe('resource API: kubectl', function () {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kvlog-kubectl-'))
     const kubeconfig = join(dir, 'kubeconfig')
-    await writeFile(kubeconfig, [
-      'apiVersion: v1', 'kind: Config',
-      'clusters:', '- name: kvlog', '  cluster:', `    server: ${server().process.http}`,
-      'contexts:', '- name: kvlog', '  context:', '    cluster: kvlog', '    namespace: default',
-      'current-context: kvlog', '',
-    ].join('\n'))
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: kvlog',
+        '  cluster:',
+        `    server: ${server().process.http}`,
+        'contexts:',
+        '- name: kvlog',
+        '  context:',
+        '    cluster: kvlog',
+        '    namespace: default',
+        'current-context: kvlog',
+        '',
+      ].join('\n'),
+    )
     env = { ...process.env, KUBECONFIG: kubeconfig, HOME: dir }
   })
   after(async () => {
@@ -96,11 +108,25 @@ describe('resource API: kubectl', function () {
 
   it('api-resources lists the built-in kinds', async () => {
     const out = await kubectl('api-resources')
-    const rows = out.trim().split('\n').slice(1).map((l) => l.split(/\s+/)[0])
-    expect(rows).to.include.members(['configmaps', 'namespaces', 'pods', 'secrets', 'events', 'nodes', 'leases', 'customresourcedefinitions'])
+    const rows = out
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(/\s+/)[0])
+    expect(rows).to.include.members([
+      'configmaps',
+      'namespaces',
+      'pods',
+      'secrets',
+      'events',
+      'nodes',
+      'leases',
+      'customresourcedefinitions',
+    ])
     // Without any kubeconfig, just --server.
     const { stdout } = await run(KUBECTL, ['--cache-dir', join(dir, 'cache2'), '--server', server().process.http, 'get', 'namespaces'], {
-      env: { ...env, KUBECONFIG: '/dev/null' }, timeout: 20_000,
+      env: { ...env, KUBECONFIG: '/dev/null' },
+      timeout: 20_000,
     })
     expect(stdout).to.equal('')
   })
@@ -119,11 +145,16 @@ describe('resource API: kubectl', function () {
   })
 
   it('apply -f a CRD, then objects of the new kind; apply again configures; replace -f', async () => {
-    expect(await kubectl('apply', '-f', await file('crd.yaml', CRD))).to.match(/customresourcedefinition.apiextensions.k8s.io\/widgets.example.com created/)
+    expect(await kubectl('apply', '-f', await file('crd.yaml', CRD))).to.match(
+      /customresourcedefinition.apiextensions.k8s.io\/widgets.example.com created/,
+    )
     expect(await kubectl('apply', '-f', await file('w.yaml', widget(3)))).to.match(/widget.example.com\/w1 created/)
     expect(await kubectl('apply', '-f', await file('w.yaml', widget(4)))).to.match(/widget.example.com\/w1 configured/)
     expect(await kubectl('apply', '-f', await file('w.yaml', widget(4)))).to.match(/widget.example.com\/w1 unchanged/)
-    const rows = (await kubectl('get', 'widgets')).trim().split('\n').map((l) => l.split(/\s+/))
+    const rows = (await kubectl('get', 'widgets'))
+      .trim()
+      .split('\n')
+      .map((l) => l.split(/\s+/))
     expect(rows[0]).to.deep.equal(['NAME', 'SIZE', 'AGE'])
     expect(rows[1].slice(0, 2)).to.deep.equal(['w1', '4'])
     expect(await kubectl('replace', '-f', await file('w.yaml', widget(5)))).to.match(/widget.example.com\/w1 replaced/)
@@ -171,7 +202,11 @@ describe('resource API: kubectl', function () {
 
   it('get -w -o json receives live changes', async () => {
     const { child, until } = watchKubectl('widgets', '-o', 'json')
-    const objects = (out: string) => out.split(/\n(?=\{)/).filter((s) => s.trim() !== '').map((s) => JSON.parse(s))
+    const objects = (out: string) =>
+      out
+        .split(/\n(?=\{)/)
+        .filter((s) => s.trim() !== '')
+        .map((s) => JSON.parse(s))
     await until((out) => out.includes('"w1"'), 'initial object')
     const kube = new Kube(server().process.http)
     await kube.patch('/apis/example.com/v1/namespaces/default/widgets/w1', { spec: { size: 42 } })

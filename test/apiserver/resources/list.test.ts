@@ -110,7 +110,12 @@ describe('resource API: list', function () {
 
   it('selects events by involvedObject fields (kubectl describe); other kinds do not have them', async () => {
     const EV = '/api/v1/namespaces/lists/events'
-    const event = (name: string, target: string) => ({ metadata: { name }, involvedObject: { kind: 'ConfigMap', namespace: 'lists', name: target }, reason: 'Tested', type: 'Normal' })
+    const event = (name: string, target: string) => ({
+      metadata: { name },
+      involvedObject: { kind: 'ConfigMap', namespace: 'lists', name: target },
+      reason: 'Tested',
+      type: 'Normal',
+    })
     await kube.mustCreate(EV, event('e1', 'a'))
     await kube.mustCreate(EV, event('e2', 'b'))
     const r = await kube.get(EV, { fieldSelector: 'involvedObject.name=b,involvedObject.kind=ConfigMap,type=Normal' })
@@ -127,13 +132,19 @@ describe('resource API: list', function () {
     }
   })
 
-  it('answers a Table when asked (kubectl get), with the kind\'s columns (ConfigMap: Name, Data, Age) and row metadata', async () => {
-    const r = await kube.request('GET', NS, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json', query: { labelSelector: 'app=web' } })
+  it("answers a Table when asked (kubectl get), with the kind's columns (ConfigMap: Name, Data, Age) and row metadata", async () => {
+    const r = await kube.request('GET', NS, {
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
+      query: { labelSelector: 'app=web' },
+    })
     expect(r.status).to.equal(200)
     expect(r.body.kind).to.equal('Table')
     expect(r.body.apiVersion).to.equal('meta.k8s.io/v1')
     expect(r.body.columnDefinitions.map((c: Json) => c.name)).to.deep.equal(['Name', 'Data', 'Age'])
-    expect(r.body.rows.map((row: Json) => row.cells.slice(0, 2))).to.deep.equal([['a', 1], ['b', 1]])
+    expect(r.body.rows.map((row: Json) => row.cells.slice(0, 2))).to.deep.equal([
+      ['a', 1],
+      ['b', 1],
+    ])
     expect(r.body.rows[0].object.kind).to.equal('PartialObjectMetadata')
     expect(r.body.rows[0].object.metadata.labels.app).to.equal('web')
   })

@@ -15,7 +15,11 @@ describe('resource patches', () => {
   })
 
   it('strategic merge patch drops $-directives and merges like a merge patch', () => {
-    const out = applyPatch('application/strategic-merge-patch+json', { spec: { x: 1, list: [1] } }, { spec: { list: [2], '$retainKeys': ['x'], y: 2 }, '$setElementOrder/containers': [] })
+    const out = applyPatch(
+      'application/strategic-merge-patch+json',
+      { spec: { x: 1, list: [1] } },
+      { spec: { list: [2], $retainKeys: ['x'], y: 2 }, '$setElementOrder/containers': [] },
+    )
     expect(out).to.deep.equal({ spec: { x: 1, list: [2], y: 2 } })
   })
 
@@ -36,9 +40,15 @@ describe('resource patches', () => {
 
   it('JSON patch errors are INVALID_ARGUMENT and leave the document alone', () => {
     const bad: unknown[] = [
-      {}, [{ op: 'nope', path: '/a' }], [{ op: 'remove', path: '/missing' }], [{ op: 'add', path: 'no-slash', value: 1 }],
-      [{ op: 'add', path: '/a/b/7', value: 1 }], [{ op: 'test', path: '/a', value: 2 }], [{ op: 'move', from: '/a', path: '/a/b' }],
-      [{ op: 'add', path: '/x' }], [{ op: 'replace', path: '/zzz', value: 1 }],
+      {},
+      [{ op: 'nope', path: '/a' }],
+      [{ op: 'remove', path: '/missing' }],
+      [{ op: 'add', path: 'no-slash', value: 1 }],
+      [{ op: 'add', path: '/a/b/7', value: 1 }],
+      [{ op: 'test', path: '/a', value: 2 }],
+      [{ op: 'move', from: '/a', path: '/a/b' }],
+      [{ op: 'add', path: '/x' }],
+      [{ op: 'replace', path: '/zzz', value: 1 }],
     ]
     for (const patch of bad) {
       let err: unknown
@@ -54,6 +64,8 @@ describe('resource patches', () => {
   it('patch types: the three JSON ones; anything else (server-side apply) is UNSUPPORTED_MEDIA_TYPE', () => {
     expect(patchType('application/merge-patch+json; charset=utf-8')).to.equal('application/merge-patch+json')
     expect(patchType('application/json-patch+json')).to.equal('application/json-patch+json')
-    expect(() => patchType('application/apply-patch+yaml')).to.throw().that.satisfies((e: unknown) => isKvlogError(e, 'UNSUPPORTED_MEDIA_TYPE'))
+    expect(() => patchType('application/apply-patch+yaml'))
+      .to.throw()
+      .that.satisfies((e: unknown) => isKvlogError(e, 'UNSUPPORTED_MEDIA_TYPE'))
   })
 })

@@ -6,7 +6,11 @@ import { isKvlogError } from '../../../log/errors.js'
 import type { K8sObject } from '../../../apiserver/resources/k8s-object.js'
 import { parseFieldSelector, parseLabelSelector } from '../../../apiserver/resources/selectors.js'
 
-const obj = (name: string, labels: Record<string, string>, namespace = 'ns'): K8sObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels } })
+const obj = (name: string, labels: Record<string, string>, namespace = 'ns'): K8sObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace, labels },
+})
 const OBJECTS = [
   obj('a', { app: 'web', env: 'prod', n: '5' }),
   obj('b', { app: 'web', env: 'dev' }),
@@ -30,7 +34,21 @@ describe('resource selectors', () => {
   })
 
   it('reject malformed label selectors with INVALID_ARGUMENT', () => {
-    for (const bad of ['app in', 'app in (a', 'app in ()', '(a)', 'a b', 'a=b c', ',', 'a,', 'a>b', 'a in (x y)', 'Bad Key', 'a=' + 'v'.repeat(64), '-a=b']) {
+    for (const bad of [
+      'app in',
+      'app in (a',
+      'app in ()',
+      '(a)',
+      'a b',
+      'a=b c',
+      ',',
+      'a,',
+      'a>b',
+      'a in (x y)',
+      'Bad Key',
+      'a=' + 'v'.repeat(64),
+      '-a=b',
+    ]) {
       let err: unknown
       try {
         parseLabelSelector(bad)

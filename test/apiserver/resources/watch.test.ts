@@ -7,7 +7,18 @@
  */
 import { expect } from 'chai'
 import { request, type IncomingMessage } from 'node:http'
-import { configMap, expectStatus, Kube, names, openWatch, openWsWatch, useServer, type EventStream, type Json, type WatchEvent } from './helpers.js'
+import {
+  configMap,
+  expectStatus,
+  Kube,
+  names,
+  openWatch,
+  openWsWatch,
+  useServer,
+  type EventStream,
+  type Json,
+  type WatchEvent,
+} from './helpers.js'
 
 const BOOKMARK_MS = 200
 const has = (what: string) => (events: WatchEvent[]) => names(events).includes(what)
@@ -48,7 +59,9 @@ describe('resource API: watch', function () {
     expect(s.events[3].object.data).to.deep.equal({ k: 'changed' })
     const deleted = s.events[4].object
     expect(deleted.metadata.uid).to.equal(del.body.metadata.uid)
-    expect(Number(deleted.metadata.resourceVersion), 'the revision of the delete').to.be.greaterThan(Number(del.body.metadata.resourceVersion))
+    expect(Number(deleted.metadata.resourceVersion), 'the revision of the delete').to.be.greaterThan(
+      Number(del.body.metadata.resourceVersion),
+    )
     // resourceVersions strictly increase after the initial events.
     const rvs = s.events.slice(2).map((e) => Number(e.object.metadata.resourceVersion))
     expect([...rvs].sort((x, y) => x - y)).to.deep.equal(rvs)
@@ -82,15 +95,24 @@ describe('resource API: watch', function () {
     const NS = '/api/v1/namespaces/w4/configmaps'
     await kube.mustCreate(NS, configMap('a'))
     const b = await kube.mustCreate(NS, configMap('b'))
-    const s = await watch(NS, { sendInitialEvents: true, allowWatchBookmarks: true, resourceVersionMatch: 'NotOlderThan', resourceVersion: '' })
-    await s.waitFor((e) => e.some((x) => x.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true'), 5000, 'initial-events-end')
+    const s = await watch(NS, {
+      sendInitialEvents: true,
+      allowWatchBookmarks: true,
+      resourceVersionMatch: 'NotOlderThan',
+      resourceVersion: '',
+    })
+    await s.waitFor(
+      (e) => e.some((x) => x.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true'),
+      5000,
+      'initial-events-end',
+    )
     expect(names(s.events.slice(0, 3))).to.deep.equal(['ADDED a', 'ADDED b', 'BOOKMARK'])
     expect(Number(s.events[2].object.metadata.resourceVersion)).to.be.at.least(Number(b.metadata.resourceVersion))
     await kube.mustCreate(NS, configMap('c'))
     await s.waitFor(has('ADDED c'), 5000)
 
-    expectStatus(await openWatch(base, NS, { sendInitialEvents: true, allowWatchBookmarks: true }) as Json, 422, 'Invalid')
-    expectStatus(await openWatch(base, NS, { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' }) as Json, 422, 'Invalid')
+    expectStatus((await openWatch(base, NS, { sendInitialEvents: true, allowWatchBookmarks: true })) as Json, 422, 'Invalid')
+    expectStatus((await openWatch(base, NS, { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' })) as Json, 422, 'Invalid')
   })
 
   it('ends the stream after timeoutSeconds', async () => {
@@ -163,7 +185,9 @@ describe('resource API: watch', function () {
     expect(new Set(rvs).size, 'unique').to.equal(rvs.length)
     // The state rebuilt from list + events equals a fresh list.
     const fresh = await kube.get(NS)
-    expect(Object.fromEntries(state)).to.deep.equal(Object.fromEntries(fresh.body.items.map((o: Json) => [o.metadata.name, o.metadata.resourceVersion])))
+    expect(Object.fromEntries(state)).to.deep.equal(
+      Object.fromEntries(fresh.body.items.map((o: Json) => [o.metadata.name, o.metadata.resourceVersion])),
+    )
   })
 
   it('compaction: a too-old resourceVersion gets one ERROR event with a 410 Expired Status; relist and watch again', async () => {
@@ -181,7 +205,15 @@ describe('resource API: watch', function () {
     const oldRv = Number(old.metadata.resourceVersion) - 1
     expect(s.events[0]).to.deep.equal({
       type: 'ERROR',
-      object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${oldRv} (${floor})`, reason: 'Expired', code: 410 },
+      object: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `too old resource version: ${oldRv} (${floor})`,
+        reason: 'Expired',
+        code: 410,
+      },
     })
     // The informer's answer: relist, then watch from the list's resourceVersion.
     const relist = await kube.get(NS)
@@ -204,10 +236,10 @@ describe('resource API: watch', function () {
 
   it('answers bad watch requests with a Status before streaming', async () => {
     const NS = '/api/v1/namespaces/w11/configmaps'
-    expectStatus(await openWatch(base, NS, { labelSelector: 'a in (' }) as Json, 400, 'BadRequest')
-    expectStatus(await openWatch(base, NS, { resourceVersion: 'x' }) as Json, 400, 'BadRequest')
-    expectStatus(await openWatch(base, NS, { resourceVersionMatch: 'Exact', resourceVersion: '3' }) as Json, 422, 'Invalid')
-    expectStatus(await openWatch(base, '/api/v1/namespaces/w11/nothings') as Json, 404, 'NotFound')
+    expectStatus((await openWatch(base, NS, { labelSelector: 'a in (' })) as Json, 400, 'BadRequest')
+    expectStatus((await openWatch(base, NS, { resourceVersion: 'x' })) as Json, 400, 'BadRequest')
+    expectStatus((await openWatch(base, NS, { resourceVersionMatch: 'Exact', resourceVersion: '3' })) as Json, 422, 'Invalid')
+    expectStatus((await openWatch(base, '/api/v1/namespaces/w11/nothings')) as Json, 404, 'NotFound')
   })
 
   describe('over WebSocket', () => {
@@ -287,7 +319,9 @@ describe('resource API: watch backpressure', function () {
     while (lines.length < COUNT && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     res.destroy()
     const events = lines.map((l) => JSON.parse(l) as WatchEvent)
-    expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).to.deep.equal(Array.from({ length: COUNT }, (_, i) => `ADDED o${String(i).padStart(3, '0')}`))
+    expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).to.deep.equal(
+      Array.from({ length: COUNT }, (_, i) => `ADDED o${String(i).padStart(3, '0')}`),
+    )
     const rvs = events.map((e) => Number(e.object.metadata.resourceVersion))
     expect(rvs).to.deep.equal(Array.from({ length: COUNT }, (_, i) => from + 1 + i))
   })

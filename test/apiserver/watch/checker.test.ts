@@ -7,7 +7,11 @@ import type { WatchMessage, WireEvent, WireKv } from '../../support/watch-client
 import { checkOracle, checkWatches, type LogicalWatch, type OracleEvent, type OracleView, type WatchSelection } from './checker.js'
 
 const kv = (key: string, value: string, createRevision: number, modRevision: number, version: number): WireKv => ({
-  key, value, createRevision, modRevision, version,
+  key,
+  value,
+  createRevision,
+  modRevision,
+  version,
 })
 const gone = (key: string, revision: number): WireKv => ({ key, value: '', createRevision: 0, modRevision: revision, version: 0 })
 
@@ -77,23 +81,45 @@ describe('watch checker', () => {
     // Several revisions in one message, then a progress notice.
     const merged: WatchMessage[] = [
       { type: 'created', id: 1, revision: 8 },
-      { type: 'events', id: 1, revision: 5, events: stream(PREFIX_A, 2, 5).slice(1).flatMap((m) => m.events!) },
+      {
+        type: 'events',
+        id: 1,
+        revision: 5,
+        events: stream(PREFIX_A, 2, 5)
+          .slice(1)
+          .flatMap((m) => m.events!),
+      },
       { type: 'progress', id: 1, revision: 6 },
       ...stream(PREFIX_A, 7, 8).slice(1),
     ]
     expect(checkWatches(o, one(PREFIX_A, merged))).to.deep.equal([])
     // Resumed: the second segment starts after the first one's progress notice at 6.
-    const resumed: LogicalWatch[] = [{
-      name: 'w', spec: PREFIX_A, segments: [
-        { startRevision: 2, messages: [...stream(PREFIX_A, 2, 5), { type: 'progress', id: 1, revision: 6 }] },
-        { startRevision: 7, messages: [...stream(PREFIX_A, 7, 8), { type: 'progress', id: 1, revision: 8 }] },
-      ],
-    }]
+    const resumed: LogicalWatch[] = [
+      {
+        name: 'w',
+        spec: PREFIX_A,
+        segments: [
+          { startRevision: 2, messages: [...stream(PREFIX_A, 2, 5), { type: 'progress', id: 1, revision: 6 }] },
+          { startRevision: 7, messages: [...stream(PREFIX_A, 7, 8), { type: 'progress', id: 1, revision: 8 }] },
+        ],
+      },
+    ]
     expect(checkWatches(o, resumed, { finalRevision: 8 })).to.deep.equal([])
     // From now (no start revision): starts at created.revision + 1.
-    expect(checkWatches(o, [{ name: 'w', spec: PREFIX_A, segments: [{ messages: [{ type: 'created', id: 1, revision: 6 }, ...stream(PREFIX_A, 7, 8).slice(1)] }] }])).to.deep.equal([])
+    expect(
+      checkWatches(o, [
+        {
+          name: 'w',
+          spec: PREFIX_A,
+          segments: [{ messages: [{ type: 'created', id: 1, revision: 6 }, ...stream(PREFIX_A, 7, 8).slice(1)] }],
+        },
+      ]),
+    ).to.deep.equal([])
     // A COMPACTED cancel below the resume point is fine.
-    const compacted: WatchMessage[] = [{ type: 'created', id: 1, revision: 8 }, { type: 'canceled', id: 1, code: 'COMPACTED', compactRevision: 5, reason: 'r' }]
+    const compacted: WatchMessage[] = [
+      { type: 'created', id: 1, revision: 8 },
+      { type: 'canceled', id: 1, code: 'COMPACTED', compactRevision: 5, reason: 'r' },
+    ]
     expect(checkWatches(o, one(PREFIX_A, compacted, 3))).to.deep.equal([])
   })
 
@@ -107,7 +133,10 @@ describe('watch checker', () => {
   it('reports a gap at the tail only when the watch vouched for it (progress) or had to reach the end', () => {
     const s = stream(PREFIX_A, 2, 5)
     expect(checkWatches(oracle(), one(PREFIX_A, s))).to.deep.equal([])
-    expect(tags(checkWatches(oracle(), one(PREFIX_A, [...s, { type: 'progress', id: 1, revision: 7 }])))).to.deep.equal(['[bookmarkable]', '[reliable]'])
+    expect(tags(checkWatches(oracle(), one(PREFIX_A, [...s, { type: 'progress', id: 1, revision: 7 }])))).to.deep.equal([
+      '[bookmarkable]',
+      '[reliable]',
+    ])
     expect(tags(checkWatches(oracle(), one(PREFIX_A, s), { finalRevision: 8 }))).to.deep.equal(['[reliable]'])
   })
 
@@ -183,12 +212,16 @@ describe('watch checker', () => {
   })
 
   it('reports a resume that does not start where the previous segment left off', () => {
-    const w: LogicalWatch[] = [{
-      name: 'w', spec: PREFIX_A, segments: [
-        { startRevision: 2, messages: stream(PREFIX_A, 2, 3) },
-        { startRevision: 5, messages: stream(PREFIX_A, 5, 8) },
-      ],
-    }]
+    const w: LogicalWatch[] = [
+      {
+        name: 'w',
+        spec: PREFIX_A,
+        segments: [
+          { startRevision: 2, messages: stream(PREFIX_A, 2, 3) },
+          { startRevision: 5, messages: stream(PREFIX_A, 5, 8) },
+        ],
+      },
+    ]
     expect(tags(checkWatches(oracle(), w))).to.deep.equal(['[resumable]'])
   })
 
@@ -197,7 +230,11 @@ describe('watch checker', () => {
     expect(tags(checkWatches(oracle(), one(PREFIX_A, s)))).to.deep.equal(['[reliable]'])
     const noCreated = stream(PREFIX_A, 2, 8).slice(1)
     expect(tags(checkWatches(oracle(), one(PREFIX_A, noCreated)))).to.deep.equal(['[protocol]'])
-    const afterCancel = [...stream(PREFIX_A, 2, 4), { type: 'canceled', id: 1, reason: 'x' } as WatchMessage, ...stream(PREFIX_A, 5, 8).slice(1)]
+    const afterCancel = [
+      ...stream(PREFIX_A, 2, 4),
+      { type: 'canceled', id: 1, reason: 'x' } as WatchMessage,
+      ...stream(PREFIX_A, 5, 8).slice(1),
+    ]
     expect(tags(checkWatches(oracle(), one(PREFIX_A, afterCancel)))).to.deep.equal(['[protocol]'])
   })
 

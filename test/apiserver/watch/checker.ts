@@ -51,7 +51,12 @@ export class Oracle implements OracleView {
     for (;;) {
       const qs = new URLSearchParams({ keyBase64: 'AA==', fromKey: 'true', from: String(from), prevKv: 'true', limit: '5000' })
       const res = await fetch(`${httpUrl}/v1/history?${qs}`)
-      const body = (await res.json()) as { events: Array<OracleEvent & { time?: string }>; more: boolean; nextRevision: number; error?: unknown }
+      const body = (await res.json()) as {
+        events: Array<OracleEvent & { time?: string }>
+        more: boolean
+        nextRevision: number
+        error?: unknown
+      }
       if (res.status !== 200) throw new Error(`oracle: history from ${from} answered ${res.status}: ${JSON.stringify(body)}`)
       for (const e of body.events) {
         if (e.revision < from) throw new Error(`oracle: history from ${from} returned revision ${e.revision}`)
@@ -80,7 +85,8 @@ export function checkOracle(oracle: OracleView): string[] {
     const key = keyB64(e.kv)
     const before = state.get(key)
     const where = `[oracle] revision ${e.revision} ${e.type} ${describeKey(e.kv)}`
-    if (canonKv(e.prevKv) !== canonKv(before)) out.push(`${where}: prevKv ${JSON.stringify(e.prevKv)}, but the key was ${JSON.stringify(before)}`)
+    if (canonKv(e.prevKv) !== canonKv(before))
+      out.push(`${where}: prevKv ${JSON.stringify(e.prevKv)}, but the key was ${JSON.stringify(before)}`)
     if (e.type === 'PUT') {
       const version = (before?.version ?? 0) + 1
       const create = before?.createRevision ?? e.revision
@@ -300,7 +306,14 @@ function upperBound(revisions: number[], rev: number): number {
   return lowerBound(revisions, rev + 1)
 }
 
-function oracleMatching(oracle: OracleView, index: RevisionIndex, spec: WatchSelection, bounds: Bounds, from: number, to: number): OracleEvent[] {
+function oracleMatching(
+  oracle: OracleView,
+  index: RevisionIndex,
+  spec: WatchSelection,
+  bounds: Bounds,
+  from: number,
+  to: number,
+): OracleEvent[] {
   const out: OracleEvent[] = []
   const first = lowerBound(index.revisions, from)
   const last = lowerBound(index.revisions, to + 1)
@@ -338,7 +351,8 @@ function checkSegment(
   }
   if (start < oracle.first) report(`[oracle] starts at ${start}, before the oracle's first revision ${oracle.first}`)
   // (A watch that starts in the future has "seen" up to its start - 1 without being shown anything.)
-  if (lastSeen > oracle.last && lastSeen >= start) report(`[oracle] saw revision ${lastSeen}, after the oracle's last revision ${oracle.last}: fetch the oracle at the end`)
+  if (lastSeen > oracle.last && lastSeen >= start)
+    report(`[oracle] saw revision ${lastSeen}, after the oracle's last revision ${oracle.last}: fetch the oracle at the end`)
 
   // Pass 1: message by message (ordered, unique, atomic, filtered, bookmarkable, kv shape).
   const delivered: WireEvent[] = []
@@ -385,7 +399,8 @@ function checkSegment(
           if (!inBounds(bounds, keyBytes(e.kv))) report(`[filtered] ${describe(e)} is outside the watched keys`)
           if (!spec.prevKv && e.prevKv !== undefined) report(`[prevKv] ${describe(e)} carries a prevKv that was not asked for`)
           if (!spec.objectView) checkKvShape(e, report)
-          else if (e.kv.modRevision !== e.revision) report(`[createFlag] ${describe(e)}: kv.modRevision ${e.kv.modRevision} is not the event's revision`)
+          else if (e.kv.modRevision !== e.revision)
+            report(`[createFlag] ${describe(e)}: kv.modRevision ${e.kv.modRevision} is not the event's revision`)
           if (!messageOfRevision.has(e.revision)) messageOfRevision.set(e.revision, i)
           lastEventRevision = Math.max(lastEventRevision, e.revision)
           delivered.push(e)
@@ -405,7 +420,8 @@ function checkSegment(
         if (r >= start) {
           const want = expectedUpTo(r)
           const got = deliveredUpTo(r)
-          if (got !== want) report(`[bookmarkable] progress at ${r} arrived when ${got} of the ${want} matching events at or below it had been delivered`)
+          if (got !== want)
+            report(`[bookmarkable] progress at ${r} arrived when ${got} of the ${want} matching events at or below it had been delivered`)
         }
         lastProgress = Math.max(lastProgress, r)
         break
@@ -472,7 +488,11 @@ function canonObject(e: WireEvent | OracleEvent, oracle: boolean): string {
 }
 
 function compareByRevision(
-  expected: readonly OracleEvent[], delivered: readonly WireEvent[], prevKv: boolean, objectView: boolean, report: (v: string) => void,
+  expected: readonly OracleEvent[],
+  delivered: readonly WireEvent[],
+  prevKv: boolean,
+  objectView: boolean,
+  report: (v: string) => void,
 ): void {
   const want = groupByRevision(expected)
   const got = groupByRevision(delivered)
@@ -489,7 +509,9 @@ function compareByRevision(
       continue
     }
     if (g.length !== w.length) {
-      report(`[atomic] revision ${r}: delivered ${g.length} events (${g.map(describe).join(', ')}), the oracle has ${w.length} (${w.map(describe).join(', ')})`)
+      report(
+        `[atomic] revision ${r}: delivered ${g.length} events (${g.map(describe).join(', ')}), the oracle has ${w.length} (${w.map(describe).join(', ')})`,
+      )
       continue
     }
     for (let i = 0; i < w.length; i++) {
@@ -498,7 +520,10 @@ function compareByRevision(
       if (a.type !== b.type || keyB64(a.kv) !== keyB64(b.kv)) {
         report(`[atomic] revision ${r}, event ${i}: delivered ${describe(b)}, the oracle has ${describe(a)} (op order)`)
       } else if (objectView) {
-        if (canonObject(a, true) !== canonObject(b, false)) report(`[createFlag] ${describe(b)}: object ${canonObject(b, false).slice(0, 300)}, the oracle has ${canonObject(a, true).slice(0, 300)}`)
+        if (canonObject(a, true) !== canonObject(b, false))
+          report(
+            `[createFlag] ${describe(b)}: object ${canonObject(b, false).slice(0, 300)}, the oracle has ${canonObject(a, true).slice(0, 300)}`,
+          )
       } else if (canonKv(a.kv) !== canonKv(b.kv)) {
         report(`[createFlag] ${describe(b)}: kv ${JSON.stringify(b.kv)}, the oracle has ${JSON.stringify(a.kv)}`)
       } else if (prevKv && canonKv(a.prevKv) !== canonKv(b.prevKv)) {

@@ -13,7 +13,15 @@ import { Api, prng } from '../http/helpers.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { nextSeq, sleep, WatchConnection, type CreateRequest, type Received } from '../../support/watch-client.js'
 import { WATCH_SPECS } from '../../support/watch-specs.js'
-import { checkOracle, checkWatches, Oracle, summarizeSegment, type LogicalWatch, type WatchSegment, type WatchSelection } from './checker.js'
+import {
+  checkOracle,
+  checkWatches,
+  Oracle,
+  summarizeSegment,
+  type LogicalWatch,
+  type WatchSegment,
+  type WatchSelection,
+} from './checker.js'
 
 const SEED = Number(process.env.KVLOG_TEST_SEED ?? 20261122)
 const WRITE_MS = 10_000
@@ -101,7 +109,9 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
     const nextCompaction = () => new Promise<void>((resolve) => compactionWaiters.push(resolve))
     let serverUp = true
     const restart = {
-      exitCode: undefined as number | string | undefined, closes1001: 0, done: false,
+      exitCode: undefined as number | string | undefined,
+      closes1001: 0,
+      done: false,
       after: undefined as { revision: number; compactRevision: number; oracleLast: number; floor: number } | undefined,
     }
 
@@ -114,7 +124,9 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
       const r = prng(SEED * 31 + n)
       const k = () => KEYS[Math.floor(r() * KEYS.length)]
       const value = (i: number): Record<string, string> =>
-        r() < 0.1 ? { valueBase64: b64(Buffer.from([0xc3, 0x28, n, i & 0xff])) } : { value: `w${n}-${i}-${'x'.repeat(Math.floor(r() * 40))}` }
+        r() < 0.1
+          ? { valueBase64: b64(Buffer.from([0xc3, 0x28, n, i & 0xff])) }
+          : { value: `w${n}-${i}-${'x'.repeat(Math.floor(r() * 40))}` }
       let i = 0
       while (!stopWriters) {
         i++
@@ -133,7 +145,9 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
               const key = k()
               keys.set(b64(key), key)
             }
-            const success = [...keys.keys()].map((key) => (r() < 0.8 ? { type: 'put', keyBase64: key, ...value(i) } : { type: 'delete', keyBase64: key }))
+            const success = [...keys.keys()].map((key) =>
+              r() < 0.8 ? { type: 'put', keyBase64: key, ...value(i) } : { type: 'delete', keyBase64: key },
+            )
             reply = await api.txn({ compare: [], success, failure: [] })
           } else {
             // A range delete: several DELETE events in one revision.
@@ -164,7 +178,13 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
     let relists = 0
     const pendingRelists = new Set<Promise<void>>()
     const slots: Slot[] = Array.from({ length: SLOTS }, (_, index) => ({
-      index, conn: undefined, ids: new Map(), watches: new Set(), requestsProgress: index % 2 === 0, hold: undefined, closes: [],
+      index,
+      conn: undefined,
+      ids: new Map(),
+      watches: new Set(),
+      requestsProgress: index % 2 === 0,
+      hold: undefined,
+      closes: [],
     }))
 
     const startSegment = (slot: Slot, conn: WatchConnection, l: Logical) => {
@@ -206,7 +226,12 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
         slot.watches.delete(l)
         slot.ids.delete(m.id)
         if (m.code === 'COMPACTED') {
-          compactedCancels.push({ watch: l.name, compactRevision: m.compactRevision ?? -1, sentSeq: l.sentSeq[l.sentSeq.length - 1], seq: rec.seq })
+          compactedCancels.push({
+            watch: l.name,
+            compactRevision: m.compactRevision ?? -1,
+            sentSeq: l.sentSeq[l.sentSeq.length - 1],
+            seq: rec.seq,
+          })
           // Like a client: relist, then watch from the list's revision + 1 (a new logical watch).
           const p = relist(l).finally(() => pendingRelists.delete(p))
           pendingRelists.add(p)
@@ -390,8 +415,12 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
       const known = compactions.find((x) => x.revision === c.compactRevision)
       const floorAtCreate = Math.max(1, ...compactions.filter((x) => x.doneSeq < c.sentSeq).map((x) => x.revision))
       if (known === undefined) violations.push(`[compacted] ${c.watch}: compactRevision ${c.compactRevision} is no compaction's revision`)
-      else if (known.requestedSeq > c.seq) violations.push(`[compacted] ${c.watch}: compactRevision ${c.compactRevision} was requested after the cancel arrived`)
-      if (c.compactRevision < floorAtCreate) violations.push(`[compacted] ${c.watch}: compactRevision ${c.compactRevision} is below the floor ${floorAtCreate} in force at create`)
+      else if (known.requestedSeq > c.seq)
+        violations.push(`[compacted] ${c.watch}: compactRevision ${c.compactRevision} was requested after the cancel arrived`)
+      if (c.compactRevision < floorAtCreate)
+        violations.push(
+          `[compacted] ${c.watch}: compactRevision ${c.compactRevision} is below the floor ${floorAtCreate} in force at create`,
+        )
     }
     // Shutdown (docs/api.md): every watch gets a final progress notice, then the connection closes with 1001.
     // Only reported here (a watch catching up at that moment gets none; slow-consumer.test.ts pins that down).
@@ -407,9 +436,21 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
     const delivered = logicals.reduce((n, l) => n + l.segments.reduce((m, s) => m + summarizeSegment(s).events, 0), 0)
     const segments = logicals.reduce((n, l) => n + l.segments.length, 0)
     const summary = {
-      elapsedMs: Math.round(elapsed), finalRevision, oracleEvents: oracle.events.length, writes: writeStats.ok, failedWrites: writeStats.failed,
-      logicalWatches: logicals.length, segments, delivered, disconnects, compactions: compactions.length, compactedCancels: compactedCancels.length,
-      relists, closes1001: restart.closes1001, noFinalProgress, exitCode: restart.exitCode,
+      elapsedMs: Math.round(elapsed),
+      finalRevision,
+      oracleEvents: oracle.events.length,
+      writes: writeStats.ok,
+      failedWrites: writeStats.failed,
+      logicalWatches: logicals.length,
+      segments,
+      delivered,
+      disconnects,
+      compactions: compactions.length,
+      compactedCancels: compactedCancels.length,
+      relists,
+      closes1001: restart.closes1001,
+      noFinalProgress,
+      exitCode: restart.exitCode,
     }
     console.log(`      ${JSON.stringify(summary)}`)
 
@@ -434,15 +475,18 @@ describe('watch guarantees (real server, load, disconnects, compaction, restart)
     // by a progress notice that comes later in it, it reports the notice's promise as broken instead
     // ([bookmarkable]): seen once in a full run (2026-11-23), where the doctored watch got only that.
     const isEvents = (m: unknown) => (m as Received).msg.type === 'events'
-    const droppable = (s: WatchSegment) => s.messages.findIndex((m, i) => i + 1 < s.messages.length && isEvents(m) && isEvents(s.messages[i + 1]))
+    const droppable = (s: WatchSegment) =>
+      s.messages.findIndex((m, i) => i + 1 < s.messages.length && isEvents(m) && isEvents(s.messages[i + 1]))
     const busy = logicals.find((l) => l.segments.some((s) => droppable(s) >= 0))!
-    const doctored: LogicalWatch[] = [{
-      ...busy,
-      segments: busy.segments.map((s) => {
-        const i = droppable(s)
-        return i < 0 ? s : { ...s, messages: s.messages.filter((_, j) => j !== i) }
-      }),
-    }]
+    const doctored: LogicalWatch[] = [
+      {
+        ...busy,
+        segments: busy.segments.map((s) => {
+          const i = droppable(s)
+          return i < 0 ? s : { ...s, messages: s.messages.filter((_, j) => j !== i) }
+        }),
+      },
+    ]
     expect(checkWatches(oracle, doctored, { finalRevision }).join('\n')).to.match(/^\[(reliable|bookmarkable)\] /m)
   })
 })

@@ -15,7 +15,8 @@ const PROGRESS_MS = 200
 
 function lastRevision(lines: Received[]): number {
   let r = 0
-  for (const { msg } of lines) if ((msg.type === 'events' || msg.type === 'progress') && typeof msg.revision === 'number') r = Math.max(r, msg.revision)
+  for (const { msg } of lines)
+    if ((msg.type === 'events' || msg.type === 'progress') && typeof msg.revision === 'number') r = Math.max(r, msg.revision)
   return r
 }
 
@@ -44,7 +45,13 @@ describe('NDJSON watch', function () {
     const start = (await api.revision()) + 1
     await api.mustPut('/n/a', '1')
     await api.mustPut('/n/a', '2')
-    await api.mustTxn({ success: [{ type: 'put', key: '/n/b', value: 'b' }, { type: 'put', key: '/n/a', value: '3' }, { type: 'put', key: '/other', value: 'o' }] })
+    await api.mustTxn({
+      success: [
+        { type: 'put', key: '/n/b', value: 'b' },
+        { type: 'put', key: '/n/a', value: '3' },
+        { type: 'put', key: '/other', value: 'o' },
+      ],
+    })
     ok(await api.delete({ key: '/n/', prefix: true }))
     await api.mustPut('/n/a', '4')
     const last = await api.revision()
@@ -60,7 +67,13 @@ describe('NDJSON watch', function () {
     // The txn's two /n/ events share one revision and one message; the range delete too.
     const events = s.lines.filter((l) => l.msg.type === 'events').flatMap((l) => l.msg.events!)
     expect(events.map((e) => `${e.type} ${e.kv.key} ${e.kv.value}`)).to.deep.equal([
-      'PUT /n/a 1', 'PUT /n/a 2', 'PUT /n/b b', 'PUT /n/a 3', 'DELETE /n/a ', 'DELETE /n/b ', 'PUT /n/a 4',
+      'PUT /n/a 1',
+      'PUT /n/a 2',
+      'PUT /n/b b',
+      'PUT /n/a 3',
+      'DELETE /n/a ',
+      'DELETE /n/b ',
+      'PUT /n/a 4',
     ])
     expect(events[1].prevKv, 'prevKv of the second put').to.include({ key: '/n/a', value: '1', version: 1 })
     expect(events[0].prevKv, 'a create has no prevKv').to.equal(undefined)
@@ -92,7 +105,10 @@ describe('NDJSON watch', function () {
     expect(revisions[revisions.length - 1]).to.be.at.most(await api.revision())
     // Idle notices come about every watchProgressInterval (docs/api.md): the first within a few intervals.
     expect(notices[0].at - t0, 'first notice').to.be.below(PROGRESS_MS * 4)
-    expect(silent.lines.map((l) => l.msg.type), 'no notices without progressNotify').to.deep.equal(['created'])
+    expect(
+      silent.lines.map((l) => l.msg.type),
+      'no notices without progressNotify',
+    ).to.deep.equal(['created'])
   })
 
   it('renews idle progress notices every watchProgressInterval, not every other one', async () => {
@@ -154,7 +170,9 @@ describe('NDJSON watch', function () {
     expect(maxSlow, 'kvlog_slow_watchers while the client did not read').to.be.at.least(1)
     const oracle = new Oracle(start) // earlier tests compacted: the oracle starts where the watch does
     await oracle.fetch(process.http)
-    const watches = [{ name: 'slow', spec: { key: '/slow/', prefix: true, prevKv: true }, segments: [{ startRevision: start, messages: s.lines }] }]
+    const watches = [
+      { name: 'slow', spec: { key: '/slow/', prefix: true, prevKv: true }, segments: [{ startRevision: start, messages: s.lines }] },
+    ]
     expect(checkWatches(oracle, watches, { finalRevision: last })).to.deep.equal([])
     expect(s.lines.filter((l) => l.msg.type === 'events').flatMap((l) => l.msg.events!).length).to.equal(3200)
   })

@@ -92,37 +92,65 @@ describe('WebSocket watch: slow consumer', function () {
 
     // Everyone catches up to the final revision.
     const last = await api.revision()
-    for (const [c, id] of [[slow, slowId], [slow, slowOtherId], [peer, peerId], [other, otherId]] as const) {
+    for (const [c, id] of [
+      [slow, slowId],
+      [slow, slowOtherId],
+      [peer, peerId],
+      [other, otherId],
+    ] as const) {
       const list = c.messagesFor(id)
       c.requestProgress()
-      await c.waitFor(() => summarizeSegment({ startRevision: start, messages: list }).lastSeen >= last, 20_000, `${c.label} to reach ${last}`)
+      await c.waitFor(
+        () => summarizeSegment({ startRevision: start, messages: list }).lastSeen >= last,
+        20_000,
+        `${c.label} to reach ${last}`,
+      )
     }
     const oracle = new Oracle(start)
     await oracle.fetch(http)
     const watches: LogicalWatch[] = [
-      { name: 'slow', spec: { key: '/slow/', prefix: true, prevKv: true }, segments: [{ startRevision: start, messages: slow.messagesFor(slowId) }] },
-      { name: 'peer', spec: { key: '/slow/', prefix: true, prevKv: true }, segments: [{ startRevision: start, messages: peer.messagesFor(peerId) }] },
+      {
+        name: 'slow',
+        spec: { key: '/slow/', prefix: true, prevKv: true },
+        segments: [{ startRevision: start, messages: slow.messagesFor(slowId) }],
+      },
+      {
+        name: 'peer',
+        spec: { key: '/slow/', prefix: true, prevKv: true },
+        segments: [{ startRevision: start, messages: peer.messagesFor(peerId) }],
+      },
       { name: 'other', spec: { key: '/other/', prefix: true }, segments: [{ startRevision: start, messages: other.messagesFor(otherId) }] },
-      { name: 'slowOther', spec: { key: '/other/', prefix: true, prevKv: true }, segments: [{ startRevision: start, messages: slow.messagesFor(slowOtherId) }] },
+      {
+        name: 'slowOther',
+        spec: { key: '/other/', prefix: true, prevKv: true },
+        segments: [{ startRevision: start, messages: slow.messagesFor(slowOtherId) }],
+      },
     ]
     expect(checkWatches(oracle, watches, { finalRevision: last })).to.deep.equal([])
     const slowEvents = summarizeSegment({ startRevision: start, messages: slow.messagesFor(slowId) }).events
     expect(slowEvents, 'events on the slow watch').to.equal(oracle.events.filter((e) => e.kv.key?.startsWith('/slow/')).length)
     expect(slowEvents).to.be.at.least(VALUES)
-    expect(slow.messagesFor(slowId).some((r) => r.msg.type === 'canceled'), 'the slow watch was not canceled').to.equal(false)
+    expect(
+      slow.messagesFor(slowId).some((r) => r.msg.type === 'canceled'),
+      'the slow watch was not canceled',
+    ).to.equal(false)
 
     // The other connections kept receiving live events while the slow one was paused.
     const during = (list: Received[]) => list.filter((r) => r.msg.type === 'events' && r.at > pausedAt + 200 && r.at < resumedAt).length
     expect(during(peer.messagesFor(peerId)), 'peer events during the pause').to.be.at.least(5)
     expect(during(other.messagesFor(otherId)), 'other events during the pause').to.be.at.least(5)
     // The slow one could not have read much meanwhile (it was paused), and it is not slow any more.
-    expect(receivedWhilePaused, 'events messages read by the paused client').to.be.below(slow.messagesFor(slowId).filter((r) => r.msg.type === 'events').length)
+    expect(receivedWhilePaused, 'events messages read by the paused client').to.be.below(
+      slow.messagesFor(slowId).filter((r) => r.msg.type === 'events').length,
+    )
     const deadline = performance.now() + 5000
     let slowNow = -1
     while (performance.now() < deadline && (slowNow = await metric(http, 'kvlog_slow_watchers')) !== 0) await sleep(50)
     expect(slowNow, 'kvlog_slow_watchers after catching up').to.equal(0)
-    console.log(`      written ${written} values, max slow watchers ${maxSlow}, slow watch got ${slowEvents} events, ` +
-      `peer got ${during(peer.messagesFor(peerId))} messages during the pause`)
+    console.log(
+      `      written ${written} values, max slow watchers ${maxSlow}, slow watch got ${slowEvents} events, ` +
+        `peer got ${during(peer.messagesFor(peerId))} messages during the pause`,
+    )
   })
 
   it('cancels a paused watch with COMPACTED (and the floor) when compaction overtakes it; what came before is exact', async () => {
@@ -151,7 +179,9 @@ describe('WebSocket watch: slow consumer', function () {
     const canceled = list.find((r) => r.msg.type === 'canceled')!.msg
     expect(canceled).to.include({ code: 'COMPACTED', compactRevision: floor })
     // Everything delivered before the cancel is exact, and the cancel came only because it had to.
-    const watches: LogicalWatch[] = [{ name: 'slow2', spec: { key: '/slow2/', prefix: true, prevKv: true }, segments: [{ startRevision: start, messages: list }] }]
+    const watches: LogicalWatch[] = [
+      { name: 'slow2', spec: { key: '/slow2/', prefix: true, prevKv: true }, segments: [{ startRevision: start, messages: list }] },
+    ]
     expect(checkWatches(oracle, watches)).to.deep.equal([])
     expect(summarizeSegment({ startRevision: start, messages: list }).lastSeen).to.be.below(floor)
     // Like a client: relist, watch from the list's revision + 1, and that works.
@@ -217,14 +247,21 @@ describe('WebSocket watch: shutdown while a watch is paused', function () {
       }
       expect(paused, 'the slow watch paused').to.equal(true)
       const last = await a.revision()
-      await live.waitFor(() => summarizeSegment({ startRevision: start, messages: live.messagesFor(liveId) }).lastSeen >= last, 10_000, 'live to catch up')
+      await live.waitFor(
+        () => summarizeSegment({ startRevision: start, messages: live.messagesFor(liveId) }).lastSeen >= last,
+        10_000,
+        'live to catch up',
+      )
       const stopped = proc.stop('SIGTERM')
       await sleep(300)
       slow.resumeSocket()
       const closes = await Promise.all([slow.closed, live.closed])
       const code = await stopped
       expect(code, 'exit code').to.equal(0)
-      expect(closes.map((c) => c.code), 'close codes').to.deep.equal([1001, 1001])
+      expect(
+        closes.map((c) => c.code),
+        'close codes',
+      ).to.deep.equal([1001, 1001])
       const final = (c: WatchConnection, id: number) => {
         const list = c.messagesFor(id)
         return list[list.length - 1].msg.type

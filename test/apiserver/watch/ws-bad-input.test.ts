@@ -36,7 +36,11 @@ describe('WebSocket watch: bad input', function () {
     const { api } = server()
     const revision = (await api.mustPut(`/live/k${writes++ % 3}`, `v${writes}`)).header.revision
     const list = conn.messagesFor(live)
-    await conn.waitFor(() => list.some((r) => r.msg.type === 'events' && r.msg.revision! >= revision), 5000, `the live watch's event at ${revision}`)
+    await conn.waitFor(
+      () => list.some((r) => r.msg.type === 'events' && r.msg.revision! >= revision),
+      5000,
+      `the live watch's event at ${revision}`,
+    )
     expect(conn.isOpen, 'the connection is open').to.equal(true)
   }
 
@@ -47,7 +51,10 @@ describe('WebSocket watch: bad input', function () {
     const got = await conn
       .waitForMessage((m) => m.type === 'error' || (id !== undefined && m.id === id && m.type !== 'events'), 3000, from)
       .catch(() => {
-        const seen = conn.messages.slice(from).map((r) => r.msg).filter((m) => m.type !== 'events')
+        const seen = conn.messages
+          .slice(from)
+          .map((r) => r.msg)
+          .filter((m) => m.type !== 'events')
         throw new Error(`no error ${code} in answer; got instead: ${JSON.stringify(seen)}`)
       })
     const m = got.msg
@@ -57,7 +64,10 @@ describe('WebSocket watch: bad input', function () {
     // Nothing else answered it: no second error, no created.
     await liveStillWorks()
     const extra = conn.messages.slice(from).filter((r: Received) => r !== got && r.msg.type !== 'events')
-    expect(extra.map((r) => r.msg), 'other answers').to.deep.equal([])
+    expect(
+      extra.map((r) => r.msg),
+      'other answers',
+    ).to.deep.equal([])
     return m
   }
 
@@ -89,10 +99,17 @@ describe('WebSocket watch: bad input', function () {
     const victim = await conn.createAndWait({ id: 2, key: '/victim' })
     try {
       await expectErrorFor(() => conn.send({ op: 'cancel', id: victim, bogus: 1 }), 'INVALID_ARGUMENT', victim)
-      expect(conn.messagesFor(victim).map((r) => r.msg.type), 'the watch was not canceled').to.deep.equal(['created', 'error'])
+      expect(
+        conn.messagesFor(victim).map((r) => r.msg.type),
+        'the watch was not canceled',
+      ).to.deep.equal(['created', 'error'])
     } finally {
       conn.cancel(victim)
-      await conn.waitFor(() => conn.messagesFor(victim).some((r) => r.msg.type === 'canceled' || r.msg.code === 'UNKNOWN_WATCH'), 5000, 'the cancel')
+      await conn.waitFor(
+        () => conn.messagesFor(victim).some((r) => r.msg.type === 'canceled' || r.msg.code === 'UNKNOWN_WATCH'),
+        5000,
+        'the cancel',
+      )
     }
   })
 
@@ -136,7 +153,10 @@ describe('WebSocket watch: bad input', function () {
     const e = await expectErrorFor(() => conn.send({ op: 'create', id: live, key: '/dup' }), 'WATCH_ID_EXISTS', live)
     expect(e.details).to.deep.equal({ id: live })
     const types = conn.messagesFor(live).map((r) => r.msg.type)
-    expect(types.filter((t) => t === 'created' || t === 'canceled'), 'the first watch was neither recreated nor canceled').to.deep.equal(['created'])
+    expect(
+      types.filter((t) => t === 'created' || t === 'canceled'),
+      'the first watch was neither recreated nor canceled',
+    ).to.deep.equal(['created'])
   })
 
   it(`answers watch number ${MAX_WATCHERS + 1} with TOO_MANY_WATCHERS, and frees a slot on cancel`, async () => {
@@ -198,7 +218,9 @@ describe('WebSocket watch: bad input', function () {
     await oracle.fetch(process.http)
     // Errors that carry the live watch's id answer bad requests that reused it (WATCH_ID_EXISTS): not stream content.
     const stream = list.filter((r) => r.msg.type !== 'error')
-    const watches = [{ name: 'live', spec: { key: '/live/', prefix: true, prevKv: true }, segments: [{ startRevision: liveStart, messages: stream }] }]
+    const watches = [
+      { name: 'live', spec: { key: '/live/', prefix: true, prevKv: true }, segments: [{ startRevision: liveStart, messages: stream }] },
+    ]
     expect(checkWatches(oracle, watches, { finalRevision: last })).to.deep.equal([])
     expect(list.filter((r) => r.msg.type === 'events').length, 'events on the live watch').to.be.at.least(writes)
   })

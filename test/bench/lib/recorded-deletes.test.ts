@@ -17,7 +17,10 @@ const KEYS = 7
 /** Every key of the log and hist tables, hex. */
 async function logAndHistKeys(db: Db): Promise<Set<string>> {
   const out = new Set<string>()
-  for (const range of [{ gte: LOG_START, lt: LOG_END }, { gte: Buffer.from([TAG_HIST]), lt: Buffer.from([TAG_HIST + 1]) }]) {
+  for (const range of [
+    { gte: LOG_START, lt: LOG_END },
+    { gte: Buffer.from([TAG_HIST]), lt: Buffer.from([TAG_HIST + 1]) },
+  ]) {
     for await (const k of db.keys(range)) out.add(k.toString('hex'))
   }
   return out
@@ -42,7 +45,7 @@ describe('bench/lib/recorded-deletes', function () {
     await rm(dir, { recursive: true, force: true })
   })
 
-  it("records the hist records and log entries that compacting the same span deletes", async () => {
+  it('records the hist records and log entries that compacting the same span deletes', async () => {
     const target = log.revision - 20
     // Small room at first, so that both buffers have to grow.
     const recorded = await RecordedDeletes.read(dbOf(log), target, { capacity: { bytes: 16, keys: 2 } })
@@ -68,9 +71,13 @@ describe('bench/lib/recorded-deletes', function () {
     expect(recorded.versions).to.equal(12 - 1 - 1 - KEYS)
     const batches: BatchOp[][] = []
     const started = performance.now()
-    const versions = await replayDeletes(recorded, async (build) => {
-      batches.push(build())
-    }, { revisionsPerBatch: 2, revisionsPerSec: 100 })
+    const versions = await replayDeletes(
+      recorded,
+      async (build) => {
+        batches.push(build())
+      },
+      { revisionsPerBatch: 2, revisionsPerSec: 100 },
+    )
     const ms = performance.now() - started
 
     expect(versions).to.equal(3)

@@ -14,7 +14,7 @@ const COMMANDS = ['put', 'get', 'del', 'txn', 'watch', 'history', 'diff', 'compa
 describe('kvlog CLI: help, version and completion', function () {
   this.timeout(30_000)
 
-  it('every command\'s --help describes each flag (its own and the global ones) and gives examples', async () => {
+  it("every command's --help describes each flag (its own and the global ones) and gives examples", async () => {
     const top = await kvlogInProcess(['--help'])
     expect(top.code).to.equal(0)
     for (const name of COMMANDS) {
@@ -27,7 +27,8 @@ describe('kvlog CLI: help, version and completion', function () {
       // without a description would show as a bare "--flag").
       const flagLines = r.stdout.split('\n').filter((l) => /^ {2}--/.test(l))
       for (const line of flagLines) expect(line, `${name}: ${line}`).to.match(/^ {2}--\S+( \S+)? +\S/)
-      for (const flag of Object.keys(COMMAND_HELP[name].flags)) expect(r.stdout, `${name} --${flag}`).to.match(new RegExp(`^  --${flag}\\b`, 'm'))
+      for (const flag of Object.keys(COMMAND_HELP[name].flags))
+        expect(r.stdout, `${name} --${flag}`).to.match(new RegExp(`^  --${flag}\\b`, 'm'))
       for (const flag of Object.keys(GLOBAL_FLAGS)) expect(r.stdout, `${name} --${flag}`).to.match(new RegExp(`^  --${flag}\\b`, 'm'))
     }
     // -h works the same; a real process too.

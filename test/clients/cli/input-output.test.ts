@@ -73,7 +73,10 @@ describe('kvlog CLI: input and output (real server)', function () {
     await kv.put('/kp/b', 'vb')
     const keys = await run('get', '/kp/', '--prefix', '--keys-only')
     expect(keys.code).to.equal(0)
-    const rows = keys.stdout.trim().split('\n').map((r) => r.split(/\s+/))
+    const rows = keys.stdout
+      .trim()
+      .split('\n')
+      .map((r) => r.split(/\s+/))
     expect(rows[0]).to.deep.equal(['KEY', 'CREATE', 'MOD', 'VERSION'])
     expect(rows.slice(1).map((r) => r[0])).to.deep.equal(['/kp/a', '/kp/b'])
     expect(keys.stdout).to.not.contain('va')
@@ -86,14 +89,22 @@ describe('kvlog CLI: input and output (real server)', function () {
     expect(del.code).to.equal(0)
     const delRows = del.stdout.trim().split('\n')
     expect(delRows[0]).to.match(/^deleted 2 at revision \d+$/)
-    expect(delRows.slice(1).map((r) => r.split(/\s+/).slice(0, 2))).to.deep.equal([['KEY', 'VALUE'], ['/kp/a', 'va2'], ['/kp/b', 'vb']])
+    expect(delRows.slice(1).map((r) => r.split(/\s+/).slice(0, 2))).to.deep.equal([
+      ['KEY', 'VALUE'],
+      ['/kp/a', 'va2'],
+      ['/kp/b', 'vb'],
+    ])
 
     // watch --prev-kv in a table: the value before each change as a last column.
     const from = (await kv.put('/kw/a', 'one')).revision
     await kv.put('/kw/a', 'two')
     await kv.delete('/kw/a')
     const lines = (await watchLines(['/kw/', '--prefix', '--rev', String(from), '--prev-kv'], ep, 3)).map((l) => l.split('\t'))
-    expect(lines.map((l) => l.slice(1))).to.deep.equal([['PUT', '/kw/a', 'one', '(none)'], ['PUT', '/kw/a', 'two', 'one'], ['DELETE', '/kw/a', '', 'two']])
+    expect(lines.map((l) => l.slice(1))).to.deep.equal([
+      ['PUT', '/kw/a', 'one', '(none)'],
+      ['PUT', '/kw/a', 'two', 'one'],
+      ['DELETE', '/kw/a', '', 'two'],
+    ])
   })
 
   it('status shows sizes in human units (JSON keeps bytes); status and long output piped into head exit quietly', async () => {
@@ -103,7 +114,10 @@ describe('kvlog CLI: input and output (real server)', function () {
     expect(t.stdout).to.match(/^db size\s+[0-9.]+ (B|KiB|MiB|GiB)$/m)
     expect(JSON.parse(j.stdout).dbSize).to.be.a('number')
     for (const command of ['status', 'get /pipe/ --prefix', 'history /pipe/ --prefix -o json']) {
-      const sh = spawnSync('bash', ['-c', `set -o pipefail; node ${KVLOG_BIN} ${command} | head -1`], { env: { ...process.env, KVLOG_ENDPOINT: ep }, encoding: 'utf8' })
+      const sh = spawnSync('bash', ['-c', `set -o pipefail; node ${KVLOG_BIN} ${command} | head -1`], {
+        env: { ...process.env, KVLOG_ENDPOINT: ep },
+        encoding: 'utf8',
+      })
       expect(sh.status, `${command}: ${sh.stderr}`).to.equal(0)
       expect(sh.stderr).to.equal('')
       expect(sh.stdout.split('\n')).to.have.length(2)

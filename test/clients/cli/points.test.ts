@@ -47,14 +47,26 @@ describe('kvlog CLI: revisions or times (real server)', function () {
     expect(parsePoint('2026-11-22T21:00:00Z', '--rev', now)).to.deep.include({ time: Date.parse('2026-11-22T21:00:00Z') })
     expect(spanMs('2d')).to.equal(172_800_000)
     for (const bad of ['ten', '10x', '-5', '1.5', '5 m', '', 'yesterday', '12345678901234567890']) {
-      expect(() => parsePoint(bad, '--rev', now), bad).to.throw().with.property('name', 'UsageError')
+      expect(() => parsePoint(bad, '--rev', now), bad)
+        .to.throw()
+        .with.property('name', 'UsageError')
     }
   })
 
   it('get --rev TIME reads the state at that time, in both forms; a future time is FUTURE_REVISION (exit 1)', async () => {
-    const [t, j, ago] = [await run('get', '/t/', '--prefix', '--rev', between), await run('get', '/t/a', '--rev', between, '-o', 'json'), await run('get', '/t/c', '--rev', '0s', '-o', 'json')]
+    const [t, j, ago] = [
+      await run('get', '/t/', '--prefix', '--rev', between),
+      await run('get', '/t/a', '--rev', between, '-o', 'json'),
+      await run('get', '/t/c', '--rev', '0s', '-o', 'json'),
+    ]
     expect([t.code, j.code, ago.code], t.stderr + j.stderr + ago.stderr).to.deep.equal([0, 0, 0])
-    expect(t.stdout.trim().split('\n').slice(1).map((r) => r.split(/\s+/)[0])).to.deep.equal(['/t/a', '/t/b'])
+    expect(
+      t.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((r) => r.split(/\s+/)[0]),
+    ).to.deep.equal(['/t/a', '/t/b'])
     const jr = JSON.parse(j.stdout) as { revision: number; kvs: Array<{ value: string }> }
     expect(jr.revision).to.equal(revBefore)
     expect(jr.kvs[0].value).to.equal('{"n":1}')
@@ -70,7 +82,13 @@ describe('kvlog CLI: revisions or times (real server)', function () {
     expect(since.code, since.stderr).to.equal(0)
     expect(jsonLines(since.stdout).map((e) => e.revision)).to.deep.equal([revAfter - 1, revAfter])
     const untilThen = await run('history', '/t/', '--prefix', '--to', between)
-    expect(untilThen.stdout.trim().split('\n').slice(1).map((r) => Number(r.split(/\s+/)[0]))).to.deep.equal([revBefore - 1, revBefore])
+    expect(
+      untilThen.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((r) => Number(r.split(/\s+/)[0])),
+    ).to.deep.equal([revBefore - 1, revBefore])
     // Times ago: an hour back reaches the first write; 0s ago is now.
     const recent = await run('history', '/t/', '--prefix', '--from', '1h', '--to', '0s', '-o', 'json')
     expect(jsonLines(recent.stdout).map((e) => e.revision)).to.deep.equal([revBefore - 1, revBefore, revAfter - 1, revAfter])
@@ -78,7 +96,12 @@ describe('kvlog CLI: revisions or times (real server)', function () {
     for (const o of [[], ['-o', 'json']]) {
       const future = await run('history', '/t/', '--prefix', '--from', new Date(Date.now() + 60_000).toISOString(), ...o)
       expect(future.code, future.stderr).to.equal(0)
-      expect(future.stdout.trim().split('\n').filter((l) => /^[0-9{]/.test(l))).to.deep.equal([])
+      expect(
+        future.stdout
+          .trim()
+          .split('\n')
+          .filter((l) => /^[0-9{]/.test(l)),
+      ).to.deep.equal([])
     }
     const limited = await run('history', '/t/', '--prefix', '--limit', '3', '-o', 'json')
     expect(jsonLines(limited.stdout).map((e) => e.revision)).to.deep.equal([revBefore - 1, revBefore, revAfter - 1])
@@ -89,10 +112,18 @@ describe('kvlog CLI: revisions or times (real server)', function () {
   })
 
   it('diff accepts what history accepts: times (ISO and ago) and revisions, in both forms', async () => {
-    const [t, j] = [await run('diff', '--from', between, '--to', '1s', '/t/', '--prefix'), await run('diff', '--from', between, '--to', String(revAfter), '-o', 'json')]
+    const [t, j] = [
+      await run('diff', '--from', between, '--to', '1s', '/t/', '--prefix'),
+      await run('diff', '--from', between, '--to', String(revAfter), '-o', 'json'),
+    ]
     expect([t.code, j.code], t.stderr + j.stderr).to.deep.equal([0, 0])
-    expect(t.stdout).to.match(/^modified\s+\/t\/a\s+\.n: 1 → 2$/m).and.match(/^added\s+\/t\/c/m)
-    expect(jsonLines(j.stdout).map((x) => [x.change, x.key])).to.deep.equal([['modified', '/t/a'], ['added', '/t/c']])
+    expect(t.stdout)
+      .to.match(/^modified\s+\/t\/a\s+\.n: 1 → 2$/m)
+      .and.match(/^added\s+\/t\/c/m)
+    expect(jsonLines(j.stdout).map((x) => [x.change, x.key])).to.deep.equal([
+      ['modified', '/t/a'],
+      ['added', '/t/c'],
+    ])
     const bad = await run('diff', '--from', 'then', '--to', '1s')
     expect(bad.code).to.equal(2)
   })

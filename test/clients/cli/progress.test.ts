@@ -12,8 +12,12 @@ describe('CLI progress bar', () => {
     const half = renderProgress('snap', 50, 100, 60)
     expect(half.length).to.be.at.most(60)
     expect(half).to.match(/^snap \[#+\.+\]\s+50%\s+50 B \/ 100 B$/)
-    expect(renderProgress('snap', 150, 100, 60)).to.contain(' 99%').and.contain('150 B / 150 B')
-    expect(renderProgress('snap', 100, 100, 60)).to.contain('100%').and.not.contain('.')
+    expect(renderProgress('snap', 150, 100, 60))
+      .to.contain(' 99%')
+      .and.contain('150 B / 150 B')
+    expect(renderProgress('snap', 100, 100, 60))
+      .to.contain('100%')
+      .and.not.contain('.')
     expect(renderProgress('snap', 5, 0, 60)).to.equal('snap [' + '.'.repeat(60 - 'snap'.length - 3 - '  5 B'.length) + ']  5 B')
     expect(size(3 * 1024 * 1024)).to.equal('3.0 MiB')
   })
@@ -26,7 +30,10 @@ describe('CLI progress bar', () => {
     expect(tty.writes.length).to.be.at.least(2)
     expect(tty.writes[0].startsWith('\r')).to.equal(true)
     expect(tty.writes.at(-1)).to.equal('\n')
-    for (const [stream, env] of [[fakeStream(false), {}], [fakeStream(true), { CI: 'true' }]] as const) {
+    for (const [stream, env] of [
+      [fakeStream(false), {}],
+      [fakeStream(true), { CI: 'true' }],
+    ] as const) {
       const quiet = progressBar('x', 10, stream, env)
       quiet.update(5)
       quiet.done()
@@ -38,7 +45,9 @@ describe('CLI progress bar', () => {
     const line = renderRate('importing', 500, 2000, 'revisions', 2000, 100)
     expect(line.length).to.be.at.most(100)
     expect(line).to.match(/^importing \[#+\.+\]\s+25%\s+500 \/ 2000 revisions\s+250\/s\s+ETA 6s$/)
-    expect(renderRate('importing', 2000, 2000, 'revisions', 4000, 100)).to.contain('100%').and.not.contain('ETA')
+    expect(renderRate('importing', 2000, 2000, 'revisions', 4000, 100))
+      .to.contain('100%')
+      .and.not.contain('ETA')
     const tty = fakeStream(true)
     const bar = rateBar('x', 10, 'revisions', tty, {})
     bar.update(5)

@@ -35,20 +35,23 @@ describe('diffList and Store.replace (relist)', () => {
   it('Store.replace: the cache equals the list afterwards, and applying the diff to the old cache gives the same', () => {
     const item = fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd', 'e'), rv: fc.constantFrom('1', '2', '3') })
     const uniqueList = fc.uniqueArray(item, { selector: (x) => x.name, maxLength: 5 })
-    fc.assert(fc.property(uniqueList, uniqueList, (before, after) => {
-      const s = new Store()
-      s.replace(before.map((x) => o(x.name, x.rv)))
-      const snapshot = new Map(s.list().map((x) => [objectKey(x), x]))
-      const d = s.replace(after.map((x) => o(x.name, x.rv)))
-      const expected = after.map((x) => `ns/${x.name}@${x.rv}`).sort()
-      expect(s.list().map((x) => `${objectKey(x)}@${x.metadata.resourceVersion}`)).to.deep.equal(expected)
-      // Replaying the diff's events on the old cache reaches the same state.
-      for (const t of d.deleted) snapshot.delete(t.key)
-      for (const x of d.added) snapshot.set(objectKey(x), x)
-      for (const u of d.updated) snapshot.set(objectKey(u.object), u.object)
-      expect([...snapshot.values()].map((x) => `${objectKey(x)}@${x.metadata.resourceVersion}`).sort()).to.deep.equal(expected)
-      expect(d.added.length + d.updated.length + d.unchanged).to.equal(after.length)
-      expect(s.indexKeys('namespace', 'ns')).to.deep.equal(after.map((x) => `ns/${x.name}`).sort())
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.property(uniqueList, uniqueList, (before, after) => {
+        const s = new Store()
+        s.replace(before.map((x) => o(x.name, x.rv)))
+        const snapshot = new Map(s.list().map((x) => [objectKey(x), x]))
+        const d = s.replace(after.map((x) => o(x.name, x.rv)))
+        const expected = after.map((x) => `ns/${x.name}@${x.rv}`).sort()
+        expect(s.list().map((x) => `${objectKey(x)}@${x.metadata.resourceVersion}`)).to.deep.equal(expected)
+        // Replaying the diff's events on the old cache reaches the same state.
+        for (const t of d.deleted) snapshot.delete(t.key)
+        for (const x of d.added) snapshot.set(objectKey(x), x)
+        for (const u of d.updated) snapshot.set(objectKey(u.object), u.object)
+        expect([...snapshot.values()].map((x) => `${objectKey(x)}@${x.metadata.resourceVersion}`).sort()).to.deep.equal(expected)
+        expect(d.added.length + d.updated.length + d.unchanged).to.equal(after.length)
+        expect(s.indexKeys('namespace', 'ns')).to.deep.equal(after.map((x) => `ns/${x.name}`).sort())
+      }),
+      { numRuns: 200 },
+    )
   })
 })

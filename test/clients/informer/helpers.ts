@@ -16,7 +16,12 @@ export function configMaps(endpoint: string): ResourceClient<ConfigMap> {
   return new ResourceClient<ConfigMap>({ endpoint }, { version: 'v1', resource: 'configmaps' })
 }
 
-export function configMap(namespace: string, name: string, data: Record<string, string> = {}, labels: Record<string, string> = {}): ConfigMap {
+export function configMap(
+  namespace: string,
+  name: string,
+  data: Record<string, string> = {},
+  labels: Record<string, string> = {},
+): ConfigMap {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name, labels }, data }
 }
 
@@ -26,7 +31,12 @@ export function versions(objects: KubeObject[]): string[] {
 }
 
 /** Polls `check` until it returns true; on timeout throws with `what` and the last `explain()`. */
-export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000, explain: () => unknown = () => ''): Promise<void> {
+export async function eventually(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  explain: () => unknown = () => '',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} ${JSON.stringify(explain())}`)

@@ -7,7 +7,13 @@ import { expect } from 'chai'
 import fc from 'fast-check'
 import { Indexer, LABEL_INDEX, NAMESPACE_INDEX, Store, labelValueIndexFunc, type KubeObject } from '../../../clients/index.js'
 
-function obj(namespace: string, name: string, labels: Record<string, string> = {}, rv = '1', extra: Record<string, unknown> = {}): KubeObject {
+function obj(
+  namespace: string,
+  name: string,
+  labels: Record<string, string> = {},
+  rv = '1',
+  extra: Record<string, unknown> = {},
+): KubeObject {
   return { metadata: { namespace, name, labels, resourceVersion: rv }, ...extra }
 }
 
@@ -60,19 +66,25 @@ describe('Indexer and Store indexes', () => {
       name: fc.constantFrom(...names),
       labels: fc.dictionary(fc.constantFrom('app', 'tier', 'env'), fc.constantFrom('1', '2')),
     })
-    fc.assert(fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
-      const s = new Store()
-      for (const o of ops) {
-        if (o.del) s.remove(`${o.ns}/${o.name}`)
-        else s.upsert(obj(o.ns, o.name, o.labels))
-      }
-      const all = s.list()
-      for (const v of ['app=1', 'app=2', 'tier=1', 'tier=2', 'env=1', 'env=2']) {
-        const [k, val] = v.split('=')
-        const expected = all.filter((o) => o.metadata.labels?.[k] === val).map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
-        expect(s.indexKeys(LABEL_INDEX, v)).to.deep.equal(expected)
-      }
-      for (const ns of ['a', 'b']) expect(s.indexKeys(NAMESPACE_INDEX, ns)).to.deep.equal(all.filter((o) => o.metadata.namespace === ns).map((o) => `${ns}/${o.metadata.name}`))
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+        const s = new Store()
+        for (const o of ops) {
+          if (o.del) s.remove(`${o.ns}/${o.name}`)
+          else s.upsert(obj(o.ns, o.name, o.labels))
+        }
+        const all = s.list()
+        for (const v of ['app=1', 'app=2', 'tier=1', 'tier=2', 'env=1', 'env=2']) {
+          const [k, val] = v.split('=')
+          const expected = all.filter((o) => o.metadata.labels?.[k] === val).map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
+          expect(s.indexKeys(LABEL_INDEX, v)).to.deep.equal(expected)
+        }
+        for (const ns of ['a', 'b'])
+          expect(s.indexKeys(NAMESPACE_INDEX, ns)).to.deep.equal(
+            all.filter((o) => o.metadata.namespace === ns).map((o) => `${ns}/${o.metadata.name}`),
+          )
+      }),
+      { numRuns: 200 },
+    )
   })
 })

@@ -12,7 +12,16 @@
  * - label selection (leaving it is a delete), namespace / label / custom indexes, resync, late handlers.
  */
 import { expect } from 'chai'
-import { DeletedFinalStateUnknown, Informer, KvlogClient, LABEL_INDEX, NAMESPACE_INDEX, objectKey, type EventHandler, type InformerOptions } from '../../../clients/index.js'
+import {
+  DeletedFinalStateUnknown,
+  Informer,
+  KvlogClient,
+  LABEL_INDEX,
+  NAMESPACE_INDEX,
+  objectKey,
+  type EventHandler,
+  type InformerOptions,
+} from '../../../clients/index.js'
 import { configMap, configMaps, eventually, serverHarness, versions, type ConfigMap } from './helpers.js'
 
 type Seen = string[]
@@ -44,12 +53,21 @@ describe('Informer (real server)', function () {
     await inf.synced()
     return { inf, seen }
   }
-  async function converged(inf: Informer<ConfigMap>, endpoint: string, selection: { namespace?: string; labelSelector?: string } = {}): Promise<void> {
+  async function converged(
+    inf: Informer<ConfigMap>,
+    endpoint: string,
+    selection: { namespace?: string; labelSelector?: string } = {},
+  ): Promise<void> {
     let server: string[] = []
-    await eventually('the cache to equal the server list', async () => {
-      server = versions((await configMaps(endpoint).listAll(selection)).items)
-      return JSON.stringify(versions(inf.store.list())) === JSON.stringify(server)
-    }, 10_000, () => ({ cache: versions(inf.store.list()), server }))
+    await eventually(
+      'the cache to equal the server list',
+      async () => {
+        server = versions((await configMaps(endpoint).listAll(selection)).items)
+        return JSON.stringify(versions(inf.store.list())) === JSON.stringify(server)
+      },
+      10_000,
+      () => ({ cache: versions(inf.store.list()), server }),
+    )
   }
 
   it('lists, then watches from the list resourceVersion: every change reaches the handlers and the cache', async () => {
@@ -112,7 +130,9 @@ describe('Informer (real server)', function () {
     expect(expired).to.deep.equal([rvBefore])
     expect(seen.slice(before).sort()).to.deep.equal([
       'add rl/new-while-down',
-      'delete-unknown rl/cm-0', 'delete-unknown rl/cm-2', 'delete-unknown rl/cm-4',
+      'delete-unknown rl/cm-0',
+      'delete-unknown rl/cm-2',
+      'delete-unknown rl/cm-4',
       'update rl/cm-1',
     ])
     expect(inf.store.get('rl/cm-1')?.data).to.deep.equal({ i: 'changed' })

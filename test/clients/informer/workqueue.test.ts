@@ -102,43 +102,52 @@ describe('WorkQueue', () => {
   })
 
   it('model check: random adds, gets and dones keep the invariants', async () => {
-    await fc.assert(fc.asyncProperty(fc.array(fc.oneof(
-      fc.record({ op: fc.constant('add' as const), key: fc.constantFrom('a', 'b', 'c') }),
-      fc.record({ op: fc.constant('get' as const) }),
-      fc.record({ op: fc.constant('done' as const), i: fc.nat(5) }),
-    ), { maxLength: 80 }), async (ops) => {
-      const q = new WorkQueue<string>()
-      const processing: string[] = []
-      // Model: keys waiting (queued or to requeue after processing), in order.
-      const waiting = new Set<string>()
-      for (const o of ops) {
-        if (o.op === 'add') {
-          q.add(o.key)
-          waiting.add(o.key)
-        } else if (o.op === 'get') {
-          const ready = [...waiting].filter((k) => !processing.includes(k))
-          if (ready.length === 0) {
-            expect(q.length).to.equal(0)
-            continue
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.record({ op: fc.constant('add' as const), key: fc.constantFrom('a', 'b', 'c') }),
+            fc.record({ op: fc.constant('get' as const) }),
+            fc.record({ op: fc.constant('done' as const), i: fc.nat(5) }),
+          ),
+          { maxLength: 80 },
+        ),
+        async (ops) => {
+          const q = new WorkQueue<string>()
+          const processing: string[] = []
+          // Model: keys waiting (queued or to requeue after processing), in order.
+          const waiting = new Set<string>()
+          for (const o of ops) {
+            if (o.op === 'add') {
+              q.add(o.key)
+              waiting.add(o.key)
+            } else if (o.op === 'get') {
+              const ready = [...waiting].filter((k) => !processing.includes(k))
+              if (ready.length === 0) {
+                expect(q.length).to.equal(0)
+                continue
+              }
+              const k = await q.get()
+              expect(k).to.equal(ready[0])
+              expect(processing).to.not.include(k)
+              processing.push(k!)
+              waiting.delete(k!)
+            } else if (processing.length > 0) {
+              const [k] = processing.splice(o.i % processing.length, 1)
+              q.done(k)
+              if (waiting.has(k)) {
+                // Re-queued at the back: keep the model's order the same.
+                waiting.delete(k)
+                waiting.add(k)
+              }
+            }
+            expect(q.inFlight).to.equal(processing.length)
+            expect(q.length).to.equal([...waiting].filter((k) => !processing.includes(k)).length)
           }
-          const k = await q.get()
-          expect(k).to.equal(ready[0])
-          expect(processing).to.not.include(k)
-          processing.push(k!)
-          waiting.delete(k!)
-        } else if (processing.length > 0) {
-          const [k] = processing.splice(o.i % processing.length, 1)
-          q.done(k)
-          if (waiting.has(k)) {
-            // Re-queued at the back: keep the model's order the same.
-            waiting.delete(k)
-            waiting.add(k)
-          }
-        }
-        expect(q.inFlight).to.equal(processing.length)
-        expect(q.length).to.equal([...waiting].filter((k) => !processing.includes(k)).length)
-      }
-    }), { numRuns: 300 })
+        },
+      ),
+      { numRuns: 300 },
+    )
   })
 })
 
@@ -152,7 +161,9 @@ describe('runWorkers', () => {
     const errors: Array<[string, boolean]> = []
     for (const k of ['ok', 'flaky', 'broken', 'ok', 'ok']) q.add(k) // queued before the workers start: 'ok' once
     const w = runWorkers({
-      queue: q, workers: 3, maxRetries: 3,
+      queue: q,
+      workers: 3,
+      maxRetries: 3,
       onError: (key, _err, dropped) => errors.push([key, dropped]),
       reconcile: async (key) => {
         active++
@@ -177,7 +188,14 @@ describe('runWorkers', () => {
     expect(calls.filter((k) => k === 'ok')).to.have.length(1)
     expect(calls.filter((k) => k === 'flaky')).to.have.length(3)
     expect(calls.filter((k) => k === 'broken')).to.have.length(4) // 1 + maxRetries
-    expect(errors.map(([k, d]) => `${k}:${d}`).sort()).to.deep.equal(['broken:false', 'broken:false', 'broken:false', 'broken:true', 'flaky:false', 'flaky:false'])
+    expect(errors.map(([k, d]) => `${k}:${d}`).sort()).to.deep.equal([
+      'broken:false',
+      'broken:false',
+      'broken:false',
+      'broken:true',
+      'flaky:false',
+      'flaky:false',
+    ])
     expect(q.numRequeues('flaky')).to.equal(0)
     expect(w.succeeded).to.equal(2)
   })

@@ -35,10 +35,16 @@ describe('ResourceClient (real server)', function () {
 
   it('builds core, named-group, namespaced and cluster-scoped paths', () => {
     const opts = { endpoint: 'http://x' }
-    expect(new ResourceClient(opts, { version: 'v1', resource: 'configmaps' }).path('ns', 'a b')).to.equal('/api/v1/namespaces/ns/configmaps/a%20b')
+    expect(new ResourceClient(opts, { version: 'v1', resource: 'configmaps' }).path('ns', 'a b')).to.equal(
+      '/api/v1/namespaces/ns/configmaps/a%20b',
+    )
     expect(new ResourceClient(opts, { version: 'v1', resource: 'configmaps' }).path()).to.equal('/api/v1/configmaps')
-    expect(new ResourceClient(opts, { group: 'apps', version: 'v1', resource: 'deployments' }).path('ns')).to.equal('/apis/apps/v1/namespaces/ns/deployments')
-    expect(new ResourceClient(opts, { version: 'v1', resource: 'namespaces', namespaced: false }).path('ignored', 'kube-system')).to.equal('/api/v1/namespaces/kube-system')
+    expect(new ResourceClient(opts, { group: 'apps', version: 'v1', resource: 'deployments' }).path('ns')).to.equal(
+      '/apis/apps/v1/namespaces/ns/deployments',
+    )
+    expect(new ResourceClient(opts, { version: 'v1', resource: 'namespaces', namespaced: false }).path('ignored', 'kube-system')).to.equal(
+      '/api/v1/namespaces/kube-system',
+    )
   })
 
   it('creates, gets, updates with compare-and-swap, deletes with preconditions; errors carry the Status reason', async () => {
@@ -64,7 +70,7 @@ describe('ResourceClient (real server)', function () {
     expect(isReason(new Error('x'), 'NotFound')).to.equal(false)
   })
 
-  it('listAll reads every page at the first page\'s resourceVersion (one snapshot), with selectors', async () => {
+  it("listAll reads every page at the first page's resourceVersion (one snapshot), with selectors", async () => {
     const s = await server()
     const cms = configMaps(s.http)
     for (let i = 0; i < 9; i++) await cms.create(configMap('pg', `cm-${i}`, {}, { parity: i % 2 === 0 ? 'even' : 'odd' }))
@@ -94,7 +100,11 @@ describe('ResourceClient (real server)', function () {
     await cms.update({ ...a, data: { v: '2' } })
     await cms.delete('a', 'w')
     const events = await first
-    expect(events.map((e) => (e.type === 'ERROR' ? 'ERROR' : `${e.type} ${e.object.metadata.name}`))).to.deep.equal(['ADDED a', 'MODIFIED a', 'DELETED a'])
+    expect(events.map((e) => (e.type === 'ERROR' ? 'ERROR' : `${e.type} ${e.object.metadata.name}`))).to.deep.equal([
+      'ADDED a',
+      'MODIFIED a',
+      'DELETED a',
+    ])
     expect(w.received).to.equal(3)
 
     const native = new KvlogClient({ endpoint: s.http })

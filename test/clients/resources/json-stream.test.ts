@@ -41,9 +41,12 @@ describe('JsonObjectStream (watch stream parser)', () => {
   it('gives the same objects for any chunking (bytes cut anywhere, inside strings and UTF-8 sequences)', () => {
     const text = events.map((e) => JSON.stringify(e)).join('\n')
     const len = Buffer.byteLength(text)
-    fc.assert(fc.property(fc.array(fc.integer({ min: 1, max: len - 1 }), { maxLength: 40 }), (cuts) => {
-      expect(feed(text, cuts)).to.deep.equal(events)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: len - 1 }), { maxLength: 40 }), (cuts) => {
+        expect(feed(text, cuts)).to.deep.equal(events)
+      }),
+      { numRuns: 300 },
+    )
   })
 
   it('reports an object cut by the end of the stream as partial', () => {
@@ -55,7 +58,9 @@ describe('JsonObjectStream (watch stream parser)', () => {
   })
 
   it('rejects a stream that is not a sequence of objects', () => {
-    expect(() => new JsonObjectStream().push('[1,2]')).to.throw(MalformedStreamError).with.property('code', 'MALFORMED_STREAM')
+    expect(() => new JsonObjectStream().push('[1,2]'))
+      .to.throw(MalformedStreamError)
+      .with.property('code', 'MALFORMED_STREAM')
     expect(() => new JsonObjectStream().push('{"a":1} oops')).to.throw(MalformedStreamError)
     expect(() => new JsonObjectStream().push('{"a":tru}')).to.throw(MalformedStreamError)
   })

@@ -5,7 +5,18 @@
 import { expect } from 'chai'
 import { prefixEnd } from '../../../log/keys.js'
 import type { Log } from '../../../log/backend.js'
-import { entryViews, expectCode, historyAll, kvViews, rangeAll, useLog, ZERO, type EntryView, type KvView, type SuiteContext } from './helpers.js'
+import {
+  entryViews,
+  expectCode,
+  historyAll,
+  kvViews,
+  rangeAll,
+  useLog,
+  ZERO,
+  type EntryView,
+  type KvView,
+  type SuiteContext,
+} from './helpers.js'
 
 interface Recorded {
   states: Map<number, KvView[]>
@@ -35,7 +46,12 @@ async function record(log: Log): Promise<Recorded> {
     await op()
     await snap()
   }
-  await log.txn({ success: [{ type: 'put', key: 'x', value: 'x1' }, { type: 'delete', key: 'y' }] })
+  await log.txn({
+    success: [
+      { type: 'put', key: 'x', value: 'x1' },
+      { type: 'delete', key: 'y' },
+    ],
+  })
   const target = log.revision
   await snap()
   const late: Array<() => Promise<unknown>> = [
@@ -77,10 +93,14 @@ async function verify(log: Log, rec: Recorded, from: number): Promise<void> {
   // history from the compact revision on: events equal (prevKvs of the entry at R may point below R);
   // from R + 1 on, prevKvs included.
   const fromR = entryViews(await historyAll(log, from, undefined, false), false)
-  expect(fromR, `history from ${from}`).to.deep.equal(rec.history.filter((e) => e.revision >= from).map((e) => ({
-    revision: e.revision,
-    events: e.events.map((ev) => ({ type: ev.type, kv: ev.kv })),
-  })))
+  expect(fromR, `history from ${from}`).to.deep.equal(
+    rec.history
+      .filter((e) => e.revision >= from)
+      .map((e) => ({
+        revision: e.revision,
+        events: e.events.map((ev) => ({ type: ev.type, kv: ev.kv })),
+      })),
+  )
   const after = entryViews(await historyAll(log, from + 1))
   expect(after, `history from ${from + 1} with prevKv`).to.deep.equal(rec.history.filter((e) => e.revision > from))
   const byDefault = await log.history('a')

@@ -68,7 +68,12 @@ export function concurrencyTests(ctx: SuiteContext): void {
         Array.from({ length: 60 }, (_, i) =>
           i % 5 === 4
             ? h.log.delete(`s${i % 7}`)
-            : h.log.txn({ success: [{ type: 'put', key: `s${i % 7}`, value: `${i}` }, { type: 'put', key: `t${i % 3}`, value: `${i}` }] }),
+            : h.log.txn({
+                success: [
+                  { type: 'put', key: `s${i % 7}`, value: `${i}` },
+                  { type: 'put', key: `t${i % 3}`, value: `${i}` },
+                ],
+              }),
         ),
       )
       for (let i = 0; i < 30; i++) {

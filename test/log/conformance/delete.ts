@@ -9,7 +9,10 @@ export function deleteTests(ctx: SuiteContext): void {
   describe('delete', () => {
     const h = useLog(ctx)
     beforeEach(async () => {
-      await putMany(h.log, KEYS.map((k) => [k, `v-${k}`]))
+      await putMany(
+        h.log,
+        KEYS.map((k) => [k, `v-${k}`]),
+      )
     })
     const remaining = async (): Promise<string[]> => (await rangeAll(h.log)).kvs.map((kv) => kv.key.toString())
 

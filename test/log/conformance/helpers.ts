@@ -156,8 +156,7 @@ export function entryView(e: LogEntry, withPrev = true): EntryView {
   return { revision: e.revision, events: e.events.map((ev) => eventView(ev, withPrev)) }
 }
 
-export const entryViews = (entries: readonly LogEntry[], withPrev = true): EntryView[] =>
-  entries.map((e) => entryView(e, withPrev))
+export const entryViews = (entries: readonly LogEntry[], withPrev = true): EntryView[] => entries.map((e) => entryView(e, withPrev))
 
 /** Every key, at the latest or a given revision. */
 export function rangeAll(log: Log, revision?: number): Promise<RangeResult> {

@@ -11,7 +11,13 @@ async function writeHistory(log: Log): Promise<number> {
   await log.put('h/a', 'a1') // +1
   await log.put('other', 'x') // +2
   await log.put('h/a', 'a2') // +3
-  await log.txn({ success: [{ type: 'put', key: 'h/b', value: 'b1' }, { type: 'put', key: 'h/c', value: 'c1' }, { type: 'put', key: 'other', value: 'y' }] }) // +4
+  await log.txn({
+    success: [
+      { type: 'put', key: 'h/b', value: 'b1' },
+      { type: 'put', key: 'h/c', value: 'c1' },
+      { type: 'put', key: 'other', value: 'y' },
+    ],
+  }) // +4
   await log.delete('h/a') // +5
   await log.delete('h/', { rangeEnd: prefixEnd('h/') }) // +6: h/b, h/c
   await log.put('h/a', 'a3') // +7
@@ -94,7 +100,9 @@ export function historyTests(ctx: SuiteContext): void {
           const events = page.entries.reduce((n, e) => n + e.events.length, 0)
           for (const e of page.entries) {
             expect(e.revision).to.be.at.least(from)
-            expect(e.events.length, `revision ${e.revision} is never split (limit ${limit})`).to.equal(fullByRev.get(e.revision)?.events.length)
+            expect(e.events.length, `revision ${e.revision} is never split (limit ${limit})`).to.equal(
+              fullByRev.get(e.revision)?.events.length,
+            )
           }
           if (page.more) {
             expect(events, `a page with more holds at least the limit (${limit})`).to.be.at.least(limit)

@@ -43,7 +43,12 @@ export function leaseTests(ctx: SuiteContext): void {
     it('revoke deletes every attached key in one revision, with DELETE events', async () => {
       const { id } = await h.log.leaseGrant(60)
       await h.log.put('a', '1', { lease: id })
-      await h.log.txn({ success: [{ type: 'put', key: 'b', value: '2', lease: id }, { type: 'put', key: 'c', value: '3' }] })
+      await h.log.txn({
+        success: [
+          { type: 'put', key: 'b', value: '2', lease: id },
+          { type: 'put', key: 'c', value: '3' },
+        ],
+      })
       expect(keysOf(id)).to.deep.equal(['a', 'b'])
       expect((await h.log.get('a'))!.lease).to.equal(id)
       const entries: LogEntry[] = []
@@ -53,7 +58,10 @@ export function leaseTests(ctx: SuiteContext): void {
       unsubscribe()
       expect(r.revision).to.equal(rev + 1)
       expect(entries.map((e) => e.revision)).to.deep.equal([rev + 1])
-      expect(entries[0].events.map((e) => [e.type, String(e.kv.key)])).to.deep.equal([['DELETE', 'a'], ['DELETE', 'b']])
+      expect(entries[0].events.map((e) => [e.type, String(e.kv.key)])).to.deep.equal([
+        ['DELETE', 'a'],
+        ['DELETE', 'b'],
+      ])
       expect(await h.log.get('a')).to.equal(undefined)
       expect((await h.log.get('c'))!.value.toString()).to.equal('3')
       expect(h.log.leaseTimeToLive(id)).to.equal(undefined)

@@ -9,16 +9,31 @@ export function putTests(ctx: SuiteContext): void {
     it('creates with version 1, adds 1 per put, keeps createRevision, sets modRevision to the revision', async () => {
       const r1 = await h.log.put('k', 'v1')
       expect(kvView((await h.log.get('k'))!)).to.deep.equal({
-        key: 'k', value: 'v1', createRevision: r1.revision, modRevision: r1.revision, version: 1, lease: '0',
+        key: 'k',
+        value: 'v1',
+        createRevision: r1.revision,
+        modRevision: r1.revision,
+        version: 1,
+        lease: '0',
       })
       await h.log.put('other', 'x')
       const r2 = await h.log.put('k', 'v2')
       const r3 = await h.log.put('k', 'v3')
       expect(kvView((await h.log.get('k'))!)).to.deep.equal({
-        key: 'k', value: 'v3', createRevision: r1.revision, modRevision: r3.revision, version: 3, lease: '0',
+        key: 'k',
+        value: 'v3',
+        createRevision: r1.revision,
+        modRevision: r3.revision,
+        version: 3,
+        lease: '0',
       })
       expect(kvView((await h.log.get('k', { revision: r2.revision }))!)).to.deep.equal({
-        key: 'k', value: 'v2', createRevision: r1.revision, modRevision: r2.revision, version: 2, lease: '0',
+        key: 'k',
+        value: 'v2',
+        createRevision: r1.revision,
+        modRevision: r2.revision,
+        version: 2,
+        lease: '0',
       })
     })
 
@@ -30,7 +45,12 @@ export function putTests(ctx: SuiteContext): void {
       expect(await h.log.get('k')).to.equal(undefined)
       const again = await h.log.put('k', 'c')
       expect(kvView((await h.log.get('k'))!)).to.deep.equal({
-        key: 'k', value: 'c', createRevision: again.revision, modRevision: again.revision, version: 1, lease: '0',
+        key: 'k',
+        value: 'c',
+        createRevision: again.revision,
+        modRevision: again.revision,
+        version: 1,
+        lease: '0',
       })
     })
 
@@ -48,11 +68,21 @@ export function putTests(ctx: SuiteContext): void {
       const r1 = await h.log.put('k', 'keep')
       const r2 = await h.log.put('k', '', { ignoreValue: true })
       expect(kvView((await h.log.get('k'))!)).to.deep.equal({
-        key: 'k', value: 'keep', createRevision: r1.revision, modRevision: r2.revision, version: 2, lease: '0',
+        key: 'k',
+        value: 'keep',
+        createRevision: r1.revision,
+        modRevision: r2.revision,
+        version: 2,
+        lease: '0',
       })
       const r3 = await h.log.put('k', 'new', { ignoreLease: true })
       expect(kvView((await h.log.get('k'))!)).to.deep.equal({
-        key: 'k', value: 'new', createRevision: r1.revision, modRevision: r3.revision, version: 3, lease: '0',
+        key: 'k',
+        value: 'new',
+        createRevision: r1.revision,
+        modRevision: r3.revision,
+        version: 3,
+        lease: '0',
       })
     })
 
@@ -74,11 +104,7 @@ export function putTests(ctx: SuiteContext): void {
       const rev = h.log.revision
       await expectCode(() => h.log.put('k', 'v', { lease: 12345n }), 'LEASE_NOT_FOUND', 'bigint lease')
       await expectCode(() => h.log.put('k', 'v', { lease: 7 }), 'LEASE_NOT_FOUND', 'number lease')
-      await expectCode(
-        () => h.log.put('k', 'v', { lease: 2n ** 63n - 1n }),
-        'LEASE_NOT_FOUND',
-        'lease above 2^53',
-      )
+      await expectCode(() => h.log.put('k', 'v', { lease: 2n ** 63n - 1n }), 'LEASE_NOT_FOUND', 'lease above 2^53')
       expect(h.log.revision).to.equal(rev)
       expect(await h.log.get('k')).to.equal(undefined)
       const ok = await h.log.put('k', 'v', { lease: 0n })

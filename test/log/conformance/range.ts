@@ -27,7 +27,12 @@ function cmp(x: number | Buffer, y: number | Buffer): number {
 async function sortFixture(put: (k: string, v: string) => Promise<unknown>): Promise<void> {
   const values: Record<string, string> = { a: 'm', b: 'z', c: 'a', d: 'q', e: 'c' }
   for (const k of ['c', 'a', 'e', 'b', 'd']) await put(`s/${k}`, `${values[k]}0`)
-  const extra: Array<[string, number]> = [['e', 2], ['a', 1], ['d', 4], ['b', 3]]
+  const extra: Array<[string, number]> = [
+    ['e', 2],
+    ['a', 1],
+    ['d', 4],
+    ['b', 3],
+  ]
   for (const [k, n] of extra) for (let i = 1; i <= n; i++) await put(`s/${k}`, `${values[k]}${i}`)
 }
 
@@ -43,7 +48,13 @@ export function rangeTests(ctx: SuiteContext): void {
         () => h.log.put('b', '1'),
         () => h.log.put('a', '2'),
         () => h.log.delete('b'),
-        () => h.log.txn({ success: [{ type: 'put', key: 'c', value: '1' }, { type: 'put', key: 'b', value: '2' }] }),
+        () =>
+          h.log.txn({
+            success: [
+              { type: 'put', key: 'c', value: '1' },
+              { type: 'put', key: 'b', value: '2' },
+            ],
+          }),
         () => h.log.delete('a', { rangeEnd: 'c' }),
         () => h.log.put('a', '3'),
       ]

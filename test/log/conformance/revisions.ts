@@ -98,7 +98,12 @@ export function revisionTests(ctx: SuiteContext): void {
 
     it('survives reopen: same revision and data, the next write continues without reuse', async () => {
       await h.log.put('a', '1')
-      await h.log.txn({ success: [{ type: 'put', key: 'b', value: '2' }, { type: 'put', key: b('c\u00ff'), value: '3' }] })
+      await h.log.txn({
+        success: [
+          { type: 'put', key: 'b', value: '2' },
+          { type: 'put', key: b('c\u00ff'), value: '3' },
+        ],
+      })
       await h.log.put('a', '4')
       await h.log.delete('b')
       const rev = h.log.revision

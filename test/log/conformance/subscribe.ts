@@ -22,7 +22,12 @@ export function subscribeTests(ctx: SuiteContext): void {
       })
       await h.log.put('a', '1')
       await h.log.put('pre', 'changed')
-      await h.log.txn({ success: [{ type: 'put', key: 'b', value: '2' }, { type: 'delete', key: 'a' }] })
+      await h.log.txn({
+        success: [
+          { type: 'put', key: 'b', value: '2' },
+          { type: 'delete', key: 'a' },
+        ],
+      })
       await h.log.delete('missing')
       await h.log.txn({ success: [{ type: 'range', key: 'b' }] })
       await Promise.all(Array.from({ length: 30 }, (_, i) => h.log.put(`c${i % 4}`, `${i}`)))

@@ -33,9 +33,12 @@ export function txnCompareTests(ctx: SuiteContext): void {
         // leases are unsigned 64-bit ids here, so nothing is below 0: GREATER only has a failing case
         LEASE: { EQUAL: [0n, 5n], NOT_EQUAL: [5n, 0n], LESS: [1n, 0n], GREATER: [undefined, 0n] },
       }
-      for (const [target, byResult] of Object.entries(table) as Array<[CompareTarget, Record<CompareResult, [CompareValue | undefined, CompareValue]>]>) {
+      for (const [target, byResult] of Object.entries(table) as Array<
+        [CompareTarget, Record<CompareResult, [CompareValue | undefined, CompareValue]>]
+      >) {
         for (const [result, [yes, no]] of Object.entries(byResult) as Array<[CompareResult, [CompareValue | undefined, CompareValue]]>) {
-          if (yes !== undefined) expect(await holds([{ key: 'x', target, result, value: yes }]), `${target} ${result} ${String(yes)}`).to.equal(true)
+          if (yes !== undefined)
+            expect(await holds([{ key: 'x', target, result, value: yes }]), `${target} ${result} ${String(yes)}`).to.equal(true)
           expect(await holds([{ key: 'x', target, result, value: no }]), `${target} ${result} ${String(no)}`).to.equal(false)
         }
       }

@@ -11,7 +11,11 @@ export function txnOpTests(ctx: SuiteContext): void {
   describe('txn operations', () => {
     const h = useLog(ctx)
     /** Asserts the request fails with `code`, consumed no revision, changed nothing, and the store still writes. */
-    const rejects = async (request: TxnRequest, code: 'DUPLICATE_KEY' | 'TOO_MANY_OPS' | 'REQUEST_TOO_LARGE', what: string): Promise<void> => {
+    const rejects = async (
+      request: TxnRequest,
+      code: 'DUPLICATE_KEY' | 'TOO_MANY_OPS' | 'REQUEST_TOO_LARGE',
+      what: string,
+    ): Promise<void> => {
       const rev = h.log.revision
       const before = kvViews((await rangeAll(h.log)).kvs)
       await expectCode(() => h.log.txn(request), code, what)
@@ -40,7 +44,9 @@ export function txnOpTests(ctx: SuiteContext): void {
       expect(second.revision).to.equal(first.revision)
       const range = second.results[0] as RangeOpResult
       expect(range.type).to.equal('range')
-      expect(kvViews(range.kvs)).to.deep.equal([{ key: 'obj', value: 'v1', createRevision: first.revision, modRevision: first.revision, version: 1, lease: '0' }])
+      expect(kvViews(range.kvs)).to.deep.equal([
+        { key: 'obj', value: 'v1', createRevision: first.revision, modRevision: first.revision, version: 1, lease: '0' },
+      ])
       const update = await h.log.txn({
         compare: [{ key: 'obj', target: 'MOD', result: 'EQUAL', value: first.revision }],
         success: [{ type: 'put', key: 'obj', value: 'v3', prevKv: true }],
@@ -67,7 +73,10 @@ export function txnOpTests(ctx: SuiteContext): void {
         type: 'txn',
         compare: [{ key: 'flag', target: 'VALUE', result: 'EQUAL', value }],
         success: [{ type: 'put', key: 'then', value: 'T' }],
-        failure: [{ type: 'put', key: 'else', value: 'E' }, { type: 'range', key: 'flag' }],
+        failure: [
+          { type: 'put', key: 'else', value: 'E' },
+          { type: 'range', key: 'flag' },
+        ],
       })
       const r = await h.log.txn({ success: [{ type: 'put', key: 'outer', value: 'O' }, nested('on')] })
       expect(r.succeeded).to.equal(true)
@@ -112,7 +121,9 @@ export function txnOpTests(ctx: SuiteContext): void {
       const ranges = r.results.filter((x): x is RangeOpResult => x.type === 'range')
       expect(ranges).to.have.length(4)
       expect(ranges[0]!.kvs.map((kv) => kv.value.toString())).to.deep.equal(['old'])
-      expect(kvViews(ranges[1]!.kvs)).to.deep.equal([{ key: 'a', value: 'new', createRevision: 2, modRevision: rev + 1, version: 2, lease: '0' }])
+      expect(kvViews(ranges[1]!.kvs)).to.deep.equal([
+        { key: 'a', value: 'new', createRevision: 2, modRevision: rev + 1, version: 2, lease: '0' },
+      ])
       expect(ranges[2]!.kvs).to.deep.equal([])
       expect(ranges[2]!.count).to.equal(0)
       expect(ranges[3]!.count).to.equal(2)
@@ -130,9 +141,17 @@ export function txnOpTests(ctx: SuiteContext): void {
       expect((await h.log.txn(both)).succeeded).to.equal(true)
       expect((await h.log.txn(both)).succeeded).to.equal(false)
       expect((await h.log.get('a'))!.value.toString()).to.equal('F')
-      const dels = await h.log.txn({ success: [{ type: 'delete', key: 'a' }, { type: 'delete', key: 'a', rangeEnd: prefixEnd('a') }] })
+      const dels = await h.log.txn({
+        success: [
+          { type: 'delete', key: 'a' },
+          { type: 'delete', key: 'a', rangeEnd: prefixEnd('a') },
+        ],
+      })
       expect(dels.wrote).to.equal(true)
-      expect(dels.results.map((x) => [x.type, (x as { deleted?: number }).deleted])).to.deep.equal([['delete', 1], ['delete', 1]])
+      expect(dels.results.map((x) => [x.type, (x as { deleted?: number }).deleted])).to.deep.equal([
+        ['delete', 1],
+        ['delete', 1],
+      ])
       expect((await rangeAll(h.log)).kvs).to.deep.equal([])
     })
 
@@ -141,12 +160,38 @@ export function txnOpTests(ctx: SuiteContext): void {
       const put = (key: string): Op => ({ type: 'put', key, value: 'v' })
       await rejects({ success: [put('a'), put('a')] }, 'DUPLICATE_KEY', 'two puts')
       await rejects({ success: [put('a'), put('b'), put('a')] }, 'DUPLICATE_KEY', 'two puts apart')
-      await rejects({ success: [{ type: 'delete', key: 'p/', rangeEnd: prefixEnd('p/') }, put('p/2')] }, 'DUPLICATE_KEY', 'put inside an earlier delete range')
-      await rejects({ success: [put('p/1'), { type: 'delete', key: 'p/', rangeEnd: prefixEnd('p/') }] }, 'DUPLICATE_KEY', 'put inside a later delete range')
+      await rejects(
+        { success: [{ type: 'delete', key: 'p/', rangeEnd: prefixEnd('p/') }, put('p/2')] },
+        'DUPLICATE_KEY',
+        'put inside an earlier delete range',
+      )
+      await rejects(
+        { success: [put('p/1'), { type: 'delete', key: 'p/', rangeEnd: prefixEnd('p/') }] },
+        'DUPLICATE_KEY',
+        'put inside a later delete range',
+      )
       await rejects({ success: [put('p/1'), { type: 'delete', key: 'p/1' }] }, 'DUPLICATE_KEY', 'put and delete of one key')
       await rejects({ success: [put('a'), { type: 'txn', success: [put('a')] }] }, 'DUPLICATE_KEY', 'across a nested txn')
-      await rejects({ success: [{ type: 'txn', success: [put('a')] }, { type: 'txn', success: [put('a')] }] }, 'DUPLICATE_KEY', 'across sibling nested txns')
-      await rejects({ success: [{ type: 'delete', key: 'p/1' }, { type: 'txn', success: [put('p/1')] }] }, 'DUPLICATE_KEY', 'nested put inside an outer delete')
+      await rejects(
+        {
+          success: [
+            { type: 'txn', success: [put('a')] },
+            { type: 'txn', success: [put('a')] },
+          ],
+        },
+        'DUPLICATE_KEY',
+        'across sibling nested txns',
+      )
+      await rejects(
+        {
+          success: [
+            { type: 'delete', key: 'p/1' },
+            { type: 'txn', success: [put('p/1')] },
+          ],
+        },
+        'DUPLICATE_KEY',
+        'nested put inside an outer delete',
+      )
       await rejects(
         { compare: [{ key: 'zz', target: 'VERSION', result: 'GREATER', value: 0 }], failure: [put('q'), put('q')] },
         'DUPLICATE_KEY',
@@ -163,7 +208,12 @@ export function txnOpTests(ctx: SuiteContext): void {
       expect(ok.wrote).to.equal(true)
       await rejects({ success: puts(max + 1) }, 'TOO_MANY_OPS', 'success branch')
       await rejects({ compare: never, failure: puts(max + 1) }, 'TOO_MANY_OPS', 'failure branch')
-      const compares = Array.from({ length: max + 1 }, (_, i) => ({ key: `k${i}`, target: 'VERSION' as const, result: 'GREATER' as const, value: 0 }))
+      const compares = Array.from({ length: max + 1 }, (_, i) => ({
+        key: `k${i}`,
+        target: 'VERSION' as const,
+        result: 'GREATER' as const,
+        value: 0,
+      }))
       await rejects({ compare: compares, success: puts(1) }, 'TOO_MANY_OPS', 'compares')
       await rejects({ success: [{ type: 'txn', success: puts(max + 1) }] }, 'TOO_MANY_OPS', 'nested branch')
       const okCompares = await h.log.txn({ compare: compares.slice(0, max), success: [{ type: 'range', key: 'k0' }] })

@@ -30,11 +30,7 @@ export function validationTests(ctx: SuiteContext): void {
       if (e.details.currentRevision !== undefined) expect(e.details.currentRevision).to.equal(rev)
       await expectCode(() => h.log.get('a', { revision: rev + 1 }), 'FUTURE_REVISION', 'get')
       await expectCode(() => h.log.range(ZERO, { rangeEnd: ZERO, revision: rev + 100 }), 'FUTURE_REVISION', 'range all')
-      await expectCode(
-        () => h.log.txn({ success: [{ type: 'range', key: 'a', revision: rev + 1 }] }),
-        'FUTURE_REVISION',
-        'range in a txn',
-      )
+      await expectCode(() => h.log.txn({ success: [{ type: 'range', key: 'a', revision: rev + 1 }] }), 'FUTURE_REVISION', 'range in a txn')
       expect((await h.log.range('a', { revision: rev })).kvs).to.have.length(1)
       await stillUsable(rev, 'future')
     })
@@ -48,7 +44,11 @@ export function validationTests(ctx: SuiteContext): void {
         await expectCode(() => h.log.compact(bad), 'INVALID_ARGUMENT', `compact ${bad}`)
         if (!Number.isInteger(bad)) {
           await expectCode(
-            () => h.log.txn({ compare: [{ key: 'a', target: 'MOD', result: 'EQUAL', value: bad }], success: [{ type: 'put', key: 'a', value: 'x' }] }),
+            () =>
+              h.log.txn({
+                compare: [{ key: 'a', target: 'MOD', result: 'EQUAL', value: bad }],
+                success: [{ type: 'put', key: 'a', value: 'x' }],
+              }),
             'INVALID_ARGUMENT',
             `compare value ${bad}`,
           )
@@ -102,8 +102,14 @@ export function validationTests(ctx: SuiteContext): void {
       const bad = (x: unknown): Parameters<typeof h.log.txn>[0] => x as Parameters<typeof h.log.txn>[0]
       const malformed: Array<[string, unknown]> = [
         ['unknown op type', { success: [{ type: 'bogus', key: 'a' }] }],
-        ['unknown compare target', { compare: [{ key: 'a', target: 'BOGUS', result: 'EQUAL', value: 1 }], success: [{ type: 'put', key: 'a', value: 'x' }] }],
-        ['unknown compare result', { compare: [{ key: 'a', target: 'MOD', result: 'BOGUS', value: 1 }], success: [{ type: 'put', key: 'a', value: 'x' }] }],
+        [
+          'unknown compare target',
+          { compare: [{ key: 'a', target: 'BOGUS', result: 'EQUAL', value: 1 }], success: [{ type: 'put', key: 'a', value: 'x' }] },
+        ],
+        [
+          'unknown compare result',
+          { compare: [{ key: 'a', target: 'MOD', result: 'BOGUS', value: 1 }], success: [{ type: 'put', key: 'a', value: 'x' }] },
+        ],
         ['branch not a list', { success: 'nope' }],
       ]
       for (const [what, request] of malformed) {

@@ -122,9 +122,15 @@ describe('LevelLog crash safety (SIGKILL of a writing process)', function () {
       const outcome = await runChild(dir, cycle, delay, early)
       if (!outcome.ready) killedEarly++
       for (const a of outcome.acks) {
-        expect(a.revision, `cycle ${cycle}: ${a.key} acknowledged at ${a.revision}, not above the last verified ${verified}`).to.be.greaterThan(verified)
+        expect(
+          a.revision,
+          `cycle ${cycle}: ${a.key} acknowledged at ${a.revision}, not above the last verified ${verified}`,
+        ).to.be.greaterThan(verified)
         const same = byRevision.get(a.revision) ?? []
-        expect(same.every((s) => s.cycle === cycle), `revision ${a.revision} reused across cycles`).to.equal(true)
+        expect(
+          same.every((s) => s.cycle === cycle),
+          `revision ${a.revision} reused across cycles`,
+        ).to.equal(true)
         same.push(a)
         byRevision.set(a.revision, same)
         maxAcked = Math.max(maxAcked, a.revision)
@@ -185,14 +191,20 @@ describe('LevelLog crash safety (SIGKILL of a writing process)', function () {
       expect(all.map((e) => e.revision)).to.deep.equal(Array.from({ length: log.revision - 1 }, (_, i) => i + 2))
       const events = new Map(all.map((e) => [e.revision, e]))
       for (const [rev, acks] of byRevision) {
-        for (const a of acks) expect(events.get(rev)?.events.some((x) => x.kv.key.toString() === a.key), `${a.key} at ${rev}`).to.equal(true)
+        for (const a of acks)
+          expect(
+            events.get(rev)?.events.some((x) => x.kv.key.toString() === a.key),
+            `${a.key} at ${rev}`,
+          ).to.equal(true)
       }
     } finally {
       await log.close()
     }
     expect(total, 'the children acknowledged writes').to.be.greaterThan(CYCLES * 10)
     if (process.env.KVLOG_CRASH_STATS !== undefined) {
-      process.stderr.write(`crash test: ${total} acknowledged writes, revision ${verified}, ${killedEarly} kills before ready, ${unacked} durable but unacknowledged\n`)
+      process.stderr.write(
+        `crash test: ${total} acknowledged writes, revision ${verified}, ${killedEarly} kills before ready, ${unacked} durable but unacknowledged\n`,
+      )
     }
   })
 })

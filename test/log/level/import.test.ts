@@ -17,10 +17,20 @@ import type { KeyValue } from '../../../log/types.js'
 
 const b = (s: string) => Buffer.from(s)
 const kv = (key: string, value: string, createRevision: number, modRevision: number, version: number, lease = 0n): KeyValue => ({
-  key: b(key), value: b(value), createRevision, modRevision, version, lease,
+  key: b(key),
+  value: b(value),
+  createRevision,
+  modRevision,
+  version,
+  lease,
 })
-const plain = (kvs: KeyValue[]) => kvs.map((k) => `${String(k.key)}=${String(k.value)}@${k.createRevision}/${k.modRevision}/v${k.version}/l${k.lease}`)
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e)
+const plain = (kvs: KeyValue[]) =>
+  kvs.map((k) => `${String(k.key)}=${String(k.value)}@${k.createRevision}/${k.modRevision}/v${k.version}/l${k.lease}`)
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
 
 describe('log/level StoreImport', () => {
   let tmp: string
@@ -41,12 +51,26 @@ describe('log/level StoreImport', () => {
     const store = await StoreImport.create(dir, { floor: 5, timestamp: 1000 })
     const a = kv('/a', 'a2', 2, 3, 2)
     await store.addBase([a, kv('/b', 'b1', 5, 5, 1)])
-    await store.append(6, 2000, [{ op: { kind: OP_PUT, key: b('/a'), value: b('a3'), createRevision: 2, version: 3, lease: 0n, prevRevision: 3 }, prevKv: a }])
+    await store.append(6, 2000, [
+      { op: { kind: OP_PUT, key: b('/a'), value: b('a3'), createRevision: 2, version: 3, lease: 0n, prevRevision: 3 }, prevKv: a },
+    ])
     await store.append(7, 3000, [
-      { op: { kind: OP_DELETE, key: b('/b'), value: Buffer.alloc(0), createRevision: 0, version: 0, lease: 0n, prevRevision: 5 }, prevKv: kv('/b', 'b1', 5, 5, 1) },
+      {
+        op: { kind: OP_DELETE, key: b('/b'), value: Buffer.alloc(0), createRevision: 0, version: 0, lease: 0n, prevRevision: 5 },
+        prevKv: kv('/b', 'b1', 5, 5, 1),
+      },
       { op: { kind: OP_PUT, key: b('/c'), value: b('c1'), createRevision: 7, version: 1, lease: 42n, prevRevision: 0 } },
     ])
-    expect(isKvlogError(await failure(store.append(9, 4000, [{ op: { kind: OP_PUT, key: b('/x'), value: b('x'), createRevision: 9, version: 1, lease: 0n, prevRevision: 0 } }])), 'INVALID_ARGUMENT')).to.equal(true)
+    expect(
+      isKvlogError(
+        await failure(
+          store.append(9, 4000, [
+            { op: { kind: OP_PUT, key: b('/x'), value: b('x'), createRevision: 9, version: 1, lease: 0n, prevRevision: 0 } },
+          ]),
+        ),
+        'INVALID_ARGUMENT',
+      ),
+    ).to.equal(true)
     await store.finish([{ id: 42n, ttl: 60, deadline: Date.now() + 30_000 }])
 
     log = await openLevelLog({ dir, leaseMinTtl: 1 })
@@ -58,7 +82,13 @@ describe('log/level StoreImport', () => {
     expect(plain((await log.range(b('\0'), all)).kvs)).to.deep.equal(['/a=a3@2/6/v3/l0', '/c=c1@7/7/v1/l42'])
     expect(isKvlogError(await failure(log.range(b('/a'), { revision: 4 })), 'COMPACTED')).to.equal(true)
     const h = await log.history(b('\0'), { ...all, fromRevision: 6, prevKv: true })
-    expect(h.entries.map((e) => [e.revision, e.timestamp, e.events.map((ev) => `${ev.type} ${String(ev.kv.key)} prev ${ev.prevKv ? plain([ev.prevKv])[0] : '-'}`)])).to.deep.equal([
+    expect(
+      h.entries.map((e) => [
+        e.revision,
+        e.timestamp,
+        e.events.map((ev) => `${ev.type} ${String(ev.kv.key)} prev ${ev.prevKv ? plain([ev.prevKv])[0] : '-'}`),
+      ]),
+    ).to.deep.equal([
       [6, 2000, ['PUT /a prev /a=a2@2/3/v2/l0']],
       [7, 3000, ['DELETE /b prev /b=b1@5/5/v1/l0', 'PUT /c prev -']],
     ])
@@ -80,7 +110,9 @@ describe('log/level StoreImport', () => {
     const store = await StoreImport.create(dir, { floor: 0, timestamp: 1 })
     expect(store.revision).to.equal(1)
     expect(isKvlogError(await failure(store.addBase([kv('/a', 'x', 2, 2, 1)])), 'INVALID_ARGUMENT')).to.equal(true)
-    await store.append(2, 10, [{ op: { kind: OP_PUT, key: b('/a'), value: b('x'), createRevision: 2, version: 1, lease: 0n, prevRevision: 0 } }])
+    await store.append(2, 10, [
+      { op: { kind: OP_PUT, key: b('/a'), value: b('x'), createRevision: 2, version: 1, lease: 0n, prevRevision: 0 } },
+    ])
     await store.finish([])
     expect(isKvlogError(await failure(StoreImport.create(dir, { floor: 0, timestamp: 1 })), 'INVALID_ARGUMENT')).to.equal(true)
     log = await openLevelLog({ dir })

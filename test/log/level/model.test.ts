@@ -22,7 +22,14 @@ const KEYS: Buffer[] = ['a', 'ab', 'abc', 'b', 'ba', 'c']
   .map((k) => Buffer.from(k))
   .concat([Buffer.from([0x61, 0xff]), Buffer.from([0xff]), Buffer.from([0x61, 0x00]), Buffer.from([0x61, 0x00, 0x00, 0x01])])
 const VALUES: Buffer[] = ['', 'x', 'y', 'zz'].map((v) => Buffer.from(v)).concat([Buffer.from([0x00, 0xff])])
-const PREFIXES: Buffer[] = [Buffer.from('a'), Buffer.from('ab'), Buffer.from('b'), Buffer.from([0xff]), Buffer.from([0x61, 0xff]), Buffer.from([0x61, 0x00])]
+const PREFIXES: Buffer[] = [
+  Buffer.from('a'),
+  Buffer.from('ab'),
+  Buffer.from('b'),
+  Buffer.from([0xff]),
+  Buffer.from([0x61, 0xff]),
+  Buffer.from([0x61, 0x00]),
+]
 const ZERO = Buffer.from([0])
 
 const keyArb = fc.nat({ max: KEYS.length - 1 }).map((i) => KEYS[i]!)
@@ -108,7 +115,17 @@ type Command =
   | { c: 'cas'; key: Buffer; value: Buffer; current: boolean; guess: number }
   | { c: 'txn'; compare: ModelCompare[]; success: ModelOp[]; failure: ModelOp[] }
   | { c: 'compact'; pick: RevPick | { kind: 'lower' } }
-  | { c: 'range'; sel: Selector; rev: RevPick; limit: number; keysOnly: boolean; countOnly: boolean; descend: boolean; minMod: number; maxCreate: number }
+  | {
+      c: 'range'
+      sel: Selector
+      rev: RevPick
+      limit: number
+      keysOnly: boolean
+      countOnly: boolean
+      descend: boolean
+      minMod: number
+      maxCreate: number
+    }
   | { c: 'get'; key: Buffer; rev: RevPick }
   | { c: 'history'; sel: Selector; from: RevPick; to: RevPick | undefined; limit: number; prevKv: boolean }
   | { c: 'reopen' }
@@ -118,7 +135,9 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ sel: selectorArb, prevKv: fc.boolean() }).map((o): Command => ({ c: 'delete', ...o })) },
   {
     weight: 3,
-    arbitrary: fc.record({ key: keyArb, value: valueArb, current: fc.boolean(), guess: fc.nat({ max: 30 }) }).map((o): Command => ({ c: 'cas', ...o })),
+    arbitrary: fc
+      .record({ key: keyArb, value: valueArb, current: fc.boolean(), guess: fc.nat({ max: 30 }) })
+      .map((o): Command => ({ c: 'cas', ...o })),
   },
   {
     weight: 3,
@@ -153,7 +172,13 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .record({ sel: selectorArb, from: revPickArb, to: fc.option(revPickArb, { nil: undefined }), limit: fc.nat({ max: 3 }), prevKv: fc.boolean() })
+      .record({
+        sel: selectorArb,
+        from: revPickArb,
+        to: fc.option(revPickArb, { nil: undefined }),
+        limit: fc.nat({ max: 3 }),
+        prevKv: fc.boolean(),
+      })
       .map((o): Command => ({ c: 'history', ...o })),
   },
   { weight: 1, arbitrary: fc.constant<Command>({ c: 'reopen' }) },
@@ -163,9 +188,21 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
 // Comparing answers
 
 const show = (b: Buffer): string => b.toString('hex')
-interface KvView { key: string; value: string; create: number; mod: number; version: number; lease: string }
+interface KvView {
+  key: string
+  value: string
+  create: number
+  mod: number
+  version: number
+  lease: string
+}
 const kvOf = (kv: KeyValue | ModelKv): KvView => ({
-  key: show(kv.key), value: show(kv.value), create: kv.createRevision, mod: kv.modRevision, version: kv.version, lease: kv.lease.toString(),
+  key: show(kv.key),
+  value: show(kv.value),
+  create: kv.createRevision,
+  mod: kv.modRevision,
+  version: kv.version,
+  lease: kv.lease.toString(),
 })
 const kvsOf = (kvs: ReadonlyArray<KeyValue | ModelKv>): KvView[] => kvs.map(kvOf)
 const optKv = (kv: KeyValue | ModelKv | undefined): KvView | undefined => (kv === undefined ? undefined : kvOf(kv))
@@ -196,7 +233,11 @@ function opResultView(r: OpResult): unknown {
     case 'put':
       return { type: 'put', prevKv: optKv(r.prevKv) }
     case 'delete':
-      return { type: 'delete', deleted: r.deleted, prevKvs: r.prevKvs === undefined || r.prevKvs.length === 0 ? undefined : kvsOf(r.prevKvs) }
+      return {
+        type: 'delete',
+        deleted: r.deleted,
+        prevKvs: r.prevKvs === undefined || r.prevKvs.length === 0 ? undefined : kvsOf(r.prevKvs),
+      }
     case 'range':
       return { type: 'range', kvs: kvsOf(r.kvs), count: r.count }
     case 'txn':
@@ -218,7 +259,12 @@ function toOp(op: ModelOp): Op {
 const toCompare = (c: ModelCompare): Compare => ({ key: c.key, target: c.target, result: c.result, value: c.value })
 
 /** History events, with the prevKv of an event at the compact revision allowed to be missing (it may be gone). */
-function historyView(entries: ReadonlyArray<LogEntry | ModelEntry>, floor: number, model: boolean, real?: ReadonlyArray<LogEntry>): unknown {
+function historyView(
+  entries: ReadonlyArray<LogEntry | ModelEntry>,
+  floor: number,
+  model: boolean,
+  real?: ReadonlyArray<LogEntry>,
+): unknown {
   return entries.map((e, i) => ({
     revision: e.revision,
     events: e.events.map((ev, j) => {
@@ -231,21 +277,37 @@ function historyView(entries: ReadonlyArray<LogEntry | ModelEntry>, floor: numbe
 async function run(log: Log, m: KvModel, cmd: Exclude<Command, { c: 'reopen' }>): Promise<void> {
   switch (cmd.c) {
     case 'put':
-      return both('put', () => m.txn({ compare: [], success: [{ type: 'put', key: cmd.key, value: cmd.value, prevKv: cmd.prevKv }], failure: [] }),
+      return both(
+        'put',
+        () => m.txn({ compare: [], success: [{ type: 'put', key: cmd.key, value: cmd.value, prevKv: cmd.prevKv }], failure: [] }),
         () => log.put(cmd.key, cmd.value, { prevKv: cmd.prevKv }),
         (want, got) => {
           const r = got as Awaited<ReturnType<Log['put']>>
           const prev = want.results[0]!.type === 'put' ? want.results[0]!.prevKv : undefined
-          expect({ revision: r.revision, wrote: r.wrote, prevKv: optKv(r.prevKv) }).to.deep.equal({ revision: want.revision, wrote: true, prevKv: optKv(prev) })
-        })
+          expect({ revision: r.revision, wrote: r.wrote, prevKv: optKv(r.prevKv) }).to.deep.equal({
+            revision: want.revision,
+            wrote: true,
+            prevKv: optKv(prev),
+          })
+        },
+      )
     case 'delete':
-      return both('delete', () => m.txn({ compare: [], success: [{ type: 'delete', sel: cmd.sel, prevKv: cmd.prevKv }], failure: [] }),
-        () => { const r = toRange(cmd.sel); return log.delete(r.key, { rangeEnd: r.rangeEnd, prevKv: cmd.prevKv }) },
+      return both(
+        'delete',
+        () => m.txn({ compare: [], success: [{ type: 'delete', sel: cmd.sel, prevKv: cmd.prevKv }], failure: [] }),
+        () => {
+          const r = toRange(cmd.sel)
+          return log.delete(r.key, { rangeEnd: r.rangeEnd, prevKv: cmd.prevKv })
+        },
         (want, got) => {
           const r = got as Awaited<ReturnType<Log['delete']>>
-          expect({ revision: r.revision, wrote: r.wrote, ...(opResultView({ type: 'delete', deleted: r.deleted, prevKvs: r.prevKvs }) as object) })
-            .to.deep.equal({ revision: want.revision, wrote: want.wrote, ...(opResultView(want.results[0] as OpResult) as object) })
-        })
+          expect({
+            revision: r.revision,
+            wrote: r.wrote,
+            ...(opResultView({ type: 'delete', deleted: r.deleted, prevKvs: r.prevKvs }) as object),
+          }).to.deep.equal({ revision: want.revision, wrote: want.wrote, ...(opResultView(want.results[0] as OpResult) as object) })
+        },
+      )
     case 'cas': {
       const current = m.at(cmd.key, m.revision)?.modRevision ?? 0
       const expectedMod = cmd.current ? current : cmd.guess
@@ -288,38 +350,65 @@ async function run(log: Log, m: KvModel, cmd: Exclude<Command, { c: 'reopen' }>)
     case 'range': {
       const revision = resolveRev(cmd.rev, m)
       const opts = {
-        revision, limit: cmd.limit, keysOnly: cmd.keysOnly, countOnly: cmd.countOnly,
+        revision,
+        limit: cmd.limit,
+        keysOnly: cmd.keysOnly,
+        countOnly: cmd.countOnly,
         sortOrder: cmd.descend ? ('DESCEND' as const) : ('NONE' as const),
-        minModRevision: cmd.minMod, maxCreateRevision: cmd.maxCreate,
+        minModRevision: cmd.minMod,
+        maxCreateRevision: cmd.maxCreate,
       }
       const r = toRange(cmd.sel)
-      return both(`range ${JSON.stringify(opts)}`, () => m.range(cmd.sel, opts),
+      return both(
+        `range ${JSON.stringify(opts)}`,
+        () => m.range(cmd.sel, opts),
         () => log.range(r.key, { ...opts, rangeEnd: r.rangeEnd, sortTarget: 'KEY' }),
         (want, got) => {
           const g = got as Awaited<ReturnType<Log['range']>>
-          const view = (x: { kvs: ReadonlyArray<KeyValue | ModelKv>; more: boolean; count: number; revision: number }): unknown =>
-            ({ kvs: kvsOf(x.kvs), count: x.count, revision: x.revision, more: cmd.countOnly ? undefined : x.more })
+          const view = (x: { kvs: ReadonlyArray<KeyValue | ModelKv>; more: boolean; count: number; revision: number }): unknown => ({
+            kvs: kvsOf(x.kvs),
+            count: x.count,
+            revision: x.revision,
+            more: cmd.countOnly ? undefined : x.more,
+          })
           expect(view(g)).to.deep.equal(view(want))
-        })
+        },
+      )
     }
     case 'get': {
       const revision = resolveRev(cmd.rev, m)
-      return both(`get at ${revision}`, () => m.get(cmd.key, revision), () => log.get(cmd.key, { revision }),
-        (want, got) => expect(optKv(got as KeyValue | undefined)).to.deep.equal(optKv(want)))
+      return both(
+        `get at ${revision}`,
+        () => m.get(cmd.key, revision),
+        () => log.get(cmd.key, { revision }),
+        (want, got) => expect(optKv(got as KeyValue | undefined)).to.deep.equal(optKv(want)),
+      )
     }
     case 'history':
       return historyBoth(log, m, cmd)
   }
 }
 
-async function txnBoth(what: string, log: Log, m: KvModel, req: { compare: ModelCompare[]; success: ModelOp[]; failure: ModelOp[] }): Promise<void> {
-  return both(what, () => m.txn(req),
+async function txnBoth(
+  what: string,
+  log: Log,
+  m: KvModel,
+  req: { compare: ModelCompare[]; success: ModelOp[]; failure: ModelOp[] },
+): Promise<void> {
+  return both(
+    what,
+    () => m.txn(req),
     () => log.txn({ compare: req.compare.map(toCompare), success: req.success.map(toOp), failure: req.failure.map(toOp) }),
     (want, got) => {
       const g = got as Awaited<ReturnType<Log['txn']>>
-      expect({ succeeded: g.succeeded, wrote: g.wrote, revision: g.revision, results: g.results.map(opResultView) })
-        .to.deep.equal({ succeeded: want.succeeded, wrote: want.wrote, revision: want.revision, results: want.results.map((r) => opResultView(r as OpResult)) })
-    })
+      expect({ succeeded: g.succeeded, wrote: g.wrote, revision: g.revision, results: g.results.map(opResultView) }).to.deep.equal({
+        succeeded: want.succeeded,
+        wrote: want.wrote,
+        revision: want.revision,
+        results: want.results.map((r) => opResultView(r as OpResult)),
+      })
+    },
+  )
 }
 
 async function historyBoth(log: Log, m: KvModel, cmd: Extract<Command, { c: 'history' }>): Promise<void> {
@@ -328,12 +417,20 @@ async function historyBoth(log: Log, m: KvModel, cmd: Extract<Command, { c: 'his
   if (to !== undefined && to < from) to = undefined
   const r = toRange(cmd.sel)
   const floor = m.compactRevision
-  return both(`history ${from}..${to ?? ''} limit ${cmd.limit}`, () => m.history(cmd.sel, from, to, cmd.prevKv),
+  return both(
+    `history ${from}..${to ?? ''} limit ${cmd.limit}`,
+    () => m.history(cmd.sel, from, to, cmd.prevKv),
     async () => {
       const pages: LogEntry[] = []
       let next = from
       for (let i = 0; i < 200; i++) {
-        const page = await log.history(r.key, { rangeEnd: r.rangeEnd, fromRevision: next, toRevision: to, limit: cmd.limit, prevKv: cmd.prevKv })
+        const page = await log.history(r.key, {
+          rangeEnd: r.rangeEnd,
+          fromRevision: next,
+          toRevision: to,
+          limit: cmd.limit,
+          prevKv: cmd.prevKv,
+        })
         const events = page.entries.reduce((n, e) => n + e.events.length, 0)
         if (page.more) expect(events, 'a page with more holds at least the limit').to.be.at.least(cmd.limit)
         for (const e of page.entries) expect(e.revision).to.be.at.least(next)
@@ -346,9 +443,11 @@ async function historyBoth(log: Log, m: KvModel, cmd: Extract<Command, { c: 'his
     },
     (want, got) => {
       const g = got as LogEntry[]
-      for (let i = 1; i < g.length; i++) expect(g[i]!.revision, 'pages never repeat or split a revision').to.be.greaterThan(g[i - 1]!.revision)
+      for (let i = 1; i < g.length; i++)
+        expect(g[i]!.revision, 'pages never repeat or split a revision').to.be.greaterThan(g[i - 1]!.revision)
       expect(historyView(g, floor, false)).to.deep.equal(historyView(want, floor, true, g))
-    })
+    },
+  )
 }
 
 /** After a run: every retained revision reads the same on both sides. */
@@ -364,7 +463,8 @@ async function checkAllRevisions(log: Log, m: KvModel): Promise<void> {
 
 function describeCommand(cmd: Command): string {
   return JSON.stringify(cmd, (_k, v: unknown) => {
-    if (v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer') return `0x${Buffer.from((v as { data: number[] }).data).toString('hex')}`
+    if (v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer')
+      return `0x${Buffer.from((v as { data: number[] }).data).toString('hex')}`
     return v
   })
 }

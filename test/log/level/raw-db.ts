@@ -29,7 +29,8 @@ export async function withRawDb<T>(dir: string, fn: (db: Db) => Promise<T>): Pro
 
 export async function readRawTables(db: Db): Promise<RawTables> {
   const log = new Map<number, LoggedEntry & { bytes: number }>()
-  for await (const [k, v] of db.iterator({ gte: LOG_START, lt: LOG_END })) log.set(logKeyRevision(k), { ...decodeEntry(v), bytes: v.length })
+  for await (const [k, v] of db.iterator({ gte: LOG_START, lt: LOG_END }))
+    log.set(logKeyRevision(k), { ...decodeEntry(v), bytes: v.length })
   const hist: string[] = []
   const histKinds = new Map<string, number>()
   for await (const [k, v] of db.iterator({ gte: Buffer.from([TAG_HIST]), lt: Buffer.from([TAG_HIST + 1]) })) {

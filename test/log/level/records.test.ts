@@ -52,7 +52,10 @@ describe('log/records: decodeEntryRefs', () => {
   })
 
   it('gives keys as views into the entry, not copies', () => {
-    const bytes = encodeEntry({ timestamp: 1, ops: [{ kind: OP_PUT, key: Buffer.from('k'), value: Buffer.from('v'), createRevision: 1, version: 1, lease: 0n, prevRevision: 0 }] })
+    const bytes = encodeEntry({
+      timestamp: 1,
+      ops: [{ kind: OP_PUT, key: Buffer.from('k'), value: Buffer.from('v'), createRevision: 1, version: 1, lease: 0n, prevRevision: 0 }],
+    })
     const [op] = decodeEntryRefs(bytes).ops
     expect(op.key.buffer).to.equal(bytes.buffer)
   })

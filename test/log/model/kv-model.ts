@@ -219,7 +219,9 @@ export class KvModel {
           overlay.set(hex(prev.key), undefined)
           events.push({ type: 'DELETE', kv: tombstone(prev.key, next), prevKv: prev })
         }
-        results.push(op.prevKv === true ? { type: 'delete', deleted: gone.length, prevKvs: gone } : { type: 'delete', deleted: gone.length })
+        results.push(
+          op.prevKv === true ? { type: 'delete', deleted: gone.length, prevKvs: gone } : { type: 'delete', deleted: gone.length },
+        )
       } else {
         const kvs = liveKeys(op.sel)
         results.push({ type: 'range', kvs, count: kvs.length })

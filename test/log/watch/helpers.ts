@@ -109,8 +109,13 @@ function kvText(kv: KeyValue): string {
 
 export function eventView(e: Event, revision: number): EventView {
   const v: EventView = {
-    revision, type: e.type, key: e.kv.key.toString('latin1'), value: e.kv.value.toString('latin1'),
-    createRevision: e.kv.createRevision, modRevision: e.kv.modRevision, version: e.kv.version,
+    revision,
+    type: e.type,
+    key: e.kv.key.toString('latin1'),
+    value: e.kv.value.toString('latin1'),
+    createRevision: e.kv.createRevision,
+    modRevision: e.kv.modRevision,
+    version: e.kv.version,
   }
   if (e.prevKv !== undefined) v.prev = kvText(e.prevKv)
   return v

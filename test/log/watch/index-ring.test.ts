@@ -35,7 +35,10 @@ describe('watch hub: watcher index', () => {
         index.collect(key, groups)
         expect(new Set(groups).size, 'each group at most once').to.equal(groups.length)
         const found = groups.flatMap((g) => [...g.views.values()].flatMap((v) => [...v.members])).sort((a, b) => a - b)
-        const want = [...members].filter(([, m]) => inBounds(m.bounds, key)).map(([id]) => id).sort((a, b) => a - b)
+        const want = [...members]
+          .filter(([, m]) => inBounds(m.bounds, key))
+          .map(([id]) => id)
+          .sort((a, b) => a - b)
         expect(found, `key ${key.toString('hex')}`).to.deep.equal(want)
       }
     }
@@ -78,7 +81,9 @@ describe('watch hub: watcher index', () => {
     expect(classify(toBounds(Buffer.from('a'), Buffer.from('c'))).kind).to.equal('range')
     expect(classify(toBounds(Buffer.from([0xff]), prefixEnd(Buffer.from([0xff])))).kind).to.equal('range')
     // A range id never collides with a key id or another range.
-    expect(classify(toBounds(Buffer.from('a'), Buffer.from('bc'))).id).to.not.equal(classify(toBounds(Buffer.from('ab'), Buffer.from('c'))).id)
+    expect(classify(toBounds(Buffer.from('a'), Buffer.from('bc'))).id).to.not.equal(
+      classify(toBounds(Buffer.from('ab'), Buffer.from('c'))).id,
+    )
   })
 })
 

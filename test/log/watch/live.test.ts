@@ -34,7 +34,10 @@ describe('watch hub: live events', () => {
     // The listener ran before the writer resolved the caller's promise: the event is already here.
     expect(r.seen.map((e) => [e.revision, e.type, e.value])).to.deep.equal([[w1.revision, 'PUT', '1']])
     const w2 = await log.delete('a')
-    expect(r.seen.map((e) => [e.revision, e.type])).to.deep.equal([[w1.revision, 'PUT'], [w2.revision, 'DELETE']])
+    expect(r.seen.map((e) => [e.revision, e.type])).to.deep.equal([
+      [w1.revision, 'PUT'],
+      [w2.revision, 'DELETE'],
+    ])
     expect(h.nextRevision).to.equal(log.revision + 1)
     r.check()
   })
@@ -67,7 +70,16 @@ describe('watch hub: live events', () => {
     const end = log.revision
     const keys = (n: string): string[] => recs[n].seen.map((e) => `${e.type} ${e.key}`)
     expect(keys('key')).to.deep.equal(['PUT b/1', 'DELETE b/1'])
-    expect(keys('prefix')).to.deep.equal(['PUT b/', 'PUT b/1', 'PUT b/10', 'PUT b/2', 'DELETE b/', 'DELETE b/1', 'DELETE b/10', 'DELETE b/2'])
+    expect(keys('prefix')).to.deep.equal([
+      'PUT b/',
+      'PUT b/1',
+      'PUT b/10',
+      'PUT b/2',
+      'DELETE b/',
+      'DELETE b/1',
+      'DELETE b/10',
+      'DELETE b/2',
+    ])
     expect(keys('range')).to.deep.equal(['PUT a', 'PUT b', 'PUT b/', 'PUT b/1', 'PUT b/10', 'DELETE b/', 'DELETE b/1', 'DELETE b/10'])
     expect(keys('binaryPrefix')).to.deep.equal(['PUT b\xff', 'PUT b\xffz'])
     expect(recs.all.seen).to.have.length(14)
@@ -100,8 +112,16 @@ describe('watch hub: live events', () => {
     const { r } = watch({ key: 'g', rangeEnd: prefixEnd('g') })
     const start = log.revision + 1
     // Issued together, these share group commits: several revisions per commit batch.
-    await Promise.all(Array.from({ length: 40 }, (_, i) =>
-      log.txn({ success: [{ type: 'put', key: `g${i % 5}`, value: `${i}` }, { type: 'put', key: `g-${i}`, value: 'x' }] })))
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        log.txn({
+          success: [
+            { type: 'put', key: `g${i % 5}`, value: `${i}` },
+            { type: 'put', key: `g-${i}`, value: 'x' },
+          ],
+        }),
+      ),
+    )
     expect(r.seen).to.deep.equal(await expectedEvents(log, { key: 'g', rangeEnd: prefixEnd('g') }, start, log.revision))
     expect(r.batches.length).to.be.lessThan(40)
     for (const b of r.batches) {
@@ -135,7 +155,11 @@ describe('watch hub: live events', () => {
     expect(withPrev.batches[1].events[0].prevKv?.modRevision).to.equal(r1.revision)
     expect(without.batches.flatMap((b) => b.events).every((e) => !('prevKv' in e) || e.prevKv === undefined)).to.equal(true)
     // The created flag: version 1 on the put after the delete.
-    expect(without.seen.map((e) => [e.revision, e.version])).to.deep.equal([[r1.revision, 2], [r2.revision, 0], [r3.revision, 1]])
+    expect(without.seen.map((e) => [e.revision, e.version])).to.deep.equal([
+      [r1.revision, 2],
+      [r2.revision, 0],
+      [r3.revision, 1],
+    ])
   })
 
   it('hands the same batch object to watchers with the same range and options', async () => {
@@ -158,7 +182,10 @@ describe('watch hub: live events', () => {
     expect(r.calls).to.deep.equal([])
     // One group commit that straddles the start revision: only the part at or after it is delivered.
     await Promise.all([log.put('x', '2'), log.put('x', '3'), log.put('x', '4')])
-    expect(r.seen.map((e) => [e.revision, e.value])).to.deep.equal([[from, '3'], [from + 1, '4']])
+    expect(r.seen.map((e) => [e.revision, e.value])).to.deep.equal([
+      [from, '3'],
+      [from + 1, '4'],
+    ])
     expect(r.batches).to.have.length(1)
     expect(h.nextRevision).to.equal(from + 2)
     r.check()
@@ -201,7 +228,9 @@ describe('watch hub: live events', () => {
     expect(b.cancellation?.code).to.equal('CLOSED')
     await log.put('a', '1')
     expect(a.batches).to.have.length(0)
-    expect(() => hub.watch({ key: 'a' }, new Recorder())).to.throw().that.satisfies((e: unknown) => isKvlogError(e, 'CLOSED'))
+    expect(() => hub.watch({ key: 'a' }, new Recorder()))
+      .to.throw()
+      .that.satisfies((e: unknown) => isKvlogError(e, 'CLOSED'))
     expect(hub.stats()).to.include({ watchers: 0 })
   })
 

@@ -35,7 +35,9 @@ describe('watch hub: progress', () => {
         seen.push(...r.seen.slice(seen.length, seen.length + call.batch.events.length))
       } else if (call.kind === 'progress') {
         const upTo = seen.filter((e) => e.revision <= call.revision)
-        expect(upTo, `${r.name}: delivered at progress(${call.revision})`).to.deep.equal(await expectedEvents(t.log, spec, from, call.revision))
+        expect(upTo, `${r.name}: delivered at progress(${call.revision})`).to.deep.equal(
+          await expectedEvents(t.log, spec, from, call.revision),
+        )
       }
     }
   }

@@ -24,7 +24,9 @@ export function randomWrite(log: Log, rand: () => number, tag: string): Promise<
   // A transaction over distinct keys: one revision, several events.
   const keys = [...new Set(Array.from({ length: 2 + Math.floor(rand() * 3) }, () => pick(rand, KEYS)))]
   return log.txn({
-    success: keys.map((key, i) => (i === 0 && rand() < 0.3 ? { type: 'delete' as const, key } : { type: 'put' as const, key, value: `${tag}.${i}` })),
+    success: keys.map((key, i) =>
+      i === 0 && rand() < 0.3 ? { type: 'delete' as const, key } : { type: 'put' as const, key, value: `${tag}.${i}` },
+    ),
   })
 }
 

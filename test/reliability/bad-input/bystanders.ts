@@ -53,7 +53,9 @@ export class Bystanders {
       const t = performance.now()
       try {
         const res = await fetch(`${this.server.http}/v1/kv`, {
-          method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: `/control/k${i % 10}`, value: `v${i}` }),
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ key: `/control/k${i % 10}`, value: `v${i}` }),
           signal: AbortSignal.timeout(10_000),
         })
         await res.text()
@@ -79,13 +81,29 @@ export class Bystanders {
     // revision) holds the others for its duration, and the machine may be shared.
     expect(this.slowest, 'slowest control write, ms').to.be.below(options.maxLatencyMs ?? 10_000)
     const growth = this.peakRss - this.baselineRss
-    expect(growth, `server memory grew from ${this.baselineRss} to ${this.peakRss} bytes`).to.be.below(options.maxRssGrowthBytes ?? 256 * 1024 * 1024)
+    expect(growth, `server memory grew from ${this.baselineRss} to ${this.peakRss} bytes`).to.be.below(
+      options.maxRssGrowthBytes ?? 256 * 1024 * 1024,
+    )
     const oracle = new Oracle(2)
     const last = await oracle.fetch(this.server.http)
     this.conn.requestProgress()
     const list = this.conn.messagesFor(this.watchId)
-    await this.conn.waitFor(() => list.some((m) => m.msg.type === 'progress' && (m.msg.revision ?? 0) >= last), 10_000, 'the control watch to reach the head')
-    const violations = checkWatches(oracle, [{ name: 'control', spec: { key: '/control/', prefix: true, prevKv: true }, segments: [{ startRevision: this.start, messages: list }] }], { finalRevision: last })
+    await this.conn.waitFor(
+      () => list.some((m) => m.msg.type === 'progress' && (m.msg.revision ?? 0) >= last),
+      10_000,
+      'the control watch to reach the head',
+    )
+    const violations = checkWatches(
+      oracle,
+      [
+        {
+          name: 'control',
+          spec: { key: '/control/', prefix: true, prevKv: true },
+          segments: [{ startRevision: this.start, messages: list }],
+        },
+      ],
+      { finalRevision: last },
+    )
     expect(violations, 'the control watch').to.deep.equal([])
     this.conn.terminate()
   }

@@ -23,19 +23,32 @@ type RawUnary = (request: Buffer, options: { deadline: number }, callback: (err:
 function rawClient(address: string): grpc.Client & Record<string, RawUnary> & { Watch(): grpc.ClientDuplexStream<Buffer, Buffer> } {
   const identity = (b: Buffer) => b
   const method = (path: string, stream = false) => ({
-    path, requestStream: stream, responseStream: stream,
-    requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity,
+    path,
+    requestStream: stream,
+    responseStream: stream,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
   })
-  const Ctor = grpc.makeGenericClientConstructor({
-    Put: method('/etcdserverpb.KV/Put'), Range: method('/etcdserverpb.KV/Range'), Txn: method('/etcdserverpb.KV/Txn'),
-    LeaseGrant: method('/etcdserverpb.Lease/LeaseGrant'), Status: method('/etcdserverpb.Maintenance/Status'),
-    Watch: method('/etcdserverpb.Watch/Watch', true),
-  }, 'Raw')
+  const Ctor = grpc.makeGenericClientConstructor(
+    {
+      Put: method('/etcdserverpb.KV/Put'),
+      Range: method('/etcdserverpb.KV/Range'),
+      Txn: method('/etcdserverpb.KV/Txn'),
+      LeaseGrant: method('/etcdserverpb.Lease/LeaseGrant'),
+      Status: method('/etcdserverpb.Maintenance/Status'),
+      Watch: method('/etcdserverpb.Watch/Watch', true),
+    },
+    'Raw',
+  )
   return new Ctor(address, grpc.credentials.createInsecure()) as never
 }
 
 function callRaw(client: Record<string, RawUnary>, name: string, bytes: Buffer): Promise<number> {
-  return new Promise((resolve) => client[name].call(client, bytes, { deadline: Date.now() + 10_000 }, (err) => resolve(err?.code ?? grpc.status.OK)))
+  return new Promise((resolve) =>
+    client[name].call(client, bytes, { deadline: Date.now() + 10_000 }, (err) => resolve(err?.code ?? grpc.status.OK)),
+  )
 }
 
 /** Writes bytes on a raw TCP connection to the gRPC port, then drops it. */
@@ -82,7 +95,10 @@ describe('reliability: bad input on the etcd gRPC door', function () {
         return Buffer.concat([PREFACE, h.subarray(0, cut)])
       }),
     )
-    await fc.assert(fc.asyncProperty(frames, (bytes) => rawBytes(server.grpc, bytes)), { seed: SEED, numRuns: 80 })
+    await fc.assert(
+      fc.asyncProperty(frames, (bytes) => rawBytes(server.grpc, bytes)),
+      { seed: SEED, numRuns: 80 },
+    )
     expect(server.child.exitCode, server.stderr()).to.equal(null)
   })
 
@@ -90,12 +106,15 @@ describe('reliability: bad input on the etcd gRPC door', function () {
     const client = rawClient(server.grpc)
     const seen = new Set<number>()
     const method = fc.constantFrom('Put', 'Range', 'Txn', 'LeaseGrant', 'Status')
-    await fc.assert(fc.asyncProperty(method, fc.uint8Array({ maxLength: 300 }), async (name, bytes) => {
-      const code = await callRaw(client, name, Buffer.from(bytes))
-      expect(code, `${name}: status`).to.be.a('number')
-      expect(code, `${name}: the call must not time out`).to.not.equal(grpc.status.DEADLINE_EXCEEDED)
-      seen.add(code)
-    }), { seed: SEED, numRuns: 200 })
+    await fc.assert(
+      fc.asyncProperty(method, fc.uint8Array({ maxLength: 300 }), async (name, bytes) => {
+        const code = await callRaw(client, name, Buffer.from(bytes))
+        expect(code, `${name}: status`).to.be.a('number')
+        expect(code, `${name}: the call must not time out`).to.not.equal(grpc.status.DEADLINE_EXCEEDED)
+        seen.add(code)
+      }),
+      { seed: SEED, numRuns: 200 },
+    )
     client.close()
     expect(seen.size, 'random requests are answered, some with errors').to.be.greaterThan(1)
     expect(server.child.exitCode, server.stderr()).to.equal(null)
@@ -103,17 +122,20 @@ describe('reliability: bad input on the etcd gRPC door', function () {
 
   it('keeps serving a Watch stream that receives random messages, or ends it with a status', async () => {
     const client = rawClient(server.grpc)
-    await fc.assert(fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 100 }), { minLength: 1, maxLength: 10 }), async (messages) => {
-      const stream = client.Watch()
-      const ended = new Promise<void>((resolve) => {
-        stream.on('error', () => resolve())
-        stream.on('end', () => resolve())
-      })
-      stream.on('data', () => undefined)
-      for (const m of messages) stream.write(Buffer.from(m))
-      await Promise.race([ended, sleep(50)])
-      stream.cancel()
-    }), { seed: SEED, numRuns: 40 })
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 100 }), { minLength: 1, maxLength: 10 }), async (messages) => {
+        const stream = client.Watch()
+        const ended = new Promise<void>((resolve) => {
+          stream.on('error', () => resolve())
+          stream.on('end', () => resolve())
+        })
+        stream.on('data', () => undefined)
+        for (const m of messages) stream.write(Buffer.from(m))
+        await Promise.race([ended, sleep(50)])
+        stream.cancel()
+      }),
+      { seed: SEED, numRuns: 40 },
+    )
     client.close()
     expect(server.child.exitCode, server.stderr()).to.equal(null)
   })
@@ -123,8 +145,15 @@ describe('reliability: bad input on the etcd gRPC door', function () {
     expect(await callRaw(client, 'Put', Buffer.alloc(8 * 1024 * 1024, 0x0a))).to.equal(grpc.status.RESOURCE_EXHAUSTED)
     client.close()
     const driver = new GrpcDriver(server.grpc, 30_000)
-    const success = Array.from({ length: 100_000 }, (_, i) => ({ type: 'put' as const, keyBase64: Buffer.from(`/huge/${i}`).toString('base64'), valueBase64: 'eA==' }))
-    const err = await driver.execute({ type: 'txn', compare: [], success, failure: [] }).then(() => undefined, (e: unknown) => e)
+    const success = Array.from({ length: 100_000 }, (_, i) => ({
+      type: 'put' as const,
+      keyBase64: Buffer.from(`/huge/${i}`).toString('base64'),
+      valueBase64: 'eA==',
+    }))
+    const err = await driver.execute({ type: 'txn', compare: [], success, failure: [] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(err, 'the huge txn was refused').to.not.equal(undefined)
     const code = driver.classify(err)
     expect(code.outcome, JSON.stringify(code)).to.equal('fail')

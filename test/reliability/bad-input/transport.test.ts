@@ -34,7 +34,9 @@ async function upgraded(http: string): Promise<Socket> {
   const s = await rawSocket(http)
   s.removeAllListeners('error')
   s.on('error', () => undefined)
-  s.write(`GET /v1/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`)
+  s.write(
+    `GET /v1/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+  )
   await new Promise<void>((resolve, reject) => {
     let head = ''
     const onData = (d: Buffer) => {
@@ -68,12 +70,16 @@ function frameHeader(opcode: number, length: number): Buffer {
 function announcedUpload(url: string, body: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     let answered = false
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      answered = true
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
-    })
+    const req = request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        answered = true
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+      },
+    )
     req.on('error', (err) => {
       if (!answered) reject(err)
     })
@@ -112,12 +118,15 @@ describe('reliability: hostile transports and sizes on the native door', functio
       }),
       fc.uint8Array({ minLength: 1, maxLength: 300 }).map((b) => Buffer.from(b)),
     )
-    await fc.assert(fc.asyncProperty(garbage, async (bytes) => {
-      const s = await upgraded(server.http)
-      s.write(bytes)
-      await sleep(5)
-      s.destroy()
-    }), { seed: SEED, numRuns: 60 })
+    await fc.assert(
+      fc.asyncProperty(garbage, async (bytes) => {
+        const s = await upgraded(server.http)
+        s.write(bytes)
+        await sleep(5)
+        s.destroy()
+      }),
+      { seed: SEED, numRuns: 60 },
+    )
     expect(server.child.exitCode, server.stderr()).to.equal(null)
   })
 
@@ -153,10 +162,18 @@ describe('reliability: hostile transports and sizes on the native door', functio
 
   it('answers huge transactions with TOO_MANY_OPS or REQUEST_TOO_LARGE, writing nothing', async () => {
     const status = async () => ((await (await fetch(`${server.http}/v1/status`)).json()) as { revision: number }).revision
-    const ops = (n: number, valueBytes: number) => Array.from({ length: n }, (_, i) => ({ type: 'put', key: `/huge/${i}`, value: 'v'.repeat(valueBytes) }))
+    const ops = (n: number, valueBytes: number) =>
+      Array.from({ length: n }, (_, i) => ({ type: 'put', key: `/huge/${i}`, value: 'v'.repeat(valueBytes) }))
     const control = bystanders.writes
-    for (const [n, valueBytes, codes] of [[129, 1, ['TOO_MANY_OPS']], [100_000, 1, ['TOO_MANY_OPS', 'REQUEST_TOO_LARGE']], [100, 20_000, ['REQUEST_TOO_LARGE']]] as const) {
-      const reply = await announcedUpload(`${server.http}/v1/txn`, JSON.stringify({ compare: [], success: ops(n, valueBytes), failure: [] }))
+    for (const [n, valueBytes, codes] of [
+      [129, 1, ['TOO_MANY_OPS']],
+      [100_000, 1, ['TOO_MANY_OPS', 'REQUEST_TOO_LARGE']],
+      [100, 20_000, ['REQUEST_TOO_LARGE']],
+    ] as const) {
+      const reply = await announcedUpload(
+        `${server.http}/v1/txn`,
+        JSON.stringify({ compare: [], success: ops(n, valueBytes), failure: [] }),
+      )
       const code = (JSON.parse(reply.body) as { error?: { code: string } }).error?.code
       expect(codes as readonly string[], `${n} ops of ${valueBytes} bytes: ${reply.status} ${code}`).to.include(code)
     }
@@ -171,17 +188,32 @@ describe('reliability: hostile transports and sizes on the native door', functio
     const conn = await WatchConnection.connect(server.http, 'huge-watch')
     const id = await conn.createAndWait({ key: '/many/', prefix: true })
     for (let b = 0; b < 200; b++) {
-      const success = Array.from({ length: 128 }, (_, i) => ({ type: 'put', key: `/many/${String(b * 128 + i).padStart(6, '0')}`, value: 'x' }))
-      const res = await fetch(`${server.http}/v1/txn`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ compare: [], success, failure: [] }) })
+      const success = Array.from({ length: 128 }, (_, i) => ({
+        type: 'put',
+        key: `/many/${String(b * 128 + i).padStart(6, '0')}`,
+        value: 'x',
+      }))
+      const res = await fetch(`${server.http}/v1/txn`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ compare: [], success, failure: [] }),
+      })
       expect(res.status).to.equal(200)
       await res.text()
     }
     const list = (await (await fetch(`${server.http}/v1/kv?key=/many/&prefix=true`)).json()) as { kvs: unknown[]; count: number }
     expect([list.kvs.length, list.count]).to.deep.equal([25_600, 25_600])
-    const del = (await (await fetch(`${server.http}/v1/kv?key=/many/&prefix=true`, { method: 'DELETE' })).json()) as { deleted: number; header: { revision: number } }
+    const del = (await (await fetch(`${server.http}/v1/kv?key=/many/&prefix=true`, { method: 'DELETE' })).json()) as {
+      deleted: number
+      header: { revision: number }
+    }
     expect(del.deleted).to.equal(25_600)
     const messages = conn.messagesFor(id)
-    await conn.waitFor(() => messages.some((m) => m.msg.type === 'events' && m.msg.revision === del.header.revision), 30_000, 'the delete revision on the watch')
+    await conn.waitFor(
+      () => messages.some((m) => m.msg.type === 'events' && m.msg.revision === del.header.revision),
+      30_000,
+      'the delete revision on the watch',
+    )
     const last = messages.find((m) => m.msg.revision === del.header.revision)!
     expect(last.msg.events, 'one revision, one message, every event').to.have.length(25_600)
     const events = messages.reduce((n, m) => n + (m.msg.events?.length ?? 0), 0)

@@ -13,7 +13,11 @@ import { checkHistory } from './index.js'
 
 const b64 = (s: string) => Buffer.from(s).toString('base64')
 const kv = (key: string, value: string, createRevision: number, modRevision: number, version: number): WireKv => ({
-  key, value, createRevision, modRevision, version,
+  key,
+  value,
+  createRevision,
+  modRevision,
+  version,
 })
 const gone = (key: string, revision: number): WireKv => ({ key, value: '', createRevision: 0, modRevision: revision, version: 0 })
 const sel = (key: string, extra: { prefix?: boolean; fromKey?: boolean } = {}) => ({ keyBase64: b64(key), ...extra })
@@ -48,7 +52,17 @@ function oracleEvents(): OracleEvent[] {
 let nextId = 1
 function rec(op: Operation, outcome: Outcome, result?: OpResult, code?: string): OpRecord {
   const id = nextId++
-  return { id, client: `c${id % 2}`, door: 'native', start: id * 10, end: id * 10 + 5, op, outcome, ...(result ? { result } : {}), ...(code ? { code } : {}) }
+  return {
+    id,
+    client: `c${id % 2}`,
+    door: 'native',
+    start: id * 10,
+    end: id * 10 + 5,
+    op,
+    outcome,
+    ...(result ? { result } : {}),
+    ...(code ? { code } : {}),
+  }
 }
 
 function history(): History {
@@ -56,21 +70,45 @@ function history(): History {
   const ops: OpRecord[] = [
     rec({ type: 'put', keyBase64: b64('/a'), valueBase64: b64('v1') }, 'ok', { revision: 2 }),
     rec({ type: 'put', keyBase64: b64('/b'), valueBase64: b64('v2') }, 'ok', { revision: 3 }),
-    rec({
-      type: 'txn', compare: [{ keyBase64: b64('/a'), target: 'MOD', result: 'EQUAL', value: 2 }],
-      success: [{ type: 'put', keyBase64: b64('/a'), valueBase64: b64('v3') }], failure: [{ type: 'range', sel: sel('/a') }],
-    }, 'ok', { revision: 4, succeeded: true, results: [{ type: 'put' }] }),
+    rec(
+      {
+        type: 'txn',
+        compare: [{ keyBase64: b64('/a'), target: 'MOD', result: 'EQUAL', value: 2 }],
+        success: [{ type: 'put', keyBase64: b64('/a'), valueBase64: b64('v3') }],
+        failure: [{ type: 'range', sel: sel('/a') }],
+      },
+      'ok',
+      { revision: 4, succeeded: true, results: [{ type: 'put' }] },
+    ),
     rec({ type: 'delete', sel: sel('/b') }, 'ok', { revision: 5, deleted: 1 }),
-    rec({
-      type: 'txn', compare: [{ keyBase64: b64('/a'), target: 'MOD', result: 'EQUAL', value: 2 }],
-      success: [{ type: 'put', keyBase64: b64('/a'), valueBase64: b64('v5') }], failure: [{ type: 'range', sel: sel('/a') }],
-    }, 'ok', { revision: 5, succeeded: false, results: [{ type: 'range', kvs: [kv('/a', 'v3', 2, 4, 2)] }] }),
+    rec(
+      {
+        type: 'txn',
+        compare: [{ keyBase64: b64('/a'), target: 'MOD', result: 'EQUAL', value: 2 }],
+        success: [{ type: 'put', keyBase64: b64('/a'), valueBase64: b64('v5') }],
+        failure: [{ type: 'range', sel: sel('/a') }],
+      },
+      'ok',
+      { revision: 5, succeeded: false, results: [{ type: 'range', kvs: [kv('/a', 'v3', 2, 4, 2)] }] },
+    ),
     rec({ type: 'range', sel: sel('/', { prefix: true }) }, 'ok', { revision: 5, kvs: [kv('/a', 'v3', 2, 4, 2)] }),
-    rec({ type: 'range', sel: sel('/', { prefix: true }), revision: 3 }, 'ok', { revision: 3, kvs: [kv('/a', 'v1', 2, 2, 1), kv('/b', 'v2', 3, 3, 1)] }),
-    rec({
-      type: 'txn', compare: [],
-      success: [{ type: 'put', keyBase64: b64('/c'), valueBase64: b64('v4') }, { type: 'delete', sel: sel('/a') }], failure: [],
-    }, 'ok', { revision: 6, succeeded: true, results: [{ type: 'put' }, { type: 'delete', deleted: 1 }] }),
+    rec({ type: 'range', sel: sel('/', { prefix: true }), revision: 3 }, 'ok', {
+      revision: 3,
+      kvs: [kv('/a', 'v1', 2, 2, 1), kv('/b', 'v2', 3, 3, 1)],
+    }),
+    rec(
+      {
+        type: 'txn',
+        compare: [],
+        success: [
+          { type: 'put', keyBase64: b64('/c'), valueBase64: b64('v4') },
+          { type: 'delete', sel: sel('/a') },
+        ],
+        failure: [],
+      },
+      'ok',
+      { revision: 6, succeeded: true, results: [{ type: 'put' }, { type: 'delete', deleted: 1 }] },
+    ),
     rec({ type: 'put', keyBase64: b64('/d'), valueBase64: b64('v9') }, 'fail', undefined, 'NO_SPACE'),
     rec({ type: 'put', keyBase64: b64('/d'), valueBase64: b64('v10') }, 'unknown', undefined, 'OUTCOME_UNKNOWN'),
     rec({ type: 'put', keyBase64: b64('/d'), valueBase64: b64('v11') }, 'unknown', undefined, 'OUTCOME_UNKNOWN'),
@@ -78,8 +116,13 @@ function history(): History {
   ]
   const events = oracleEvents()
   const recovery: RecoveryCheck = {
-    index: 1, fault: 'sigkill', at: 1000, revision: 7, compactRevision: 3,
-    events: events.filter((e) => e.revision >= 3), kvs: [kv('/c', 'v4', 6, 6, 1), kv('/d', 'v10', 7, 7, 1)],
+    index: 1,
+    fault: 'sigkill',
+    at: 1000,
+    revision: 7,
+    compactRevision: 3,
+    events: events.filter((e) => e.revision >= 3),
+    kvs: [kv('/c', 'v4', 6, 6, 1), kv('/d', 'v10', 7, 7, 1)],
   }
   const messages: WatchMessage[] = [
     { type: 'created', id: 1, revision: 1 },
@@ -89,7 +132,10 @@ function history(): History {
     { type: 'progress', id: 1, revision: 7 },
   ]
   return {
-    ops, recoveries: [recovery], oracle: { first: 2, last: 7, events }, finalRevision: 7,
+    ops,
+    recoveries: [recovery],
+    oracle: { first: 2, last: 7, events },
+    finalRevision: 7,
     watches: [{ name: 'w', spec: { key: '/a' }, segments: [{ startRevision: 2, messages }] }],
   }
 }
@@ -111,7 +157,16 @@ describe('reliability: history checker', () => {
   it('accepts a correct history and resolves unknown outcomes from the log', () => {
     const report = checkHistory(history())
     expect(report.violations).to.deep.equal([])
-    expect(report.stats).to.include({ ackedWrites: 5, ackedWritesLost: 0, failedButApplied: 0, unknown: 2, unknownApplied: 1, unknownNotApplied: 1, watchEvents: 3, revisions: 6 })
+    expect(report.stats).to.include({
+      ackedWrites: 5,
+      ackedWritesLost: 0,
+      failedButApplied: 0,
+      unknown: 2,
+      unknownApplied: 1,
+      unknownNotApplied: 1,
+      watchEvents: 3,
+      revisions: 6,
+    })
   })
 
   it('reports an acknowledged write missing from the log ([durability], counted as lost)', () => {
@@ -182,7 +237,12 @@ describe('reliability: history checker', () => {
 
   it('reports a restart that lowered the revision or the compact revision ([revision])', () => {
     const h = history()
-    h.recoveries[0] = { ...h.recoveries[0], revision: 5, events: h.recoveries[0].events.filter((e) => e.revision <= 5), kvs: [kv('/a', 'v3', 2, 4, 2)] }
+    h.recoveries[0] = {
+      ...h.recoveries[0],
+      revision: 5,
+      events: h.recoveries[0].events.filter((e) => e.revision <= 5),
+      kvs: [kv('/a', 'v3', 2, 4, 2)],
+    }
     expect(tags(h)).to.deep.equal(['revision'])
     const g = history()
     g.recoveries[0] = { ...g.recoveries[0], compactRevision: 2, events: oracleEvents() }
@@ -194,7 +254,13 @@ describe('reliability: history checker', () => {
     // The watch saw revision 6 at time 900, before the restart at 1000; the server came back at 5.
     const seg = h.watches[0].segments[0]
     seg.messages = (seg.messages as WatchMessage[]).map((msg, i) => ({ seq: i, at: 900 + i, msg }))
-    h.recoveries[0] = { ...h.recoveries[0], at: 1000, revision: 5, events: h.recoveries[0].events.filter((e) => e.revision <= 5), kvs: [kv('/a', 'v3', 2, 4, 2)] }
+    h.recoveries[0] = {
+      ...h.recoveries[0],
+      at: 1000,
+      revision: 5,
+      events: h.recoveries[0].events.filter((e) => e.revision <= 5),
+      kvs: [kv('/a', 'v3', 2, 4, 2)],
+    }
     h.ops = h.ops.filter((o) => (o.result?.revision ?? 0) <= 5 && o.op.type !== 'compact')
     expect(checkHistory(h).violations.join('\n')).to.contain('that watch w')
   })
@@ -227,7 +293,8 @@ describe('reliability: history checker', () => {
 
   it('keeps at most maxPerKind messages per tag but counts them all', () => {
     const h = history()
-    for (let i = 0; i < 5; i++) h.ops.push(rec({ type: 'put', keyBase64: b64('/z'), valueBase64: b64(`lost${i}`) }, 'ok', { revision: 100 + i }))
+    for (let i = 0; i < 5; i++)
+      h.ops.push(rec({ type: 'put', keyBase64: b64('/z'), valueBase64: b64(`lost${i}`) }, 'ok', { revision: 100 + i }))
     const report = checkHistory(h, { maxPerKind: 2 })
     expect(report.byKind.durability).to.equal(5)
     expect(report.violations.filter((v) => v.startsWith('[durability]'))).to.have.length(2)

@@ -56,7 +56,8 @@ export function checkHistory(history: History, options: CheckerOptions = {}): Ch
   }
   const revisions = new Set(history.oracle.events.map((e) => e.revision)).size
   return {
-    violations, byKind,
+    violations,
+    byKind,
     stats: { ...stats, operations: history.ops.length, watchEvents, logicalWatches: history.watches.length, segments, revisions },
   }
 }

@@ -22,7 +22,13 @@ export interface Effect {
 export function toStateKv(kv: WireKv): StateKv {
   const key = kv.keyBase64 ?? Buffer.from(kv.key ?? '', 'utf8').toString('base64')
   const value = kv.valueBase64 ?? Buffer.from(kv.value ?? '', 'utf8').toString('base64')
-  const out: StateKv = { keyBase64: key, valueBase64: value, createRevision: kv.createRevision, modRevision: kv.modRevision, version: kv.version }
+  const out: StateKv = {
+    keyBase64: key,
+    valueBase64: value,
+    createRevision: kv.createRevision,
+    modRevision: kv.modRevision,
+    version: kv.version,
+  }
   if (kv.lease !== undefined && kv.lease !== '0') out.lease = kv.lease
   return out
 }
@@ -125,8 +131,11 @@ export function evalTxn(before: State, compare: TxnCompare[], success: TxnOp[], 
     if (op.type === 'put') {
       const prev = state.get(op.keyBase64)
       const kv: StateKv = {
-        keyBase64: op.keyBase64, valueBase64: op.valueBase64, createRevision: prev?.createRevision ?? revision,
-        modRevision: revision, version: (prev?.version ?? 0) + 1,
+        keyBase64: op.keyBase64,
+        valueBase64: op.valueBase64,
+        createRevision: prev?.createRevision ?? revision,
+        modRevision: revision,
+        version: (prev?.version ?? 0) + 1,
       }
       if (op.lease !== undefined && op.lease !== '0') kv.lease = op.lease
       state.set(op.keyBase64, kv)
@@ -148,8 +157,10 @@ export function evalTxn(before: State, compare: TxnCompare[], success: TxnOp[], 
 
 /** One comparable string per kv list (key order as given). */
 export function canonList(kvs: readonly WireKv[]): string {
-  return kvs.map((kv) => {
-    const s = toStateKv(kv)
-    return [s.keyBase64, s.valueBase64, s.createRevision, s.modRevision, s.version, s.lease ?? '0'].join('|')
-  }).join(',')
+  return kvs
+    .map((kv) => {
+      const s = toStateKv(kv)
+      return [s.keyBase64, s.valueBase64, s.createRevision, s.modRevision, s.version, s.lease ?? '0'].join('|')
+    })
+    .join(',')
 }

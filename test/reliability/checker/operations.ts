@@ -64,7 +64,12 @@ function showEvents(events: ReadonlyArray<Effect | OracleEvent> | undefined): st
   return (events ?? []).map(canonEffect).join('; ').slice(0, 300) || 'nothing'
 }
 
-export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, timeline: Timeline, sink: (v: string) => void): OperationsReport {
+export function checkOperations(
+  ops: readonly OpRecord[],
+  oracle: OracleView,
+  timeline: Timeline,
+  sink: (v: string) => void,
+): OperationsReport {
   const events = byRevision(oracle)
   const valueCount = new Map<string, number>()
   for (const e of oracle.events) {
@@ -75,7 +80,14 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
     if (tag !== undefined) valueCount.set(tag, (valueCount.get(tag) ?? 0) + 1)
   }
   const stats: OutcomeStats = {
-    ackedWrites: 0, reads: 0, ackedWritesLost: 0, failedButApplied: 0, unknown: 0, unknownApplied: 0, unknownNotApplied: 0, unknownUndecided: 0,
+    ackedWrites: 0,
+    reads: 0,
+    ackedWritesLost: 0,
+    failedButApplied: 0,
+    unknown: 0,
+    unknownApplied: 0,
+    unknownNotApplied: 0,
+    unknownUndecided: 0,
   }
   const points: Point[] = []
   const owner = new Map<number, OpRecord>()
@@ -110,7 +122,9 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
       if (next?.type !== 'DELETE') {
         stats.ackedWrites++
         stats.ackedWritesLost++
-        sink(`[durability] ${describeOp(r)}: acknowledged, but the log's next change of the key after ${rev} is ${next === undefined ? 'none' : `a ${next.type} at ${next.revision}`}`)
+        sink(
+          `[durability] ${describeOp(r)}: acknowledged, but the log's next change of the key after ${rev} is ${next === undefined ? 'none' : `a ${next.type} at ${next.revision}`}`,
+        )
         continue
       }
       rev = next.revision
@@ -126,7 +140,9 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
       }
       const want = selectKvs(timeline.stateAt(at), op.sel)
       if (canonList(want) !== canonList(res.kvs ?? [])) {
-        sink(`[linearizable] ${describeOp(r)}: read ${canonList(res.kvs ?? []).slice(0, 200)}, the state at ${at} is ${canonList(want).slice(0, 200)}`)
+        sink(
+          `[linearizable] ${describeOp(r)}: read ${canonList(res.kvs ?? []).slice(0, 200)}, the state at ${at} is ${canonList(want).slice(0, 200)}`,
+        )
       }
       if (op.revision === undefined) points.push({ op: r, revision: rev, write: false })
       continue
@@ -135,8 +151,12 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
     // put, delete, txn: did it write (then at `rev`), or was it a read at `rev`?
     const { compare, success, failure } = asTxn(op, res)
     const branch = op.type === 'txn' ? (res.succeeded ? success : failure) : success
-    const deletedSomething = op.type === 'delete' ? (res.deleted ?? 0) > 0
-      : op.type === 'object' ? op.verb === 'delete' : (res.results ?? []).some((x) => (x.deleted ?? 0) > 0)
+    const deletedSomething =
+      op.type === 'delete'
+        ? (res.deleted ?? 0) > 0
+        : op.type === 'object'
+          ? op.verb === 'delete'
+          : (res.results ?? []).some((x) => (x.deleted ?? 0) > 0)
     const wrote = branch.some((o) => o.type === 'put') || deletedSomething
     if (wrote && (rev > timeline.last || !timeline.covers(rev - 1))) {
       stats.ackedWrites++
@@ -161,13 +181,19 @@ export function checkOperations(ops: readonly OpRecord[], oracle: OracleView, ti
       points.push({ op: r, revision: rev, write: true })
     } else {
       stats.reads++
-      if (expected.effects.length > 0) sink(`[linearizable] ${describeOp(r)}: wrote nothing at ${rev}, but on the state at ${rev} it would do ${showEvents(expected.effects)}`)
+      if (expected.effects.length > 0)
+        sink(
+          `[linearizable] ${describeOp(r)}: wrote nothing at ${rev}, but on the state at ${rev} it would do ${showEvents(expected.effects)}`,
+        )
       points.push({ op: r, revision: rev, write: false })
     }
     if (op.type === 'object' && !expected.succeeded) {
       sink(`[linearizable] ${describeOp(r)}: succeeded, but on the state before ${rev} its precondition does not hold`)
     } else if (op.type === 'txn') {
-      if (expected.succeeded !== res.succeeded) sink(`[linearizable] ${describeOp(r)}: took the ${res.succeeded ? 'success' : 'failure'} branch, the compares on the state before ${rev} say otherwise`)
+      if (expected.succeeded !== res.succeeded)
+        sink(
+          `[linearizable] ${describeOp(r)}: took the ${res.succeeded ? 'success' : 'failure'} branch, the compares on the state before ${rev} say otherwise`,
+        )
       else checkTxnResults(r, expected.results, sink)
     } else if (op.type === 'delete' && expected.effects.length !== (res.deleted ?? 0) && wrote) {
       sink(`[linearizable] ${describeOp(r)}: deleted ${res.deleted}, the state before ${rev} had ${expected.effects.length} such keys`)
@@ -181,10 +207,14 @@ function asTxn(op: OpRecord['op'], res: OpResult): { compare: TxnCompare[]; succ
   if (op.type === 'txn') return op
   if (op.type === 'object') {
     const compare: TxnCompare[] = [{ keyBase64: op.keyBase64, target: 'MOD', result: 'EQUAL', value: op.resourceVersion ?? 0 }]
-    const write: TxnOp = op.verb === 'delete' ? { type: 'delete', sel: { keyBase64: op.keyBase64 } } : { type: 'put', keyBase64: op.keyBase64, valueBase64: res.valueBase64 ?? '' }
+    const write: TxnOp =
+      op.verb === 'delete'
+        ? { type: 'delete', sel: { keyBase64: op.keyBase64 } }
+        : { type: 'put', keyBase64: op.keyBase64, valueBase64: res.valueBase64 ?? '' }
     return { compare, success: [write], failure: [] }
   }
-  if (op.type === 'put') return { compare: [], success: [{ type: 'put', keyBase64: op.keyBase64, valueBase64: op.valueBase64, lease: op.lease }], failure: [] }
+  if (op.type === 'put')
+    return { compare: [], success: [{ type: 'put', keyBase64: op.keyBase64, valueBase64: op.valueBase64, lease: op.lease }], failure: [] }
   if (op.type === 'delete') return { compare: [], success: [{ type: 'delete', sel: op.sel }], failure: [] }
   return { compare: [], success: [], failure: [] }
 }
@@ -198,9 +228,12 @@ function checkTxnResults(r: OpRecord, expected: ReturnType<typeof evalTxn>['resu
   expected.forEach((want, i) => {
     const g = got[i]
     if (g.type !== want.type) sink(`[linearizable] ${describeOp(r)}: result ${i} is a ${g.type}, expected a ${want.type}`)
-    else if (want.type === 'delete' && g.deleted !== want.deleted) sink(`[linearizable] ${describeOp(r)}: result ${i} deleted ${g.deleted}, expected ${want.deleted}`)
+    else if (want.type === 'delete' && g.deleted !== want.deleted)
+      sink(`[linearizable] ${describeOp(r)}: result ${i} deleted ${g.deleted}, expected ${want.deleted}`)
     else if (want.type === 'range' && canonList(g.kvs ?? []) !== canonList(want.kvs ?? [])) {
-      sink(`[linearizable] ${describeOp(r)}: range result ${i} is ${canonList(g.kvs ?? []).slice(0, 200)}, expected ${canonList(want.kvs ?? []).slice(0, 200)}`)
+      sink(
+        `[linearizable] ${describeOp(r)}: range result ${i} is ${canonList(g.kvs ?? []).slice(0, 200)}, expected ${canonList(want.kvs ?? []).slice(0, 200)}`,
+      )
     }
   })
 }

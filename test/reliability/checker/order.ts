@@ -20,7 +20,9 @@ export function checkRealTimeOrder(points: readonly Point[], sink: (v: string) =
     }
     if (max === undefined) continue
     if (b.write ? b.revision <= max.revision : b.revision < max.revision) {
-      sink(`[linearizable] ${describeOp(b.op)} started after ${describeOp(max.op)} had finished, but its revision ${b.revision} is ${b.write ? 'not above' : 'below'} ${max.revision}`)
+      sink(
+        `[linearizable] ${describeOp(b.op)} started after ${describeOp(max.op)} had finished, but its revision ${b.revision} is ${b.write ? 'not above' : 'below'} ${max.revision}`,
+      )
     }
   }
 }

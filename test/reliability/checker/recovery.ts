@@ -38,7 +38,14 @@ function shownToWatches(watches: readonly LogicalWatch[]): Shown[] {
   return out.sort((a, b) => a.at - b.at)
 }
 
-export function checkRecoveries(recoveries: readonly RecoveryCheck[], ops: readonly OpRecord[], watches: readonly LogicalWatch[], oracleEvents: Map<number, OracleEvent[]>, timeline: Timeline, sink: (v: string) => void): void {
+export function checkRecoveries(
+  recoveries: readonly RecoveryCheck[],
+  ops: readonly OpRecord[],
+  watches: readonly LogicalWatch[],
+  oracleEvents: Map<number, OracleEvent[]>,
+  timeline: Timeline,
+  sink: (v: string) => void,
+): void {
   const shown = shownToWatches(watches)
   for (const rc of recoveries) {
     const name = `restart ${rc.index} (${rc.fault})`
@@ -48,14 +55,17 @@ export function checkRecoveries(recoveries: readonly RecoveryCheck[], ops: reado
       if (watched === undefined || s.revision > watched.revision) watched = s
     }
     if (watched !== undefined && rc.revision < watched.revision) {
-      sink(`[revision] ${name}: came back at revision ${rc.revision}, below revision ${watched.revision} that watch ${watched.watch} had been shown`)
+      sink(
+        `[revision] ${name}: came back at revision ${rc.revision}, below revision ${watched.revision} that watch ${watched.watch} had been shown`,
+      )
     }
     let seen: OpRecord | undefined
     let compacted: OpRecord | undefined
     for (const r of ops) {
       if (r.outcome !== 'ok' || r.end >= rc.at || r.result === undefined) continue
       if (seen === undefined || r.result.revision > seen.result!.revision) seen = r
-      if (r.op.type === 'compact' && (compacted === undefined || r.op.revision > (compacted.op as { revision: number }).revision)) compacted = r
+      if (r.op.type === 'compact' && (compacted === undefined || r.op.revision > (compacted.op as { revision: number }).revision))
+        compacted = r
     }
     if (seen !== undefined && rc.revision < seen.result!.revision) {
       sink(`[revision] ${name}: came back at revision ${rc.revision}, below ${seen.result!.revision} of ${describeOp(seen)}`)
@@ -68,12 +78,18 @@ export function checkRecoveries(recoveries: readonly RecoveryCheck[], ops: reado
     for (let rev = Math.max(rc.compactRevision, timeline.first); rev <= top; rev++) {
       const a = (oracleEvents.get(rev) ?? []).map((e) => `${e.type} ${canonKv(e.kv)}`).join('; ')
       const b = (reread.get(rev) ?? []).map((e) => `${e.type} ${canonKv(e.kv)}`).join('; ')
-      if (a !== b) sink(`[durability] ${name}: revision ${rev} after the restart is ${b.slice(0, 200) || 'empty'}, before it was ${a.slice(0, 200) || 'empty'}`)
+      if (a !== b)
+        sink(
+          `[durability] ${name}: revision ${rev} after the restart is ${b.slice(0, 200) || 'empty'}, before it was ${a.slice(0, 200) || 'empty'}`,
+        )
     }
     if (timeline.covers(rc.revision)) {
       const want = canonList(selectKvs(timeline.stateAt(rc.revision), EVERY_KEY))
       const got = canonList(rc.kvs)
-      if (want !== got) sink(`[durability] ${name}: the state at ${rc.revision} after the restart differs from the replayed log: ${got.slice(0, 200)} vs ${want.slice(0, 200)}`)
+      if (want !== got)
+        sink(
+          `[durability] ${name}: the state at ${rc.revision} after the restart differs from the replayed log: ${got.slice(0, 200)} vs ${want.slice(0, 200)}`,
+        )
     }
   }
 }

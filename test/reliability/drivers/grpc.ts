@@ -55,8 +55,11 @@ function rangeOf(sel: KeySelection): { key: Buffer; range_end?: Buffer } {
 /** An etcd KeyValue (bytes as Buffers, 64-bit numbers as strings) in the native wire shape. */
 export function grpcKv(kv: Json): WireKv {
   const out: WireKv = {
-    keyBase64: (kv.key as Buffer).toString('base64'), valueBase64: (kv.value as Buffer).toString('base64'),
-    createRevision: Number(kv.create_revision), modRevision: Number(kv.mod_revision), version: Number(kv.version),
+    keyBase64: (kv.key as Buffer).toString('base64'),
+    valueBase64: (kv.value as Buffer).toString('base64'),
+    createRevision: Number(kv.create_revision),
+    modRevision: Number(kv.mod_revision),
+    version: Number(kv.version),
   }
   if (kv.lease !== undefined && kv.lease !== '0') out.lease = String(kv.lease)
   return out
@@ -73,11 +76,17 @@ const EVENT_DELETE = 1
 
 function compareOf(c: TxnCompare): Json {
   const field = { MOD: 'mod_revision', VERSION: 'version', CREATE: 'create_revision', VALUE: 'value' }[c.target]
-  return { key: buf(c.keyBase64), target: TARGET[c.target], result: RESULT[c.result], [field]: c.target === 'VALUE' ? buf(String(c.value)) : String(c.value) }
+  return {
+    key: buf(c.keyBase64),
+    target: TARGET[c.target],
+    result: RESULT[c.result],
+    [field]: c.target === 'VALUE' ? buf(String(c.value)) : String(c.value),
+  }
 }
 
 function requestOp(op: TxnOp): Json {
-  if (op.type === 'put') return { request_put: { key: buf(op.keyBase64), value: buf(op.valueBase64), ...(op.lease ? { lease: op.lease } : {}) } }
+  if (op.type === 'put')
+    return { request_put: { key: buf(op.keyBase64), value: buf(op.valueBase64), ...(op.lease ? { lease: op.lease } : {}) } }
   if (op.type === 'delete') return { request_delete_range: rangeOf(op.sel) }
   return { request_range: rangeOf(op.sel) }
 }
@@ -92,18 +101,32 @@ const revisionOf = (r: Json) => Number((r.header as Json).revision)
 
 /** etcd's error messages (REFERENCE.md) to kvlog's codes. */
 const MESSAGES: Array<[RegExp, string]> = [
-  [/required revision has been compacted/, 'COMPACTED'], [/future revision/, 'FUTURE_REVISION'], [/database space exceeded/, 'NO_SPACE'],
-  [/duplicate key/, 'DUPLICATE_KEY'], [/too many operations/, 'TOO_MANY_OPS'], [/lease not found/, 'LEASE_NOT_FOUND'],
-  [/request is too large/, 'REQUEST_TOO_LARGE'], [/key is not provided/, 'EMPTY_KEY'],
+  [/required revision has been compacted/, 'COMPACTED'],
+  [/future revision/, 'FUTURE_REVISION'],
+  [/database space exceeded/, 'NO_SPACE'],
+  [/duplicate key/, 'DUPLICATE_KEY'],
+  [/too many operations/, 'TOO_MANY_OPS'],
+  [/lease not found/, 'LEASE_NOT_FOUND'],
+  [/request is too large/, 'REQUEST_TOO_LARGE'],
+  [/key is not provided/, 'EMPTY_KEY'],
 ]
-const MAYBE_SENT = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED, grpc.status.UNKNOWN, grpc.status.INTERNAL])
+const MAYBE_SENT = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.CANCELLED,
+  grpc.status.UNKNOWN,
+  grpc.status.INTERNAL,
+])
 
 export class GrpcDriver implements Driver {
   readonly door = 'grpc'
   private readonly kv: ServiceClient
   private readonly lease: ServiceClient
 
-  constructor(address: string, private readonly timeoutMs = 5000) {
+  constructor(
+    address: string,
+    private readonly timeoutMs = 5000,
+  ) {
     const s = load()
     this.kv = new s.KV(address, grpc.credentials.createInsecure())
     this.lease = new s.Lease(address, grpc.credentials.createInsecure())
@@ -115,14 +138,24 @@ export class GrpcDriver implements Driver {
 
   private call(client: ServiceClient, method: string, request: Json): Promise<Json> {
     return new Promise((resolve, reject) => {
-      client[method].call(client, request, { deadline: Date.now() + this.timeoutMs }, (err, response) => (err ? reject(err) : resolve(response)))
+      client[method].call(client, request, { deadline: Date.now() + this.timeoutMs }, (err, response) =>
+        err ? reject(err) : resolve(response),
+      )
     })
   }
 
   async execute(op: Operation): Promise<OpResult> {
     switch (op.type) {
       case 'put':
-        return { revision: revisionOf(await this.call(this.kv, 'Put', { key: buf(op.keyBase64), value: buf(op.valueBase64), ...(op.lease ? { lease: op.lease } : {}) })) }
+        return {
+          revision: revisionOf(
+            await this.call(this.kv, 'Put', {
+              key: buf(op.keyBase64),
+              value: buf(op.valueBase64),
+              ...(op.lease ? { lease: op.lease } : {}),
+            }),
+          ),
+        }
       case 'delete': {
         const r = await this.call(this.kv, 'DeleteRange', rangeOf(op.sel))
         return { revision: revisionOf(r), deleted: Number(r.deleted) }
@@ -132,7 +165,11 @@ export class GrpcDriver implements Driver {
         return { revision: revisionOf(r), kvs: (r.kvs as Json[]).map(grpcKv) }
       }
       case 'txn': {
-        const r = await this.call(this.kv, 'Txn', { compare: op.compare.map(compareOf), success: op.success.map(requestOp), failure: op.failure.map(requestOp) })
+        const r = await this.call(this.kv, 'Txn', {
+          compare: op.compare.map(compareOf),
+          success: op.success.map(requestOp),
+          failure: op.failure.map(requestOp),
+        })
         return { revision: revisionOf(r), succeeded: r.succeeded as boolean, results: (r.responses as Json[]).map(responseOp) }
       }
       case 'compact':
@@ -152,7 +189,8 @@ export class GrpcDriver implements Driver {
     const e = err as Partial<grpc.ServiceError>
     if (typeof e.code !== 'number') throw err
     // grpc-js fails a call that never got a connection (server down, proxy refusing) before sending it.
-    if (e.code === grpc.status.UNAVAILABLE && /No connection established/.test(e.details ?? '')) return { outcome: 'fail', code: 'UNREACHABLE' }
+    if (e.code === grpc.status.UNAVAILABLE && /No connection established/.test(e.details ?? ''))
+      return { outcome: 'fail', code: 'UNREACHABLE' }
     if (MAYBE_SENT.has(e.code)) return { outcome: 'unknown', code: `GRPC_${grpc.status[e.code]}` }
     const known = MESSAGES.find(([re]) => re.test(e.details ?? ''))
     return { outcome: 'fail', code: known?.[1] ?? `GRPC_${grpc.status[e.code]}` }
@@ -173,7 +211,11 @@ export class GrpcWatchConn extends MessageBook implements WatchConn {
   private nextId = 1
   private open = true
 
-  private constructor(readonly label: string, client: grpc.Client, private readonly stream: grpc.ClientDuplexStream<Json, Json>) {
+  private constructor(
+    readonly label: string,
+    client: grpc.Client,
+    private readonly stream: grpc.ClientDuplexStream<Json, Json>,
+  ) {
     super()
     this.closed = new Promise((resolve) => {
       const done = (reason: string) => {
@@ -215,14 +257,22 @@ export class GrpcWatchConn extends MessageBook implements WatchConn {
   create(request: CreateRequest & { id: number }): number {
     const key = request.keyBase64 !== undefined ? buf(request.keyBase64) : Buffer.from(request.key ?? '', 'utf8')
     const sel = rangeOf({
-      keyBase64: key.toString('base64'), prefix: request.prefix, fromKey: request.fromKey,
-      rangeEndBase64: request.rangeEndBase64 ?? (request.rangeEnd !== undefined ? Buffer.from(request.rangeEnd).toString('base64') : undefined),
+      keyBase64: key.toString('base64'),
+      prefix: request.prefix,
+      fromKey: request.fromKey,
+      rangeEndBase64:
+        request.rangeEndBase64 ?? (request.rangeEnd !== undefined ? Buffer.from(request.rangeEnd).toString('base64') : undefined),
     })
     const filters = [...(request.noPut ? [FILTER.NOPUT] : []), ...(request.noDelete ? [FILTER.NODELETE] : [])]
     this.write({
       create_request: {
-        ...sel, start_revision: String(request.startRevision ?? 0), progress_notify: request.progressNotify === true,
-        filters, prev_kv: request.prevKv === true, watch_id: String(request.id), fragment: true,
+        ...sel,
+        start_revision: String(request.startRevision ?? 0),
+        progress_notify: request.progressNotify === true,
+        filters,
+        prev_kv: request.prevKv === true,
+        watch_id: String(request.id),
+        fragment: true,
       },
     })
     return request.id
@@ -265,7 +315,12 @@ export class GrpcWatchConn extends MessageBook implements WatchConn {
     } else if (r.canceled) {
       const compactRevision = Number(r.compact_revision)
       this.live.delete(id)
-      this.record(id, { type: 'canceled', id, reason: String(r.cancel_reason), ...(compactRevision > 0 ? { code: 'COMPACTED', compactRevision } : {}) })
+      this.record(id, {
+        type: 'canceled',
+        id,
+        reason: String(r.cancel_reason),
+        ...(compactRevision > 0 ? { code: 'COMPACTED', compactRevision } : {}),
+      })
     } else if (!r.created) {
       // A progress notice: for one watch, or (watch_id -1) for every watch of the stream.
       for (const target of id === -1 ? [...this.live] : [id]) this.record(target, { type: 'progress', id: target, revision })
@@ -286,7 +341,12 @@ export interface SnapshotDownload {
 export function startSnapshot(address: string): SnapshotDownload {
   const client = new (load().Maintenance)(address, grpc.credentials.createInsecure())
   const stream = (client as unknown as { Snapshot(r: Json): grpc.ClientReadableStream<Json> }).Snapshot({})
-  const download: SnapshotDownload = { chunks: 0, started: Promise.resolve(), ended: Promise.resolve(undefined), cancel: () => stream.cancel() }
+  const download: SnapshotDownload = {
+    chunks: 0,
+    started: Promise.resolve(),
+    ended: Promise.resolve(undefined),
+    cancel: () => stream.cancel(),
+  }
   download.started = new Promise((resolve) => {
     stream.on('data', () => {
       download.chunks++

@@ -13,8 +13,11 @@ const buf = (b64: string) => Buffer.from(b64, 'base64')
 
 export function wireKv(kv: KeyValue): WireKv {
   const out: WireKv = {
-    keyBase64: kv.key.toString('base64'), valueBase64: kv.value.toString('base64'),
-    createRevision: kv.createRevision, modRevision: kv.modRevision, version: kv.version,
+    keyBase64: kv.key.toString('base64'),
+    valueBase64: kv.value.toString('base64'),
+    createRevision: kv.createRevision,
+    modRevision: kv.modRevision,
+    version: kv.version,
   }
   if (kv.lease !== 0n) out.lease = kv.lease.toString()
   return out
@@ -29,11 +32,17 @@ function selectionJson(sel: KeySelection): Record<string, unknown> {
 }
 
 function compareJson(c: TxnCompare): Record<string, unknown> {
-  return { keyBase64: c.keyBase64, target: c.target, result: c.result, ...(c.target === 'VALUE' ? { valueBase64: c.value } : { value: c.value }) }
+  return {
+    keyBase64: c.keyBase64,
+    target: c.target,
+    result: c.result,
+    ...(c.target === 'VALUE' ? { valueBase64: c.value } : { value: c.value }),
+  }
 }
 
 function opJson(op: TxnOp): Record<string, unknown> {
-  if (op.type === 'put') return { type: 'put', keyBase64: op.keyBase64, valueBase64: op.valueBase64, ...(op.lease ? { lease: op.lease } : {}) }
+  if (op.type === 'put')
+    return { type: 'put', keyBase64: op.keyBase64, valueBase64: op.valueBase64, ...(op.lease ? { lease: op.lease } : {}) }
   return { type: op.type, ...selectionJson(op.sel) }
 }
 
@@ -65,7 +74,9 @@ export class NativeDriver implements Driver {
     const c = this.client
     switch (op.type) {
       case 'put':
-        return { revision: (await c.put(buf(op.keyBase64), buf(op.valueBase64), op.lease !== undefined ? { lease: op.lease } : {})).revision }
+        return {
+          revision: (await c.put(buf(op.keyBase64), buf(op.valueBase64), op.lease !== undefined ? { lease: op.lease } : {})).revision,
+        }
       case 'delete': {
         const r = await c.delete(buf(op.sel.keyBase64), rangeOptions(op.sel))
         return { revision: r.revision, deleted: r.deleted }

@@ -64,7 +64,8 @@ export class ResourcesDriver implements Driver {
     const name = nameOf(op.keyBase64)
     const written = (obj: KubeObject): OpResult => ({ revision: Number(obj.metadata.resourceVersion), valueBase64: storedBytes(obj) })
     const body = (rv?: number): KubeObject => ({
-      apiVersion: 'v1', kind: 'ConfigMap',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
       metadata: { name, namespace: NAMESPACE, ...(rv !== undefined ? { resourceVersion: String(rv) } : {}) },
       data: { [OBJECT_TAG_FIELD]: op.tag },
     })
@@ -112,7 +113,10 @@ export class ResourceWatchConn extends MessageBook implements WatchConn {
   private open = true
   private finish!: (reason: string) => void
 
-  constructor(readonly label: string, private readonly client: ResourceClient) {
+  constructor(
+    readonly label: string,
+    private readonly client: ResourceClient,
+  ) {
     super()
     this.closed = new Promise((resolve) => {
       this.finish = (reason) => {

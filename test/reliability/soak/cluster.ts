@@ -34,7 +34,12 @@ export class Cluster {
   private server: ServerProcess | undefined
   private control: Promise<unknown> = Promise.resolve()
 
-  private constructor(readonly dataDir: string, readonly args: string[], readonly httpProxy: TcpProxy, readonly grpcProxy: TcpProxy) {}
+  private constructor(
+    readonly dataDir: string,
+    readonly args: string[],
+    readonly httpProxy: TcpProxy,
+    readonly grpcProxy: TcpProxy,
+  ) {}
 
   static async start(args: string[]): Promise<Cluster> {
     const dataDir = await mkdtemp(join(tmpdir(), 'kvlog-soak-'))

@@ -57,7 +57,10 @@ export class Faults {
       if (!this.cluster.up || this.cluster.paused) return
       const target = (await this.cluster.fetchOracle().catch(() => 0)) - keep
       if (target <= this.cluster.floor) return
-      const rec = await this.ctx.recorder.run('compactor', new NativeDriver(this.cluster.direct, 60_000), { type: 'compact', revision: target })
+      const rec = await this.ctx.recorder.run('compactor', new NativeDriver(this.cluster.direct, 60_000), {
+        type: 'compact',
+        revision: target,
+      })
       if (rec.outcome === 'ok') {
         this.cluster.floor = target
         this.compactions++

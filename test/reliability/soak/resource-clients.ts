@@ -21,7 +21,13 @@ export async function runResourceClient(name: string, driver: ResourcesDriver, r
     const rv = known.get(cm)
     const tag = `${name}.${++i}`
     const verb = rv === undefined ? 'create' : rnd() < 0.75 ? 'update' : 'delete'
-    const rec = await ctx.recorder.run(name, driver, { type: 'object', verb, keyBase64, tag, ...(rv !== undefined ? { resourceVersion: rv } : {}) })
+    const rec = await ctx.recorder.run(name, driver, {
+      type: 'object',
+      verb,
+      keyBase64,
+      tag,
+      ...(rv !== undefined ? { resourceVersion: rv } : {}),
+    })
     if (rec.outcome === 'ok') {
       ctx.seen.revision = Math.max(ctx.seen.revision, rec.result!.revision)
       known.set(cm, verb === 'delete' ? undefined : rec.result!.revision)

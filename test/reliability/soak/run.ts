@@ -64,17 +64,27 @@ export interface SoakReport {
 }
 
 export const SERVER_ARGS = [
-  '--quota-backend-bytes', '2MiB',
+  '--quota-backend-bytes',
+  '2MiB',
   // Only the soak compacts (after fetching the oracle); the quota check still reclaims space and raises NO_SPACE.
-  '--compaction-min-retain', '1000000000',
-  '--compaction-check-interval', '200ms',
-  '--compaction-batch-revisions', '20',
-  '--segment-max-entries', '300',
-  '--watch-ring-size', '256',
-  '--watch-catch-up-batch', '64',
-  '--watch-progress-interval', '500ms',
-  '--ws-heartbeat-interval', '5s',
-  '--shutdown-timeout', '3s',
+  '--compaction-min-retain',
+  '1000000000',
+  '--compaction-check-interval',
+  '200ms',
+  '--compaction-batch-revisions',
+  '20',
+  '--segment-max-entries',
+  '300',
+  '--watch-ring-size',
+  '256',
+  '--watch-catch-up-batch',
+  '64',
+  '--watch-progress-interval',
+  '500ms',
+  '--ws-heartbeat-interval',
+  '5s',
+  '--shutdown-timeout',
+  '3s',
 ]
 
 export async function runSoak(options: SoakOptions): Promise<{ report: SoakReport; check: CheckReport; history: History }> {
@@ -95,7 +105,9 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
       const door = doors[n % doors.length]
       const driver = door.driver(`c${n}`)
       const rand = rng(options.seed * 31 + n)
-      return driver instanceof ResourcesDriver ? runResourceClient(`${door.name}${n}`, driver, rand, ctx) : runClient(`${door.name}${n}`, driver, rand, ctx)
+      return driver instanceof ResourcesDriver
+        ? runResourceClient(`${door.name}${n}`, driver, rand, ctx)
+        : runClient(`${door.name}${n}`, driver, rand, ctx)
     })
     // Some history first, so past start revisions mean something; then the first watches.
     await sleep(500)
@@ -153,10 +165,20 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
     await progress
     await cluster.fetchOracle()
 
-    const history: History = { ops: recorder.ops, watches: watches.watches, recoveries: cluster.recoveries, oracle: cluster.oracle, finalRevision }
+    const history: History = {
+      ops: recorder.ops,
+      watches: watches.watches,
+      recoveries: cluster.recoveries,
+      oracle: cluster.oracle,
+      finalRevision,
+    }
     log('checking')
     const check = checkHistory(history)
-    return { report: summarize(options, history, check, faults, watches.stats.relists, cluster.restartMs, performance.now() - t0), check, history }
+    return {
+      report: summarize(options, history, check, faults, watches.stats.relists, cluster.restartMs, performance.now() - t0),
+      check,
+      history,
+    }
   } finally {
     stopped = true
     await cluster.stop()
@@ -191,7 +213,15 @@ function count<T>(items: readonly T[], key: (t: T) => string | undefined): Recor
   return out
 }
 
-function summarize(options: SoakOptions, h: History, check: CheckReport, faults: Faults, relists: number, restartMs: number[], elapsedMs: number): SoakReport {
+function summarize(
+  options: SoakOptions,
+  h: History,
+  check: CheckReport,
+  faults: Faults,
+  relists: number,
+  restartMs: number[],
+  elapsedMs: number,
+): SoakReport {
   const s = check.stats
   const violations = Object.values(check.byKind).reduce((a, b) => a + b, 0)
   const sorted = [...restartMs].sort((a, b) => a - b)

@@ -133,7 +133,11 @@ export class WatchPool {
   /** Like a client after COMPACTED: read the current revision, then watch again from the next one. */
   private async relist(old: Logical): Promise<void> {
     this.stats.relists++
-    const sel = { keyBase64: Buffer.from(old.spec.key ?? '', 'utf8').toString('base64'), prefix: old.spec.prefix, fromKey: old.spec.fromKey }
+    const sel = {
+      keyBase64: Buffer.from(old.spec.key ?? '', 'utf8').toString('base64'),
+      prefix: old.spec.prefix,
+      fromKey: old.spec.fromKey,
+    }
     if (old.spec.keyBase64 !== undefined) sel.keyBase64 = old.spec.keyBase64
     for (let attempt = 0; attempt < 600; attempt++) {
       try {

@@ -33,7 +33,15 @@ export class Recorder {
     } catch (err) {
       failure = driver.classify(err)
     }
-    const rec: OpRecord = { id: this.nextId++, client, door: driver.door, start, end: performance.now(), op, outcome: failure?.outcome ?? 'ok' }
+    const rec: OpRecord = {
+      id: this.nextId++,
+      client,
+      door: driver.door,
+      start,
+      end: performance.now(),
+      op,
+      outcome: failure?.outcome ?? 'ok',
+    }
     if (failure !== undefined) rec.code = failure.code
     if (result !== undefined) rec.result = result
     this.ops.push(rec)
@@ -57,7 +65,9 @@ export async function runClient(name: string, driver: Driver, rnd: () => number,
     i++
     const tag = `${name}.${i}`
     // A tenth of the values are not UTF-8 (they travel as base64); all are unique.
-    return rnd() < 0.1 ? b64(Buffer.concat([Buffer.from([0xc3, 0x28]), Buffer.from(tag)])) : b64(`${tag}-${'x'.repeat(Math.floor(rnd() * 64))}`)
+    return rnd() < 0.1
+      ? b64(Buffer.concat([Buffer.from([0xc3, 0x28]), Buffer.from(tag)]))
+      : b64(`${tag}-${'x'.repeat(Math.floor(rnd() * 64))}`)
   }
   const run = async (op: Operation) => {
     const rec = await ctx.recorder.run(name, driver, op)
@@ -81,8 +91,10 @@ export async function runClient(name: string, driver: Driver, rnd: () => number,
       const read = await run({ type: 'range', sel: { keyBase64: k } })
       const mod = read.result?.kvs?.[0]?.modRevision ?? 0
       await run({
-        type: 'txn', compare: [{ keyBase64: k, target: 'MOD', result: 'EQUAL', value: mod }],
-        success: [{ type: 'put', keyBase64: k, valueBase64: value() }], failure: [{ type: 'range', sel: { keyBase64: k } }],
+        type: 'txn',
+        compare: [{ keyBase64: k, target: 'MOD', result: 'EQUAL', value: mod }],
+        success: [{ type: 'put', keyBase64: k, valueBase64: value() }],
+        failure: [{ type: 'range', sel: { keyBase64: k } }],
       })
     } else if (choice < 0.75) {
       await run(multiKeyTxn(rnd, key, value))
@@ -90,8 +102,12 @@ export async function runClient(name: string, driver: Driver, rnd: () => number,
       const k = b64(key())
       const target = rnd() < 0.5 ? 'VERSION' : 'CREATE'
       await run({
-        type: 'txn', compare: [{ keyBase64: k, target, result: rnd() < 0.5 ? 'GREATER' : 'LESS', value: Math.floor(rnd() * 4) }],
-        success: [{ type: 'delete', sel: { keyBase64: k } }, { type: 'range', sel: prefixOf(k) }],
+        type: 'txn',
+        compare: [{ keyBase64: k, target, result: rnd() < 0.5 ? 'GREATER' : 'LESS', value: Math.floor(rnd() * 4) }],
+        success: [
+          { type: 'delete', sel: { keyBase64: k } },
+          { type: 'range', sel: prefixOf(k) },
+        ],
         failure: [{ type: 'put', keyBase64: k, valueBase64: value() }],
       })
     } else if (choice < 0.84 && driver.supports('leaseGrant')) {
@@ -120,7 +136,9 @@ function multiKeyTxn(rnd: () => number, key: () => Buffer, value: () => string):
   const keys = new Set<string>()
   const want = 2 + Math.floor(rnd() * 2)
   while (keys.size < want) keys.add(b64(key()))
-  const success: TxnOp[] = [...keys].map((k) => (rnd() < 0.75 ? { type: 'put', keyBase64: k, valueBase64: value() } : { type: 'delete', sel: { keyBase64: k } }))
+  const success: TxnOp[] = [...keys].map((k) =>
+    rnd() < 0.75 ? { type: 'put', keyBase64: k, valueBase64: value() } : { type: 'delete', sel: { keyBase64: k } },
+  )
   return { type: 'txn', compare: [], success, failure: [] }
 }
 
@@ -132,7 +150,11 @@ export async function fillToQuota(driver: Driver, ctx: WorkloadContext, max = 80
   let noSpace = 0
   for (let n = 0; n < max && !ctx.stopped(); n++) {
     const tag = `fill.${performance.now().toFixed(3)}.${n}`
-    const rec = await ctx.recorder.run('filler', driver, { type: 'put', keyBase64: b64(`/fill/${n % 40}`), valueBase64: b64(tag.padEnd(valueBytes, '.')) })
+    const rec = await ctx.recorder.run('filler', driver, {
+      type: 'put',
+      keyBase64: b64(`/fill/${n % 40}`),
+      valueBase64: b64(tag.padEnd(valueBytes, '.')),
+    })
     if (rec.code === 'NO_SPACE') {
       noSpace++
       break

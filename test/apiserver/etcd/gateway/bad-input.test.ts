@@ -61,14 +61,21 @@ describe('apiserver/etcd/gateway: bad input', function () {
     for (const body of ['{"key":', '{key: 1}', 'not json', '[', '{"key":"YQ=="}}']) {
       expectError(await post(base, '/v3/kv/range', body), 400, 3)
     }
-    for (const body of [{ key: 5 }, { key: b64('a'), limit: 'many' }, { key: b64('a'), keys_only: 'yes' }, { key: b64('a'), sort_order: 'SIDEWAYS' },
-      { key: '***' }, { success: { request_put: {} } }, { key: b64('a'), revision: '99999999999999999999999' }]) {
+    for (const body of [
+      { key: 5 },
+      { key: b64('a'), limit: 'many' },
+      { key: b64('a'), keys_only: 'yes' },
+      { key: b64('a'), sort_order: 'SIDEWAYS' },
+      { key: '***' },
+      { success: { request_put: {} } },
+      { key: b64('a'), revision: '99999999999999999999999' },
+    ]) {
       expectError(await post(base, body.success ? '/v3/kv/txn' : '/v3/kv/range', body), 400, 3)
     }
     await stillServing()
   })
 
-  it('unknown fields are ignored, as etcd\'s gateway does', async () => {
+  it("unknown fields are ignored, as etcd's gateway does", async () => {
     const a = await post(base, '/v3/kv/range', { key: b64('a'), no_such_field: { deep: [1, 2] } })
     expect(a.status).to.equal(200)
     await stillServing()
@@ -93,14 +100,15 @@ describe('apiserver/etcd/gateway: bad input', function () {
   it('slowloris: a client that sends part of its headers or body and stops is cut; others are served meanwhile', async () => {
     const sockets: Socket[] = []
     const [host, port] = server.grpc.split(':')
-    const open = (text: string) => new Promise<Socket>((resolve) => {
-      const s = connect(Number(port), host, () => {
-        s.write(text)
-        resolve(s)
+    const open = (text: string) =>
+      new Promise<Socket>((resolve) => {
+        const s = connect(Number(port), host, () => {
+          s.write(text)
+          resolve(s)
+        })
+        s.on('error', () => undefined)
+        sockets.push(s)
       })
-      s.on('error', () => undefined)
-      sockets.push(s)
-    })
     const closed = (s: Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())))
     const headersOnly = await open('POST /v3/kv/range HTTP/1.1\r\nHost: x\r\nContent-Len')
     const partBody = await open('POST /v3/kv/range HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"key":')
@@ -118,7 +126,7 @@ describe('apiserver/etcd/gateway: bad input', function () {
     await w.next((l) => (l.result as { created?: boolean }).created === true)
     await post(base, '/v3/kv/put', { key: b64('half/1'), value: b64('1') })
     const e = await w.next()
-    expect(((e.result as { events: unknown[] }).events)).to.have.length(1)
+    expect((e.result as { events: unknown[] }).events).to.have.length(1)
     w.close()
     await stillServing()
   })

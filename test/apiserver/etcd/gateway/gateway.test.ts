@@ -56,7 +56,13 @@ async function script(base: string): Promise<Step[]> {
   await call('range [a, c)', '/v3/kv/range', { key: b64('a'), range_end: b64('c') })
   await call('range all, limit 1', '/v3/kv/range', { key: 'AA==', range_end: 'AA==', limit: 1 })
   await call('range count_only', '/v3/kv/range', { key: 'AA==', range_end: 'AA==', count_only: true })
-  await call('range keys_only, descending by key', '/v3/kv/range', { key: 'AA==', range_end: 'AA==', keys_only: true, sort_order: 'DESCEND', sort_target: 'KEY' })
+  await call('range keys_only, descending by key', '/v3/kv/range', {
+    key: 'AA==',
+    range_end: 'AA==',
+    keys_only: true,
+    sort_order: 'DESCEND',
+    sort_target: 'KEY',
+  })
   await call('range at revision 2', '/v3/kv/range', { key: b64('a'), revision: '2' })
   await call('range with an unknown field', '/v3/kv/range', { key: b64('a'), no_such_field: 1 })
   await call('range under /v3beta/', '/v3beta/kv/range', { key: b64('a') })
@@ -80,8 +86,12 @@ async function script(base: string): Promise<Step[]> {
   // errors
   await call('empty key', '/v3/kv/range', { key: '' })
   await call('future revision', '/v3/kv/range', { key: b64('a'), revision: '1000' })
-  await call('duplicate key in txn', '/v3/kv/txn', { success: [{ request_put: { key: b64('x'), value: 'MQ==' } }, { request_put: { key: b64('x'), value: 'Mg==' } }] })
-  await call('too many txn ops', '/v3/kv/txn', { success: Array.from({ length: 129 }, (_, i) => ({ request_put: { key: b64(`t${i}`), value: 'MQ==' } })) })
+  await call('duplicate key in txn', '/v3/kv/txn', {
+    success: [{ request_put: { key: b64('x'), value: 'MQ==' } }, { request_put: { key: b64('x'), value: 'Mg==' } }],
+  })
+  await call('too many txn ops', '/v3/kv/txn', {
+    success: Array.from({ length: 129 }, (_, i) => ({ request_put: { key: b64(`t${i}`), value: 'MQ==' } })),
+  })
   await call('put with an unknown lease', '/v3/kv/put', { key: b64('l'), value: 'MQ==', lease: '12345' })
   await call('revoke an unknown lease', '/v3/lease/revoke', { ID: '12345' })
   await call('wrong JSON type', '/v3/kv/range', { key: 5 })
@@ -113,7 +123,10 @@ async function script(base: string): Promise<Step[]> {
 
   // watch: history from revision 2 and a progress request in one body (etcd 3.4 may answer the progress
   // request before the history: compared apart); then a create and a cancel; then a live event.
-  const watch = stream(base, '/v3/watch', [{ create_request: { key: b64('a'), range_end: b64('e'), start_revision: '2', prev_kv: true } }, { progress_request: {} }])
+  const watch = stream(base, '/v3/watch', [
+    { create_request: { key: b64('a'), range_end: b64('e'), start_revision: '2', prev_kv: true } },
+    { progress_request: {} },
+  ])
   const result = (l: Record<string, unknown>) => l.result as Record<string, unknown>
   const events: unknown[] = []
   let progress: unknown
@@ -122,11 +135,17 @@ async function script(base: string): Promise<Step[]> {
     if (result(line).watch_id === '-1') progress = line
     else events.push(...((result(line).events as unknown[]) ?? []))
   }
-  record('watch created', watch.seen.find((l) => result(l).created === true))
+  record(
+    'watch created',
+    watch.seen.find((l) => result(l).created === true),
+  )
   record('watch history events', events)
   record('progress', progress)
   watch.close()
-  const canceled = stream(base, '/v3/watch', [{ create_request: { key: b64('a'), start_revision: '2' } }, { cancel_request: { watch_id: '0' } }])
+  const canceled = stream(base, '/v3/watch', [
+    { create_request: { key: b64('a'), start_revision: '2' } },
+    { cancel_request: { watch_id: '0' } },
+  ])
   record('cancel', await canceled.next((l) => result(l).canceled === true))
   canceled.close()
   const live = stream(base, '/v3/watch', [{ create_request: { key: b64('a') } }])

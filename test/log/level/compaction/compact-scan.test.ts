@@ -50,14 +50,20 @@ describe('log/compact-scan: several batches per read', function () {
       await cp(dir, copy, { recursive: true })
       return await withRawDb(copy, async (db) => {
         const writes: PlannedBatch[][] = []
-        const result: ScanResult = await scanJob({
-          db, batchRevisions: () => SPAN, batchesPerRead: perRead, singles: new SingleOpEntries(),
-          stopping: () => writes.length >= stopAfter,
-          write: async (batches) => {
-            writes.push(batches)
-            for (const b of batches) await db.batch(b.plan.ops)
+        const result: ScanResult = await scanJob(
+          {
+            db,
+            batchRevisions: () => SPAN,
+            batchesPerRead: perRead,
+            singles: new SingleOpEntries(),
+            stopping: () => writes.length >= stopAfter,
+            write: async (batches) => {
+              writes.push(batches)
+              for (const b of batches) await db.batch(b.plan.ops)
+            },
           },
-        }, { to, next: first })
+          { to, next: first },
+        )
         const tables = await readRawTables(db)
         const log = [...tables.log].map(([rev, e]) => `${rev}: ${e.ops.map((op) => op.key.toString()).join(' ')}`)
         return { writes, result, log, hist: tables.hist }
@@ -67,10 +73,13 @@ describe('log/compact-scan: several batches per read', function () {
     }
   }
 
-  it('hands each read\'s batches to write together, in revision order, each ending at its last revision', async () => {
+  it("hands each read's batches to write together, in revision order, each ending at its last revision", async () => {
     const { writes, result } = await scanCopy(4)
     expect(writes.length).to.equal(Math.ceil((to - first) / (4 * SPAN)))
-    expect(writes.slice(0, -1).every((w) => w.length === 4), writes.map((w) => w.length).join(' ')).to.equal(true)
+    expect(
+      writes.slice(0, -1).every((w) => w.length === 4),
+      writes.map((w) => w.length).join(' '),
+    ).to.equal(true)
     const spans = writes.flat().map((b) => ({ last: b.last, revs: b.plan.scanned.map((s) => s.rev) }))
     expect(spans.every((s) => s.revs.length <= SPAN && s.last === s.revs[s.revs.length - 1])).to.equal(true)
     expect(spans.flatMap((s) => s.revs)).to.deep.equal(Array.from({ length: to - first }, (_, i) => first + i))
@@ -88,7 +97,7 @@ describe('log/compact-scan: several batches per read', function () {
     expect(one.log.filter((e) => Number(e.split(':')[0]) < to).length).to.be.lessThan((to - first) / 4)
   })
 
-  it('stops after a read\'s batches when asked', async () => {
+  it("stops after a read's batches when asked", async () => {
     const { writes, result } = await scanCopy(3, 2)
     expect(writes).to.have.length(2)
     expect(result.removedRevisions).to.equal(2 * 3 * SPAN)
@@ -99,11 +108,15 @@ describe('log/compact-scan: writeInTurn', () => {
   it('writes the batches one after another, in order, pausing pauseFactor times as long as each took', async () => {
     const events: string[] = []
     const started = performance.now()
-    await writeInTurn([1, 2, 3], async (n) => {
-      events.push(`start ${n}`)
-      await new Promise((r) => setTimeout(r, 20))
-      events.push(`end ${n}`)
-    }, 2)
+    await writeInTurn(
+      [1, 2, 3],
+      async (n) => {
+        events.push(`start ${n}`)
+        await new Promise((r) => setTimeout(r, 20))
+        events.push(`end ${n}`)
+      },
+      2,
+    )
     const elapsed = performance.now() - started
     expect(events).to.deep.equal(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3'])
     // Three writes of >= 20 ms, each followed by a pause of twice as long.
@@ -113,10 +126,14 @@ describe('log/compact-scan: writeInTurn', () => {
   it('fails with the first write that fails, and writes nothing after it', async () => {
     const written: number[] = []
     let err: unknown
-    await writeInTurn([1, 2, 3], async (n) => {
-      if (n === 2) throw new Error('no space')
-      written.push(n)
-    }, 0).catch((e: unknown) => (err = e))
+    await writeInTurn(
+      [1, 2, 3],
+      async (n) => {
+        if (n === 2) throw new Error('no space')
+        written.push(n)
+      },
+      0,
+    ).catch((e: unknown) => (err = e))
     expect((err as Error).message).to.equal('no space')
     expect(written).to.deep.equal([1])
   })

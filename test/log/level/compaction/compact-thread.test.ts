@@ -65,19 +65,25 @@ describe('log/compact-thread: the compaction thread', function () {
     expect(result.removedVersions).to.equal(to - first - 5)
   })
 
-  it('fails the scan with the write\'s error, and takes the next scan', async () => {
+  it("fails the scan with the write's error, and takes the next scan", async () => {
     const failing = recorder((n) => {
       if (n === 2) throw new Error('the disk is on fire')
     })
     const to = log.revision - 4
     let err: unknown
-    await thread.scan({ to, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, failing.write).catch((e: unknown) => (err = e))
+    await thread
+      .scan({ to, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, failing.write)
+      .catch((e: unknown) => (err = e))
     expect(err).to.be.instanceOf(Error)
     expect((err as Error).message).to.equal('the disk is on fire')
     expect(failing.batches).to.have.length(2)
 
     const next = recorder()
-    const result = await thread.scan({ to, next: first + BATCH }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, next.write)
+    const result = await thread.scan(
+      { to, next: first + BATCH },
+      { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 },
+      next.write,
+    )
     expect(next.batches[0].revs[0]).to.equal(first + BATCH)
     expect(result.removedRevisions).to.equal(to - first - BATCH)
   })
@@ -89,25 +95,37 @@ describe('log/compact-thread: the compaction thread', function () {
       if (n === 1) void worker()!.terminate()
     })
     let err: unknown
-    await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, dying.write).catch((e: unknown) => (err = e))
+    await thread
+      .scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, dying.write)
+      .catch((e: unknown) => (err = e))
     expect((err as Error).message).to.match(/compaction thread exited/)
     expect(worker()).to.equal(undefined)
 
     const next = recorder()
-    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, next.write)
+    const result = await thread.scan(
+      { to: log.revision, next: first },
+      { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 },
+      next.write,
+    )
     expect(result.removedRevisions).to.equal(log.revision - first)
   })
 
   it('stops at the next batch boundary when asked', async () => {
     const stopping = recorder(() => thread.stop())
-    const result = await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, stopping.write)
+    const result = await thread.scan(
+      { to: log.revision, next: first },
+      { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 },
+      stopping.write,
+    )
     expect(stopping.batches).to.have.length(1)
     expect(result.removedRevisions).to.equal(BATCH)
   })
 
-  it('the thread sends a read\'s batches in one message, and takes an answer only for the message it names (a late answer to a failed scan\'s is not the next one\'s)', async () => {
+  it("the thread sends a read's batches in one message, and takes an answer only for the message it names (a late answer to a failed scan's is not the next one's)", async () => {
     // The protocol spoken to the thread directly: the main thread's side would never send a wrong number.
-    const worker = new Worker(new URL('../../../../log/level/compaction/compact-worker.js', import.meta.url), { workerData: { dir, nice: 0 } })
+    const worker = new Worker(new URL('../../../../log/level/compaction/compact-worker.js', import.meta.url), {
+      workerData: { dir, nice: 0 },
+    })
     const received: FromCompactionThread[] = []
     let arrived: () => void = () => undefined
     worker.on('message', (m: FromCompactionThread) => {
@@ -115,25 +133,29 @@ describe('log/compact-thread: the compaction thread', function () {
       arrived()
     })
     /** The next message, or undefined if none comes within `ms`. */
-    const next = (ms: number) => new Promise<FromCompactionThread | undefined>((resolve) => {
-      if (received.length > 0) return resolve(received.shift())
-      const t = setTimeout(() => {
-        arrived = () => undefined
-        resolve(undefined)
-      }, ms)
-      arrived = () => {
-        arrived = () => undefined
-        clearTimeout(t)
-        resolve(received.shift())
-      }
-    })
+    const next = (ms: number) =>
+      new Promise<FromCompactionThread | undefined>((resolve) => {
+        if (received.length > 0) return resolve(received.shift())
+        const t = setTimeout(() => {
+          arrived = () => undefined
+          resolve(undefined)
+        }, ms)
+        arrived = () => {
+          arrived = () => undefined
+          clearTimeout(t)
+          resolve(received.shift())
+        }
+      })
     const post = (m: ToCompactionThread) => worker.postMessage(m)
     try {
       post({ kind: 'scan', job: { to: log.revision, next: first }, batchRevisions: BATCH, batchesPerRead: 3 })
       const b1 = await next(5_000)
       expect(b1).to.include({ kind: 'batches', seq: 1 })
       // Three spans of BATCH revisions from one read, each its own batch with its own progress (`last`).
-      const spans = (b1 as Extract<FromCompactionThread, { kind: 'batches' }>).batches.map((b) => ({ last: b.last, revs: unpackPlan(b.plan).scanned.map((r) => r.rev) }))
+      const spans = (b1 as Extract<FromCompactionThread, { kind: 'batches' }>).batches.map((b) => ({
+        last: b.last,
+        revs: unpackPlan(b.plan).scanned.map((r) => r.rev),
+      }))
       expect(spans.map((b) => b.revs)).to.deep.equal([0, 1, 2].map((i) => Array.from({ length: BATCH }, (_, j) => first + i * BATCH + j)))
       expect(spans.map((b) => b.last)).to.deep.equal(spans.map((b) => b.revs[BATCH - 1]))
       post({ kind: 'written', seq: 0, batchRevisions: BATCH })
@@ -160,8 +182,14 @@ describe('log/compact-thread: the compaction thread', function () {
     expect(lengths[0]).to.equal(BATCH)
     // Spans read before the first answer came keep its size; every span read after it holds 3 (the last
     // may hold fewer).
-    expect(lengths.slice(0, 3).every((n) => n === BATCH || n === 3), lengths.join(' ')).to.equal(true)
-    expect(lengths.slice(3, -1).every((n) => n === 3), lengths.join(' ')).to.equal(true)
+    expect(
+      lengths.slice(0, 3).every((n) => n === BATCH || n === 3),
+      lengths.join(' '),
+    ).to.equal(true)
+    expect(
+      lengths.slice(3, -1).every((n) => n === 3),
+      lengths.join(' '),
+    ).to.equal(true)
     expect(lengths.length).to.be.greaterThan(20)
     expect(batches.flatMap((b) => b.revs)).to.deep.equal(Array.from({ length: log.revision - first }, (_, i) => first + i))
     expect(result.removedRevisions).to.equal(log.revision - first)
@@ -169,9 +197,15 @@ describe('log/compact-thread: the compaction thread', function () {
 
   it('refuses a second scan while one runs', async () => {
     const slow = recorder()
-    const running = thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, slow.write)
+    const running = thread.scan(
+      { to: log.revision, next: first },
+      { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 },
+      slow.write,
+    )
     let err: unknown
-    await thread.scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, slow.write).catch((e: unknown) => (err = e))
+    await thread
+      .scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, slow.write)
+      .catch((e: unknown) => (err = e))
     expect((err as Error).message).to.match(/a scan is already running/)
     await running
   })
@@ -188,7 +222,7 @@ describe('log/level-log: a log with the compaction thread', function () {
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('runs its compaction thread at compactionThreadNice and leaves the writers\' thread as it was', async () => {
+  it("runs its compaction thread at compactionThreadNice and leaves the writers' thread as it was", async () => {
     const before = threadNice()
     // Above the nice value this process runs at, and below the default (19) of any other log's thread.
     const target = Math.min(18, before + 13)

@@ -20,24 +20,29 @@ const plan: fc.Arbitrary<PlannedWrite> = fc.record({
 })
 
 /** Ops as plain data, so deep equality compares bytes and not Buffer views. */
-const plain = (ops: readonly BatchOp[]) => ops.map((o) => (o.type === 'put'
-  ? { type: o.type, key: [...o.key], value: [...o.value] }
-  : { type: o.type, key: [...o.key] }))
+const plain = (ops: readonly BatchOp[]) =>
+  ops.map((o) => (o.type === 'put' ? { type: o.type, key: [...o.key], value: [...o.value] } : { type: o.type, key: [...o.key] }))
 
 describe('log/compact-transfer: a batch plan across threads', function () {
   it('unpack(pack(plan)) has the same ops, scanned entries and kept figures', () => {
-    fc.assert(fc.property(plan, (p) => {
-      const { packed } = packPlan(p)
-      const out = unpackPlan(packed)
-      expect(plain(out.ops)).to.deep.equal(plain(p.ops))
-      expect(out.scanned).to.deep.equal(p.scanned)
-      expect(out.kept).to.deep.equal(p.kept)
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.property(plan, (p) => {
+        const { packed } = packPlan(p)
+        const out = unpackPlan(packed)
+        expect(plain(out.ops)).to.deep.equal(plain(p.ops))
+        expect(out.scanned).to.deep.equal(p.scanned)
+        expect(out.kept).to.deep.equal(p.kept)
+      }),
+      { numRuns: 200 },
+    )
   })
 
   it('transfers the ops buffer and the scanned figures, and survives a real transfer', async () => {
     const p: PlannedWrite = {
-      ops: [{ type: 'del', key: Buffer.from('h/a') }, { type: 'put', key: Buffer.from('l/7'), value: Buffer.from([1, 2, 3]) }],
+      ops: [
+        { type: 'del', key: Buffer.from('h/a') },
+        { type: 'put', key: Buffer.from('l/7'), value: Buffer.from([1, 2, 3]) },
+      ],
       scanned: [{ rev: 7, bytes: 40, timestamp: 1_700_000_000_000 }],
       kept: { entries: 1, bytes: 3 },
     }

@@ -28,10 +28,12 @@ describe('log/compactor: compactionCompactsRange', function () {
     const random = rng(42)
     const chunk = Buffer.alloc(2048)
     for (let round = 0; round < 150; round++) {
-      await Promise.all(Array.from({ length: 20 }, (_, i) => {
-        for (let j = 0; j < chunk.length; j++) chunk[j] = Math.floor(random() * 256)
-        return log!.put(`big/${i}`, Buffer.from(chunk))
-      }))
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => {
+          for (let j = 0; j < chunk.length; j++) chunk[j] = Math.floor(random() * 256)
+          return log!.put(`big/${i}`, Buffer.from(chunk))
+        }),
+      )
     }
     await log.reclaimSpace()
     const before = (await log.status()).dbSize

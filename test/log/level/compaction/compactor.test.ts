@@ -25,16 +25,28 @@ const ZERO = Buffer.from([0])
 
 const keysOf = (e: LoggedEntry | undefined): string[] | undefined => e?.ops.map((op) => op.key.toString())
 const below = (raw: Raw, floor: number): number[] => [...raw.log.keys()].filter((rev) => rev < floor)
-const view = (kv: KeyValue | undefined) => kv && { key: kv.key.toString(), value: kv.value.toString(), createRevision: kv.createRevision, modRevision: kv.modRevision, version: kv.version }
+const view = (kv: KeyValue | undefined) =>
+  kv && {
+    key: kv.key.toString(),
+    value: kv.value.toString(),
+    createRevision: kv.createRevision,
+    modRevision: kv.modRevision,
+    version: kv.version,
+  }
 
 describe('log/compactor: each surviving version is stored once', function () {
   this.timeout(60_000)
   let dir = ''
   let log: LevelLog
-  const open = (batch = 5, duty = 50, perRead?: number) => openLevelLog({
-    dir, fsync: 'never', compactionBatchRevisions: batch, compactionMaxDutyPercent: duty, segmentMaxEntries: 40,
-    ...(perRead === undefined ? {} : { compactionBatchesPerRead: perRead }),
-  })
+  const open = (batch = 5, duty = 50, perRead?: number) =>
+    openLevelLog({
+      dir,
+      fsync: 'never',
+      compactionBatchRevisions: batch,
+      compactionMaxDutyPercent: duty,
+      segmentMaxEntries: 40,
+      ...(perRead === undefined ? {} : { compactionBatchesPerRead: perRead }),
+    })
 
   /** Closes the log, runs fn on the raw database, reopens the log. */
   async function raw<T>(fn: (db: Db) => Promise<T>, batch?: number): Promise<T> {
@@ -68,7 +80,13 @@ describe('log/compactor: each surviving version is stored once', function () {
   const histKind = (key: string, rev: number) => raw(async (db) => (await db.get(histKey(Buffer.from(key), rev)))?.[0])
 
   it('rewrites a multi-op entry without the ops it no longer needs, and removes it once none is left', async () => {
-    const txn = await log.txn({ success: [{ type: 'put', key: 'k1', value: 'one' }, { type: 'put', key: 'k2', value: 'two' }, { type: 'put', key: 'k3', value: 'three' }] })
+    const txn = await log.txn({
+      success: [
+        { type: 'put', key: 'k1', value: 'one' },
+        { type: 'put', key: 'k2', value: 'two' },
+        { type: 'put', key: 'k3', value: 'three' },
+      ],
+    })
     const r = txn.revision
     await log.put('k1', 'one again') // k1@r is superseded below the floor
     for (let i = 0; i < 12; i++) await log.put(`other/${i % 3}`, `v${i}`)
@@ -97,37 +115,57 @@ describe('log/compactor: each surviving version is stored once', function () {
     await log.put('k3', 'three, third') // k3's newest version below the next floor is not live: nothing copied
     await log.put('other/0', 'later')
     await log.compact(log.revision)
-    expect(view(await log.get('k2'))).to.deep.equal({ key: 'k2', value: 'two again', createRevision: r, modRevision: w.revision, version: 2 })
+    expect(view(await log.get('k2'))).to.deep.equal({
+      key: 'k2',
+      value: 'two again',
+      createRevision: r,
+      modRevision: w.revision,
+      version: 2,
+    })
     disk = await expectBelowFloorCounted()
     expect(disk.log.has(r), 'entry r is gone').to.equal(false)
-    expect(disk.hist.filter((h) => h.startsWith('k2@')), 'the copy went with the version').to.deep.equal([`k2@${w.revision}`])
+    expect(
+      disk.hist.filter((h) => h.startsWith('k2@')),
+      'the copy went with the version',
+    ).to.deep.equal([`k2@${w.revision}`])
     // other/0 was written at the floor itself, so its version below is needed and not live: kept in its entry.
-    expect(below(disk, log.compactRevision).map((rev) => keysOf(disk.log.get(rev))), 'entries kept below the floor').to.deep.equal([['other/0']])
+    expect(
+      below(disk, log.compactRevision).map((rev) => keysOf(disk.log.get(rev))),
+      'entries kept below the floor',
+    ).to.deep.equal([['other/0']])
   })
 
-  for (const perRead of [1, 5]) it(`plans a batch before the one before it is written, finding an entry that batch rewrites as it leaves it (${perRead} batches per read)`, async () => {
-    // One revision per batch: the batch for x's put rewrites entry r to [y, z] (two ops: not remembered as
-    // single), and the next batch, planned before that one is written (in the same read, or while it is
-    // written), must see entry r as that batch leaves it. As read, it would be [x, y, z], and x's
-    // superseded version would be written back.
-    await log.close()
-    log = await open(1, 100, perRead)
-    const txn = await log.txn({ success: ['x', 'y', 'z'].map((key) => ({ type: 'put' as const, key, value: `${key}1` })) })
-    const r = txn.revision
-    for (const key of ['x', 'y', 'z']) await log.put(key, `${key}2`)
-    for (const key of ['x', 'y']) await log.put(key, `${key}3`)
-    await log.put('marker', 'm')
-    const floor = log.revision
-    const result = await log.compact(floor)
-    expect(result.removedRevisions).to.equal(floor - r)
-    for (const key of ['x', 'y', 'z']) {
-      expect((await log.get(key))?.value.toString(), key).to.equal(key === 'z' ? 'z2' : `${key}3`)
-    }
-    const disk = await expectBelowFloorCounted()
-    expect(disk.log.has(r), 'entry r is gone: each of its versions was superseded').to.equal(false)
-    expect(below(disk, floor).map((rev) => keysOf(disk.log.get(rev))), 'entries kept below the floor').to.deep.equal([])
-    expect(disk.hist.filter((h) => /^[xyz]@/.test(h)).sort(), 'hist: the live versions only').to.deep.equal([`x@${r + 4}`, `y@${r + 5}`, `z@${r + 3}`])
-  })
+  for (const perRead of [1, 5])
+    it(`plans a batch before the one before it is written, finding an entry that batch rewrites as it leaves it (${perRead} batches per read)`, async () => {
+      // One revision per batch: the batch for x's put rewrites entry r to [y, z] (two ops: not remembered as
+      // single), and the next batch, planned before that one is written (in the same read, or while it is
+      // written), must see entry r as that batch leaves it. As read, it would be [x, y, z], and x's
+      // superseded version would be written back.
+      await log.close()
+      log = await open(1, 100, perRead)
+      const txn = await log.txn({ success: ['x', 'y', 'z'].map((key) => ({ type: 'put' as const, key, value: `${key}1` })) })
+      const r = txn.revision
+      for (const key of ['x', 'y', 'z']) await log.put(key, `${key}2`)
+      for (const key of ['x', 'y']) await log.put(key, `${key}3`)
+      await log.put('marker', 'm')
+      const floor = log.revision
+      const result = await log.compact(floor)
+      expect(result.removedRevisions).to.equal(floor - r)
+      for (const key of ['x', 'y', 'z']) {
+        expect((await log.get(key))?.value.toString(), key).to.equal(key === 'z' ? 'z2' : `${key}3`)
+      }
+      const disk = await expectBelowFloorCounted()
+      expect(disk.log.has(r), 'entry r is gone: each of its versions was superseded').to.equal(false)
+      expect(
+        below(disk, floor).map((rev) => keysOf(disk.log.get(rev))),
+        'entries kept below the floor',
+      ).to.deep.equal([])
+      expect(disk.hist.filter((h) => /^[xyz]@/.test(h)).sort(), 'hist: the live versions only').to.deep.equal([
+        `x@${r + 4}`,
+        `y@${r + 5}`,
+        `z@${r + 3}`,
+      ])
+    })
 
   it('a delete (also a delete range) of a live version below the floor copies it into hist first', async () => {
     const a = await log.put('d/a', 'a1')
@@ -139,11 +177,17 @@ describe('log/compactor: each surviving version is stored once', function () {
     expect(below(await expectBelowFloorCounted(), floor)).to.deep.equal([])
     const before = (await log.range(ZERO, { rangeEnd: ZERO, revision: floor })).kvs.map(view)
     const del = await log.delete('d/', { rangeEnd: prefixEnd('d/'), prevKv: true })
-    expect(del.prevKvs?.map(view)).to.deep.equal([{ key: 'd/a', value: 'a1', createRevision: a.revision, modRevision: a.revision, version: 1 },
-      { key: 'd/b', value: 'b1', createRevision: b.revision, modRevision: b.revision, version: 1 }])
+    expect(del.prevKvs?.map(view)).to.deep.equal([
+      { key: 'd/a', value: 'a1', createRevision: a.revision, modRevision: a.revision, version: 1 },
+      { key: 'd/b', value: 'b1', createRevision: b.revision, modRevision: b.revision, version: 1 },
+    ])
     await log.delete('solo')
     expect((await log.range(ZERO, { rangeEnd: ZERO, revision: floor })).kvs.map(view), 'the state at the floor').to.deep.equal(before)
-    expect([await histKind('d/a', a.revision), await histKind('d/b', b.revision), await histKind('solo', c.revision)]).to.deep.equal([HIST_MATERIALIZED, HIST_MATERIALIZED, HIST_MATERIALIZED])
+    expect([await histKind('d/a', a.revision), await histKind('d/b', b.revision), await histKind('solo', c.revision)]).to.deep.equal([
+      HIST_MATERIALIZED,
+      HIST_MATERIALIZED,
+      HIST_MATERIALIZED,
+    ])
     expect(await histKind('tail', floor), 'an untouched live version keeps its pointer').to.equal(HIST_IN_LOG)
     const history = await log.history(ZERO, { rangeEnd: ZERO, fromRevision: del.revision, prevKv: true })
     expect(history.entries[0].events.map((e) => e.prevKv?.value.toString())).to.deep.equal(['a1', 'b1'])
@@ -191,7 +235,7 @@ describe('log/compactor: each surviving version is stored once', function () {
     await snap()
     const job = log.compact(floor)
     const progress = async () => (await log.status()).compaction?.progress ?? Infinity
-    while (await progress() <= firstLive - 20) await new Promise((r) => setTimeout(r, 1))
+    while ((await progress()) <= firstLive - 20) await new Promise((r) => setTimeout(r, 1))
     for (let i = 0; i < 20; i++) {
       if (i % 7 === 3) await log.delete(`k/${i}`)
       else await log.put(`k/${i}`, `b${i}`)
@@ -208,7 +252,12 @@ describe('log/compactor: each surviving version is stored once', function () {
   it('deletes below the floor leave no entry and no hist record', async () => {
     await log.put('gone', '1')
     await log.put('gone', '2')
-    await log.txn({ success: [{ type: 'put', key: 'gone/a', value: 'a' }, { type: 'put', key: 'stay', value: 's' }] })
+    await log.txn({
+      success: [
+        { type: 'put', key: 'gone/a', value: 'a' },
+        { type: 'put', key: 'stay', value: 's' },
+      ],
+    })
     await log.delete('gone', { rangeEnd: prefixEnd('gone') })
     const stay = await log.put('stay', 's2')
     await log.put('again', '1')
@@ -216,7 +265,10 @@ describe('log/compactor: each surviving version is stored once', function () {
     await log.put('tail', 't')
     await log.compact(log.revision)
     const disk = await expectBelowFloorCounted()
-    expect(disk.hist.filter((h) => h.startsWith('gone') || h.startsWith('again@')), 'no hist of deleted keys').to.deep.equal([])
+    expect(
+      disk.hist.filter((h) => h.startsWith('gone') || h.startsWith('again@')),
+      'no hist of deleted keys',
+    ).to.deep.equal([])
     expect(below(disk, log.compactRevision), 'stay is live: its kv record holds it').to.deep.equal([])
     expect(disk.hist).to.include(`stay@${stay.revision}`)
     expect(view(await log.get('stay', { revision: log.compactRevision }))).to.deep.include({ value: 's2', modRevision: stay.revision })
@@ -226,7 +278,13 @@ describe('log/compactor: each surviving version is stored once', function () {
 
   it('a second compaction finds the survivors of the first, also after a reopen (entries read, not remembered)', async () => {
     for (let i = 0; i < 30; i++) await log.put(`k/${i % 6}`, `a${i}`)
-    await log.txn({ success: [{ type: 'put', key: 'm/1', value: 'x' }, { type: 'put', key: 'm/2', value: 'y' }, { type: 'put', key: 'k/0', value: 'z' }] })
+    await log.txn({
+      success: [
+        { type: 'put', key: 'm/1', value: 'x' },
+        { type: 'put', key: 'm/2', value: 'y' },
+        { type: 'put', key: 'k/0', value: 'z' },
+      ],
+    })
     const first = log.revision
     const early = (await log.history(ZERO, { rangeEnd: ZERO, toRevision: first - 1 })).entries
     await log.compact(first)
@@ -246,7 +304,8 @@ describe('log/compactor: each surviving version is stored once', function () {
     const historyAfter = await log.history(ZERO, { rangeEnd: ZERO, fromRevision: second, prevKv: true })
     await log.compact(second)
     for (const [rev, kvs] of states) {
-      if (rev >= second) expect((await log.range(ZERO, { rangeEnd: ZERO, revision: rev })).kvs.map(view), `state at ${rev}`).to.deep.equal(kvs)
+      if (rev >= second)
+        expect((await log.range(ZERO, { rangeEnd: ZERO, revision: rev })).kvs.map(view), `state at ${rev}`).to.deep.equal(kvs)
     }
     expect((await log.history(ZERO, { rangeEnd: ZERO, fromRevision: second, prevKv: true })).entries).to.deep.equal(historyAfter.entries)
     const live = new Set((await log.range(ZERO, { rangeEnd: ZERO })).kvs.map((kv) => `${kv.key.toString()}@${kv.modRevision}`))
@@ -258,11 +317,20 @@ describe('log/compactor: each surviving version is stored once', function () {
       for (const ev of e.events) newest.set(ev.kv.key.toString(), ev.type === 'PUT' ? `${ev.kv.key.toString()}@${e.revision}` : '')
     }
     const expected = [...newest.values()].filter((v) => v !== '').sort()
-    const kept = below(disk, second).flatMap((rev) => disk.log.get(rev)!.ops.map((op) => `${op.key.toString()}@${rev}`)).sort()
+    const kept = below(disk, second)
+      .flatMap((rev) => disk.log.get(rev)!.ops.map((op) => `${op.key.toString()}@${rev}`))
+      .sort()
     const places = (v: string) => [live.has(v), kept.includes(v), disk.histKinds.get(v) === HIST_MATERIALIZED]
     for (const v of expected) expect(places(v).filter(Boolean), `${v} is stored once`).to.have.length(1)
-    for (const place of [0, 1, 2]) expect(expected.some((v) => places(v)[place]), `a survivor in place ${place}`).to.equal(true)
-    expect(kept.filter((v) => !expected.includes(v)), 'no other op kept').to.deep.equal([])
+    for (const place of [0, 1, 2])
+      expect(
+        expected.some((v) => places(v)[place]),
+        `a survivor in place ${place}`,
+      ).to.equal(true)
+    expect(
+      kept.filter((v) => !expected.includes(v)),
+      'no other op kept',
+    ).to.deep.equal([])
     expect(disk.hist.filter((h) => Number(h.split('@')[1]) < second).sort(), 'hist below the floor').to.deep.equal(expected)
   })
 
@@ -279,10 +347,15 @@ describe('log/compactor: each surviving version is stored once', function () {
     expect(result.removedRevisions).to.equal(floor - 2)
     expect((await log.range(ZERO, { rangeEnd: ZERO, revision: floor })).kvs.map(view)).to.deep.equal(before)
     const status = await log.status()
-    const writtenSince = new Set((await log.history(ZERO, { rangeEnd: ZERO, fromRevision: floor })).entries.flatMap((e) => e.events.map((ev) => ev.kv.key.toString())))
+    const writtenSince = new Set(
+      (await log.history(ZERO, { rangeEnd: ZERO, fromRevision: floor })).entries.flatMap((e) => e.events.map((ev) => ev.kv.key.toString())),
+    )
     expect(writtenSince.size).to.be.greaterThan(0).and.lessThan(100)
     expect(status.belowFloor.entries, 'entries below the floor: one per key written at or above it').to.equal(writtenSince.size)
-    expect(status.segments.reduce((n, s) => n + s.entries, 0), 'the segments count the readable log only').to.equal(log.revision - floor + 1)
+    expect(
+      status.segments.reduce((n, s) => n + s.entries, 0),
+      'the segments count the readable log only',
+    ).to.equal(log.revision - floor + 1)
     const disk = await expectBelowFloorCounted()
     expect(below(disk, floor).length).to.equal(status.belowFloor.entries)
     expect(disk.hist.filter((h) => Number(h.split('@')[1]) < floor).length, 'one hist record per key below the floor').to.equal(100)
@@ -298,10 +371,14 @@ describe('log/compactor: each surviving version is stored once', function () {
     // Turn the kept entry of `legacy` into what data directories from older compactions hold: no entry, the version in hist.
     const kv = (await log.get('legacy'))!
     await raw(async (db) => {
-      await writeBatch(db, [
-        { type: 'del', key: logKey(kept.revision) },
-        { type: 'put', key: histKey(kv.key, kept.revision), value: encodeMaterialized(kv) },
-      ], true)
+      await writeBatch(
+        db,
+        [
+          { type: 'del', key: logKey(kept.revision) },
+          { type: 'put', key: histKey(kv.key, kept.revision), value: encodeMaterialized(kv) },
+        ],
+        true,
+      )
     })
     expect(view(await log.get('legacy', { revision: floor }))).to.deep.equal(view(kv))
     const next = await log.put('legacy', 'l2', { prevKv: true })
@@ -327,7 +404,12 @@ describe('log/compact-batch', function () {
 
   it('a batch that runs again after a crash tolerates superseded versions already removed from their entries', async () => {
     const log = await openLevelLog({ dir, fsync: 'never' })
-    const t = await log.txn({ success: [{ type: 'put', key: 'a', value: '1' }, { type: 'put', key: 'b', value: '1' }] })
+    const t = await log.txn({
+      success: [
+        { type: 'put', key: 'a', value: '1' },
+        { type: 'put', key: 'b', value: '1' },
+      ],
+    })
     const single = await log.put('c', '1')
     await log.put('x', 'filler')
     const from = log.revision + 1
@@ -344,14 +426,21 @@ describe('log/compact-batch', function () {
       const first = await planBatch(db, scanRows(db, rows, new LiveRevisions()), known)
       const isLog = (op: { key: Buffer }) => op.key[0] === LOG_START[0]
       // Part of the batch landed: the superseded versions are gone, the scanned entries are untouched.
-      await writeBatch(db, first.ops.filter((op) => !isLog(op) || logKeyRevision(op.key) < from), true)
+      await writeBatch(
+        db,
+        first.ops.filter((op) => !isLog(op) || logKeyRevision(op.key) < from),
+        true,
+      )
       const once = await readRaw(db)
       expect(once.log.has(t.revision), 'entry of a, b gone').to.equal(false)
       expect(once.log.has(single.revision), 'entry of c gone').to.equal(false)
 
       // Run the same batch again, as after a restart: the same result.
       const again = await planBatch(db, scanRows(db, rows, new LiveRevisions()), new SingleOpEntries())
-      expect(again.ops.filter((op) => isLog(op) && logKeyRevision(op.key) < from), 'no writes to entries already settled').to.deep.equal([])
+      expect(
+        again.ops.filter((op) => isLog(op) && logKeyRevision(op.key) < from),
+        'no writes to entries already settled',
+      ).to.deep.equal([])
       await writeBatch(db, again.ops, true)
       const twice = await readRaw(db)
       await writeBatch(db, first.ops, true)
@@ -362,7 +451,7 @@ describe('log/compact-batch', function () {
     })
   })
 
-  it('a job reads each key\'s kv record once, and finds the same live versions as reading it every batch', async () => {
+  it("a job reads each key's kv record once, and finds the same live versions as reading it every batch", async () => {
     const log = await openLevelLog({ dir, fsync: 'never' })
     const from = log.revision + 1
     for (let i = 0; i < 40; i++) await log.put(`k/${i % 4}`, `v${i}`)
@@ -397,7 +486,7 @@ describe('log/compact-batch', function () {
   })
 })
 
-describe('log/compactor: batch size follows the writers\' groups', function () {
+describe("log/compactor: batch size follows the writers' groups", function () {
   this.timeout(30_000)
 
   it('is 10 revisions per transaction of the recent groups, between the minimum and the maximum', () => {

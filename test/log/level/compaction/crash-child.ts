@@ -36,7 +36,9 @@ async function main(): Promise<void> {
   const status = await log.status()
   emit({ ready: true, revision: log.revision, floor: log.compactRevision, job: status.compaction ?? null })
 
-  const writers = await Promise.all(Array.from({ length: WRITERS }, (_, w) => KeyWriter.resume(log, w, rng(Number(cycle) * 100 + w), `c${cycle}`)))
+  const writers = await Promise.all(
+    Array.from({ length: WRITERS }, (_, w) => KeyWriter.resume(log, w, rng(Number(cycle) * 100 + w), `c${cycle}`)),
+  )
   let acked = 0
   let headStart!: () => void
   const headStarted = new Promise<void>((resolve) => (headStart = resolve))
@@ -66,11 +68,13 @@ async function main(): Promise<void> {
   }
 
   // A compact() queued behind the resumed job settles when that job is done: COMPACTED, as the floor is R.
-  const compaction = log.compactRevision < R
-    ? (emit({ compacting: R }), log.compact(R))
-    : (emit({ resuming: R }), log.compact(R).catch((err: { code?: string }) => {
-      if (err.code !== 'COMPACTED') throw err
-    }))
+  const compaction =
+    log.compactRevision < R
+      ? (emit({ compacting: R }), log.compact(R))
+      : (emit({ resuming: R }),
+        log.compact(R).catch((err: { code?: string }) => {
+          if (err.code !== 'COMPACTED') throw err
+        }))
   const progress = watchProgress()
   await Promise.all([
     ...writing,

@@ -58,7 +58,13 @@ export class KeyWriter {
       const a = key()
       let b = key()
       while (b === a) b = key()
-      return { seq, ops: [[a, `${value}.a`], [b, `${value}.b`]] }
+      return {
+        seq,
+        ops: [
+          [a, `${value}.a`],
+          [b, `${value}.b`],
+        ],
+      }
     }
     return { seq, ops: [[key(), value]] }
   }

@@ -99,10 +99,16 @@ function runChild(dir: string, R: number, cycle: number, plan: KillPlan): Promis
     child.on('error', reject)
     child.on('close', (code, signal) => {
       clearTimeout(safety)
-      if (!killed || signal !== 'SIGKILL') return reject(new Error(`child ${cycle} ended by itself (code ${code}, signal ${signal}): ${err}`))
+      if (!killed || signal !== 'SIGKILL')
+        return reject(new Error(`child ${cycle} ended by itself (code ${code}, signal ${signal}): ${err}`))
       if (!started) return reject(new Error(`child ${cycle} was killed before it started compacting (safety timeout?): ${err}`))
       // only complete lines count: a line cut by the kill was never fully printed
-      resolve(out.split('\n').slice(0, -1).map((l) => JSON.parse(l) as Line))
+      resolve(
+        out
+          .split('\n')
+          .slice(0, -1)
+          .map((l) => JSON.parse(l) as Line),
+      )
     })
   })
 }
@@ -123,7 +129,11 @@ class Model {
       for (const [key, value] of ops) {
         const prev = state.get(key)
         if (value === null) {
-          events.push({ type: 'DELETE', kv: { key, value: '', createRevision: 0, modRevision: rev, version: 0 }, ...(prev ? { prevKv: prev } : {}) })
+          events.push({
+            type: 'DELETE',
+            kv: { key, value: '', createRevision: 0, modRevision: rev, version: 0 },
+            ...(prev ? { prevKv: prev } : {}),
+          })
           state.delete(key)
         } else {
           const kv = { key, value, createRevision: prev?.createRevision ?? rev, modRevision: rev, version: (prev?.version ?? 0) + 1 }
@@ -132,7 +142,11 @@ class Model {
         }
       }
       if (rev >= from) history.push({ revision: rev, events })
-      if (at.has(rev)) ranges.set(rev, [...state.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)))
+      if (at.has(rev))
+        ranges.set(
+          rev,
+          [...state.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)),
+        )
     }
     return { history, ranges }
   }
@@ -143,12 +157,14 @@ async function writeInitial(dir: string, model: Model): Promise<number> {
   const log = await openLevelLog({ dir, ...CRASH_LOG_OPTIONS, fsync: 'never' })
   try {
     const writers = Array.from({ length: WRITERS }, (_, w) => new KeyWriter(w, new Set(), rng(SEED * 1000 + w), 'init'))
-    await Promise.all(writers.map(async (writer) => {
-      while (log.revision < INITIAL_REVISIONS) {
-        const { ops } = writer.next()
-        model.ops.set(await writer.write(log, ops), ops)
-      }
-    }))
+    await Promise.all(
+      writers.map(async (writer) => {
+        while (log.revision < INITIAL_REVISIONS) {
+          const { ops } = writer.next()
+          model.ops.set(await writer.write(log, ops), ops)
+        }
+      }),
+    )
     return log.revision
   } finally {
     await log.close()
@@ -159,7 +175,13 @@ async function writeInitial(dir: string, model: Model): Promise<number> {
  * Places the child's writes: every revision above `verified` must be one of its intents — acknowledged
  * ones exactly at their revision, the others (at most one in flight per writer) anywhere once.
  */
-async function placeWrites(log: LevelLog, lines: Line[], verified: number, model: Model, cycle: number): Promise<{ acked: number; unacked: number }> {
+async function placeWrites(
+  log: LevelLog,
+  lines: Line[],
+  verified: number,
+  model: Model,
+  cycle: number,
+): Promise<{ acked: number; unacked: number }> {
   const intents = new Map<string, WireOps>()
   const acks = new Map<string, number>()
   for (const l of lines) {
@@ -170,12 +192,18 @@ async function placeWrites(log: LevelLog, lines: Line[], verified: number, model
   let from = verified + 1
   for (;;) {
     const page = await log.history(ZERO, { rangeEnd: ZERO, fromRevision: from, limit: 2000 })
-    for (const e of page.entries) found.set(e.revision, e.events.map((ev): [string, string | null] => [ev.kv.key.toString(), ev.type === 'PUT' ? ev.kv.value.toString() : null]))
+    for (const e of page.entries)
+      found.set(
+        e.revision,
+        e.events.map((ev): [string, string | null] => [ev.kv.key.toString(), ev.type === 'PUT' ? ev.kv.value.toString() : null]),
+      )
     if (!page.more) break
     from = page.nextRevision
   }
   const head = log.revision
-  expect([...found.keys()], `cycle ${cycle}: revisions ${verified + 1}..${head} all present`).to.deep.equal(Array.from({ length: head - verified }, (_, i) => verified + 1 + i))
+  expect([...found.keys()], `cycle ${cycle}: revisions ${verified + 1}..${head} all present`).to.deep.equal(
+    Array.from({ length: head - verified }, (_, i) => verified + 1 + i),
+  )
   const placed = new Set<number>()
   for (const [id, rev] of acks) {
     expect(rev, `cycle ${cycle}: write ${id} acknowledged at ${rev}, at or below the last verified ${verified}`).to.be.greaterThan(verified)
@@ -216,7 +244,11 @@ async function verifyAgainstModel(log: LevelLog, model: Model, random: () => num
     expect(r.kvs.map(plain), `cycle ${cycle}: range at ${rev}`).to.deep.equal(kvs)
   }
   if (floor > 1) {
-    const e = await expectCode(() => log.range(ZERO, { rangeEnd: ZERO, revision: floor - 1 }), 'COMPACTED', `cycle ${cycle}: below the floor`)
+    const e = await expectCode(
+      () => log.range(ZERO, { rangeEnd: ZERO, revision: floor - 1 }),
+      'COMPACTED',
+      `cycle ${cycle}: below the floor`,
+    )
     expect(e.details.compactRevision).to.equal(floor)
   }
   return at.size
@@ -244,7 +276,10 @@ describe('compaction crash safety (SIGKILL mid-compaction, real disk)', function
       const R = pendingR ?? Math.min(verified, Math.max(floor, 1) + 300 + Math.floor(random() * 500))
       const batches = Math.ceil((R - Math.max(floor, 2)) / CRASH_LOG_OPTIONS.compactionBatchRevisions)
       // The child sees about every other batch's progress (it polls status()), so aim within the first half.
-      const plan: KillPlan = { afterProgress: Math.floor(random() * (Math.ceil(batches * 0.45) + 1)), delayMs: random() < 0.5 ? 0 : Math.floor(random() * 8) }
+      const plan: KillPlan = {
+        afterProgress: Math.floor(random() * (Math.ceil(batches * 0.45) + 1)),
+        delayMs: random() < 0.5 ? 0 : Math.floor(random() * 8),
+      }
       const lines = await runChild(dir, R, cycle, plan)
       const durable = Math.max(-1, ...lines.map((l) => l.durable ?? -1))
       const done = lines.some((l) => l.done !== undefined)
@@ -281,7 +316,12 @@ describe('compaction crash safety (SIGKILL mid-compaction, real disk)', function
         // Either let this open finish the job, or (sometimes) leave it to the next child to resume.
         const complete = cycle === CYCLES || random() < 0.6
         if (complete) {
-          await waitUntil(async () => ((await log.status()).compaction === undefined ? true : undefined), 30_000, `cycle ${cycle}: the resumed compaction to finish`, 10)
+          await waitUntil(
+            async () => ((await log.status()).compaction === undefined ? true : undefined),
+            30_000,
+            `cycle ${cycle}: the resumed compaction to finish`,
+            10,
+          )
           if (log.compactRevision < R) await log.compact(R)
           expect(log.compactRevision).to.equal(R)
           const after = await log.status()
@@ -304,10 +344,14 @@ describe('compaction crash safety (SIGKILL mid-compaction, real disk)', function
       }
       if (kept !== undefined) {
         const onDisk = belowFloorOf(await withRawDb(dir, readRawTables), kept.floor)
-        expect(onDisk, `cycle ${cycle}: entries kept below the floor, as status() counted them`).to.deep.equal({ entries: kept.entries, bytes: kept.bytes })
+        expect(onDisk, `cycle ${cycle}: entries kept below the floor, as status() counted them`).to.deep.equal({
+          entries: kept.entries,
+          bytes: kept.bytes,
+        })
       }
     }
-    if (process.env.KVLOG_CRASH_STATS !== undefined) process.stderr.write(`compaction crash test: ${JSON.stringify({ ...stats, revision: verified, floor })}\n`)
+    if (process.env.KVLOG_CRASH_STATS !== undefined)
+      process.stderr.write(`compaction crash test: ${JSON.stringify({ ...stats, revision: verified, floor })}\n`)
     expect(stats.interrupted + stats.killedWhileResuming, 'some kills landed in the middle of a compaction').to.be.at.least(2)
     // Each child has HEAD_START_ACKS writes acknowledged before it compacts, and it is killed only after that.
     expect(stats.acked, 'the children acknowledged writes').to.be.at.least(CYCLES * HEAD_START_ACKS)

@@ -33,8 +33,16 @@ async function main(): Promise<void> {
       } else if (kind < 9) {
         const a = `t${w % 8}.a`
         const b = `t${(w + n) % 8}.b`
-        const r = await log.txn({ success: [{ type: 'put', key: a, value: `${value}.a` }, { type: 'put', key: b, value: `${value}.b` }] })
-        ack([{ key: a, value: `${value}.a`, revision: r.revision }, { key: b, value: `${value}.b`, revision: r.revision }])
+        const r = await log.txn({
+          success: [
+            { type: 'put', key: a, value: `${value}.a` },
+            { type: 'put', key: b, value: `${value}.b` },
+          ],
+        })
+        ack([
+          { key: a, value: `${value}.a`, revision: r.revision },
+          { key: b, value: `${value}.b`, revision: r.revision },
+        ])
       } else {
         const key = `k${(w + n * 3) % KEYS}`
         const r = await log.delete(key)

@@ -73,8 +73,9 @@ describe('log/range-compaction', function () {
       await writeFile(standIn, '')
       let compacted = false
       const started = Date.now()
-      const compaction = compactRangeBetweenFlushes(db, join(dir, 'db'), Buffer.from('k'), Buffer.from('l'))
-        .then(() => { compacted = true })
+      const compaction = compactRangeBetweenFlushes(db, join(dir, 'db'), Buffer.from('k'), Buffer.from('l')).then(() => {
+        compacted = true
+      })
       await sleep(150)
       expect(compacted, 'held while two logs show').to.equal(false)
       await unlink(standIn)
@@ -94,10 +95,15 @@ describe('log/range-compaction', function () {
       for (let i = 0; i < 20; i++) await log.put('k', `v${i}`)
       const standIn = join(logDir, '999999.log')
       const target = log.revision
-      for (const [what, call] of [['reclaimSpace', () => log.reclaimSpace()], ['compact', () => log.compact(target)]] as const) {
+      for (const [what, call] of [
+        ['reclaimSpace', () => log.reclaimSpace()],
+        ['compact', () => log.compact(target)],
+      ] as const) {
         await writeFile(standIn, '')
         let done = false
-        const running = call().then(() => { done = true })
+        const running = call().then(() => {
+          done = true
+        })
         await sleep(300)
         expect(done, `${what} held while two logs show`).to.equal(false)
         await unlink(standIn)

@@ -31,7 +31,7 @@ describe('log/thread-priority: a thread lowers its own CPU priority', function (
 
   // Relative to the nice value this process runs at (threads start with their creator's), so that the
   // tests hold under `nice` too.
-  it('sets the calling thread\'s nice value and leaves the main thread and the process as they were', async () => {
+  it("sets the calling thread's nice value and leaves the main thread and the process as they were", async () => {
     const before = threadNice()
     const target = Math.min(19, before + 7)
     expect(target, 'room to raise the nice value').to.be.greaterThan(before)
@@ -56,7 +56,9 @@ describe('log/thread-priority: a thread lowers its own CPU priority', function (
   it('does nothing where threads have no nice value of their own', () => {
     const before = getPriority(0)
     const result = lowerThreadPriority(19, 'darwin')
-    expect(result).to.have.property('unchanged').that.matches(/darwin/)
+    expect(result)
+      .to.have.property('unchanged')
+      .that.matches(/darwin/)
     expect(getPriority(0)).to.equal(before)
   })
 })
