@@ -173,9 +173,12 @@ describe('history browser /ui (real Chromium)', function () {
     await page.keyboard.type('/app/')
     await page.keyboard.press('Enter')
     await page.locator('.tree a', { hasText: 'config' }).waitFor()
+    await page.locator('.tree a', { hasText: 'notes' }).waitFor()
     await page.locator('.tree a').first().focus()
+    await page.waitForFunction("document.activeElement?.matches('.tree a') === true")
     await page.keyboard.press('ArrowDown')
-    expect(await page.evaluate<string>('document.activeElement?.textContent')).to.contain('notes')
+    // The focus moves on the key's handler; wait for it rather than read it at once (a loaded machine).
+    await page.waitForFunction("(document.activeElement?.textContent ?? '').includes('notes')")
     await page.keyboard.press('Enter')
     await page.getByTestId('selected-key').filter({ hasText: '/app/notes' }).waitFor()
     await page.goto(`${server.http}/ui/#/revision?rev=${v2}`)
