@@ -5,8 +5,8 @@
  * - server or bidi streams: each message out is one line `{"result":{...}}`; an error after the stream
  *   started is one line `{"error":{"grpc_code","http_code","message","http_status"}}` (grpc-gateway v1).
  *   A bidi stream's request body is a sequence of JSON objects, each one a message; the end of the body
- *   does not end the stream (etcd's watch and keep-alive streams go on after the client half-closes), the
- *   client going away does.
+ *   ends a keep-alive stream once its answers are out, not a watch stream (routes.ts,
+ *   ENDS_WITH_REQUEST_BODY, as etcd does); the client going away ends either.
  * Errors before anything was sent are `{"error","message","code"}` with grpc-gateway's HTTP status.
  */
 import { EventEmitter } from 'node:events'

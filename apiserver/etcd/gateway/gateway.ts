@@ -15,9 +15,9 @@ import type { Exchange } from '../transport/exchange.js'
 import type { ServiceImplementation } from '../transport/grpc-router.js'
 import { statusOf } from '../errors.js'
 import { GatewayCall, sendError } from './gateway-call.js'
-import { JsonError, requestFromJson } from './json.js'
+import { JsonError, parseJson, requestFromJson } from './json.js'
 import { JsonValueSplitter } from './json-stream.js'
-import { GATEWAY_ROUTES } from './routes.js'
+import { ENDS_WITH_REQUEST_BODY, GATEWAY_ROUTES } from './routes.js'
 
 const INVALID_ARGUMENT = 3
 const RESOURCE_EXHAUSTED = 8
@@ -95,7 +95,7 @@ export function gateway(options: GatewayOptions): (exchange: Exchange) => void {
         if (body === undefined) return
         let request: Message
         try {
-          request = requestFromJson(route.method.request, body.trim() === '' ? {} : JSON.parse(body))
+          request = requestFromJson(route.method.request, body.trim() === '' ? {} : parseJson(body))
         } catch (err) {
           return sendError(exchange, INVALID_ARGUMENT, err instanceof Error ? err.message : String(err))
         }
@@ -134,7 +134,7 @@ function serveStream(exchange: Exchange, route: Route, handler: AnyHandler, opti
     }
     for (const value of values) {
       try {
-        call.data(requestFromJson(route.method.request, JSON.parse(value)))
+        call.data(requestFromJson(route.method.request, parseJson(value)))
       } catch (err) {
         return failStream(call, exchange, err)
       }
@@ -142,6 +142,7 @@ function serveStream(exchange: Exchange, route: Route, handler: AnyHandler, opti
   })
   exchange.body.on('end', () => {
     if (splitter.rest().trim() !== '') failStream(call, exchange, new JsonError('unexpected EOF'))
+    else if (ENDS_WITH_REQUEST_BODY.has(route.method.name)) call.emit('end')
   })
   exchange.body.on('error', () => undefined)
 }

@@ -24,6 +24,20 @@ function lowerCamel(name: string): string {
   return name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase())
 }
 
+/** A JSON token: a whole string (so digits inside strings are skipped) or a number. */
+const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g
+
+/**
+ * JSON.parse, except that an integer literal too large for a double (beyond 2^53) is read as its decimal
+ * string, so no digit is lost. Go clients, and etcd3gw, send 64-bit ids as bare numbers (a lease ID is
+ * usually above 2^53); fieldValue takes integers as numbers or strings alike.
+ */
+export function parseJson(text: string): unknown {
+  return JSON.parse(
+    text.replace(JSON_TOKEN, (token) => (/^-?\d+$/.test(token) && !Number.isSafeInteger(Number(token)) ? `"${token}"` : token)),
+  )
+}
+
 /** The JSON body of a request → the plain object the services take (proto.ts's decoded shape). */
 export function requestFromJson(type: protobuf.Type, json: unknown): Message {
   const value = fromJson(type, json, type.name)

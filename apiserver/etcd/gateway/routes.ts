@@ -3,6 +3,13 @@
  * served under /v3/ and under /v3beta/ (3.4 keeps the older prefix). Auth (/v3/auth/...) is served when
  * the Auth service is.
  */
+/**
+ * Bidi streams that end once the request body has ended and every answer is out, as etcd's do: its
+ * LeaseKeepAlive returns when the client half-closes (so a POST of one keep-alive gets one answer, which
+ * is how etcd3gw refreshes a lease), while its Watch stream stays open.
+ */
+export const ENDS_WITH_REQUEST_BODY = new Set(['LeaseKeepAlive'])
+
 export const GATEWAY_ROUTES: Record<string, [service: string, method: string]> = {
   'auth/enable': ['etcdserverpb.Auth', 'AuthEnable'],
   'auth/disable': ['etcdserverpb.Auth', 'AuthDisable'],

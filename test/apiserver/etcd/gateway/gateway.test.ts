@@ -116,6 +116,8 @@ async function script(base: string): Promise<Step[]> {
   record('keepalive stream', kept)
   const gone = stream(base, '/v3/lease/keepalive', [{ ID: '999' }])
   record('keepalive of an unknown lease', await gone.next())
+  // One keep-alive in a complete body: the answer ends after its one message (etcd3gw's Lease.refresh).
+  await call('keepalive as a plain POST', '/v3/lease/keepalive', { ID: '1000' })
   gone.close()
   await call('revoke', '/v3/lease/revoke', { ID: '1000' })
   await call('the leased key is gone', '/v3/kv/range', { key: b64('leased') })
@@ -224,6 +226,18 @@ describe('apiserver/etcd/gateway: the JSON gateway, kvlog against etcd 3.4', fun
     for (let i = 0; i < etcdSteps.length; i++) {
       expect(kvlogSteps[i], `${etcdSteps[i][0]}: etcd said ${JSON.stringify(etcdSteps[i])}`).to.deep.equal(etcdSteps[i])
     }
+  })
+
+  it('reads a 64-bit lease ID sent as a bare JSON number without losing digits (as etcd3gw sends it)', async () => {
+    const grant = await post(kvlogBase, '/v3/lease/grant', { TTL: 60 })
+    const id = (grant.body as { ID: string }).ID
+    expect(Number.isSafeInteger(Number(id)), `lease ID ${id} is beyond 2^53`).to.equal(false)
+    const put = await post(kvlogBase, '/v3/kv/put', `{"key": "${b64('big-lease')}", "value": "${b64('v')}", "lease": ${id}}`)
+    expect(put.status).to.equal(200)
+    const ttl = await post(kvlogBase, '/v3/kv/lease/timetolive', `{"ID": ${id}, "keys": true}`)
+    expect(ttl.status).to.equal(200)
+    expect((ttl.body as { ID: string; keys: string[] }).ID).to.equal(id)
+    expect((ttl.body as { keys: string[] }).keys).to.deep.equal([b64('big-lease')])
   })
 
   it('names the client port in MemberList clientURLs, and keeps serving', async () => {
