@@ -181,6 +181,8 @@ describe('history browser /ui (real Chromium)', function () {
     await page.waitForFunction("(document.activeElement?.textContent ?? '').includes('notes')")
     await page.keyboard.press('Enter')
     await page.getByTestId('selected-key').filter({ hasText: '/app/notes' }).waitFor()
+    // A full load of the revision view: a hash-only change could race the keys view's own URL updates.
+    await page.goto('about:blank')
     await page.goto(`${server.http}/ui/#/revision?rev=${v2}`)
     await page
       .getByTestId('revision')
