@@ -16,6 +16,16 @@ export interface ClusterFigures {
   fenceRejections: number
   publish: { count: number; sumMs: number }
   forward: { count: number; sumMs: number }
+  /** Snapshots this member stored (it does while it leads) and the stream purges it made. */
+  snapshots: {
+    count: number
+    sumMs: number
+    failures: number
+    lastSeq: number
+    lastBytes: number
+    lastDurationMs: number
+    purgedBelow: number
+  }
 }
 
 export interface ClusterInfo {

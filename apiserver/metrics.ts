@@ -122,6 +122,18 @@ export class Metrics {
       () => figures.forward.sumMs / 1000,
     )
     gauge('kvlog_cluster_forward_count', 'Writes this member forwarded to the leader.', () => figures.forward.count)
+    const snap = figures.snapshots
+    gauge('kvlog_cluster_snapshots_total', 'Snapshots this member stored in the object store (the leader does).', () => snap.count)
+    gauge('kvlog_cluster_snapshot_seconds_sum', 'Time this member spent taking and storing snapshots.', () => snap.sumMs / 1000)
+    gauge('kvlog_cluster_snapshot_failures_total', 'Snapshot or purge rounds that failed (retried at the next check).', () => snap.failures)
+    gauge('kvlog_cluster_last_snapshot_sequence', 'Stream sequence of the last snapshot this member stored.', () => snap.lastSeq)
+    gauge('kvlog_cluster_last_snapshot_bytes', 'Size of the last snapshot this member stored.', () => snap.lastBytes)
+    gauge('kvlog_cluster_last_snapshot_seconds', 'How long the last snapshot this member stored took.', () => snap.lastDurationMs / 1000)
+    gauge(
+      'kvlog_cluster_stream_purged_below',
+      'The stream sequence this member last purged the stream below (0: never).',
+      () => snap.purgedBelow,
+    )
     new Gauge({
       name: 'kvlog_cluster_apply_lag',
       help: 'Stream messages not yet applied here (lag), and seconds behind (lag_seconds).',

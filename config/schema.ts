@@ -119,6 +119,10 @@ export interface Config {
   clusterRequestTimeout: number
   clusterMaxGroupCommands: number
   clusterMaxGroupBytes: number
+  /** Stream messages between snapshots; 0 = no snapshots (and no purge). */
+  clusterSnapshotInterval: number
+  clusterSnapshotKeep: number
+  clusterSnapshotCheckInterval: number
   authTokenTtl: number
   authPasswordHashCost: number
   authMaxPendingLogins: number
@@ -792,6 +796,35 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "Cluster mode: a stream message takes no more requests once it holds this many bytes (one request may exceed it; the nats-servers' max_payload must exceed maxRequestBytes).",
     flag: '--cluster-max-group-bytes',
     env: 'KVLOG_CLUSTER_MAX_GROUP_BYTES',
+  },
+  clusterSnapshotInterval: {
+    key: 'clusterSnapshotInterval',
+    type: 'integer',
+    default: 10_000,
+    min: 0,
+    description:
+      "Cluster mode: the leader stores a snapshot of its copy in the cluster's JetStream object store once this many stream messages were applied since the newest one; a new or long-absent member restores it and replays only what follows. 0 = no snapshots and the stream is never purged.",
+    flag: '--cluster-snapshot-interval',
+    env: 'KVLOG_CLUSTER_SNAPSHOT_INTERVAL',
+  },
+  clusterSnapshotKeep: {
+    key: 'clusterSnapshotKeep',
+    type: 'integer',
+    default: 2,
+    min: 1,
+    description:
+      'Cluster mode: how many snapshots the object store keeps (the newest); the stream is purged below the oldest kept one, never past a running member.',
+    flag: '--cluster-snapshot-keep',
+    env: 'KVLOG_CLUSTER_SNAPSHOT_KEEP',
+  },
+  clusterSnapshotCheckInterval: {
+    key: 'clusterSnapshotCheckInterval',
+    type: 'duration',
+    default: 10 * SECOND,
+    min: 100,
+    description: 'Cluster mode: how often the leader checks whether a snapshot is due, and purges the stream below the kept snapshots.',
+    flag: '--cluster-snapshot-check-interval',
+    env: 'KVLOG_CLUSTER_SNAPSHOT_CHECK_INTERVAL',
   },
   authTokenTtl: {
     key: 'authTokenTtl',

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto'
 import type { JetStreamManager, KV, NatsConnection, Subscription } from 'nats'
 import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
 import { KvlogError } from '../errors.js'
-import { openLevelLog, type LevelLog, type ReplicatedResult } from '../level/level-log.js'
+import type { LevelLog, ReplicatedResult } from '../level/level-log.js'
 import { checkLeaseId } from '../level/leases.js'
 import type {
   BytesLike,
@@ -44,6 +44,9 @@ import { ClusterMetrics } from './metrics.js'
 import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, type JetStreamLogOptions } from './options.js'
 import { notLeader, Publisher } from './publisher.js'
 import { ReadBarrier } from './read-barrier.js'
+import { openLocalCopy } from './snapshot-restore.js'
+import { SnapshotStore } from './snapshot-store.js'
+import { Snapshotter } from './snapshotter.js'
 
 export type { JetStreamLogOptions } from './options.js'
 
@@ -64,11 +67,14 @@ export async function openJetStreamLog(
   const nc = await connectNats(o, () => closed)
   try {
     const jsm = await nc.jetstreamManager({ timeout: o.requestTimeoutMs })
-    await ensureStream(jsm, names, o.natsReplicas)
+    const stream = await ensureStream(jsm, names, o.natsReplicas)
     const kv = await openBucket(nc, names, o.natsReplicas, o.leaderLeaseMs)
-    const view = await openLevelLog({ ...o.level, leaseCheckInterval: 0 })
+    const store = await SnapshotStore.open(nc.jetstream(), names, o.clusterName, o.natsReplicas)
+    const say = (line: string) => o.log?.(line)
+    const view = await openLocalCopy({ jsm, store, names, memberName: o.memberName, stream, level: o.level, say })
     const log = new JetStreamLog(o, names, nc, jsm, view)
     await log.start(kv)
+    log.startSnapshots(store)
     return log
   } catch (err) {
     closed = true
@@ -89,6 +95,7 @@ export class JetStreamLog implements Log {
   private expiryTimer: NodeJS.Timeout | undefined
   private leaderSince = 0
   private readonly expiring = new Set<bigint>()
+  private snapshotter: Snapshotter | undefined
   readonly metrics = new ClusterMetrics()
   /** What MemberList reports for this member (the server sets it once it listens, if not configured). */
   clientUrls: string[]
@@ -135,6 +142,25 @@ export class JetStreamLog implements Log {
       member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
     })
     this.election.start()
+  }
+
+  /** The leader stores snapshots of its copy and purges the stream below them (snapshotter.ts). */
+  startSnapshots(store: SnapshotStore): void {
+    this.snapshotter = new Snapshotter(
+      this.o,
+      this.names,
+      this.jsm,
+      store,
+      this.view,
+      {
+        leading: () => this.publisher.leading && !this.closed,
+        applied: () => this.applier.applied,
+        members: () => this.election.members(),
+        say: (line) => this.say(line),
+      },
+      this.metrics.snapshots,
+    )
+    this.snapshotter.start()
   }
 
   private say(line: string): void {
@@ -465,6 +491,7 @@ export class JetStreamLog implements Log {
     if (this.closed) return
     await this.applier.drainWaiting(this.o.requestTimeoutMs)
     this.closed = true
+    await this.snapshotter?.stop()
     await this.election.stop()
     this.follow()
     await this.applier.stop()

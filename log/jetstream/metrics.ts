@@ -1,8 +1,11 @@
 /**
  * The cluster engine's figures, plain numbers the server's /metrics exports: leader changes, fence
  * rejections, publish and forward latencies (count and sum, and the largest since the last read), and
- * the apply position (sequence and the commit time of the last applied message, for the lag in seconds).
+ * the apply position (sequence and the commit time of the last applied message, for the lag in seconds),
+ * and the snapshots this member stored (snapshotter.ts).
  */
+import { SnapshotFigures } from './snapshotter.js'
+
 export interface LatencyFigures {
   count: number
   sumMs: number
@@ -16,6 +19,7 @@ export class ClusterMetrics {
   readonly forward: LatencyFigures = { count: 0, sumMs: 0 }
   appliedSeq = 0
   appliedTimestamp = 0
+  readonly snapshots = new SnapshotFigures()
 
   observe(event: 'publish' | 'forward' | 'fence', ms: number): void {
     if (event === 'fence') {

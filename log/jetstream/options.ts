@@ -30,6 +30,15 @@ export interface JetStreamLogOptions {
   maxGroupBytes: number
   /** How often the leader looks for expired leases (ms). */
   leaseCheckInterval: number
+  /**
+   * The leader stores a snapshot of its copy once this many stream messages were applied since the last
+   * one (0: no snapshots, and the stream is never purged).
+   */
+  snapshotInterval: number
+  /** How many snapshots the object store keeps; the stream is purged below the oldest of them. */
+  snapshotKeep: number
+  /** How often the leader checks whether a snapshot is due (ms). */
+  snapshotCheckIntervalMs: number
   /** The local copy (its leaseCheckInterval is ignored: leases expire through the log). */
   level: Partial<LevelLogOptions> & { dir: string }
   /** Where progress lines (connecting, leadership) go. */
@@ -48,6 +57,9 @@ export const DEFAULT_JETSTREAM_OPTIONS = {
   maxGroupCommands: 1024,
   maxGroupBytes: 512 * 1024,
   leaseCheckInterval: 500,
+  snapshotInterval: 10_000,
+  snapshotKeep: 2,
+  snapshotCheckIntervalMs: 10_000,
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -64,6 +76,8 @@ export interface ClusterNames {
   bucket: string
   forward: string
   description: string
+  /** The object store bucket that holds the snapshots. */
+  snapshots: string
 }
 
 export function clusterNames(clusterName: string): ClusterNames {
@@ -74,5 +88,6 @@ export function clusterNames(clusterName: string): ClusterNames {
     bucket: `kvlog_${clusterName}`,
     forward: `kvlog.${clusterName}.forward`,
     description: `kvlog log of cluster ${clusterName} (format 1)`,
+    snapshots: `kvlog_${clusterName}_snapshots`,
   }
 }

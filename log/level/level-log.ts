@@ -20,7 +20,7 @@ import { LOG_END, LOG_START, logKey, logKeyRevision, metaKey } from './keyspace.
 import { checkLeaseId, LeaseTable } from './leases.js'
 import { type LeaseGrant, type LeaseTimeToLive } from '../types.js'
 import { MetaStore, META_EXT_PREFIX, packr } from './meta-store.js'
-import { LatestView, type Db } from './latest-view.js'
+import { LatestView, syncGetOptions, type Db } from './latest-view.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
 import { rangeRead } from '../range-read.js'
 import { compactRangeBetweenFlushes } from './io/range-compaction.js'
@@ -535,8 +535,26 @@ export class LevelLog implements Log {
 
   /** A consistent copy of the whole database at the current revision (snapshot.ts); `chunkBytes` per chunk. */
   async snapshot(chunkBytes = 64 * 1024): Promise<SnapshotStream> {
+    return (await this.snapshotWithMeta(undefined, chunkBytes)).stream
+  }
+
+  /**
+   * snapshot(), together with the readMeta record `name` exactly as the copy holds it (read from the same
+   * LevelDB snapshot): the cluster engine learns which stream sequence the copy is at.
+   */
+  async snapshotWithMeta(name: string | undefined, chunkBytes = 64 * 1024): Promise<{ stream: SnapshotStream; meta: unknown }> {
     this.checkOpen()
     const view = this.views.acquire()
+    let meta: unknown
+    if (name !== undefined) {
+      try {
+        const bytes = this.db.getSync(metaKey(META_EXT_PREFIX + name), syncGetOptions(view.snapshot))
+        meta = bytes === undefined ? undefined : packr.unpack(bytes)
+      } catch (err) {
+        this.views.release(view)
+        throw err
+      }
+    }
     const estimatedBytes = await this.db.approximateSize(Buffer.alloc(0), Buffer.alloc(64, 0xff)).catch(() => 0)
     const { db, views } = this
     let released = false
@@ -560,7 +578,7 @@ export class LevelLog implements Log {
         return inner.return(value as undefined)
       },
     }
-    return { revision: view.revision, estimatedBytes, chunks: { [Symbol.asyncIterator]: () => iterator } }
+    return { stream: { revision: view.revision, estimatedBytes, chunks: { [Symbol.asyncIterator]: () => iterator } }, meta }
   }
 
   async reclaimSpace(): Promise<void> {

@@ -1,0 +1,197 @@
+/**
+ * Snapshots and retention of the cluster's stream, run by the leader (every member runs the timer; only
+ * the one that leads acts, so at most one member writes snapshots at a time):
+ *
+ * 1. once `snapshotInterval` messages were applied since the newest stored snapshot, the leader stores a
+ *    snapshot of its copy. It is consistent: one LevelDB snapshot of the copy, labelled with the applied
+ *    marker read from that same LevelDB snapshot (sequence and chain hash), so the sequence is exactly the
+ *    one the data holds;
+ * 2. only the newest `snapshotKeep` snapshots are kept (counting only objects whose description matches
+ *    the stream's chain, so a foreign object cannot make the leader drop good snapshots or purge);
+ * 3. the stream is purged below the oldest kept snapshot, but never past a live member's applied
+ *    sequence: a running member catches up from the stream; a member that is down (its record lapsed)
+ *    restores a snapshot when it starts again (snapshot-restore.ts).
+ *
+ * A failed round (NATS unreachable, the leadership lost midway) is logged and retried at the next check;
+ * nothing is purged unless the snapshots that cover it are stored.
+ */
+import type { JetStreamManager } from 'nats'
+import type { LevelLog } from '../level/level-log.js'
+import { APPLIED_MARKER, type AppliedMarker } from './applier.js'
+import type { MemberRecord } from './election.js'
+import type { ClusterNames } from './options.js'
+import {
+  chainMismatch,
+  SNAPSHOT_FORMAT,
+  snapshotName,
+  type SnapshotRecord,
+  type SnapshotStore,
+  type StoredSnapshot,
+} from './snapshot-store.js'
+
+const CHUNK_BYTES = 128 * 1024
+
+/** Figures for /metrics. */
+export class SnapshotFigures {
+  /** Snapshots this member stored, and the time they took. */
+  count = 0
+  sumMs = 0
+  failures = 0
+  /** The last snapshot this member stored: its stream sequence, size and duration. */
+  lastSeq = 0
+  lastBytes = 0
+  lastDurationMs = 0
+  /** The stream sequence this member last purged the stream below (0: never). */
+  purgedBelow = 0
+}
+
+export interface SnapshotterOptions {
+  clusterName: string
+  memberName: string
+  snapshotInterval: number
+  snapshotKeep: number
+  snapshotCheckIntervalMs: number
+}
+
+export interface SnapshotterHooks {
+  leading(): boolean
+  applied(): number
+  members(): Promise<MemberRecord[]>
+  say(line: string): void
+}
+
+export class Snapshotter {
+  private timer: NodeJS.Timeout | undefined
+  private running: Promise<void> | undefined
+  private stopped = false
+  /** Objects whose description was checked against the stream (or that this member stored). */
+  private readonly verified = new Set<string>()
+  private readonly distrusted = new Set<string>()
+
+  constructor(
+    private readonly o: SnapshotterOptions,
+    private readonly names: ClusterNames,
+    private readonly jsm: JetStreamManager,
+    private readonly store: SnapshotStore,
+    private readonly view: LevelLog,
+    private readonly hooks: SnapshotterHooks,
+    readonly figures: SnapshotFigures,
+  ) {}
+
+  start(): void {
+    if (this.o.snapshotInterval <= 0) return
+    this.timer = setInterval(() => this.tick(), this.o.snapshotCheckIntervalMs)
+  }
+
+  private tick(): void {
+    if (this.running !== undefined || this.stopped || !this.hooks.leading()) return
+    this.running = this.round()
+      .catch((err: unknown) => {
+        this.figures.failures++
+        this.hooks.say(`kvlog: ${this.o.memberName} could not snapshot or purge the log (retrying later): ${String(err)}`)
+      })
+      .finally(() => {
+        this.running = undefined
+      })
+  }
+
+  /** One check: a snapshot if one is due, then old snapshots removed and the stream purged. */
+  async round(): Promise<void> {
+    const info = await this.jsm.streams.info(this.names.stream)
+    const stored = await this.store.list()
+    const first = info.state.first_seq
+    // Below first - 1 a snapshot cannot be continued from the stream any more: it is of no use.
+    const obsolete = stored.filter((s) => s.seq < first - 1)
+    const trusted: Array<{ seq: number; name: string }> = []
+    for (const s of stored) if (s.seq >= first - 1 && (await this.trust(s, info.state.last_seq))) trusted.push(s)
+    if (this.hooks.applied() - (trusted.at(-1)?.seq ?? 0) >= this.o.snapshotInterval) {
+      const taken = await this.take()
+      if (taken !== undefined) trusted.push({ seq: taken.seq, name: snapshotName(taken.seq) })
+    }
+    if (!this.hooks.leading() || this.stopped) return
+    await this.retain(obsolete, trusted, first)
+  }
+
+  /**
+   * Whether an object's description matches the stream: the message after its sequence names its hash as
+   * `prev` (or, at the stream's end, the last message has that hash). An object that does not is neither
+   * counted nor removed (it is reported once); its content is checked only by a member that restores it.
+   */
+  private async trust(s: StoredSnapshot, last: number): Promise<boolean> {
+    if (this.verified.has(s.name)) return true
+    const ok = (await chainMismatch(this.jsm, this.names.stream, s, last)) === undefined
+    if (ok) this.verified.add(s.name)
+    else if (!this.distrusted.has(s.name)) {
+      this.distrusted.add(s.name)
+      this.hooks.say(
+        `kvlog: ${this.o.memberName} ignores object ${s.name} in ${this.store.bucket}: its description does not match the stream`,
+      )
+    }
+    return ok
+  }
+
+  /** Stores a snapshot of this member's copy; undefined if the copy has applied nothing yet. */
+  async take(): Promise<SnapshotRecord | undefined> {
+    const started = performance.now()
+    const { stream, meta } = await this.view.snapshotWithMeta(APPLIED_MARKER, CHUNK_BYTES)
+    const marker = meta as AppliedMarker | undefined
+    if (marker === undefined || marker.seq < 1) {
+      await stream.chunks[Symbol.asyncIterator]().return?.()
+      return undefined
+    }
+    const record: SnapshotRecord = {
+      kvlog: 'snapshot',
+      format: SNAPSHOT_FORMAT,
+      cluster: this.o.clusterName,
+      seq: marker.seq,
+      hash: marker.hash,
+      revision: stream.revision,
+      ts: marker.ts,
+      member: this.o.memberName,
+      takenAt: Date.now(),
+    }
+    const info = await this.store.put(record, stream.chunks)
+    this.verified.add(info.name)
+    const ms = performance.now() - started
+    const f = this.figures
+    f.count++
+    f.sumMs += ms
+    f.lastSeq = record.seq
+    f.lastBytes = info.size
+    f.lastDurationMs = ms
+    this.hooks.say(
+      `kvlog: ${this.o.memberName} stored snapshot ${info.name} of cluster ${this.o.clusterName} ` +
+        `(stream sequence ${record.seq}, revision ${record.revision}, ${info.size} bytes, ${Math.round(ms)} ms)`,
+    )
+    return record
+  }
+
+  /** Removes obsolete snapshots and all but the newest `snapshotKeep`, then purges the stream below the oldest kept. */
+  private async retain(obsolete: Array<{ name: string }>, trusted: Array<{ seq: number; name: string }>, first: number): Promise<void> {
+    const keep = Math.max(1, this.o.snapshotKeep)
+    const excess = trusted.slice(0, Math.max(0, trusted.length - keep))
+    const kept = trusted.slice(excess.length)
+    for (const s of [...obsolete, ...excess]) {
+      await this.store.delete(s.name)
+      this.verified.delete(s.name)
+    }
+    if (kept.length === 0) return
+    // Live members behind the oldest snapshot still read those messages from the stream.
+    const live = await this.hooks.members()
+    const below = Math.min(kept[0].seq, ...live.map((m) => m.applied)) + 1
+    if (below <= first || !this.hooks.leading()) return
+    await this.jsm.streams.purge(this.names.stream, { seq: below })
+    this.figures.purgedBelow = below
+    this.hooks.say(
+      `kvlog: ${this.o.memberName} purged stream ${this.names.stream} below sequence ${below} ` +
+        `(it started at ${first}; snapshots kept at sequences ${kept.map((s) => s.seq).join(', ')})`,
+    )
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearInterval(this.timer)
+    this.timer = undefined
+    await this.running
+  }
+}

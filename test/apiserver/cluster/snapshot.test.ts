@@ -1,0 +1,201 @@
+/**
+ * Cluster snapshots with real processes: three nats-servers and four `kvlog serve` members that snapshot
+ * every 100 stream messages. The leader stores snapshots in the cluster's object store and purges the
+ * stream below them; a fresh member (empty data dir) and a member that was down across the purge both
+ * restore a snapshot and serve the same state, mod revisions and watches as the others; writes go through
+ * the fresh member. Objects that are corrupted or not kvlog snapshots are refused, and a member that no
+ * usable snapshot can bring back refuses to start.
+ */
+import { rm } from 'node:fs/promises'
+import { expect } from 'chai'
+import { connect, type JetStreamManager, type NatsConnection, type ObjectStore } from 'nats'
+import { clusterNames } from '../../../log/jetstream/options.js'
+import { jsonLines } from '../../support/json-lines.js'
+import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
+import {
+  listPrefix,
+  putKey,
+  runConcurrently,
+  startMembers,
+  waitReady,
+  type ClusterProcesses,
+  type Member,
+} from '../../support/cluster-processes.js'
+import { sleep } from '../../support/wait.js'
+
+const CLUSTER = 'snaptest'
+const names = clusterNames(CLUSTER)
+const ARGS = ['--cluster-snapshot-interval', '100', '--cluster-snapshot-keep', '2', '--cluster-snapshot-check-interval', '300ms']
+
+interface WatchLine {
+  type: string
+  code?: string
+  events?: Array<{ revision: number; kv: { key: string; value?: string } }>
+}
+
+interface Described {
+  name: string
+  seq: number
+  hash: string
+  revision: number
+}
+
+describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', function () {
+  this.timeout(120_000)
+  let nats: NatsCluster
+  let cluster: ClusterProcesses
+  let nc: NatsConnection
+  let jsm: JetStreamManager
+  let os: ObjectStore
+
+  const streamState = async () => (await jsm.streams.info(names.stream)).state
+  const snapshots = async (): Promise<Described[]> =>
+    (await os.list())
+      .filter((i) => !i.deleted)
+      .map((i) => ({ name: i.name, ...(JSON.parse(i.description ?? '{}') as Omit<Described, 'name'>) }))
+      .sort((a, b) => a.seq - b.seq)
+  const fresh = async (i: number): Promise<void> => {
+    await cluster.stop(i, 'SIGKILL')
+    await rm(cluster.members[i].dir, { recursive: true, force: true })
+  }
+  const sameState = async (a: Member, b: Member): Promise<void> => {
+    const [x, y] = await Promise.all([listPrefix(a, 'k/'), listPrefix(b, 'k/')])
+    expect(y.revision, `${b.name} revision`).to.equal(x.revision)
+    expect(y.kvs, `${b.name} keys`).to.deep.equal(x.kvs)
+  }
+
+  before(async function () {
+    this.timeout(120_000)
+    nats = await startNatsCluster()
+    cluster = await startMembers(nats, CLUSTER, 4, ARGS)
+    for (const m of cluster.members) await waitReady(m)
+    nc = await connect({ servers: nats.urls.split(',') })
+    jsm = await nc.jetstreamManager()
+    os = await nc.jetstream().views.os(names.snapshots)
+  })
+  after(async function () {
+    this.timeout(60_000)
+    await nc?.close()
+    await cluster?.cleanup()
+    await nats?.stop()
+  })
+
+  it('stores snapshots, purges the stream below them, and brings a fresh member and one that was down back from them', async () => {
+    const { members } = cluster
+    await runConcurrently(50, 4, (i) => putKey(members[0], `k/a${i}`, `a${i}`))
+    // m2 goes down with what it has; m3 loses its data dir.
+    const downAt = (await streamState()).last_seq
+    await cluster.stop(2, 'SIGKILL')
+    await fresh(3)
+    const compactAt = (await listPrefix(members[0], 'k/')).revision - 10
+    const compacted = await fetch(`${members[0].http}/v1/compact`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ revision: compactAt }),
+    })
+    expect(compacted.status).to.equal(200)
+    // Writes until the stream was purged past what m2 had applied (its record lapses a lease after it died).
+    let state = await streamState()
+    for (let round = 0; state.first_seq <= downAt + 1 && round < 40; round++) {
+      await runConcurrently(150, 4, (i) => putKey(members[i % 2], `k/b${(round * 150 + i) % 400}`, `r${round}.${i}`))
+      await sleep(400)
+      state = await streamState()
+    }
+    expect(state.first_seq, 'stream purged past the stopped member').to.be.above(downAt + 1)
+    const stored = await snapshots()
+    expect(stored.length).to.be.within(1, 2)
+    expect(stored[0].seq).to.be.at.least(state.first_seq - 1)
+    const newest = stored[stored.length - 1]
+
+    const status = (await (await fetch(`${members[0].http}/v1/status`)).json()) as { cluster: { leader: string } }
+    const leader = members.find((m) => m.name === status.cluster.leader)!
+    const metrics = await (await fetch(`${leader.http}/metrics`)).text()
+    expect(metrics).to.match(/^kvlog_cluster_snapshots_total [1-9]/m)
+    expect(metrics).to.match(/^kvlog_cluster_last_snapshot_sequence [1-9]/m)
+    expect(metrics).to.match(/^kvlog_cluster_last_snapshot_bytes [1-9]/m)
+    expect(metrics).to.match(/^kvlog_cluster_stream_purged_below [1-9]/m)
+
+    // The fresh member restores the newest snapshot and serves the same state and mod revisions.
+    await cluster.start(3)
+    await waitReady(members[3])
+    expect(members[3].proc!.stderr()).to.match(/restored snapshot seq-/)
+    await sameState(members[0], members[3])
+
+    // Watches from the snapshot's revision work there, including writes through the fresh member.
+    const from = newest.revision
+    const writes = (async () => {
+      for (let i = 0; i < 10; i++) await putKey(members[3], `k/c${i}`, `c${i}`)
+    })()
+    await writes
+    const history = (await (await fetch(`${members[0].http}/v1/history?key=k/&prefix=true&from=${from}`)).json()) as {
+      events: Array<{ revision: number; kv: { key: string; value?: string } }>
+    }
+    const want = history.events.map((e) => [e.revision, e.kv.key, e.kv.value ?? ''])
+    expect(want.length).to.be.at.least(10)
+    const seen: Array<[number, string, string]> = []
+    const ac = new AbortController()
+    const res = await fetch(`${members[3].http}/v1/watch?key=k/&prefix=true&startRevision=${from}`, { signal: ac.signal })
+    try {
+      for await (const line of jsonLines<WatchLine>(res.body)) {
+        for (const e of line.events ?? []) seen.push([e.revision, e.kv.key, e.kv.value ?? ''])
+        if (seen.length >= want.length) break
+      }
+    } finally {
+      ac.abort()
+    }
+    expect(seen).to.deep.equal(want)
+
+    // Below the compact revision the restored member answers COMPACTED, as every member does.
+    const old = await fetch(`${members[3].http}/v1/watch?key=k/&prefix=true&startRevision=${compactAt - 5}`)
+    const lines: WatchLine[] = []
+    for await (const line of jsonLines<WatchLine>(old.body)) {
+      lines.push(line)
+      if (line.type === 'canceled' || line.type === 'error') break
+    }
+    expect(lines.at(-1)?.code).to.equal('COMPACTED')
+
+    // The member that was down across the purge comes back through a snapshot too.
+    await cluster.start(2)
+    await waitReady(members[2])
+    expect(members[2].proc!.stderr()).to.match(/restored snapshot seq-/)
+    for (const m of [members[1], members[2], members[3]]) await sameState(members[0], m)
+  })
+
+  it('refuses corrupted and foreign snapshot objects, and a member no usable snapshot can restore refuses to start', async () => {
+    const { members } = cluster
+    await sleep(1500) // a snapshot due after the last writes is taken by now; none comes without writes
+    const stored = await snapshots()
+    expect(stored.length).to.equal(2)
+    const [older, newest] = stored
+    // The newest snapshot, one byte flipped in its data (the object store's own digest is recomputed).
+    const bytes = (await os.getBlob(newest.name))!
+    bytes[Math.floor(bytes.length / 2)] ^= 0xff
+    const described = (await os.info(newest.name))!.description
+    await os.delete(newest.name)
+    await os.putBlob({ name: newest.name, description: described }, bytes)
+    // Something else, named and described like a newer snapshot.
+    const last = (await streamState()).last_seq
+    const foreign = { ...JSON.parse(described ?? '{}'), seq: last, name: undefined }
+    await os.putBlob({ name: `seq-${String(last).padStart(16, '0')}`, description: JSON.stringify(foreign) }, Buffer.from('not a snapshot'))
+
+    await fresh(3)
+    await cluster.start(3)
+    await waitReady(members[3])
+    const stderr = members[3].proc!.stderr()
+    expect(stderr).to.match(/refuses snapshot seq-\d+ .*another history/)
+    expect(stderr).to.match(new RegExp(`refuses snapshot ${newest.name} from \\S+: restore: `))
+    expect(stderr).to.match(new RegExp(`restored snapshot ${older.name}`))
+    await sameState(members[0], members[3])
+
+    // Without the older one nothing can bridge the purged stream: the member refuses to start.
+    await os.delete(older.name)
+    const deadline = Date.now() + 30_000
+    while ((await streamState()).first_seq <= newest.seq && Date.now() < deadline) await sleep(200)
+    expect((await streamState()).first_seq, 'purged up to the remaining snapshot').to.equal(newest.seq + 1)
+    await fresh(3)
+    let failure: Error | undefined
+    await cluster.start(3).catch((err: Error) => (failure = err))
+    expect(failure?.message).to.match(/no usable snapshot/)
+    await sameState(members[0], members[1])
+  })
+})
