@@ -171,8 +171,14 @@ describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', fu
 
   it('refuses corrupted and foreign snapshot objects, and a member no usable snapshot can restore refuses to start', async () => {
     const { members } = cluster
-    await sleep(1500) // a snapshot due after the last writes is taken by now; none comes without writes
-    const stored = await snapshots()
+    // A snapshot due after the last writes is taken within a check or two; none comes without writes.
+    let stored = await snapshots()
+    for (let same = 0; same < 2;) {
+      await sleep(1000)
+      const again = await snapshots()
+      same = JSON.stringify(again) === JSON.stringify(stored) ? same + 1 : 0
+      stored = again
+    }
     expect(stored.length).to.equal(2)
     const [older, newest] = stored
     // The newest snapshot, one byte flipped in its data, put in its place (replacing it in one put: in
