@@ -1,6 +1,7 @@
 /**
  * log/level/snapshot.ts: a snapshot taken while writes go on restores to exactly the state at its revision
- * (keys, history, compact revision, leases), and a damaged stream is refused.
+ * (keys, history, compact revision, leases), and a damaged stream is refused; snapshotWithMeta labels
+ * one with a meta record read from the same state.
  */
 import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -84,5 +85,29 @@ describe('log/snapshot', function () {
     await attempt(Buffer.from('not a snapshot at all, just text that is long enough'), 'foreign')
     await restoreSnapshot(from([whole]), join(root, 'ok'))
     await attempt(whole, 'ok')
+  })
+
+  it('labels a snapshot with a meta record as of the same state, while later writes move the record on', async () => {
+    await log.applyReplicated(1000, [{ type: 'txn', request: { success: [{ type: 'put', key: 'a', value: '1' }] } }], {
+      name: 'applied',
+      value: { seq: 1 },
+    })
+    const { stream, meta } = await log.snapshotWithMeta('applied', 4096)
+    await log.applyReplicated(2000, [{ type: 'txn', request: { success: [{ type: 'put', key: 'b', value: '2' }] } }], {
+      name: 'applied',
+      value: { seq: 2 },
+    })
+    expect(meta).to.deep.equal({ seq: 1 })
+    expect(await log.readMeta('applied')).to.deep.equal({ seq: 2 })
+    const dir = join(root, 'labelled')
+    await restoreSnapshot(stream.chunks, dir)
+    const copy = await openLevelLog({ dir, fsync: 'never' })
+    try {
+      expect(await copy.readMeta('applied')).to.deep.equal({ seq: 1 })
+      expect(copy.revision).to.equal(stream.revision)
+      expect((await copy.range('b')).kvs).to.have.length(0)
+    } finally {
+      await copy.close()
+    }
   })
 })
