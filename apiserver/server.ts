@@ -167,6 +167,7 @@ async function openClusterMember(config: Config, level: LevelLogOptions): Promis
     snapshotInterval: config.clusterSnapshotInterval,
     snapshotKeep: config.clusterSnapshotKeep,
     snapshotCheckIntervalMs: config.clusterSnapshotCheckInterval,
+    purgeGraceMs: config.clusterPurgeGrace,
     leaseCheckInterval: config.leaseCheckInterval,
     level,
     log: (line) => process.stderr.write(line + '\n'),

@@ -123,6 +123,7 @@ export interface Config {
   clusterSnapshotInterval: number
   clusterSnapshotKeep: number
   clusterSnapshotCheckInterval: number
+  clusterPurgeGrace: number
   authTokenTtl: number
   authPasswordHashCost: number
   authMaxPendingLogins: number
@@ -825,6 +826,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Cluster mode: how often the leader checks whether a snapshot is due, and purges the stream below the kept snapshots.',
     flag: '--cluster-snapshot-check-interval',
     env: 'KVLOG_CLUSTER_SNAPSHOT_CHECK_INTERVAL',
+  },
+  clusterPurgeGrace: {
+    key: 'clusterPurgeGrace',
+    type: 'duration',
+    default: 300 * SECOND,
+    min: 0,
+    description:
+      'Cluster mode: the stream is not purged past the copy of a member seen alive this recently, so one that was paused or cut off for less catches up from the stream instead of restoring a snapshot at its next start.',
+    flag: '--cluster-purge-grace',
+    env: 'KVLOG_CLUSTER_PURGE_GRACE',
   },
   authTokenTtl: {
     key: 'authTokenTtl',

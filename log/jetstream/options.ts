@@ -39,6 +39,8 @@ export interface JetStreamLogOptions {
   snapshotKeep: number
   /** How often the leader checks whether a snapshot is due (ms). */
   snapshotCheckIntervalMs: number
+  /** The stream is not purged past a member seen alive this recently (ms). */
+  purgeGraceMs: number
   /** The local copy (its leaseCheckInterval is ignored: leases expire through the log). */
   level: Partial<LevelLogOptions> & { dir: string }
   /** Where progress lines (connecting, leadership) go. */
@@ -60,6 +62,7 @@ export const DEFAULT_JETSTREAM_OPTIONS = {
   snapshotInterval: 10_000,
   snapshotKeep: 2,
   snapshotCheckIntervalMs: 10_000,
+  purgeGraceMs: 300_000,
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/

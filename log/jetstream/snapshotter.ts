@@ -8,9 +8,9 @@
  *    one the data holds;
  * 2. only the newest `snapshotKeep` snapshots are kept (counting only objects whose description matches
  *    the stream's chain, so a foreign object cannot make the leader drop good snapshots or purge);
- * 3. the stream is purged below the oldest kept snapshot, but never past a live member's applied
- *    sequence: a running member catches up from the stream; a member that is down (its record lapsed)
- *    restores a snapshot when it starts again (snapshot-restore.ts).
+ * 3. the stream is purged below the oldest kept snapshot, but never past the applied sequence of a
+ *    member that is running or was seen within `purgeGraceMs`: such a member catches up from the stream;
+ *    one that is gone for longer restores a snapshot when it starts again (snapshot-restore.ts).
  *
  * A failed round (NATS unreachable, the leadership lost midway) is logged and retried at the next check;
  * nothing is purged unless the snapshots that cover it are stored.
@@ -51,6 +51,7 @@ export interface SnapshotterOptions {
   snapshotInterval: number
   snapshotKeep: number
   snapshotCheckIntervalMs: number
+  purgeGraceMs: number
 }
 
 export interface SnapshotterHooks {
@@ -67,6 +68,8 @@ export class Snapshotter {
   /** Objects whose description was checked against the stream (or that this member stored). */
   private readonly verified = new Set<string>()
   private readonly distrusted = new Set<string>()
+  /** Members seen alive, with their applied sequence then (ms since the epoch). */
+  private readonly seen = new Map<string, { applied: number; at: number }>()
 
   constructor(
     private readonly o: SnapshotterOptions,
@@ -84,15 +87,36 @@ export class Snapshotter {
   }
 
   private tick(): void {
-    if (this.running !== undefined || this.stopped || !this.hooks.leading()) return
-    this.running = this.round()
-      .catch((err: unknown) => {
-        this.figures.failures++
-        this.hooks.say(`kvlog: ${this.o.memberName} could not snapshot or purge the log (retrying later): ${String(err)}`)
-      })
-      .finally(() => {
-        this.running = undefined
-      })
+    if (this.running !== undefined || this.stopped) return
+    // Followers only keep track of the members, so that a new leader knows who was there a moment ago.
+    const work = this.hooks.leading()
+      ? this.round().catch((err: unknown) => {
+          this.figures.failures++
+          this.hooks.say(`kvlog: ${this.o.memberName} could not snapshot or purge the log (retrying later): ${String(err)}`)
+        })
+      : this.observe().then(
+          () => undefined,
+          () => undefined,
+        )
+    this.running = work.finally(() => {
+      this.running = undefined
+    })
+  }
+
+  /**
+   * Records the live members' applied sequences; returns the sequences to keep in the stream for them: of
+   * every member seen within the purge grace (a member paused or cut off for a moment catches up from the
+   * stream when it is back, instead of finding the stream purged past its copy).
+   */
+  private async observe(): Promise<number[]> {
+    const now = Date.now()
+    for (const m of await this.hooks.members()) this.seen.set(m.name, { applied: m.applied, at: now })
+    const held: number[] = []
+    for (const [name, m] of this.seen) {
+      if (now - m.at > this.o.purgeGraceMs) this.seen.delete(name)
+      else held.push(m.applied)
+    }
+    return held
   }
 
   /** One check: a snapshot if one is due, then old snapshots removed and the stream purged. */
@@ -176,9 +200,8 @@ export class Snapshotter {
       this.verified.delete(s.name)
     }
     if (kept.length === 0) return
-    // Live members behind the oldest snapshot still read those messages from the stream.
-    const live = await this.hooks.members()
-    const below = Math.min(kept[0].seq, ...live.map((m) => m.applied)) + 1
+    // Members behind the oldest snapshot (running, or seen within the grace) still read those messages.
+    const below = Math.min(kept[0].seq, ...(await this.observe())) + 1
     if (below <= first || !this.hooks.leading()) return
     await this.jsm.streams.purge(this.names.stream, { seq: below })
     this.figures.purgedBelow = below

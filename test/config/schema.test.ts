@@ -81,6 +81,7 @@ const EXPECTED_DEFAULTS: Config = {
   clusterSnapshotInterval: 10_000,
   clusterSnapshotKeep: 2,
   clusterSnapshotCheckInterval: 10_000,
+  clusterPurgeGrace: 300_000,
   authTokenTtl: 300_000,
   authPasswordHashCost: 14,
   authMaxPendingLogins: 64,

@@ -3,7 +3,7 @@
  * every 100 stream messages. The leader stores snapshots in the cluster's object store and purges the
  * stream below them; a fresh member (empty data dir) and a member that was down across the purge both
  * restore a snapshot and serve the same state, mod revisions and watches as the others; writes go through
- * the fresh member. Objects that are corrupted or not kvlog snapshots are refused, and a member that no
+ * the fresh member. A member stopped for less than the purge grace catches up from the stream instead. Objects that are corrupted or not kvlog snapshots are refused, and a member that no
  * usable snapshot can bring back refuses to start.
  */
 import { rm } from 'node:fs/promises'
@@ -25,7 +25,8 @@ import { sleep } from '../../support/wait.js'
 
 const CLUSTER = 'snaptest'
 const names = clusterNames(CLUSTER)
-const ARGS = ['--cluster-snapshot-interval', '100', '--cluster-snapshot-keep', '2', '--cluster-snapshot-check-interval', '300ms']
+const SNAPSHOTS = ['--cluster-snapshot-interval', '100', '--cluster-snapshot-keep', '2', '--cluster-snapshot-check-interval', '300ms']
+const ARGS = [...SNAPSHOTS, '--cluster-purge-grace', '1s']
 
 interface WatchLine {
   type: string
@@ -211,5 +212,37 @@ describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', fu
     await cluster.start(3).catch((err: Error) => (failure = err))
     expect(failure?.message, members[3].proc?.stderr()).to.match(/no usable snapshot/)
     await sameState(members[0], members[1])
+  })
+
+  it('keeps the stream for a member that was stopped for less than the purge grace: it catches up from the stream', async function () {
+    const graceNames = clusterNames('snapgrace')
+    const other = await startMembers(nats, 'snapgrace', 3, [...SNAPSHOTS, '--cluster-purge-grace', '10m'])
+    try {
+      const { members } = other
+      for (const m of members) await waitReady(m)
+      await runConcurrently(30, 4, (i) => putKey(members[0], `k/a${i}`, `a${i}`))
+      const downAt = (await jsm.streams.info(graceNames.stream)).state.last_seq
+      await other.stop(2, 'SIGKILL')
+      const killedAt = Date.now()
+      const graceOs = await nc.jetstream().views.os(graceNames.snapshots)
+      const stored = async () => (await graceOs.list()).filter((i) => !i.deleted).length
+      for (
+        let round = 0;
+        round < 40 && ((await stored()) < 2 || (await jsm.streams.info(graceNames.stream)).state.last_seq < downAt + 300);
+        round++
+      ) {
+        await runConcurrently(100, 4, (i) => putKey(members[i % 2], `k/b${i}`, `r${round}.${i}`))
+      }
+      // By now m2's record has lapsed (a lease after its death) and a purge without the grace would be done.
+      await sleep(Math.max(1000, killedAt + 5000 - Date.now()))
+      expect(await stored()).to.equal(2)
+      expect((await jsm.streams.info(graceNames.stream)).state.first_seq, 'the stream still holds what m2 misses').to.be.at.most(downAt + 1)
+      await other.start(2)
+      await waitReady(members[2])
+      expect(members[2].proc!.stderr()).to.not.match(/restored snapshot/)
+      await sameState(members[0], members[2])
+    } finally {
+      await other.cleanup()
+    }
   })
 })
