@@ -199,9 +199,10 @@ export class Snapshotter {
       await this.store.delete(s.name)
       this.verified.delete(s.name)
     }
-    if (kept.length === 0) return
     // Members behind the oldest snapshot (running, or seen within the grace) still read those messages.
-    const below = Math.min(kept[0].seq, ...(await this.observe())) + 1
+    const held = await this.observe()
+    if (kept.length === 0) return
+    const below = Math.min(kept[0].seq, ...held) + 1
     if (below <= first || !this.hooks.leading()) return
     await this.jsm.streams.purge(this.names.stream, { seq: below })
     this.figures.purgedBelow = below
