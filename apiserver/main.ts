@@ -4,22 +4,25 @@
  *
  *   kvlog serve [--config FILE] [--data-dir DIR] [--listen-http HOST:PORT] ...   every config setting is a
  *       flag (docs/configuration.md); SIGTERM or SIGINT drains and exits 0
- *   kvlog snapshot restore FILE --data-dir DIR [-o table|json]                    offline: writes a fresh
- *       data directory from a snapshot file (restore.ts)
+ *   kvlog snapshot restore FILE --data-dir DIR [--to-revision REV | --to-time TIME] [-o table|json]
+ *       offline: writes a fresh data directory from a snapshot file (restore.ts), or one that ends at REV or
+ *       TIME (restore-to.ts)
  *   kvlog import --from-etcd ENDPOINTS --data-dir DIR [-o table|json]              offline: writes a fresh
  *       data directory from a running etcd, with etcd's revisions (import/import-etcd.ts)
  *
- * Exit codes as the client CLI's: 0 ok, 1 error, 2 usage (a bad setting included). Messages start with
+ * Exit codes as the client CLI's: 0 ok, 1 error, 2 usage (a bad setting included), 3 COMPACTED. Messages start with
  * `kvlog <command>: `. The terminal helpers (progress bar, sizes) come from the caller, so this side of the
  * house draws like the client CLI without importing it.
  */
 import { readFile } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { ConfigError, loadConfig, SETTINGS } from '../config/index.js'
+import { isKvlogError } from '../log/index.js'
 import { formatDefault } from '../config/print-docs.js'
 import { explainOpenFailure } from './data-dir-lock.js'
 import { startServer } from './server.js'
 import { restoreFile, type Progress } from './restore.js'
+import { restoreToRevision, type RestorePoint } from './restore-to.js'
 import { importFromEtcd } from './import/import-etcd.js'
 
 export interface Terminal {
@@ -58,10 +61,25 @@ Examples:
 }
 
 const RESTORE_USAGE = 'snapshot restore FILE --data-dir DIR'
-const RESTORE_HELP = `Usage: kvlog ${RESTORE_USAGE} [-o table|json]
+const RESTORE_HELP = `Usage: kvlog ${RESTORE_USAGE} [--to-revision REV | --to-time TIME] [-o table|json]
 
 Offline: writes a fresh data directory (missing or empty) from a snapshot file made by "kvlog snapshot
-save", checking its sha256 trailer; on any failure what was written is removed again.`
+save", checking its sha256 trailer; on any failure what was written is removed again.
+
+Flags:
+  --data-dir DIR       the new data directory (missing or empty)
+  --to-revision REV    a store that ends at REV: the history after it is dropped, the state is the
+                       snapshot's state at REV, and new writes continue at REV + 1 (recovering from a bad
+                       change). Below the snapshot's compact revision: COMPACTED; above its revision:
+                       FUTURE_REVISION (exit 1)
+  --to-time TIME       the same at the last revision committed at or before TIME (RFC 3339, e.g.
+                       2026-11-22T21:00:00Z)
+  -o, --output FORMAT  table (default) or json
+
+Examples:
+  kvlog snapshot restore backup.snap --data-dir /var/lib/kvlog
+  kvlog snapshot restore backup.snap --data-dir ./before --to-revision 41200
+  kvlog snapshot restore backup.snap --data-dir ./before --to-time 2026-11-22T14:02:00Z -o json`
 
 const IMPORT_USAGE = 'import --from-etcd ENDPOINTS --data-dir DIR'
 const IMPORT_HELP = `Usage: kvlog ${IMPORT_USAGE} [-o table|json]
@@ -87,7 +105,10 @@ export async function main(argv: string[], terminal: Terminal): Promise<number> 
     if (name === 'import') return await importCommand(rest, terminal)
     throw new UsageError(`not a server command: ${argv.join(' ')}`)
   } catch (err) {
-    process.stderr.write(`kvlog ${name}: ${err instanceof Error ? err.message : String(err)}\n`)
+    // As the client CLI reports: a stable code before the message, and exit 3 for COMPACTED.
+    const code = isKvlogError(err) ? `${err.code}: ` : ''
+    process.stderr.write(`kvlog ${name}: ${code}${err instanceof Error ? err.message : String(err)}\n`)
+    if (isKvlogError(err) && err.code === 'COMPACTED') return 3
     return err instanceof UsageError || err instanceof ConfigError ? 2 : 1
   }
 }
@@ -124,6 +145,8 @@ interface OfflineArgs {
   positionals: string[]
   dataDir?: string
   fromEtcd?: string
+  toRevision?: string
+  toTime?: string
   output: string
   help: boolean
 }
@@ -157,13 +180,15 @@ function parseOfflineArgs(argv: string[], extra: readonly string[] = []): Offlin
     }
     if (flag === 'data-dir') parsed.dataDir = value
     else if (flag === 'from-etcd') parsed.fromEtcd = value
+    else if (flag === 'to-revision') parsed.toRevision = value
+    else if (flag === 'to-time') parsed.toTime = value
     else if (flag !== 'endpoint') parsed.output = value
   }
   return parsed
 }
 
 async function restore(argv: string[], terminal: Terminal): Promise<number> {
-  const a = parseOfflineArgs(argv)
+  const a = parseOfflineArgs(argv, ['to-revision', 'to-time'])
   if (a.help) {
     process.stdout.write(RESTORE_HELP + '\n')
     return 0
@@ -174,13 +199,41 @@ async function restore(argv: string[], terminal: Terminal): Promise<number> {
   if (file === undefined || file === '') throw new UsageError(`missing FILE: ${RESTORE_USAGE}`)
   if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('snapshot restore needs --data-dir DIR (a new, empty directory)')
   const { dataDir } = a
-  const r = await restoreFile(file, dataDir, (total) => terminal.progressBar(`restoring ${basename(file)}`, total))
+  const point = restorePoint(a)
+  const bar = (total: number) => terminal.progressBar(`restoring ${basename(file)}`, total)
+  if (point !== undefined) {
+    const r = await restoreToRevision(file, dataDir, point, bar)
+    const line =
+      a.output === 'json'
+        ? JSON.stringify({ file, dataDir, ...r })
+        : `restored ${file} into ${dataDir} up to revision ${r.revision}: ${r.keys} keys, compact revision ` +
+          `${r.compactRevision}, revisions ${r.revision + 1}..${r.snapshotRevision} dropped, sha256 ${r.sha256}`
+    process.stdout.write(line + '\n')
+    return 0
+  }
+  const r = await restoreFile(file, dataDir, bar)
   const line =
     a.output === 'json'
       ? JSON.stringify({ file, dataDir, records: r.records, bytes: r.bytes, sha256: r.sha256 })
       : `restored ${file} into ${dataDir}: ${r.records} records, ${r.bytes} bytes (${terminal.size(r.bytes)}), sha256 ${r.sha256}`
   process.stdout.write(line + '\n')
   return 0
+}
+
+/** --to-revision REV or --to-time TIME (RFC 3339), at most one; undefined: the whole snapshot. */
+function restorePoint(a: OfflineArgs): RestorePoint | undefined {
+  if (a.toRevision !== undefined && a.toTime !== undefined) throw new UsageError('give --to-revision or --to-time, not both')
+  if (a.toRevision !== undefined) {
+    const revision = Number(a.toRevision)
+    if (!/^[0-9]+$/.test(a.toRevision) || !Number.isSafeInteger(revision) || revision < 1)
+      throw new UsageError(`--to-revision: expected a revision (1 or more), got ${JSON.stringify(a.toRevision)}`)
+    return { revision }
+  }
+  if (a.toTime === undefined) return undefined
+  const time = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T/.test(a.toTime) ? Date.parse(a.toTime) : NaN
+  if (!Number.isFinite(time))
+    throw new UsageError(`--to-time: expected an RFC 3339 time (2026-11-22T21:00:00Z), got ${JSON.stringify(a.toTime)}`)
+  return { time }
 }
 
 async function importCommand(argv: string[], terminal: Terminal): Promise<number> {

@@ -10,4 +10,4 @@ export type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResp
 export type * from './types.js'
 export { ALL_ERROR_CODES, ERROR_CODES, isKvlogError, KvlogError, type ErrorCode, type ErrorDetails } from './errors.js'
 export { prefixEnd } from './keys.js'
-export { StoreImport, type ImportedLease, type ImportedWrite } from './level/import.js'
+export { readMetaRecords, StoreImport, type ImportedLease, type ImportedWrite } from './level/import.js'

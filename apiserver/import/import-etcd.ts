@@ -140,14 +140,14 @@ async function copy(
   }
 }
 
-/** An etcd watch event as the op kvlog logs: prevRevision is the replaced version's modRevision (prevKv). */
-function toWrite(e: SourceEvent): ImportedWrite {
+/**
+ * An event (etcd's watch event, or an entry's event from a kvlog history) as the op kvlog logs: prevRevision
+ * is the replaced version's modRevision (prevKv).
+ */
+export function toWrite(e: SourceEvent): ImportedWrite {
   const { kv, prevKv } = e
   if (prevKv === undefined && (e.type === 'DELETE' || kv.version > 1)) {
-    throw new KvlogError(
-      'INTERNAL',
-      `etcd sent no prevKv for ${e.type} ${JSON.stringify(kv.key.toString('latin1'))} at revision ${kv.modRevision}`,
-    )
+    throw new KvlogError('INTERNAL', `no prevKv for ${e.type} ${JSON.stringify(kv.key.toString('latin1'))} at revision ${kv.modRevision}`)
   }
   const prevRevision = prevKv?.modRevision ?? 0
   const op: LoggedOp =

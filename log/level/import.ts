@@ -5,7 +5,8 @@
  *
  *   StoreImport.create(dir, { floor })   the store starts at base = max(floor, 1), compacted at `floor`
  *   addBase(kvs)                         the keys live at base, with their own revisions (any number of calls)
- *   append(revision, timestamp, writes)  one entry, at exactly base + 1, then + 2, ... (gapless)
+ *   append(revision, timestamp, writes)  one entry, at exactly base + 1, then + 2, ... (gapless), with its author
+ *   putMeta(name, value)                 a readMeta/writeMeta record (auth, cursors, ...), as writeMeta stores it
  *   finish(leases)                       leases with their deadlines; everything synced; the store is closed
  *
  * The base state is below the floor, so no log entry holds it: each base key gets its kv record and a
@@ -22,11 +23,12 @@
 import { ClassicLevel } from 'classic-level'
 import { KvlogError } from '../errors.js'
 import { OP_PUT, type LoggedOp } from '../ops.js'
-import type { KeyValue, Segment } from '../types.js'
+import type { Author, KeyValue, Segment } from '../types.js'
 import { compactStateRecord } from './compaction/compactor.js'
-import { histKey, kvKey, logKey } from './keyspace.js'
+import { histKey, kvKey, logKey, metaKey } from './keyspace.js'
 import type { Db } from './latest-view.js'
 import { LeaseTable } from './leases.js'
+import { META_EXT_PREFIX, packr } from './meta-store.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogSettings } from './options.js'
 import { encodeEntry, encodeKvRecord, encodeMaterialized } from './records.js'
 import { SegmentTable, writeBatch, type BatchOp } from './segments.js'
@@ -133,7 +135,7 @@ export class StoreImport {
   }
 
   /** Appends the entry at exactly the next revision. Timestamps never go backwards (a lower one is raised). */
-  async append(revision: number, timestamp: number, writes: readonly ImportedWrite[]): Promise<void> {
+  async append(revision: number, timestamp: number, writes: readonly ImportedWrite[], author?: Author): Promise<void> {
     if (revision !== this.head + 1) {
       throw new KvlogError('INVALID_ARGUMENT', `import: revision ${revision} does not follow ${this.head} (revisions are gapless)`, {
         field: 'revision',
@@ -146,8 +148,14 @@ export class StoreImport {
       timestamp,
       writes.map((w) => w.op),
       writes.map((w) => ({ prevKv: w.prevKv })),
+      author,
     )
     await this.flushIfFull()
+  }
+
+  /** A record as Log.writeMeta(name, value) leaves it (readMeta answers it once the store is open). */
+  putMeta(name: string, value: unknown): void {
+    this.push({ type: 'put', key: metaKey(META_EXT_PREFIX + name), value: packr.pack(value) })
   }
 
   /** Writes the leases and the rest, synced, and closes the store. */
@@ -162,13 +170,13 @@ export class StoreImport {
     if (this.db.status === 'open') await this.db.close()
   }
 
-  private entry(revision: number, timestamp: number, ops: LoggedOp[], events: Array<{ prevKv?: KeyValue }>): void {
+  private entry(revision: number, timestamp: number, ops: LoggedOp[], events: Array<{ prevKv?: KeyValue }>, author?: Author): void {
     this.lastTimestamp = Math.max(this.lastTimestamp, timestamp)
     const start = this.batch.length
     const bytes =
       ops.length === 0
         ? this.pushEntry(revision, encodeEntry({ timestamp: this.lastTimestamp, ops }))
-        : appendEntry(this.batch, revision, this.lastTimestamp, { ops, events }, this.floor)
+        : appendEntry(this.batch, revision, this.lastTimestamp, { ops, events }, this.floor, author)
     this.leases.track(ops, this.batch)
     for (let i = start; i < this.batch.length; i++) {
       const op = this.batch[i]
@@ -199,5 +207,24 @@ export class StoreImport {
     this.batch = []
     this.batchBytes = 0
     if (ops.length > 0 || sync) await writeBatch(this.db, ops, sync)
+  }
+}
+
+/**
+ * Every readMeta/writeMeta record of the store in `dir` (closed: no LevelLog may have it open), for copying
+ * into a store built with StoreImport.
+ */
+export async function readMetaRecords(dir: string): Promise<Array<[name: string, value: unknown]>> {
+  const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer', createIfMissing: false })
+  await db.open()
+  try {
+    const start = metaKey(META_EXT_PREFIX)
+    const end = Buffer.concat([start.subarray(0, -1), Buffer.from([start[start.length - 1] + 1])])
+    const out: Array<[string, unknown]> = []
+    for await (const [key, value] of db.iterator({ gte: start, lt: end }))
+      out.push([key.subarray(start.length).toString('ascii'), packr.unpack(value)])
+    return out
+  } finally {
+    await db.close()
   }
 }

@@ -8,12 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
 import { compacted, invalid } from '../../../log/errors.js'
 import { onlyFields, queryString, type Query } from '../../params.js'
-
-/** The last revision committed at or before `ms` (an empty store's revision 1 is "before everything"). */
-export async function revisionAsOf(log: Log, ms: number): Promise<number> {
-  // revisionAt answers the first revision committed at or after a time; commit times have ms precision.
-  return Math.min(log.revision, (await log.revisionAt(ms + 1)) - 1)
-}
+import { revisionAsOf } from '../../revision-as-of.js'
 
 export function revisionAtRoute(app: FastifyInstance, log: Log): void {
   app.get('/v1/revision-at', async (request) => {
