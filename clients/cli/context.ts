@@ -36,3 +36,9 @@ export function context(p: Parsed, env: NodeJS.ProcessEnv, outputs: readonly Out
 export const str = (c: Context, name: string) => c.p.flags.get(name) as string | undefined
 export const int = (c: Context, name: string) => c.p.flags.get(name) as number | undefined
 export const bool = (c: Context, name: string) => c.p.flags.get(name) === true
+
+/** The key range of an optional --prefix P: that prefix, or every key. */
+export function prefixRange(prefix: string | undefined): { key: string; range: { prefix?: boolean; fromKey?: boolean } } {
+  if (prefix === undefined || prefix === '') return { key: '\0', range: { fromKey: true } }
+  return { key: prefix, range: { prefix: true } }
+}

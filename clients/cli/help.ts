@@ -105,6 +105,27 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     },
     examples: ['kvlog diff --from 40 --to 52', 'kvlog diff --from 1h --to 5m /config/ --prefix'],
   },
+  dump: {
+    flags: {
+      rev: ['REV|TIME', `the state at ${REV_OR_TIME}`],
+      at: ['TIME', 'the state at a time (ISO 8601, or ago: 10m, 2h): the last revision committed at or before it'],
+      prefix: ['P', 'only the keys under P (default: every key)'],
+    },
+    examples: [
+      'kvlog dump --rev 1200 --prefix /config/',
+      'kvlog dump --at 2h --prefix /registry/configmaps/ -o yaml',
+      'kvlog dump --at 2026-11-25T14:02:00Z -o ndjson > state.ndjson',
+    ],
+  },
+  revert: {
+    flags: {
+      'to-revision': ['REV|TIME', `put the keys back as they were at ${REV_OR_TIME}`],
+      'to-time': ['TIME', 'the same at a time (ISO 8601, or ago: 10m, 2h)'],
+      prefix: ['P', 'only the keys under P (default: every key)'],
+      'dry-run': ['', 'print the changes without writing them'],
+    },
+    examples: ['kvlog revert --to-revision 1200 --prefix /config/ --dry-run', 'kvlog revert --to-time 10m --prefix /config/'],
+  },
   compact: {
     flags: {
       keep: ['N', 'keep the last N revisions of history'],

@@ -92,7 +92,7 @@ const COMMANDS: Record<string, Command> = {
     run: compact,
   },
   dump: {
-    usage: 'dump --rev REV | --at TIME [--prefix P] [-o table|json|yaml|ndjson]',
+    usage: 'dump --rev REV|TIME | --at TIME [--prefix P] [-o table|json|yaml|ndjson]',
     summary: 'every key of a subtree as it was at a revision or time',
     flags: { rev: 'string', at: 'string', prefix: 'string' },
     positionals: [],
@@ -101,7 +101,7 @@ const COMMANDS: Record<string, Command> = {
     run: dump,
   },
   revert: {
-    usage: 'revert --to-revision REV | --to-time TIME [--prefix P] [--dry-run]',
+    usage: 'revert --to-revision REV|TIME | --to-time TIME [--prefix P] [--dry-run]',
     summary: 'put a subtree back to its state at a revision, in one new transaction',
     flags: { 'to-revision': 'string', 'to-time': 'string', prefix: 'string', 'dry-run': 'bool' },
     positionals: [],

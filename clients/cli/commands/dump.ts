@@ -1,14 +1,13 @@
 /**
- * dump (--rev REV | --at TIME) [--prefix P] [-o table|json|yaml|ndjson]: every key of a subtree as it was
+ * dump (--rev REV|TIME | --at TIME) [--prefix P] [-o table|json|yaml|ndjson]: every key of a subtree as it was
  * at a revision, read page by page at that one revision (a consistent snapshot). json and yaml print one
  * document `{ revision, prefix?, count, kvs }`; ndjson one kv per line (streamed, for large subtrees).
  * A prefix with no keys at that revision prints an empty dump and says so on stderr.
  */
 import { stringify } from 'yaml'
-import type { Context } from '../context.js'
-import { str } from '../context.js'
+import { prefixRange, str, type Context } from '../context.js'
 import { display, kvJson, table } from '../output.js'
-import { onePoint, prefixRange } from './revision-arg.js'
+import { onePoint } from '../points.js'
 
 export async function dump(c: Context): Promise<number> {
   const revision = await onePoint(c, 'rev', 'at')

@@ -4,9 +4,9 @@
  * see ordinary events. --dry-run prints the same changes without writing.
  */
 import type { RevertChange } from '../../client.js'
-import { bool, str, type Context } from '../context.js'
+import { bool, prefixRange, str, type Context } from '../context.js'
 import { bytesJson, display, jsonDiff, table } from '../output.js'
-import { onePoint, prefixRange } from './revision-arg.js'
+import { onePoint } from '../points.js'
 
 export async function revert(c: Context): Promise<number> {
   const revision = await onePoint(c, 'to-revision', 'to-time')

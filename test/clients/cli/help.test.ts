@@ -9,7 +9,23 @@ import { expect } from 'chai'
 import { COMMAND_HELP, GLOBAL_FLAGS } from '../../../clients/cli/help.js'
 import { kvlog, kvlogInProcess } from '../run-cli.js'
 
-const COMMANDS = ['put', 'get', 'del', 'txn', 'watch', 'history', 'diff', 'compact', 'status', 'cursor', 'lease', 'snapshot', 'completion']
+const COMMANDS = [
+  'put',
+  'get',
+  'del',
+  'txn',
+  'watch',
+  'history',
+  'diff',
+  'dump',
+  'revert',
+  'compact',
+  'status',
+  'cursor',
+  'lease',
+  'snapshot',
+  'completion',
+]
 
 describe('kvlog CLI: help, version and completion', function () {
   this.timeout(30_000)

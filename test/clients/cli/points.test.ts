@@ -1,7 +1,7 @@
 /**
  * Times wherever the CLI takes a revision, against a real server, in both output forms with exit codes:
  * relative (10m, 2h, 1s) and ISO 8601 times for get --rev, history --from/--to, diff --from/--to,
- * watch --rev, compact and cursor commit; history --from a future time gives nothing; history --limit;
+ * dump --rev/--at, revert --to-revision/--to-time, watch --rev, compact and cursor commit; history --from a future time gives nothing; history --limit;
  * malformed times are usage errors. Unit checks of the parser run in this process.
  */
 import { expect } from 'chai'
@@ -126,6 +126,40 @@ describe('kvlog CLI: revisions or times (real server)', function () {
     ])
     const bad = await run('diff', '--from', 'then', '--to', '1s')
     expect(bad.code).to.equal(2)
+  })
+
+  it('dump and revert take what the others take: revisions, ISO 8601 and relative times, in both forms', async () => {
+    // "That long ago", reaching back to `between` (rounded up to whole seconds: still inside the pause).
+    const ago = () => `${Math.ceil((Date.now() - Date.parse(between)) / 1000)}s`
+    const relative = await kvlogInProcess(['dump', '--at', ago(), '--prefix', '/t/', '-o', 'json'], ep)
+    const viaRev = await kvlogInProcess(['dump', '--rev', between, '--prefix', '/t/', '-o', 'json'], ep)
+    const now = await run('dump', '--rev', '1s', '--prefix', '/t/')
+    expect([relative.code, viaRev.code, now.code], relative.stderr + viaRev.stderr + now.stderr).to.deep.equal([0, 0, 0])
+    expect(JSON.parse(relative.stdout)).to.deep.include({ revision: revBefore, count: 2 })
+    expect(JSON.parse(viaRev.stdout)).to.deep.include({ revision: revBefore, count: 2 })
+    expect(now.stdout).to.match(/^\/t\/c\s+new\s/m)
+    const plan = await kvlogInProcess(['revert', '--to-time', ago(), '--prefix', '/t/', '--dry-run', '-o', 'json'], ep)
+    expect(plan.code, plan.stderr).to.equal(0)
+    const planned = JSON.parse(plan.stdout) as { toRevision: number; changes: Array<{ change: string; key: string }> }
+    expect(planned.toRevision).to.equal(revBefore)
+    expect(planned.changes.map((x) => [x.change, x.key])).to.deep.equal([
+      ['modified', '/t/a'],
+      ['added', '/t/c'],
+    ])
+    const table = await kvlogInProcess(['revert', '--to-revision', between, '--prefix', '/t/', '--dry-run'], ep)
+    expect(table.stdout).to.contain('dry run: 2 key(s) would be written')
+    // --at and --to-time take times only; malformed or future points are refused.
+    for (const args of [
+      ['dump', '--at', String(revBefore)],
+      ['dump', '--at', 'soon'],
+      ['revert', '--to-time', '42', '--dry-run'],
+    ]) {
+      const bad = await kvlogInProcess(args, ep)
+      expect(bad.code, args.join(' ')).to.equal(2)
+    }
+    const future = await kvlogInProcess(['dump', '--at', new Date(Date.now() + 3_600_000).toISOString()], ep)
+    expect([future.code, future.stderr.includes('FUTURE_REVISION')]).to.deep.equal([1, true])
+    expect((await kv.status()).revision).to.equal(revAfter)
   })
 
   it('watch --rev TIME starts at the first revision committed at or after it, in both forms', async () => {
