@@ -5,7 +5,8 @@
  *   2026-11-25T04:50:00.123Z INFO  request failed method=GET url="/v1/kv?key=a" statusCode=404 ms=1
  *
  * (--log-format text, or 'auto' on a terminal). Lines: the start with the addresses, the stop, every
- * request answered with an error status (4xx at info, 5xx at warn), and the errors the server meets.
+ * request answered with an error status (4xx at info, 5xx at warn), every etcd gRPC call that fails
+ * (apiserver/etcd/server.ts), and the errors the server meets.
  */
 import type { LogFormat, LogLevel } from '../config/index.js'
 

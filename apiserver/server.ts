@@ -103,6 +103,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       clientUrl: () => grpc.url,
       auth,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+      logger: app.log,
       ...(cluster ? { cluster } : {}),
     },
     grpcAddress.host,

@@ -21,4 +21,11 @@ export interface EtcdDeps {
   metrics?: () => Promise<{ contentType: string; text: string }>
   /** Cluster mode: the members MemberList lists. */
   cluster?: ClusterInfo
+  /** The server's log (pino's surface): a line per call that fails. */
+  logger?: CallLogger
+}
+
+export interface CallLogger {
+  info(fields: object, message: string): void
+  warn(fields: object, message: string): void
 }

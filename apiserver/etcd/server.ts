@@ -3,6 +3,9 @@
  * the JSON gateway, /version, /health and /metrics, as etcd serves them (transport/client-port.ts).
  * `grpcServer: grpc-js` serves gRPC alone with grpc-js instead (kept for comparison: docs/benchmarks.md).
  *
+ * Every call that ends with an error status is logged (logFailedCall), with its method, status, peer and
+ * duration.
+ *
  * Limits as etcd sets them: a request may be maxRequestBytes plus 512 KiB of gRPC overhead; responses are
  * not limited (a Range may return more than a request may carry). Keepalive: the server pings idle
  * connections every grpcKeepaliveInterval and drops those that do not answer within grpcKeepaliveTimeout.
@@ -12,7 +15,7 @@ import type { TlsFiles } from '../tls.js'
 import { clusterService } from './cluster-service.js'
 import { Contenders } from './contenders.js'
 import { electionService } from './election-service.js'
-import type { EtcdDeps } from './deps.js'
+import type { CallLogger, EtcdDeps } from './deps.js'
 import { authService } from './auth-service.js'
 import { kvService } from './kv-service.js'
 import { leaseService } from './lease-service.js'
@@ -22,6 +25,8 @@ import { gateway } from './gateway/gateway.js'
 import { serviceDefinition } from './proto.js'
 import { listenClientPort } from './transport/client-port.js'
 import type { Exchange } from './transport/exchange.js'
+import type { FailedCall } from './transport/grpc-call.js'
+import { STATUS } from './transport/grpc-status.js'
 import { GrpcRouter, type ServiceImplementation } from './transport/grpc-router.js'
 import { watchService } from './watch-service.js'
 
@@ -59,7 +64,7 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
   if (deps.config.grpcServer === 'grpc-js') return startGrpcJs(deps, host, port, tls)
   const maxReceive = deps.config.maxRequestBytes + GRPC_OVERHEAD_BYTES
   const services = etcdServices(deps)
-  const router = new GrpcRouter(maxReceive)
+  const router = new GrpcRouter(maxReceive, deps.logger === undefined ? undefined : logFailedCall(deps.logger))
   for (const [name, implementation] of services) router.add(name, implementation)
   const http: (exchange: Exchange) => void = gateway({
     services,
@@ -80,6 +85,21 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
     http,
   })
 }
+
+/**
+ * One line per failed call, as the native door logs failed requests (apiserver/logging.ts): at info for
+ * what the caller can fix (bad input, not found, permission, a deadline), at warn for what the server
+ * could not do (INTERNAL, UNKNOWN, UNAVAILABLE, DATA_LOSS).
+ */
+function logFailedCall(logger: CallLogger): (call: FailedCall) => void {
+  return (call) => {
+    const line = { door: 'etcd', ...call }
+    if (SERVER_SIDE.has(call.grpcStatus)) logger.warn(line, 'request failed')
+    else logger.info(line, 'request failed')
+  }
+}
+
+const SERVER_SIDE = new Set<number>([STATUS.UNKNOWN, STATUS.INTERNAL, STATUS.UNAVAILABLE, STATUS.DATA_LOSS])
 
 async function startGrpcJs(deps: EtcdDeps, host: string, port: number, tls: TlsFiles | undefined): Promise<GrpcListener> {
   const { config } = deps

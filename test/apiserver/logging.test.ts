@@ -1,7 +1,8 @@
 /**
  * The server's log, from a real `kvlog serve`: one format for every line (JSON with ISO 8601 times by
  * default when stdout is not a terminal; text with --log-format text), a line at start with the
- * addresses, one per request answered with an error status (a 404, and a 415 from the resource API), and lines at stop.
+ * addresses, one per request answered with an error status (a 404, and a 415 from the resource API), one per
+ * etcd gRPC call that fails (an empty key, a future revision: method, status, peer, duration), and lines at stop.
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { loggerOptions, textLine } from '../../apiserver/logging.js'
+import { etcdGrpc } from '../support/etcd-grpc.js'
 import { KVLOG_BIN } from '../support/server-process.js'
 import { sleep } from '../support/wait.js'
 
@@ -63,6 +65,18 @@ async function serveAndStop(
     })
     expect(apply.status).to.equal(415)
     expect((await fetch(`${ready.http}/v1/status`)).status).to.equal(200)
+    // Two bad etcd calls (an empty key; a future revision) and a good one.
+    const etcd = etcdGrpc(ready.grpc)
+    try {
+      const codes = await Promise.all([
+        etcd.call('KV', 'Range', { key: Buffer.alloc(0) }).catch((e: { code: number }) => e.code),
+        etcd.call('KV', 'Range', { key: Buffer.from('a'), revision: 1000 }).catch((e: { code: number }) => e.code),
+      ])
+      expect(codes).to.deep.equal([3, 11])
+      await etcd.call('KV', 'Range', { key: Buffer.from('a') })
+    } finally {
+      etcd.close()
+    }
     child.kill('SIGTERM')
     const code = await exited
     return { stdout, stderr, code, ...ready }
@@ -89,12 +103,22 @@ describe('kvlog serve: the log (real process)', function () {
     }
     const start = lines.find((l) => l.msg === 'kvlog serving')
     expect(start).to.include({ http: r.http, grpc: r.grpc })
-    const failed = lines.filter((l) => l.msg === 'request failed')
+    const failed = lines.filter((l) => l.msg === 'request failed' && l.door !== 'etcd')
     expect(failed.map((l) => [l.method, l.url, l.statusCode])).to.deep.equal([
       ['GET', '/no/such/route', 404],
       ['PATCH', '/api/v1/namespaces/default/configmaps/x', 415],
     ])
     expect(lines.some((l) => l.url === '/v1/status')).to.equal(false)
+    const calls = lines.filter((l) => l.msg === 'request failed' && l.door === 'etcd')
+    expect(calls.map((l) => [l.level, l.method, l.code, l.grpcStatus]).sort()).to.deep.equal([
+      [30, '/etcdserverpb.KV/Range', 'INVALID_ARGUMENT', 3],
+      [30, '/etcdserverpb.KV/Range', 'OUT_OF_RANGE', 11],
+    ])
+    for (const l of calls) {
+      expect(l.peer).to.match(/^127\.0\.0\.1:[0-9]+$/)
+      expect(l.ms).to.be.a('number')
+    }
+    expect(calls.find((l) => l.code === 'OUT_OF_RANGE')).to.include({ kvlogCode: 'FUTURE_REVISION' })
     const stopping = lines.findIndex((l) => l.msg === 'kvlog stopping')
     expect(lines[stopping]).to.include({ signal: 'SIGTERM' })
     expect(lines.findIndex((l) => l.msg === 'kvlog stopped')).to.be.greaterThan(stopping)
@@ -108,7 +132,10 @@ describe('kvlog serve: the log (real process)', function () {
     expect(lines.find((l) => l.includes('kvlog serving')))
       .to.contain(`http=${r.http}`)
       .and.contain(`grpc=${r.grpc}`)
-    expect(lines.filter((l) => l.includes('request failed'))).to.have.length(2)
+    expect(lines.filter((l) => l.includes('request failed'))).to.have.length(4)
+    expect(lines.find((l) => l.includes('code=INVALID_ARGUMENT')))
+      .to.contain('door=etcd method=/etcdserverpb.KV/Range')
+      .and.match(/ peer=127\.0\.0\.1:[0-9]+ ms=[0-9]+$/)
     expect(lines.find((l) => l.includes('statusCode=415'))).to.contain('method=PATCH url=/api/v1/namespaces/default/configmaps/x')
     expect(lines[lines.length - 1]).to.contain('kvlog stopped')
   })

@@ -12,6 +12,9 @@
  *   call that fails before sending anything answers "trailers only" (one HEADERS frame with END_STREAM);
  * - `grpc-timeout` starts a deadline: when it passes the call ends with DEADLINE_EXCEEDED and the handler
  *   sees 'cancelled'.
+ *
+ * A call that ends with a status other than OK or CANCELLED (a client that goes away, or a handler that
+ * cancels, is not a failure) is reported once to `onFailed`, for the server's log.
  */
 import { EventEmitter } from 'node:events'
 import { constants, type Http2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2'
@@ -44,6 +47,23 @@ export function parseTimeout(value: string | string[] | undefined): number | und
   return n * ms
 }
 
+/** A call that ended with an error status, as the server logs it. */
+export interface FailedCall {
+  /** The request path, /package.Service/Method. */
+  method: string
+  /** The gRPC status name (INVALID_ARGUMENT, ...) and number. */
+  code: string
+  grpcStatus: number
+  /** kvlog's stable error code, when the error has one. */
+  kvlogCode?: string
+  message: string
+  /** The client's address, host:port. */
+  peer: string
+  ms: number
+}
+
+const STATUS_NAMES = new Map<number, string>(Object.entries(STATUS).map(([name, code]) => [code, name]))
+
 export class GrpcCall extends EventEmitter {
   request: Message | undefined
   /** The request's metadata (its headers), for credentials (caller.ts). */
@@ -54,6 +74,8 @@ export class GrpcCall extends EventEmitter {
   private headersSent = false
   private pending: Buffer | undefined
   private deadline: NodeJS.Timeout | undefined
+  private readonly started = performance.now()
+  private readonly path: string
 
   constructor(
     private readonly stream: ServerHttp2Stream,
@@ -61,8 +83,10 @@ export class GrpcCall extends EventEmitter {
     private readonly maxReceiveBytes: number,
     timeoutMs: number | undefined,
     headers: IncomingHttpHeaders = {},
+    private readonly onFailed?: (call: FailedCall) => void,
   ) {
     super()
+    this.path = headers[':path'] ?? ''
     this.metadata = headerMetadata(headers)
     stream.on('data', (chunk: Buffer) => this.receive(chunk))
     stream.on('end', () => {
@@ -152,6 +176,7 @@ export class GrpcCall extends EventEmitter {
     if (this.finished) return
     this.finished = true
     if (this.deadline) clearTimeout(this.deadline)
+    if (code !== STATUS.OK && code !== STATUS.CANCELLED) this.reportFailure(code, message, kvlog)
     const stream = this.stream
     if (stream.destroyed || stream.closed) return
     const trailers: OutgoingHttpHeaders = { 'grpc-status': String(code) }
@@ -167,6 +192,21 @@ export class GrpcCall extends EventEmitter {
     stream.once('wantTrailers', () => sendTrailers(stream, trailers))
     stream.end()
     closeReadSide(stream)
+  }
+
+  private reportFailure(code: number, message: string, kvlog: string | undefined): void {
+    if (this.onFailed === undefined) return
+    const socket = this.stream.session?.socket
+    const host = socket?.remoteAddress ?? ''
+    this.onFailed({
+      method: this.path,
+      code: STATUS_NAMES.get(code) ?? String(code),
+      grpcStatus: code,
+      ...(kvlog !== undefined ? { kvlogCode: kvlog } : {}),
+      message,
+      peer: `${host.includes(':') ? `[${host}]` : host}:${socket?.remotePort ?? ''}`,
+      ms: Math.round(performance.now() - this.started),
+    })
   }
 
   /** Splits incoming bytes into messages. */

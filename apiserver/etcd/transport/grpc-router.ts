@@ -8,7 +8,7 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2'
 import type { Message } from '../proto.js'
 import { serviceMethods } from '../proto.js'
-import { GrpcCall, parseTimeout, type MethodInfo } from './grpc-call.js'
+import { GrpcCall, parseTimeout, type FailedCall, type MethodInfo } from './grpc-call.js'
 import { STATUS } from './grpc-status.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- handlers are typed by grpc-js's call types, duck-typed here
@@ -24,7 +24,11 @@ export class GrpcRouter {
   private readonly routes = new Map<string, Route>()
   private readonly services = new Set<string>()
 
-  constructor(private readonly maxReceiveBytes: number) {}
+  /** `onFailed`: every call that ends with an error status (grpc-call.ts), for the server's log. */
+  constructor(
+    private readonly maxReceiveBytes: number,
+    private readonly onFailed?: (call: FailedCall) => void,
+  ) {}
 
   /** Serves a proto service (e.g. 'etcdserverpb.KV') with its handlers; methods without one are UNIMPLEMENTED. */
   add(service: string, implementation: ServiceImplementation): void {
@@ -38,7 +42,14 @@ export class GrpcRouter {
   handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
     const path = headers[':path'] ?? ''
     const route = this.routes.get(path)
-    const call = new GrpcCall(stream, route?.info ?? NO_METHOD, this.maxReceiveBytes, parseTimeout(headers['grpc-timeout']), headers)
+    const call = new GrpcCall(
+      stream,
+      route?.info ?? NO_METHOD,
+      this.maxReceiveBytes,
+      parseTimeout(headers['grpc-timeout']),
+      headers,
+      this.onFailed,
+    )
     const encoding = headers['grpc-encoding']
     if (encoding !== undefined && encoding !== 'identity') {
       return call.fail(STATUS.UNIMPLEMENTED, `grpc: Decompressor is not installed for grpc-encoding "${String(encoding)}"`)
