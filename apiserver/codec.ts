@@ -85,7 +85,6 @@ export function eventToJson(event: Event, revision: number, withPrevKv: boolean)
   return out
 }
 
-/** A log entry's events flattened, each with its revision and ISO commit time. */
 /** Each event with its commit time and, when the entry records one, who wrote it: { door, user? } (no user = anonymous). */
 export function entryEventsToJson(entry: LogEntry, withPrevKv: boolean): JsonObject[] {
   const time = new Date(entry.timestamp).toISOString()

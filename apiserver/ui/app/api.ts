@@ -21,9 +21,18 @@ export interface HistoryEvent {
   time: string
   kv: Kv
   prevKv?: Kv
-  /** Who wrote it, once the server knows identities. */
-  author?: string
-  who?: string
+  /** Who wrote it: the door and, with auth, the user (none: anonymous). Absent for the store's own writes (lease expiry). */
+  author?: { door: string; user?: string }
+}
+
+/**
+ * "alice via etcd", "anonymous via http"; "kvlog (lease expiry)" for a delete without an author of a key
+ * that had a lease (the store's own write); undefined when the entry records no author (written before
+ * kvlog recorded them).
+ */
+export function authorText(e: HistoryEvent): string | undefined {
+  if (e.author !== undefined) return `${e.author.user ?? 'anonymous'} via ${e.author.door}`
+  return e.type === 'DELETE' && e.prevKv?.lease !== undefined ? 'kvlog (lease expiry)' : undefined
 }
 
 export interface TreeChild {

@@ -1,12 +1,13 @@
 /**
  * A key's history (#/key?key=K) and one revision (#/revision?rev=R). Each version shows its revision,
- * commit time, who wrote it (when the server says), and a diff against the version before: structural
+ * commit time, who wrote it (the door and the user; the store itself for a lease expiry; nothing for
+ * entries written before kvlog recorded authors), and a diff against the version before: structural
  * for JSON, by lines otherwise. Deletes are marked; a delete of a key that had a lease is marked as a
  * lease delete (the lease was revoked or expired, or the key was deleted by hand while it had one).
  * The key's history is shown newest first, read in windows of revisions (below).
  */
 import { useEffect, useState } from 'preact/hooks'
-import { api, ApiError, text, type HistoryEvent } from './api.js'
+import { api, ApiError, authorText, text, type HistoryEvent } from './api.js'
 import { fmtTime, html, Problem, useAsync } from './common.js'
 import { pretty, valueDiff } from './diff.js'
 import { href, revParam, type Route } from './route.js'
@@ -23,7 +24,7 @@ ${d.rows.map((r) => html`<div class=${r.kind}>${r.kind === 'add' ? '+ ' : r.kind
 }
 
 function Version({ e, showKey }: { e: HistoryEvent; showKey: boolean }) {
-  const who = e.author ?? e.who
+  const who = authorText(e)
   const leased = e.type === 'DELETE' && e.prevKv?.lease !== undefined
   const key = text(e.kv, 'key')
   return html`<article class="version" data-revision=${e.revision}>
@@ -32,7 +33,7 @@ function Version({ e, showKey }: { e: HistoryEvent; showKey: boolean }) {
       <span>${fmtTime(e.time)}</span>
       <span class=${`tag ${e.type}`}>${e.type === 'DELETE' ? 'deleted' : e.prevKv ? 'modified' : 'created'}</span>
       ${leased ? html`<span class="tag lease" title="the key had lease ${e.prevKv?.lease}">lease ${e.prevKv?.lease}</span>` : ''}
-      ${who ? html`<span class="who">by ${who}</span>` : ''}
+      ${who ? html`<span class="who" data-testid="who" title="the door it came through, and the user (anonymous without auth)">by ${who}</span>` : ''}
       ${showKey ? html`<a href=${href('key', { key })}>${key}</a>` : html`<span>version ${e.kv.version}</span>`}
     </div>
     <${Diff} e=${e} />
@@ -138,7 +139,7 @@ export function RevisionView({ route, head }: { route: Route; head: number | und
       <h2 style="margin:0">Revision <span data-testid="revision">${rev}</span></h2>
       <button onClick=${() => goto(rev + 1)} disabled=${head !== undefined && rev >= head} aria-label="Next revision">${rev + 1} →</button>
       <span class="muted"><kbd>[</kbd> <kbd>]</kbd> to step</span>
-      ${events[0] ? html`<span class="muted">${fmtTime(events[0].time)} · ${events.length} change(s)</span>` : ''}
+      ${events[0] ? html`<span class="muted">${fmtTime(events[0].time)} · ${events.length} change(s)${authorText(events[0]) ? html` · by <span data-testid="revision-who">${authorText(events[0])}</span>` : ''}</span>` : ''}
     </div>
     ${r.error ? html`<${Problem} error=${r.error} />` : ''}
     ${r.data && events.length === 0 && rev <= 1 ? html`<p class="muted">Revision 1 is the empty store.</p>` : ''}

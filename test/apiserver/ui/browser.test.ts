@@ -1,7 +1,8 @@
 /**
  * The history browser at /ui in a real headless Chromium (Debian's /usr/bin/chromium, driven by
  * playwright-core, which downloads no browser) against a real `kvlog serve`: the views render, the tree
- * navigates, an old revision shows the old value, a key's history shows its diffs, a live write appears
+ * navigates, an old revision shows the old value, a key's history shows its diffs and who wrote each
+ * version (door and user; the store itself for a lease expiry), a live write appears
  * within a second, a compacted revision says so, a shared URL reopens the same view, the keyboard works,
  * a phone-width page does not overflow, and no view logs a console error. Screenshots go to
  * <tmpdir>/kvlog-ui-screenshots.
@@ -13,7 +14,9 @@ import { join } from 'node:path'
 import { expect } from 'chai'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { KvlogClient } from '../../../clients/index.js'
+import { etcdGrpc } from '../../support/etcd-grpc.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
+import { sleep } from '../../support/wait.js'
 
 const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium'
 export const SCREENSHOTS = join(tmpdir(), 'kvlog-ui-screenshots')
@@ -30,6 +33,9 @@ describe('history browser /ui (real Chromium)', function () {
   let floor = 0
   let v1 = 0
   let v2 = 0
+  /** A write through the etcd door, and a leased key's delete when its lease expired. */
+  let viaEtcd = 0
+  let expired = 0
   /** While set, the browser's own log line for a 410 answer is expected: the view asked below the floor on purpose. */
   let belowFloor = false
 
@@ -49,7 +55,7 @@ describe('history browser /ui (real Chromium)', function () {
     if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_BIN)`)
     await mkdir(SCREENSHOTS, { recursive: true })
     ;[server, browser] = await Promise.all([
-      startServerProcess(),
+      startServerProcess(['--lease-min-ttl', '1']),
       chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] }),
     ])
     kv = new KvlogClient({ endpoint: server.http })
@@ -67,6 +73,20 @@ describe('history browser /ui (real Chromium)', function () {
       )
     await kv.put('/app/tmp', 'x')
     await kv.delete('/app/tmp')
+    const etcd = etcdGrpc(server.grpc)
+    try {
+      const put = await etcd.call('KV', 'Put', { key: Buffer.from('/app/via-etcd'), value: Buffer.from('e') })
+      viaEtcd = Number((put.header as { revision: string }).revision)
+    } finally {
+      etcd.close()
+    }
+    const lease = await kv.leaseGrant(1)
+    await kv.put('/app/leased', 'for a second', { lease: lease.id })
+    for (let i = 0; i < 100 && expired === 0; i++) {
+      await sleep(100)
+      expired = (await kv.history('/app/leased')).events.find((e) => e.type === 'DELETE')?.revision ?? 0
+    }
+    expect(expired).to.be.above(0)
   })
 
   after(async () => {
@@ -121,6 +141,11 @@ describe('history browser /ui (real Chromium)', function () {
     expect(await second.locator('.del').textContent()).to.contain('.replicas: 1')
     expect(await second.locator('.add').textContent()).to.contain('.replicas: 2')
     expect(await second.locator('pre').getAttribute('data-diff')).to.equal('json')
+    expect(await second.getByTestId('who').textContent()).to.equal('by anonymous via http')
+    await page.goto(`${server.http}/ui/#/key?key=/app/via-etcd`)
+    expect(await page.locator(`.version[data-revision="${viaEtcd}"]`).getByTestId('who').textContent()).to.equal('by anonymous via etcd')
+    await page.goto(`${server.http}/ui/#/key?key=/app/leased`)
+    await page.locator(`.version[data-revision="${expired}"] .who`, { hasText: 'by kvlog (lease expiry)' }).waitFor()
     await page.goto(`${server.http}/ui/#/key?key=/app/notes`)
     await page.locator('pre[data-diff="lines"] .del', { hasText: 'line two' }).waitFor()
     expect(await page.locator('pre[data-diff="lines"] .add').textContent()).to.contain('line 2')
@@ -194,6 +219,7 @@ describe('history browser /ui (real Chromium)', function () {
       .filter({ hasText: String(v2 + 1) })
       .waitFor()
     await page.getByTestId('revision-events').locator('a', { hasText: '/app/notes' }).waitFor()
+    expect(await page.getByTestId('revision-who').textContent()).to.equal('anonymous via http')
   })
 
   it('is readable at phone width (no horizontal overflow) and the status view shows segments and cursors', async () => {
