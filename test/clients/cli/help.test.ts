@@ -1,10 +1,13 @@
 /**
  * What the CLI says about itself: every command's --help has a description of each of its flags, the
  * global flags and examples; `kvlog --version`; shell completion scripts for bash (run by a real bash,
- * completing commands, flags and verbs) and zsh.
+ * completing commands, flags and verbs) and zsh (loaded from $fpath by a real zsh's compinit, completing the
+ * same).
  */
 import { spawnSync } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { expect } from 'chai'
 import { COMMAND_HELP, GLOBAL_FLAGS } from '../../../clients/cli/help.js'
 import { kvlog, kvlogInProcess } from '../run-cli.js'
@@ -79,11 +82,52 @@ describe('kvlog CLI: help, version and completion', function () {
     expect(complete('kvlog lease k')).to.deep.equal(['keep-alive'])
   })
 
-  it('completion zsh is a compdef script listing the commands and flags; an unknown shell is a usage error', async () => {
+  it('completion zsh: a real zsh loads it from $fpath (compinit registers it) and completes commands, flags, verbs and files', async () => {
     const z = await kvlog(['completion', 'zsh'])
     expect(z.code).to.equal(0)
     expect(z.stdout.split('\n')[0]).to.equal('#compdef kvlog')
-    expect(z.stdout).to.contain('history').and.contain('--connect-timeout').and.contain('keep-alive')
+    const dir = await mkdtemp(join(tmpdir(), 'kvlog-zsh-'))
+    try {
+      // Installed as the script says: _kvlog in a directory on $fpath, then compinit. compadd and _files only
+      // work inside a completion widget, so they are replaced by functions that print what they would offer
+      // (compadd filtered by the word being completed, as the completion system matches).
+      await mkdir(join(dir, 'functions'))
+      await writeFile(join(dir, 'functions', '_kvlog'), z.stdout)
+      const lines = ['kvlog hi', 'kvlog s', 'kvlog lease k', 'kvlog watch /a --cu', 'kvlog dump --p', 'kvlog put /a --file ', 'kvlog ']
+      const sh = [
+        `fpath=(${dir}/functions $fpath)`,
+        `autoload -U compinit && compinit -u -d ${dir}/zcompdump`,
+        'print -r -- "registered ${_comps[kvlog]}"',
+        'compadd() { [[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -r -- "$w"; done; return 0 }',
+        "_files() { print -r -- '(files)' }",
+        'complete() { words=("${(@s: :)1}"); CURRENT=${#words}; print -r -- "== $1"; _kvlog }',
+        ...lines.map((l) => `complete '${l}'`),
+      ].join('\n')
+      const r = spawnSync('zsh', ['-f', '-c', sh], { encoding: 'utf8' })
+      expect(r.error, 'zsh is not installed (apt-get install zsh)').to.equal(undefined)
+      expect(r.status, r.stderr).to.equal(0)
+      expect(r.stderr).to.equal('')
+      const [head, ...blocks] = r.stdout.split('== ')
+      expect(head.trim()).to.equal('registered _kvlog')
+      const offered = new Map(
+        blocks.map((b) => [
+          b.split('\n')[0],
+          b
+            .split('\n')
+            .slice(1)
+            .filter((w) => w !== ''),
+        ]),
+      )
+      expect(offered.get('kvlog hi')).to.deep.equal(['history'])
+      expect(offered.get('kvlog s')).to.have.members(['serve', 'snapshot', 'status'])
+      expect(offered.get('kvlog lease k')).to.deep.equal(['keep-alive'])
+      expect(offered.get('kvlog watch /a --cu')).to.deep.equal(['--cursor'])
+      expect(offered.get('kvlog dump --p')).to.deep.equal(['--prefix'])
+      expect(offered.get('kvlog put /a --file ')).to.deep.equal(['(files)'])
+      expect(offered.get('kvlog ')).to.include.members(COMMANDS).and.include.members(['--help', '--version'])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
     const bad = await kvlog(['completion', 'fish'])
     const none = await kvlog(['completion'])
     expect([bad.code, none.code]).to.deep.equal([2, 2])
