@@ -142,6 +142,7 @@ describe('history browser /ui (real Chromium)', function () {
     expect(await second.locator('.add').textContent()).to.contain('.replicas: 2')
     expect(await second.locator('pre').getAttribute('data-diff')).to.equal('json')
     expect(await second.getByTestId('who').textContent()).to.equal('by anonymous via http')
+    await shot(page, 'key-history-json')
     await page.goto(`${server.http}/ui/#/key?key=/app/via-etcd`)
     expect(await page.locator(`.version[data-revision="${viaEtcd}"]`).getByTestId('who').textContent()).to.equal('by anonymous via etcd')
     await page.goto(`${server.http}/ui/#/key?key=/app/leased`)
