@@ -155,8 +155,16 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     ],
   },
   snapshot: {
-    flags: { 'data-dir': ['DIR', 'restore: the new, empty data directory to write'] },
-    examples: ['kvlog snapshot save backup.snap', 'kvlog snapshot restore backup.snap --data-dir /var/lib/kvlog-restored'],
+    flags: {
+      'data-dir': ['DIR', 'restore: the new, empty data directory to write'],
+      'to-revision': ['REV', 'restore: a store that ends at REV (the later history dropped; new writes continue at REV + 1)'],
+      'to-time': ['TIME', 'restore: the same at the last revision committed at or before TIME (RFC 3339)'],
+    },
+    examples: [
+      'kvlog snapshot save backup.snap',
+      'kvlog snapshot restore backup.snap --data-dir /var/lib/kvlog-restored',
+      'kvlog snapshot restore backup.snap --data-dir ./before --to-revision 41200',
+    ],
   },
   completion: {
     flags: {},

@@ -133,9 +133,9 @@ const COMMANDS: Record<string, Command> = {
     run: lease,
   },
   snapshot: {
-    usage: 'snapshot save FILE | snapshot restore FILE --data-dir DIR',
+    usage: 'snapshot save FILE | snapshot restore FILE --data-dir DIR [--to-revision REV | --to-time TIME]',
     summary: 'save a consistent, checksummed copy of the database; restore one into a new data dir (offline)',
-    flags: { 'data-dir': 'string' },
+    flags: { 'data-dir': 'string', 'to-revision': 'string', 'to-time': 'string' },
     positionals: ['VERB', 'FILE'],
     min: 1,
     run: snapshot,

@@ -1,5 +1,5 @@
 /**
- * snapshot save FILE | restore FILE --data-dir DIR
+ * snapshot save FILE | restore FILE --data-dir DIR [--to-revision REV | --to-time TIME]
  *
  * save downloads GET /v1/snapshot into FILE.part, checks the snapshot's own trailer (magic at the start,
  * sha256 of everything before the last 32 bytes at the end) so a truncated download is never kept, fsyncs,
@@ -23,7 +23,8 @@ export async function snapshot(c: Context): Promise<number> {
   if (verb === 'restore') throw new UsageError(SERVER_SIDE)
   if (verb !== 'save') throw new UsageError(`unknown subcommand ${JSON.stringify(verb)}: ${USAGE}`)
   if (file === undefined || file === '') throw new UsageError(`missing FILE: ${USAGE}`)
-  if (str(c, 'data-dir') !== undefined) throw new UsageError('--data-dir applies to snapshot restore only')
+  for (const flag of ['data-dir', 'to-revision', 'to-time'])
+    if (str(c, flag) !== undefined) throw new UsageError(`--${flag} applies to snapshot restore only`)
   return save(c, file)
 }
 
