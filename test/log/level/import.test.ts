@@ -2,7 +2,8 @@
  * StoreImport (log/level/import.ts): a store written with revisions assigned elsewhere opens as a LevelLog
  * that has them: the revision and the compact revision, the base state below the floor (reads at the
  * floor), the appended history with prevKv (also of a base version), leases with their keys; and then it
- * behaves like any store (the next write gets head + 1, compaction, reads). Bad input fails with
+ * behaves like any store (the next write gets head + 1, compaction, reads); entries keep their authors, and
+ * meta records put are read back (readMetaRecords lists them). Bad input fails with
  * INVALID_ARGUMENT: a revision gap, a base key newer than the base, a directory that holds a store.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { isKvlogError } from '../../../log/errors.js'
-import { StoreImport } from '../../../log/level/import.js'
+import { readMetaRecords, StoreImport } from '../../../log/level/import.js'
 import { openLevelLog, type LevelLog } from '../../../log/level/level-log.js'
 import { OP_DELETE, OP_PUT } from '../../../log/ops.js'
 import type { KeyValue } from '../../../log/types.js'
@@ -119,5 +120,23 @@ describe('log/level StoreImport', () => {
     expect(log.revision).to.equal(2)
     expect(log.compactRevision).to.equal(0)
     expect(plain((await log.range(b('/a'))).kvs)).to.deep.equal(['/a=x@2/2/v1/l0'])
+  })
+
+  it("keeps an appended entry's author and the meta records put; readMetaRecords lists a closed store's", async () => {
+    const dir = join(tmp, 'db')
+    const store = await StoreImport.create(dir, { floor: 0, timestamp: 1000 })
+    const put = { kind: OP_PUT, key: b('/a'), value: b('x'), createRevision: 2, version: 1, lease: 0n, prevRevision: 0 } as const
+    await store.append(2, 2000, [{ op: put }], { door: 'etcd', user: 'alice' })
+    store.putMeta('cursors', [{ name: 'c', revision: 2, expired: false, updatedAt: 5 }])
+    store.putMeta('other', { n: 1 })
+    await store.finish([])
+    expect(await readMetaRecords(dir)).to.deep.equal([
+      ['cursors', [{ name: 'c', revision: 2, expired: false, updatedAt: 5 }]],
+      ['other', { n: 1 }],
+    ])
+    log = await openLevelLog({ dir })
+    const h = await log.history(b('/a'))
+    expect(h.entries.map((e) => [e.revision, e.timestamp, e.author])).to.deep.equal([[2, 2000, { door: 'etcd', user: 'alice' }]])
+    expect(await log.readMeta('other')).to.deep.equal({ n: 1 })
   })
 })
