@@ -4,7 +4,7 @@
  * saved, restored to a revision in the middle, and served. The restored store ends at REV; a Range at every
  * retained revision (floor .. REV) and the history with times and authors are what the original answers;
  * cursors ahead of REV come back at REV; new writes continue at REV + 1. --to-time picks the last revision
- * at or before the time. Bad input: a future revision, a compacted one, a time before the floor, both
+ * at or before the time; REV may be the floor or the snapshot revision itself. Bad input: a future revision, a compacted one, a time before the floor, both
  * flags, a malformed value, a non-empty directory (nothing left behind).
  */
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
@@ -15,6 +15,7 @@ import { KvlogClient, type KeyValue } from '../../clients/index.js'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
 import { sleep } from '../support/wait.js'
 import { kvlog, kvlogInProcess } from '../clients/run-cli.js'
+import { openLevelLog } from '../../log/index.js'
 
 const ALL = { fromKey: true } as const
 const json = (text: string) => JSON.parse(text) as Record<string, unknown>
@@ -126,6 +127,28 @@ describe('kvlog snapshot restore --to-revision / --to-time (real processes)', fu
     const copy = new KvlogClient({ endpoint: restored.http })
     expect((await copy.range('/app/0')).kvs[0].value.toString()).to.equal(JSON.stringify({ good: true }))
     expect((await copy.range('/app/new')).kvs).to.deep.equal([])
+  })
+
+  it('REV at the floor keeps only the floor state; REV at the snapshot revision keeps everything', async () => {
+    for (const [name, rev] of [
+      ['at-floor', floor],
+      ['at-head', head],
+    ] as const) {
+      const dir = join(tmp, name)
+      const r = await kvlogInProcess(['snapshot', 'restore', file, '--data-dir', dir, '--to-revision', String(rev), '-o', 'json'])
+      expect(r.code, r.stderr).to.equal(0)
+      expect(json(r.stdout)).to.include({ revision: rev, compactRevision: floor })
+      const log = await openLevelLog({ dir, leaseCheckInterval: 0 })
+      try {
+        expect([log.revision, log.compactRevision]).to.deep.equal([rev, floor])
+        const copy = (await log.range(Buffer.from([0]), { rangeEnd: Buffer.from([0]), revision: rev })).kvs
+        expect(copy.map((x) => ({ ...x, lease: String(x.lease) }))).to.deep.equal(
+          (await rangeAt(kv, rev)).map((x) => ({ ...x, lease: String(x.lease) })),
+        )
+      } finally {
+        await log.close()
+      }
+    }
   })
 
   it('bad input: future or compacted revision, time before the floor, both flags, bad values, a non-empty dir', async () => {
