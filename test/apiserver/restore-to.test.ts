@@ -4,8 +4,9 @@
  * saved, restored to a revision in the middle, and served. The restored store ends at REV; a Range at every
  * retained revision (floor .. REV) and the history with times and authors are what the original answers;
  * cursors ahead of REV come back at REV; new writes continue at REV + 1. --to-time picks the last revision
- * at or before the time; REV may be the floor or the snapshot revision itself. Bad input: a future revision, a compacted one, a time before the floor, both
- * flags, a malformed value, a non-empty directory (nothing left behind).
+ * at or before the time; REV may be the floor or the snapshot revision itself. Bad input: a future
+ * revision, a compacted one, a time before the floor, both flags, a malformed value, a non-empty directory
+ * (nothing left behind).
  */
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
