@@ -1,5 +1,6 @@
 /**
  * npm run bench:door [-- --seconds S] [--clients 1,64,1000] [--rounds N] [--servers kvlog,grpc-js,etcd]
+ *   [--baseline DIR]
  *
  * What serves the etcd client port, side by side in one run: kvlog with `--grpc-server kvlog` (its own
  * gRPC on node:http2, the gateway on the same port), kvlog with `--grpc-server grpc-js`, and etcd 3.4 as
@@ -8,8 +9,10 @@
  * rotated order. Reports puts/s, p50/p99 latency and the server's CPU per put (user + system time of
  * the server process from /proc, over the puts done; for kvlog also its main thread's alone, the rest being
  * LevelDB's and libuv's threads, fsync's kernel time included), medians over the rounds. `--servers`
- * picks which of the three run.
+ * picks which of the three run. `--baseline DIR` adds a fourth: kvlog's own gRPC server run from another
+ * built checkout (DIR/bin/kvlog), to measure a change before and after in one run.
  */
+import { resolve } from 'node:path'
 import { formatNumber, parseBenchArgs, table } from '../lib/report.js'
 import { median } from './figures.js'
 import { closeGenerators, runLoad, type Throughput } from './generators.js'
@@ -54,6 +57,10 @@ async function main(): Promise<void> {
   const systems: Array<[string, System]> = []
   if (servers.includes('kvlog')) systems.push(['kvlog (own gRPC on node:http2)', await startKvlog(['--grpc-server', 'kvlog'])])
   if (servers.includes('grpc-js')) systems.push(['kvlog (grpc-js)', await startKvlog(['--grpc-server', 'grpc-js'])])
+  const baseline = args.flags.get('baseline')
+  if (baseline !== undefined) {
+    systems.push(['kvlog baseline (own gRPC)', await startKvlog(['--grpc-server', 'kvlog'], resolve(baseline, 'bin', 'kvlog'))])
+  }
   if (servers.includes('etcd')) systems.push([`etcd ${etcdVersion}`, await startEtcd()])
   try {
     const rows: Array<Array<string | number>> = [

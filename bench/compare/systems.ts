@@ -212,13 +212,14 @@ export async function startEtcd(): Promise<System> {
  */
 const KVLOG_NODE_ARGS = (process.env.BENCH_KVLOG_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
 
-export async function startKvlog(extraArgs: string[] = []): Promise<System> {
+/** Starts `kvlog serve`; `bin` runs another build's bin/kvlog (a baseline checkout, for before/after). */
+export async function startKvlog(extraArgs: string[] = [], bin = KVLOG_BIN): Promise<System> {
   const root = await mkdtemp(join(tmpdir(), 'bench-kvlog-'))
   const dataDir = join(root, 'data')
   const [grpc, http] = [await freePort(), await freePort()]
   const args = [
     ...KVLOG_NODE_ARGS,
-    KVLOG_BIN,
+    bin,
     'serve',
     '--data-dir',
     dataDir,
