@@ -1,5 +1,5 @@
 /**
- * npm run bench:compare [-- --json] [--quick] [--svg FILE] [--only NAME,...] [--seconds S]
+ * npm run bench:compare [-- --json] [--quick] [--svg FILE] [--only NAME,...] [--seconds S] [--rounds N]
  *   [--big-keys N] [--big-revisions N]
  *
  * kvlog side by side with a real etcd 3.4, both on loopback with durable writes, each on a fresh data dir,
@@ -9,11 +9,13 @@
  *   check-perf  1. etcdctl check perf --load=l and --load=xl
  *   puts        2. gRPC puts with 1, 64 and 1,000 clients (+ kvlog native HTTP)
  *   ranges      3. point gets and 1,000-key prefix lists
- *   watch       4. watch fan-out (+ kvlog native WebSocket), 5. resume
+ *   watch       4. watch fan-out (+ kvlog native WebSocket; paced, and at saturation), 5. resume
+ *   cpu         9. server CPU per put and per watch delivery at a fixed offered load
  *   big-store   7. memory, 8. restart, 6. compaction (on a second, fresh pair of data dirs)
  * Prints a table; `--json` ends with one line {"workloads":{name:{kvlog,etcd,unit,higherIsBetter,ratio}}};
  * `--svg FILE` writes the chart (docs/bench-compare.svg), `--markdown FILE` the table for docs/benchmarks.md.
- * `--quick` runs a small version of everything.
+ * `--quick` runs a small version of everything; `--rounds N` sets the runs per side of the figures quoted
+ * as medians (CPU per operation, watch at saturation; 3 by default).
  */
 import { writeFile } from 'node:fs/promises'
 import { endProgress, formatNumber, parseBenchArgs, progress, table } from '../lib/report.js'
@@ -23,6 +25,7 @@ import { chart } from './svg.js'
 import { checkEtcdInstalled, startEtcd, startKvlog } from './systems.js'
 import { bigStore, bigStoreFigures } from './workloads/big-store.js'
 import { checkPerf } from './workloads/check-perf.js'
+import { cpu } from './workloads/cpu.js'
 import { puts } from './workloads/puts.js'
 import { ranges } from './workloads/ranges.js'
 import { watch } from './workloads/watch.js'
@@ -32,6 +35,7 @@ const WORKLOADS: Record<string, (pair: Pair, scale: Scale) => Promise<Figure[]>>
   puts,
   ranges,
   watch,
+  cpu,
 }
 
 const T0 = Date.now()

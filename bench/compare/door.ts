@@ -1,15 +1,20 @@
 /**
- * npm run bench:door [-- --seconds S] [--clients 1,64,1000] [--rounds N]
+ * npm run bench:door [-- --seconds S] [--clients 1,64,1000] [--rounds N] [--servers kvlog,grpc-js,etcd]
+ *   [--baseline DIR]
  *
  * What serves the etcd client port, side by side in one run: kvlog with `--grpc-server kvlog` (its own
  * gRPC on node:http2, the gateway on the same port), kvlog with `--grpc-server grpc-js`, and etcd 3.4 as
  * the reference. The same durable put load as bench:compare's puts workload (256-byte values over 10,000
  * keys, closed loop, load-worker.ts) at each client count; each round runs the three servers in a
  * rotated order. Reports puts/s, p50/p99 latency and the server's CPU per put (user + system time of
- * the server process from /proc, over the puts done), medians over the rounds.
+ * the server process from /proc, over the puts done; for kvlog also its main thread's alone, the rest being
+ * LevelDB's and libuv's threads, fsync's kernel time included), medians over the rounds. `--servers`
+ * picks which of the three run. `--baseline DIR` adds a fourth: kvlog's own gRPC server run from another
+ * built checkout (DIR/bin/kvlog), to measure a change before and after in one run.
  */
-import { readFile } from 'node:fs/promises'
+import { resolve } from 'node:path'
 import { formatNumber, parseBenchArgs, table } from '../lib/report.js'
+import { median } from './figures.js'
 import { closeGenerators, runLoad, type Throughput } from './generators.js'
 import { checkEtcdInstalled, startEtcd, startKvlog, type System } from './systems.js'
 
@@ -17,20 +22,17 @@ const args = parseBenchArgs()
 const seconds = Number(args.flags.get('seconds') ?? 10)
 const rounds = Number(args.flags.get('rounds') ?? 3)
 const clientCounts = (args.flags.get('clients') ?? '1,64,1000').split(',').map(Number)
-
-/** CPU seconds (user + system) the process has used so far. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
-}
+const servers = (args.flags.get('servers') ?? 'kvlog,grpc-js,etcd').split(',')
+for (const s of servers) if (!['kvlog', 'grpc-js', 'etcd'].includes(s)) throw new Error(`--servers: unknown server ${s}`)
 
 interface Sample extends Throughput {
   cpuUsPerPut: number
+  mainUsPerPut: number
 }
 
 async function measure(system: System, clients: number): Promise<Sample> {
-  const before = await cpuSeconds(system.pid())
+  const before = await system.cpuSeconds()
+  const mainBefore = await system.mainThreadCpuSeconds()
   const r = await runLoad(
     {
       cmd: 'puts',
@@ -44,24 +46,26 @@ async function measure(system: System, clients: number): Promise<Sample> {
     },
     clients === 1 ? 1 : 2,
   )
-  const after = await cpuSeconds(system.pid())
-  return { ...r, cpuUsPerPut: ((after - before) * 1e6) / Math.max(1, r.ops) }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)]
+  const after = await system.cpuSeconds()
+  const mainAfter = await system.mainThreadCpuSeconds()
+  const perPut = (seconds: number) => (seconds * 1e6) / Math.max(1, r.ops)
+  return { ...r, cpuUsPerPut: perPut(after - before), mainUsPerPut: perPut(mainAfter - mainBefore) }
 }
 
 async function main(): Promise<void> {
   const etcdVersion = checkEtcdInstalled()
-  const systems: Array<[string, System]> = [
-    ['kvlog (own gRPC on node:http2)', await startKvlog(['--grpc-server', 'kvlog'])],
-    ['kvlog (grpc-js)', await startKvlog(['--grpc-server', 'grpc-js'])],
-    [`etcd ${etcdVersion}`, await startEtcd()],
-  ]
+  const systems: Array<[string, System]> = []
+  if (servers.includes('kvlog')) systems.push(['kvlog (own gRPC on node:http2)', await startKvlog(['--grpc-server', 'kvlog'])])
+  if (servers.includes('grpc-js')) systems.push(['kvlog (grpc-js)', await startKvlog(['--grpc-server', 'grpc-js'])])
+  const baseline = args.flags.get('baseline')
+  if (baseline !== undefined) {
+    systems.push(['kvlog baseline (own gRPC)', await startKvlog(['--grpc-server', 'kvlog'], resolve(baseline, 'bin', 'kvlog'))])
+  }
+  if (servers.includes('etcd')) systems.push([`etcd ${etcdVersion}`, await startEtcd()])
   try {
-    const rows: Array<Array<string | number>> = [['server', 'clients', 'puts/s', 'p50 ms', 'p99 ms', 'server CPU µs/put']]
+    const rows: Array<Array<string | number>> = [
+      ['server', 'clients', 'puts/s', 'p50 ms', 'p99 ms', 'server CPU µs/put', 'main thread µs/put'],
+    ]
     for (const clients of clientCounts) {
       const samples = new Map<string, Sample[]>(systems.map(([name]) => [name, []]))
       for (let round = 0; round < rounds; round++) {
@@ -79,6 +83,8 @@ async function main(): Promise<void> {
           median(s.map((x) => x.p50)).toFixed(2),
           median(s.map((x) => x.p99)).toFixed(2),
           formatNumber(median(s.map((x) => x.cpuUsPerPut))),
+          // etcd's Go runtime spreads its work over threads: only kvlog's main thread means something.
+          name.startsWith('kvlog') ? formatNumber(median(s.map((x) => x.mainUsPerPut))) : '',
         ])
       }
     }

@@ -40,6 +40,13 @@ export interface Scale {
   compactRate: number
   /** --quick only: how long the check perf model runs (full runs use etcdctl's minute). */
   checkPerfModelMs: number
+  /** Runs per side for the figures quoted as medians (CPU per operation, watch at saturation). */
+  rounds: number
+  /** Closed-loop writer clients for watch fan-out at saturation. */
+  saturationClients: number
+  /** Fixed offered loads for server CPU per operation: puts/s, and revisions/s to `watchers` watchers. */
+  cpuPutRate: number
+  cpuWatchRate: number
   /** Pause before reading RSS; wait for the tail of watch deliveries at most this long. */
   settleMs: number
   graceMs: number
@@ -61,6 +68,10 @@ export const FULL: Scale = {
   bigRevisions: 1_000_000,
   compactRate: 1000,
   checkPerfModelMs: 0,
+  rounds: 3,
+  saturationClients: 64,
+  cpuPutRate: 2000,
+  cpuWatchRate: 200,
   settleMs: 2000,
   graceMs: 10_000,
 }
@@ -82,6 +93,10 @@ export const QUICK: Scale = {
   bigRevisions: 1000,
   compactRate: 100,
   checkPerfModelMs: 500,
+  rounds: 1,
+  saturationClients: 16,
+  cpuPutRate: 200,
+  cpuWatchRate: 50,
   settleMs: 200,
   graceMs: 2000,
 }
@@ -93,6 +108,7 @@ export function scaleFrom(quick: boolean, flags: Map<string, string>): Scale {
     ['big-keys', 'bigKeys'],
     ['big-revisions', 'bigRevisions'],
     ['seconds', 'seconds'],
+    ['rounds', 'rounds'],
   ] as const) {
     const v = flags.get(flag)
     if (v === undefined) continue
@@ -118,4 +134,21 @@ export async function bothSides<T>(pair: Pair, first: 'kvlog' | 'etcd', fn: (s: 
   const a = await fn(pair[first])
   const b = await fn(pair[second])
   return first === 'kvlog' ? { kvlog: a, etcd: b } : { kvlog: b, etcd: a }
+}
+
+/** fn on both systems `scale.rounds` times, alternating which goes first; every run's result per side. */
+export async function rounds<T>(pair: Pair, scale: Scale, fn: (s: System) => Promise<T>): Promise<{ kvlog: T[]; etcd: T[] }> {
+  const out = { kvlog: [] as T[], etcd: [] as T[] }
+  for (let round = 0; round < scale.rounds; round++) {
+    const r = await bothSides(pair, round % 2 === 0 ? 'kvlog' : 'etcd', fn)
+    out.kvlog.push(r.kvlog)
+    out.etcd.push(r.etcd)
+  }
+  return out
+}
+
+/** The median (the lower middle one of an even count). */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor((s.length - 1) / 2)]
 }

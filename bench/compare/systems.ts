@@ -27,6 +27,10 @@ export interface System {
   http?: string
   dataDir: string
   pid(): number
+  /** CPU seconds (user + system) the server process has used so far, all its threads. */
+  cpuSeconds(): Promise<number>
+  /** The same for its main thread alone (for kvlog, the event loop; LevelDB and libuv's pool are not in it). */
+  mainThreadCpuSeconds(): Promise<number>
   /** Resident set size of the server process, bytes. */
   rss(): Promise<number>
   /**
@@ -68,6 +72,16 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port))
     })
   })
+}
+
+/**
+ * CPU seconds (user + system) a process has used, from /proc/<pid>/stat (clock ticks, USER_HZ = 100), or
+ * its main thread alone from /proc/<pid>/task/<pid>/stat.
+ */
+async function cpuSecondsOf(pid: number, mainThread = false): Promise<number> {
+  const stat = await readFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 async function rssOf(pid: number): Promise<number> {
@@ -141,6 +155,8 @@ async function startSystem(
     http,
     dataDir,
     pid: () => child.pid!,
+    cpuSeconds: () => cpuSecondsOf(child.pid!),
+    mainThreadCpuSeconds: () => cpuSecondsOf(child.pid!, true),
     rss: () => rssOf(child.pid!),
     diskBytes: () => disk.total(),
     walBytes: () => disk.wal(),
@@ -196,13 +212,14 @@ export async function startEtcd(): Promise<System> {
  */
 const KVLOG_NODE_ARGS = (process.env.BENCH_KVLOG_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
 
-export async function startKvlog(extraArgs: string[] = []): Promise<System> {
+/** Starts `kvlog serve`; `bin` runs another build's bin/kvlog (a baseline checkout, for before/after). */
+export async function startKvlog(extraArgs: string[] = [], bin = KVLOG_BIN): Promise<System> {
   const root = await mkdtemp(join(tmpdir(), 'bench-kvlog-'))
   const dataDir = join(root, 'data')
   const [grpc, http] = [await freePort(), await freePort()]
   const args = [
     ...KVLOG_NODE_ARGS,
-    KVLOG_BIN,
+    bin,
     'serve',
     '--data-dir',
     dataDir,

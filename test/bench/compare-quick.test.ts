@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 
 const SCRIPT = fileURLToPath(new URL('../../bench/compare/compare.js', import.meta.url))
 
-/** One pattern per workload of bench:compare (1–8, and kvlog's native figures for 2 and 4). */
+/** One pattern per workload of bench:compare (1–9, and kvlog's native figures for 2 and 4). */
 const EXPECTED = [
   /^check-perf-l$/,
   /^check-perf-xl$/,
@@ -25,6 +25,10 @@ const EXPECTED = [
   /^watch-\d+w-\d+rps-p99-ms$/,
   /^native-ws-watch-\d+w-\d+rps-deliveries-per-sec$/,
   /^watch-resume-\d+w-\d+-behind-ms$/,
+  /^watch-saturated-\d+w-deliveries-per-sec$/,
+  /^watch-saturated-\d+w-p99-ms$/,
+  /^cpu-put-\d+rps-us-per-put$/,
+  /^cpu-watch-\d+w-\d+rps-us-per-event$/,
   /^compaction-\d+-revisions-ms$/,
   /^compaction-write-p99-ms$/,
   /^disk-after-compact-mb$/,

@@ -7,6 +7,10 @@
  * commit-to-receipt. Also kvlog's native WebSocket watch (bench/lib/watch-clients.ts) with the same
  * watchers, connections and writer (native HTTP puts), against etcd's gRPC figures.
  *
+ * At saturation (`watch-saturated-*`), the writer is closed-loop instead (`saturationClients` clients, as
+ * fast as each system accepts its puts), so deliveries/s is what the server delivers, not what the writer
+ * offers; medians of `rounds` runs alternating which system goes first.
+ *
  * Workload 5, resume: `resumeWatchers` watchers (10 streams) created `resumeRevisions` revisions behind
  * the head: ms from sending the creates until every watcher has received every event.
  */
@@ -14,7 +18,7 @@ import type { ChildProcess } from 'node:child_process'
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { percentile } from '../../lib/report.js'
-import { bothSides, type Figure, type Pair, type Scale } from '../figures.js'
+import { bothSides, median, rounds, type Figure, type Pair, type Scale } from '../figures.js'
 import { ask, runLoad, WatchGenerators, type Throughput } from '../generators.js'
 import { connect, put } from '../grpc.js'
 import type { System } from '../systems.js'
@@ -22,11 +26,15 @@ import type { System } from '../systems.js'
 const WS_CLIENT = fileURLToPath(new URL('../../lib/watch-clients.js', import.meta.url))
 const now = () => performance.timeOrigin + performance.now()
 
-interface FanOut {
+export interface FanOut {
   deliveriesPerSec: number
   p99: number
   p50: number
   writesPerSec: number
+  /** Events received by all watchers. */
+  deliveries: number
+  /** CPU seconds the server process spent from the writer's start until the last delivery. */
+  serverCpuSeconds: number
 }
 
 interface Progress {
@@ -37,11 +45,13 @@ interface Progress {
 
 /** Writes at the scale's rate while `progress` reports; waits for the tail; computes the figures. */
 async function measure(
+  system: System,
   scale: Scale,
   writer: () => Promise<Throughput>,
   progress: (latencies: boolean) => Promise<Progress>,
 ): Promise<FanOut> {
   const before = await progress(false)
+  const cpuBefore = await system.cpuSeconds()
   const { ops, opsPerSec, startedAt: t0 } = await writer()
   let last = await progress(false)
   while (last.minEvents - before.minEvents < ops && now() - t0 < scale.watchSeconds * 1000 + scale.graceMs) {
@@ -49,8 +59,11 @@ async function measure(
     last = await progress(false)
   }
   const elapsed = (now() - t0) / 1000
+  const serverCpuSeconds = (await system.cpuSeconds()) - cpuBefore
   const final = await progress(true)
   return {
+    deliveries: final.events - before.events,
+    serverCpuSeconds,
     deliveriesPerSec: (final.events - before.events) / elapsed,
     p50: percentile(final.latencies, 50),
     p99: percentile(final.latencies, 99),
@@ -58,16 +71,17 @@ async function measure(
   }
 }
 
-function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: string) {
+/** The writer: `rate` revisions/s, or closed-loop (as fast as the system accepts) when rate is undefined. */
+function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: string, rate: number | undefined = scale.watchRate) {
   return () =>
     runLoad(
       {
         cmd,
         target,
-        clients: 64,
+        clients: rate === undefined ? scale.saturationClients : 64,
         connections: 4,
         durationMs: scale.watchSeconds * 1000,
-        rate: scale.watchRate,
+        rate,
         keyPrefix: prefix,
         keys: 100,
         valueBytes: 0,
@@ -77,12 +91,13 @@ function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: 
     )
 }
 
-async function grpcFanOut(system: System, scale: Scale): Promise<FanOut> {
+/** gRPC watch fan-out with the writer at `rate` revisions/s (undefined: at saturation). */
+export async function grpcFanOut(system: System, scale: Scale, rate: number | undefined = scale.watchRate): Promise<FanOut> {
   const prefix = '/bench/watch/'
   const g = WatchGenerators.fork(2)
   try {
     await g.watch({ cmd: 'watch', target: system.grpc, watchers: scale.watchers, streams: scale.watchStreams, prefix })
-    return await measure(scale, paced(system.grpc, 'puts', scale, prefix), async (latencies) => {
+    return await measure(system, scale, paced(system.grpc, 'puts', scale, prefix, rate), async (latencies) => {
       const r = await g.report(latencies)
       return {
         events: r.reduce((s, x) => s + x.events, 0),
@@ -117,6 +132,7 @@ async function nativeFanOut(system: System, scale: Scale): Promise<FanOut> {
     // watch-clients.ts tracks revisions, not counts: a watcher has everything once its last revision is the head.
     let head = 0
     return await measure(
+      system,
       scale,
       async () => {
         const r = await paced(system.http!, 'http-puts', scale, prefix)()
@@ -180,10 +196,36 @@ async function resume(system: System, scale: Scale): Promise<number> {
   }
 }
 
+/** Watch fan-out with the writer as fast as each system accepts: deliveries/s and p99, medians of rounds. */
+async function saturated(pair: Pair, scale: Scale): Promise<Figure[]> {
+  const runs = await rounds(pair, scale, (s) => grpcFanOut(s, scale, undefined))
+  const m = (side: 'kvlog' | 'etcd', f: (x: FanOut) => number) => median(runs[side].map(f))
+  const w = `${scale.watchers}w`
+  return [
+    {
+      name: `watch-saturated-${w}-deliveries-per-sec`,
+      kvlog: m('kvlog', (x) => x.deliveriesPerSec),
+      etcd: m('etcd', (x) => x.deliveriesPerSec),
+      unit: 'events/s',
+      higherIsBetter: true,
+      note: `writer reached ${Math.round(m('kvlog', (x) => x.writesPerSec))} / ${Math.round(m('etcd', (x) => x.writesPerSec))} rev/s`,
+    },
+    {
+      name: `watch-saturated-${w}-p99-ms`,
+      kvlog: m('kvlog', (x) => x.p99),
+      etcd: m('etcd', (x) => x.p99),
+      unit: 'ms',
+      higherIsBetter: false,
+      note: `p50 ${m('kvlog', (x) => x.p50).toFixed(1)} / ${m('etcd', (x) => x.p50).toFixed(1)} ms`,
+    },
+  ]
+}
+
 export async function watch(pair: Pair, scale: Scale): Promise<Figure[]> {
   const fan = await bothSides(pair, 'etcd', (s) => grpcFanOut(s, scale))
   const native = await nativeFanOut(pair.kvlog, scale)
   const resumed = await bothSides(pair, 'kvlog', (s) => resume(s, scale))
+  const atSaturation = await saturated(pair, scale)
   const w = `${scale.watchers}w-${scale.watchRate}rps`
   const nativeNote = 'kvlog native WebSocket vs etcd gRPC'
   return [
@@ -219,5 +261,6 @@ export async function watch(pair: Pair, scale: Scale): Promise<Figure[]> {
       unit: 'ms',
       higherIsBetter: false,
     },
+    ...atSaturation,
   ]
 }
