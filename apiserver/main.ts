@@ -9,6 +9,7 @@
  *       TIME (restore-to.ts)
  *   kvlog import --from-etcd ENDPOINTS --data-dir DIR [-o table|json]              offline: writes a fresh
  *       data directory from a running etcd, with etcd's revisions (import/import-etcd.ts)
+ *   kvlog import status|cutover [--endpoint URL]   a following server's lag; its cutover (import/follow-command.ts)
  *
  * Exit codes as the client CLI's: 0 ok, 1 error, 2 usage (a bad setting included), 3 COMPACTED. Messages start with
  * `kvlog <command>: `. The terminal helpers (progress bar, sizes) come from the caller, so this side of the
@@ -24,6 +25,7 @@ import { startServer } from './server.js'
 import { restoreFile, type Progress } from './restore.js'
 import { restoreToRevision, type RestorePoint } from './restore-to.js'
 import { importFromEtcd } from './import/import-etcd.js'
+import { runFollowCommand } from './import/follow-command.js'
 
 export interface Terminal {
   progressBar(label: string, total: number): Progress
@@ -83,13 +85,18 @@ Examples:
 
 const IMPORT_USAGE = 'import --from-etcd ENDPOINTS --data-dir DIR'
 const IMPORT_HELP = `Usage: kvlog ${IMPORT_USAGE} [-o table|json]
+       kvlog import status|cutover [--endpoint URL] [--timeout MS] [-o table|json]
 
 Offline: writes a fresh data directory (missing or empty) from a running etcd (v3 gRPC; ENDPOINTS is a
 comma-separated list of host:port, the first that answers is used), keeping etcd's revisions: every key's
 create and mod revision and version, the history since etcd's compact revision, the compact revision
 itself, and the leases with their remaining TTLs. The store is written beside DIR and moved into place
 only when complete: on any failure nothing is left behind. Writes the source takes after the import
-began are not copied.`
+began are not copied.
+
+To keep following the etcd until a cutover, serve with --follow-etcd ENDPOINTS instead (it imports an empty
+data dir first). "import status" shows such a server's lag; "import cutover" waits until it holds etcd's
+current revision (stop etcd's writers first), stops following and opens writes (docs/operations.md).`
 
 export async function main(argv: string[], terminal: Terminal): Promise<number> {
   const [name = '', ...rest] = argv
@@ -147,6 +154,9 @@ interface OfflineArgs {
   fromEtcd?: string
   toRevision?: string
   toTime?: string
+  timeout?: string
+  /** The server to ask (import status/cutover); the other offline commands ignore it. */
+  endpoint?: string
   output: string
   help: boolean
 }
@@ -182,7 +192,9 @@ function parseOfflineArgs(argv: string[], extra: readonly string[] = []): Offlin
     else if (flag === 'from-etcd') parsed.fromEtcd = value
     else if (flag === 'to-revision') parsed.toRevision = value
     else if (flag === 'to-time') parsed.toTime = value
-    else if (flag !== 'endpoint') parsed.output = value
+    else if (flag === 'timeout') parsed.timeout = value
+    else if (flag === 'endpoint') parsed.endpoint = value
+    else parsed.output = value
   }
   return parsed
 }
@@ -237,12 +249,26 @@ function restorePoint(a: OfflineArgs): RestorePoint | undefined {
 }
 
 async function importCommand(argv: string[], terminal: Terminal): Promise<number> {
-  const a = parseOfflineArgs(argv, ['from-etcd'])
+  const a = parseOfflineArgs(argv, ['from-etcd', 'timeout'])
   if (a.help) {
     process.stdout.write(IMPORT_HELP + '\n')
     return 0
   }
   if (a.output !== 'table' && a.output !== 'json') throw new UsageError(`-o: expected table or json, got ${a.output}`)
+  const verb = a.positionals[0]
+  if (verb === 'status' || verb === 'cutover') {
+    if (a.positionals.length > 1) throw new UsageError(`unexpected argument ${a.positionals[1]}`)
+    const timeoutMs = a.timeout === undefined ? undefined : Number(a.timeout)
+    if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs >= 0))
+      throw new UsageError(`--timeout: milliseconds, got ${a.timeout}`)
+    const line = (l: string) => process.stdout.write(l + '\n')
+    await runFollowCommand(
+      { verb, output: a.output, ...(a.endpoint ? { endpoint: a.endpoint } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+      line,
+    )
+    return 0
+  }
+  if (a.timeout !== undefined) throw new UsageError('--timeout goes with import cutover')
   if (a.positionals.length > 0) throw new UsageError(`unexpected argument ${a.positionals[0]}`)
   if (a.fromEtcd === undefined || a.fromEtcd === '') throw new UsageError(`import needs --from-etcd ENDPOINTS: ${IMPORT_USAGE}`)
   if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('import needs --data-dir DIR (a new, empty directory)')

@@ -122,10 +122,13 @@ export class EtcdSource {
 
   /**
    * The history from `from` (inclusive), as whole revisions in order, until the caller stops iterating.
-   * A source compacted past `from` ends it with COMPACTED.
+   * A source compacted past `from` ends it with COMPACTED. Aborting `signal` cancels the watch (the
+   * iteration then ends with an error the caller who aborted ignores).
    */
-  async *history(from: number): AsyncGenerator<{ revision: number; events: SourceEvent[] }> {
+  async *history(from: number, signal?: AbortSignal): AsyncGenerator<{ revision: number; events: SourceEvent[] }> {
     const stream = this.watchStream()
+    const cancel = () => stream.cancel()
+    signal?.addEventListener('abort', cancel, { once: true })
     try {
       stream.write({ create_request: { key: ALL_KEYS, range_end: ALL_KEYS, start_revision: from, prev_kv: true } })
       for await (const m of stream as AsyncIterable<Message>) {
@@ -147,6 +150,7 @@ export class EtcdSource {
       }
       throw new KvlogError('UNAVAILABLE', 'the etcd watch ended before the import reached the head')
     } finally {
+      signal?.removeEventListener('abort', cancel)
       stream.cancel()
     }
   }
@@ -162,6 +166,13 @@ export class EtcdSource {
       out.push({ id: BigInt(l.ID as string), grantedTtl: Number(t.grantedTTL), ttl })
     }
     return out
+  }
+
+  /** One lease's granted and remaining TTL, or undefined if the source no longer has it. */
+  async lease(id: bigint): Promise<SourceLease | undefined> {
+    const t = await this.call('Lease', 'LeaseTimeToLive', { ID: id.toString() })
+    const ttl = Number(t.TTL)
+    return ttl < 0 ? undefined : { id, grantedTtl: Number(t.grantedTTL), ttl }
   }
 
   private client(service: string): Client & Record<string, unknown> {
