@@ -134,6 +134,10 @@ export interface Config {
   followEtcd: string
   followEtcdStatusInterval: number
   followEtcdCutoverTimeout: number
+  followEtcdCaFile: string
+  followEtcdCertFile: string
+  followEtcdKeyFile: string
+  followEtcdUser: string
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -922,6 +926,40 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "While following an etcd: how long a cutover waits for the mirror to reach the source's revision before it gives up (UNAVAILABLE) and goes on following; a cutover request may ask for less or more.",
     flag: '--follow-etcd-cutover-timeout',
     env: 'KVLOG_FOLLOW_ETCD_CUTOVER_TIMEOUT',
+  },
+  followEtcdCaFile: {
+    key: 'followEtcdCaFile',
+    type: 'string',
+    default: '',
+    description:
+      "While following an etcd: the CA that signs its server certificate (etcdctl's --cacert); set, or an https:// endpoint, means TLS. '' = plain gRPC (or the system's CAs for https://).",
+    flag: '--follow-etcd-ca-file',
+    env: 'KVLOG_FOLLOW_ETCD_CA_FILE',
+  },
+  followEtcdCertFile: {
+    key: 'followEtcdCertFile',
+    type: 'string',
+    default: '',
+    description: "While following an etcd: the client certificate to present (etcdctl's --cert; needs followEtcdKeyFile). '' = none.",
+    flag: '--follow-etcd-cert-file',
+    env: 'KVLOG_FOLLOW_ETCD_CERT_FILE',
+  },
+  followEtcdKeyFile: {
+    key: 'followEtcdKeyFile',
+    type: 'string',
+    default: '',
+    description: "While following an etcd: the client certificate's private key (etcdctl's --key). '' = none.",
+    flag: '--follow-etcd-key-file',
+    env: 'KVLOG_FOLLOW_ETCD_KEY_FILE',
+  },
+  followEtcdUser: {
+    key: 'followEtcdUser',
+    type: 'string',
+    default: '',
+    description:
+      "While following an etcd with auth enabled: NAME:PASSWORD of a user that may read every key and list leases (etcdctl's --user; root in practice). '' = no auth.",
+    flag: '--follow-etcd-user',
+    env: 'KVLOG_FOLLOW_ETCD_USER',
   },
 }
 

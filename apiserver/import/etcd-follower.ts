@@ -24,7 +24,7 @@
  * mirror knows of and has not applied yet became known (0 when caught up).
  */
 import { KvlogError, type LevelLog, type ReplicatedWrite, type TxnResult } from '../../log/index.js'
-import { EtcdSource, type SourceEvent } from './etcd-source.js'
+import { EtcdSource, type SourceAccess, type SourceEvent } from './etcd-source.js'
 
 /** The meta record of a store that follows (or followed) an etcd. */
 export const FOLLOW_META = 'followEtcd'
@@ -54,8 +54,11 @@ export interface FollowStatus {
 
 export interface FollowOptions {
   endpoints: string
+  access: SourceAccess
   /** ms between Status polls of the source (followEtcdStatusInterval). */
   statusInterval: number
+  /** At most this many revisions per applied batch (maxBatchTxns). */
+  maxBatchTxns: number
   /** The store's lease check interval once it owns its leases (leaseCheckInterval). */
   leaseCheckInterval: number
   /** Operator-facing log lines. */
@@ -107,7 +110,7 @@ export class EtcdFollower {
         `followEtcd: this store was cut over from etcd at revision ${marker.revision} and takes its own writes since; unset followEtcd`,
         { field: 'followEtcd' },
       )
-    const source = await EtcdSource.connect(o.endpoints)
+    const source = await EtcdSource.connect(o.endpoints, o.access)
     try {
       const head = await source.revision()
       if (head < store.revision)
@@ -239,59 +242,100 @@ export class EtcdFollower {
     })
   }
 
+  /**
+   * Reads the watch into a queue while the previous group is being written, and applies whatever has
+   * queued (up to maxBatchTxns revisions) as one batch: a mirror that falls behind catches up with one
+   * fsync per group, not per revision.
+   */
   private async follow(): Promise<void> {
     while (!this.abort.signal.aborted) {
+      const queued: Array<{ revision: number; events: SourceEvent[] }> = []
+      let wake: (() => void) | undefined
+      let ended = false
+      let readError: unknown
+      const reader = (async () => {
+        try {
+          for await (const r of this.source.history(this.store.revision + 1, this.abort.signal)) {
+            this.noteSource(r.revision)
+            queued.push(r)
+            wake?.()
+          }
+        } catch (err) {
+          readError = err
+        } finally {
+          ended = true
+          wake?.()
+        }
+      })()
       try {
-        for await (const { revision, events } of this.source.history(this.store.revision + 1, this.abort.signal)) {
-          this.noteSource(revision)
-          await this.apply(revision, events)
+        while (!this.abort.signal.aborted) {
+          if (queued.length === 0) {
+            if (ended) break
+            await new Promise<void>((resolve) => (wake = resolve))
+            wake = undefined
+            continue
+          }
+          await this.apply(queued.splice(0, this.o.maxBatchTxns))
           this.error = undefined
           for (const check of [...this.waiters]) check()
-          if (this.abort.signal.aborted) return
         }
       } catch (err) {
-        if (this.abort.signal.aborted) return
-        if (err instanceof KvlogError && (err.code === 'COMPACTED' || err.details.diverged === true)) {
-          this.fail(err)
-          return
-        }
-        // The source restarted or is unreachable: retry from the mirror's revision.
-        this.error = describe(err)
-        this.o.log(`kvlog: following etcd: ${this.error.message}; retrying`)
-        await sleep(this.o.statusInterval, this.abort.signal)
+        // The mirror itself failed (diverged, or the store refused): following cannot go on.
+        this.fail(err instanceof KvlogError ? err : diverged(this.store.revision + 1, describe(err).message))
+        this.abort.abort()
+        await reader
+        return
       }
+      await reader
+      if (this.abort.signal.aborted) return
+      if (readError instanceof KvlogError && readError.code === 'COMPACTED') {
+        this.fail(readError)
+        return
+      }
+      // The source restarted or is unreachable: retry from the mirror's revision.
+      this.error = describe(readError ?? new KvlogError('UNAVAILABLE', 'the etcd watch ended'))
+      this.o.log(`kvlog: following etcd: ${this.error.message}; retrying`)
+      await sleep(this.o.statusInterval, this.abort.signal)
     }
   }
 
-  private async apply(revision: number, events: readonly SourceEvent[]): Promise<void> {
+  /** Applies consecutive etcd revisions as one batch; each must get its etcd revision here. */
+  private async apply(revisions: ReadonlyArray<{ revision: number; events: readonly SourceEvent[] }>): Promise<void> {
     const writes: ReplicatedWrite[] = []
+    const txnAt: number[] = []
     const granted = new Set<bigint>()
-    for (const e of events) {
-      const lease = e.type === 'PUT' ? e.kv.lease : 0n
-      if (lease === 0n || granted.has(lease) || this.store.leaseTimeToLive(lease) !== undefined) continue
-      granted.add(lease)
-      // Revoked since (its keys' deletes follow in the stream): any TTL will do, the store expires nothing.
-      const theirs = await this.source.lease(lease)
-      writes.push({ type: 'leaseGrant', id: lease, ttl: theirs?.grantedTtl ?? 1 })
+    for (const { events } of revisions) {
+      for (const e of events) {
+        const lease = e.type === 'PUT' ? e.kv.lease : 0n
+        if (lease === 0n || granted.has(lease) || this.store.leaseTimeToLive(lease) !== undefined) continue
+        granted.add(lease)
+        // Revoked since (its keys' deletes follow in the stream): any TTL will do, the store expires nothing.
+        const theirs = await this.source.lease(lease)
+        writes.push({ type: 'leaseGrant', id: lease, ttl: theirs?.grantedTtl ?? 1 })
+      }
+      txnAt.push(writes.length)
+      writes.push({
+        type: 'txn',
+        unlimited: true,
+        request: {
+          success: events.map((e) =>
+            e.type === 'PUT' ? { type: 'put', key: e.kv.key, value: e.kv.value, lease: e.kv.lease } : { type: 'delete', key: e.kv.key },
+          ),
+        },
+      })
     }
-    writes.push({
-      type: 'txn',
-      unlimited: true,
-      request: {
-        success: events.map((e) =>
-          e.type === 'PUT' ? { type: 'put', key: e.kv.key, value: e.kv.value, lease: e.kv.lease } : { type: 'delete', key: e.kv.key },
-        ),
-      },
-    })
+    const last = revisions[revisions.length - 1].revision
     const results = await this.store.applyReplicated(Date.now(), writes, {
       name: FOLLOW_META,
-      value: { state: 'following', endpoints: this.o.endpoints, revision } satisfies FollowMarker,
+      value: { state: 'following', endpoints: this.o.endpoints, revision: last } satisfies FollowMarker,
     })
-    for (const r of results) {
-      if (r.status === 'rejected') throw diverged(revision, `applying it failed: ${describe(r.reason).message}`)
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'rejected') throw diverged(revisions[0].revision, `applying it failed: ${describe(r.reason).message}`)
+      const n = txnAt.indexOf(i)
+      if (n < 0) continue
+      const got = (r.value as TxnResult).revision
+      if (got !== revisions[n].revision) throw diverged(revisions[n].revision, `it became revision ${got} here`)
     }
-    const got = (results[results.length - 1] as PromiseFulfilledResult<TxnResult>).value.revision
-    if (got !== revision) throw diverged(revision, `it became revision ${got} here`)
   }
 
   private noteSource(revision: number): void {

@@ -30,9 +30,19 @@ export async function openFollowing(config: Config, level: LevelLogOptions, log:
       throw err
     },
   )
+  const access = {
+    caFile: config.followEtcdCaFile,
+    certFile: config.followEtcdCertFile,
+    keyFile: config.followEtcdKeyFile,
+    user: config.followEtcdUser,
+  }
   if (empty) {
     log(`kvlog: importing ${config.dataDir} from etcd at ${config.followEtcd}`)
-    const r = await importFromEtcd(config.followEtcd, config.dataDir, { settings: level, note: (line) => log(`kvlog: import: ${line}`) })
+    const r = await importFromEtcd(config.followEtcd, config.dataDir, {
+      access,
+      settings: level,
+      note: (line) => log(`kvlog: import: ${line}`),
+    })
     log(`kvlog: imported revision ${r.revision} (compact revision ${r.compactRevision}, ${r.keys} keys at the floor, ${r.leases} leases)`)
   }
   const raw = await openLevelLog({ ...level, leaseCheckInterval: 0 })
@@ -40,7 +50,9 @@ export async function openFollowing(config: Config, level: LevelLogOptions, log:
     if (empty) await EtcdFollower.mark(raw, config.followEtcd)
     const follower = await EtcdFollower.start(raw, {
       endpoints: config.followEtcd,
+      access,
       statusInterval: config.followEtcdStatusInterval,
+      maxBatchTxns: config.maxBatchTxns,
       leaseCheckInterval: config.leaseCheckInterval,
       log,
     })

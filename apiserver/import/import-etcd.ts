@@ -20,7 +20,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, rmdir } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { KvlogError, StoreImport, type ImportedWrite, type LevelLogOptions } from '../../log/index.js'
 import { OP_DELETE, OP_PUT, type LoggedOp } from '../../log/ops.js'
-import { EtcdSource, type SourceEvent } from './etcd-source.js'
+import { EtcdSource, type SourceAccess, type SourceEvent } from './etcd-source.js'
 
 /** Progress of the history copy, in revisions (main.ts gets the drawing from bin/kvlog). */
 export interface RevisionProgress {
@@ -29,6 +29,8 @@ export interface RevisionProgress {
 }
 
 export interface EtcdImportOptions {
+  /** TLS and auth towards the source (etcdctl's --cacert, --cert, --key, --user). */
+  access?: SourceAccess
   /** A progress display for `total` revisions of history. */
   progress?: (total: number) => RevisionProgress
   /** Called (and awaited) after each page of the base state with the keys copied so far. */
@@ -61,7 +63,7 @@ const EMPTY = Buffer.alloc(0)
 export async function importFromEtcd(endpoints: string, dir: string, o: EtcdImportOptions = {}): Promise<EtcdImportResult> {
   const target = resolve(dir)
   await checkTarget(target)
-  const source = await EtcdSource.connect(endpoints)
+  const source = await EtcdSource.connect(endpoints, o.access)
   const maxRestarts = o.maxRestarts ?? 3
   try {
     for (let restarts = 0; ; restarts++) {

@@ -90,6 +90,10 @@ const EXPECTED_DEFAULTS: Config = {
   followEtcd: '',
   followEtcdStatusInterval: 1000,
   followEtcdCutoverTimeout: 60_000,
+  followEtcdCaFile: '',
+  followEtcdCertFile: '',
+  followEtcdKeyFile: '',
+  followEtcdUser: '',
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
