@@ -10,8 +10,10 @@
  *
  * The store is built in a new directory beside DIR (same parent, so the final rename is atomic) and
  * renamed to DIR only once it is complete and synced; any failure removes it, so DIR is either absent or
- * empty, or holds the whole store. DIR must be missing or empty. If the source compacts past a revision the
- * import still needs, the import starts over from the new floor (up to `maxRestarts` times) and says so.
+ * empty, or holds the whole store. DIR must be missing or empty. An import that was killed leaves its work
+ * directory behind; the next import of DIR removes it and starts over (it says so). If the source compacts
+ * past a revision the import still needs, the import starts over from the new floor (up to `maxRestarts`
+ * times) and says so.
  *
  * Not carried over: commit timestamps (etcd keeps none: each imported revision is stamped with the time it
  * was imported), and writes the source takes after H.
@@ -63,6 +65,7 @@ const EMPTY = Buffer.alloc(0)
 export async function importFromEtcd(endpoints: string, dir: string, o: EtcdImportOptions = {}): Promise<EtcdImportResult> {
   const target = resolve(dir)
   await checkTarget(target)
+  await removeInterrupted(target, o.note)
   const source = await EtcdSource.connect(endpoints, o.access)
   const maxRestarts = o.maxRestarts ?? 3
   try {
@@ -88,6 +91,19 @@ export async function importFromEtcd(endpoints: string, dir: string, o: EtcdImpo
     }
   } finally {
     source.close()
+  }
+}
+
+/**
+ * An import killed mid-way (SIGKILL, a crash) leaves its work directory beside DIR: it is removed and the
+ * import starts over from scratch, saying so. (Only a complete store is ever renamed to DIR.)
+ */
+async function removeInterrupted(target: string, note: EtcdImportOptions['note']): Promise<void> {
+  const prefix = `.${basename(target)}.import-`
+  const names = await readdir(dirname(target)).catch(() => [] as string[])
+  for (const name of names.filter((n) => n.startsWith(prefix))) {
+    await rm(join(dirname(target), name), { recursive: true, force: true })
+    note?.(`removed ${name}, left by an interrupted import of ${target}; starting over from scratch`)
   }
 }
 

@@ -7,8 +7,10 @@
  * tolerance). Then the store behaves normally: a new write gets head + 1, compaction works, reads below the
  * floor are COMPACTED. A watch cut on etcd resumes on the imported kvlog from its last revision with
  * exactly the remaining events, then kvlog's own. Bad input: an unreachable source and a non-empty target
- * fail with stable codes and leave nothing behind; the command's usage errors exit 2; a source that
- * compacts while the base state is being read makes the import start over from the new floor.
+ * fail with stable codes and leave nothing behind; the command's usage errors exit 2; an import killed
+ * with SIGKILL mid-way leaves its work directory, which the next import removes, saying it starts over;
+ * a source that compacts while the base state is being read makes the import start over from the new
+ * floor.
  */
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
@@ -211,6 +213,39 @@ describe('kvlog import --from-etcd', function () {
       ['import', 'extra', '--from-etcd', dead, '--data-dir', dir],
     ]) {
       expect((await kvlogInProcess(args)).code, args.join(' ')).to.equal(2)
+    }
+  })
+
+  it('an import killed mid-way (SIGKILL): the next one removes what it left, says so and starts over', async () => {
+    // Enough history that the import is still running when its work directory appears.
+    const base = revisionOf(await source.call('Maintenance', 'Status', {}))
+    for (let i = 0; i < 40; i++)
+      await Promise.all(Array.from({ length: 50 }, (_, j) => source.call('KV', 'Put', { key: b(`/bulk/${j}`), value: b(`v${i}`) })))
+    const dir = join(tmp, 'killed')
+    const child = spawn(process.execPath, [KVLOG_BIN, 'import', '--from-etcd', etcd.endpoint, '--data-dir', dir], { stdio: 'ignore' })
+    const exited = new Promise((resolve) => child.on('exit', resolve))
+    const leftovers = async () => (await readdir(tmp)).filter((n) => n.startsWith('.killed.import-'))
+    while ((await leftovers()).length === 0 && child.exitCode === null) await new Promise((r) => setTimeout(r, 2))
+    child.kill('SIGKILL')
+    expect(await exited).to.equal(null)
+    expect(await leftovers()).to.have.length(1)
+    expect(await readdir(tmp)).to.not.include('killed')
+
+    const again = await kvlogInProcess(['import', '--from-etcd', etcd.endpoint, '--data-dir', dir, '-o', 'json'])
+    expect(again.code, again.stderr).to.equal(0)
+    expect(again.stderr).to.match(/interrupted import/)
+    expect(await leftovers()).to.deep.equal([])
+    const latest = revisionOf(await source.call('Maintenance', 'Status', {}))
+    expect(latest).to.equal(base + 2000)
+    head = latest // the next test's head
+    expect(JSON.parse(again.stdout)).to.include({ revision: latest, compactRevision: floor })
+    const server = await startServerProcess([], dir)
+    const kvlog = connectEtcd3(server.grpc)
+    try {
+      expect(await rangeAll(kvlog, latest)).to.deep.equal(await rangeAll(source, latest))
+    } finally {
+      kvlog.close()
+      await server.cleanup()
     }
   })
 
