@@ -20,7 +20,7 @@ import { AuthStore } from './auth/store.js'
 import { loadTokenFile } from './auth/token-file.js'
 import { httpCaller } from './http-caller.js'
 import { openFollowing } from './import/follow-serve.js'
-import { followRoutes } from './import/follow-routes.js'
+import { followMetrics, followRoutes } from './import/follow-routes.js'
 import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
@@ -84,7 +84,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
     callerOf: (request) => httpCaller(auth, request),
     authorizeRead: (who, prefix) => auth.checkRange(who, prefix, prefixEnd(Buffer.from(prefix)), 'read'),
   })
-  if (following) followRoutes(app, following.follower, auth, config.followEtcdCutoverTimeout)
+  if (following) {
+    followRoutes(app, following.follower, auth, config.followEtcdCutoverTimeout)
+    followMetrics(metrics.registry, following.follower)
+  }
   const websockets = attachWebSocketWatch(app.server, watch, auth, {
     maxPayload: config.wsMaxPayload,
     heartbeatInterval: config.wsHeartbeatInterval,

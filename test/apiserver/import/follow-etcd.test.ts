@@ -6,7 +6,8 @@
  * (read-only txns work), `kvlog import status` shows the lag. A follower restarted resumes from its own
  * revision. A gRPC watch and an informer opened on kvlog during the follow go on across the cutover
  * (`kvlog import cutover`) without a cancel or a relist, into kvlog's own writes, which get etcd's head
- * + 1; the leases carry over. A cut-over store refuses to follow again.
+ * + 1; a watcher cut on etcd resumes on kvlog from its last revision; the leases carry over; /metrics
+ * shows the lag. A cut-over store refuses to follow again.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -108,6 +109,9 @@ describe('kvlog serve --follow-etcd', function () {
     expect(((await http.json()) as { error: { code: string } }).error.code).to.equal('READ_ONLY')
     const s = await status()
     expect(s).to.include({ state: 'following', revision: head, sourceRevision: head, lagRevisions: 0, lagSeconds: 0 })
+    const metrics = await (await fetch(`${server!.http}/metrics`)).text()
+    expect(metrics).to.match(/^kvlog_follow_lag_revisions 0$/m)
+    expect(metrics).to.match(/^kvlog_follow_cut_over 0$/m)
   })
 
   it('a follower restarted resumes from its own revision', async () => {
@@ -144,6 +148,13 @@ describe('kvlog serve --follow-etcd', function () {
 
       const mine = await configMaps(server!.http).create(configMap('default', 'three', { x: '1' }))
       expect(mine.metadata.resourceVersion).to.equal(String(head + 1))
+      // A watcher that was on etcd up to head - 1 resumes on kvlog from head: etcd's last event, then kvlog's.
+      const upTo = (events: unknown[], to: number) => events.filter((e) => Number((e as { kv: { mod: string } }).kv.mod) <= to)
+      const onEtcd = await watchAll(source, from, head)
+      expect(upTo(await watchAll(kvlog!, from, head - 1), head - 1)).to.deep.equal(onEtcd.slice(0, -1))
+      const resumed = upTo(await watchAll(kvlog!, head, head + 1), head + 1)
+      expect(resumed[0]).to.deep.equal(onEtcd[onEtcd.length - 1])
+      expect(resumed).to.have.length(2)
       await eventually('the informer has kvlog’s own write', () => informer.resourceVersion === String(head + 1), 30_000)
       expect(informer.lists).to.equal(1)
       expect(versions(informer.store.list())).to.deep.equal(versions((await configMaps(server!.http).list({ namespace: 'default' })).items))
