@@ -183,10 +183,16 @@ export class EtcdFollower {
     await this.loop
     if (this.state !== 'cutting-over') throw this.failure()
     const revision = this.store.revision
-    await this.store.applyReplicated(Date.now(), await this.leaseHandover(), {
-      name: FOLLOW_META,
-      value: { state: 'cutover', endpoints: this.o.endpoints, revision } satisfies FollowMarker,
-    })
+    try {
+      await this.store.applyReplicated(Date.now(), await this.leaseHandover(), {
+        name: FOLLOW_META,
+        value: { state: 'cutover', endpoints: this.o.endpoints, revision } satisfies FollowMarker,
+      })
+    } catch (err) {
+      // Following has stopped and the writes are not open: nothing to go back to but a restart.
+      this.fail(err instanceof KvlogError ? err : new KvlogError('UNAVAILABLE', describe(err).message))
+      throw this.failure()
+    }
     this.store.expireLeases(this.o.leaseCheckInterval)
     clearInterval(this.timer)
     this.sourceRevision = await this.source.revision().catch(() => this.sourceRevision)
