@@ -7,18 +7,19 @@
  * revision. A gRPC watch and an informer opened on kvlog during the follow go on across the cutover
  * (`kvlog import cutover`) without a cancel or a relist, into kvlog's own writes, which get etcd's head
  * + 1; a watcher cut on etcd resumes on kvlog from its last revision; the leases carry over; /metrics
- * shows the lag. A cut-over store refuses to follow again.
+ * shows the lag. Bad input (an unreachable etcd, a store not imported from etcd, a cluster member) stops
+ * `kvlog serve` with exit 1 and leaves nothing behind (a store of its own stays writable, at its revision). A cut-over store refuses to follow again.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { Informer } from '../../../clients/index.js'
 import { configMap, configMaps, eventually, versions } from '../../clients/informer/helpers.js'
-import { kvlogInProcess } from '../../clients/run-cli.js'
+import { kvlog as runKvlog, kvlogInProcess } from '../../clients/run-cli.js'
 import { leases, rangeAll, revisionOf, watchAll, type Message } from '../../support/etcd-compare.js'
 import type { EtcdGrpc } from '../../support/etcd-grpc.js'
-import { startEtcd, type EtcdProcess } from '../../support/etcd-process.js'
+import { freePort, startEtcd, type EtcdProcess } from '../../support/etcd-process.js'
 import { connectEtcd3, grpcError, openWatch, prefixEnd } from '../../support/etcd3-proto.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 
@@ -178,6 +179,39 @@ describe('kvlog serve --follow-etcd', function () {
       await informer.stop()
       watch.end()
     }
+  })
+
+  it('bad input: an unreachable etcd, a store not imported from etcd, a cluster member: exit 1, nothing changed', async () => {
+    const serve = (dataDir: string, ...args: string[]) =>
+      runKvlog(['serve', '--data-dir', dataDir, '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0', ...args])
+    const empty = join(tmp, 'unreachable')
+    const dead = await serve(empty, '--follow-etcd', `127.0.0.1:${await freePort()}`)
+    expect(dead.code, dead.stderr).to.equal(1)
+    expect(await readdir(tmp)).to.not.include('unreachable')
+    expect((await readdir(tmp)).filter((n) => n.includes('.import-'))).to.deep.equal([])
+
+    const plain = join(tmp, 'plain')
+    const own = await startServerProcess([], plain)
+    const ownGrpc = connectEtcd3(own.grpc)
+    const written = revisionOf(await ownGrpc.call('KV', 'Put', { key: b('/mine'), value: b('1') }))
+    ownGrpc.close()
+    await own.stop()
+    const refused = await serve(plain, '--follow-etcd', etcd.endpoint)
+    expect(refused.code, refused.stderr).to.equal(1)
+    const reopened = await startServerProcess([], plain)
+    const check = connectEtcd3(reopened.grpc)
+    try {
+      const status = await check.call('Maintenance', 'Status', {})
+      expect(revisionOf(status)).to.equal(written)
+      expect((await check.call('KV', 'Put', { key: b('/still-mine'), value: b('2') })).header).to.not.equal(undefined)
+    } finally {
+      check.close()
+      await reopened.cleanup()
+    }
+
+    const member = await serve(join(tmp, 'member'), '--follow-etcd', etcd.endpoint, '--nats-url', 'nats://127.0.0.1:1')
+    expect(member.code, member.stderr).to.equal(1)
+    expect(await readdir(tmp)).to.not.include('member')
   })
 
   it('a store that was cut over refuses to follow again', async () => {
