@@ -4,11 +4,13 @@
  * a lease granted and revoked) with etcd's revisions: Range at every revision and the history event by
  * event equal etcd's. While following, writes are refused with READ_ONLY on the etcd and native doors
  * (read-only txns work), `kvlog import status` shows the lag. A follower restarted resumes from its own
- * revision. A gRPC watch and an informer opened on kvlog during the follow go on across the cutover
- * (`kvlog import cutover`) without a cancel or a relist, into kvlog's own writes, which get etcd's head
- * + 1; a watcher cut on etcd resumes on kvlog from its last revision; the leases carry over; /metrics
- * shows the lag. Bad input (an unreachable etcd, a store not imported from etcd, a cluster member) stops
- * `kvlog serve` with exit 1 and leaves nothing behind (a store of its own stays writable, at its revision). A cut-over store refuses to follow again.
+ * revision; one whose connection to etcd breaks says so in its status, retries and catches up. A gRPC
+ * watch and an informer opened on kvlog during the follow go on across the cutover (`kvlog import
+ * cutover`) without a cancel or a relist, into kvlog's own writes, which get etcd's head + 1; a watcher
+ * cut on etcd resumes on kvlog from its last revision; the leases carry over; /metrics shows the lag. Bad
+ * input (an unreachable etcd, a store not imported from etcd, a cluster member) stops `kvlog serve` with
+ * exit 1 and leaves nothing behind (a store of its own stays writable, at its revision). A cut-over store
+ * refuses to follow again.
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -17,6 +19,7 @@ import { expect } from 'chai'
 import { Informer } from '../../../clients/index.js'
 import { configMap, configMaps, eventually, versions } from '../../clients/informer/helpers.js'
 import { kvlog as runKvlog, kvlogInProcess } from '../../clients/run-cli.js'
+import { TcpProxy } from '../../clients/tcp-proxy.js'
 import { leases, rangeAll, revisionOf, watchAll, type Message } from '../../support/etcd-compare.js'
 import type { EtcdGrpc } from '../../support/etcd-grpc.js'
 import { freePort, startEtcd, type EtcdProcess } from '../../support/etcd-process.js'
@@ -122,6 +125,34 @@ describe('kvlog serve --follow-etcd', function () {
     await start()
     const head = await caughtUp()
     expect(await rangeAll(kvlog!, head)).to.deep.equal(await rangeAll(source, head))
+  })
+
+  it('a connection to etcd that breaks: the follower says so in its status, retries and catches up', async () => {
+    const proxy = await TcpProxy.start(`http://${etcd.endpoint}`)
+    const own = await startServerProcess(['--follow-etcd', proxy.url, '--follow-etcd-status-interval', '200'], join(tmp, 'proxied'), {
+      readyTimeoutMs: 60_000,
+    })
+    const ownStatus = async () => {
+      const r = await kvlogInProcess(['import', 'status', '--endpoint', own.http, '-o', 'json'])
+      return JSON.parse(r.stdout) as { state: string; revision: number; error?: { code: string } }
+    }
+    try {
+      await proxy.down()
+      const head = revisionOf(await kv('Put', { key: b('/during-outage'), value: b('1') }))
+      await eventually('the status shows the outage', async () => (await ownStatus()).error?.code === 'UNAVAILABLE', 30_000, ownStatus)
+      expect((await ownStatus()).state).to.equal('following')
+      await proxy.up()
+      await eventually(`caught up at ${head}`, async () => (await ownStatus()).revision === head, 60_000, ownStatus)
+      const mirror = connectEtcd3(own.grpc)
+      try {
+        expect(await rangeAll(mirror, head)).to.deep.equal(await rangeAll(source, head))
+      } finally {
+        mirror.close()
+      }
+    } finally {
+      await own.cleanup()
+      await proxy.close()
+    }
   })
 
   it('cutover: a watch and an informer on kvlog go on without a cancel or a relist; writes get head + 1', async () => {
