@@ -10,7 +10,8 @@
  * cut on etcd resumes on kvlog from its last revision; the leases carry over; /metrics shows the lag. Bad
  * input (an unreachable etcd, a store not imported from etcd, a cluster member) stops `kvlog serve` with
  * exit 1 and leaves nothing behind (a store of its own stays writable, at its revision). A cut-over store
- * refuses to follow again.
+ * refuses to follow again. A mirror that etcd compacted past while it was down fails (COMPACTED in its
+ * status), refuses the cutover and still refuses writes.
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -254,5 +255,43 @@ describe('kvlog serve --follow-etcd', function () {
       (e: Error) => e,
     )
     expect(failed?.message).to.match(/cut over/)
+  })
+
+  // Last: it compacts the shared etcd.
+  it('etcd compacted past the mirror while it was down: state failed (COMPACTED), cutover refused, writes still refused', async () => {
+    const dir = join(tmp, 'left-behind')
+    const args = ['--follow-etcd', etcd.endpoint, '--follow-etcd-status-interval', '200']
+    const first = await startServerProcess(args, dir, { readyTimeoutMs: 60_000 })
+    await first.stop()
+    await first.cleanup()
+    await kv('Put', { key: b('/while-away'), value: b('1') })
+    const head = revisionOf(await kv('Put', { key: b('/while-away'), value: b('2') }))
+    await kv('Compact', { revision: head, physical: true })
+    const again = await startServerProcess(args, dir, { readyTimeoutMs: 60_000 })
+    const statusOf = async () => {
+      const r = await kvlogInProcess(['import', 'status', '--endpoint', again.http, '-o', 'json'])
+      return JSON.parse(r.stdout) as { state: string; error?: { code: string } }
+    }
+    try {
+      await eventually('the mirror has failed', async () => (await statusOf()).state === 'failed', 30_000, statusOf)
+      expect((await statusOf()).error?.code).to.equal('COMPACTED')
+      const cut = await kvlogInProcess(['import', 'cutover', '--endpoint', again.http, '--timeout', '1000'])
+      expect(cut.code).to.equal(1)
+      const answer = await fetch(`${again.http}/v1/follow/cutover`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      })
+      expect(((await answer.json()) as { error: { code: string } }).error.code).to.equal('UNAVAILABLE')
+      expect((await statusOf()).state).to.equal('failed')
+      const put = await fetch(`${again.http}/v1/kv`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ key: '/x', value: 'no' }),
+      })
+      expect(((await put.json()) as { error: { code: string } }).error.code).to.equal('READ_ONLY')
+    } finally {
+      await again.cleanup()
+    }
   })
 })
