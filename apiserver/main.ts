@@ -253,6 +253,8 @@ function restorePoint(a: OfflineArgs): RestorePoint | undefined {
 }
 
 async function importCommand(argv: string[], terminal: Terminal): Promise<number> {
+  if (argv.includes('--follow'))
+    throw new UsageError('to keep following etcd after the import, serve: kvlog serve --follow-etcd ENDPOINTS --data-dir DIR')
   const a = parseOfflineArgs(argv, ['from-etcd', 'timeout', 'cacert', 'cert', 'key', 'user'])
   if (a.help) {
     process.stdout.write(IMPORT_HELP + '\n')

@@ -211,6 +211,8 @@ describe('kvlog import --from-etcd', function () {
       ['import', '--from-etcd', dead],
       ['import', '--bogus', 'x'],
       ['import', 'extra', '--from-etcd', dead, '--data-dir', dir],
+      ['import', '--from-etcd', dead, '--data-dir', dir, '--follow'],
+      ['import', 'cutover', '--timeout', 'soon'],
     ]) {
       expect((await kvlogInProcess(args)).code, args.join(' ')).to.equal(2)
     }
