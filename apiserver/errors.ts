@@ -42,6 +42,7 @@ export const ERROR_STATUS: Record<ErrorCode, ProtocolStatus> = {
   LEASE_TTL_TOO_LARGE: { http: 400, grpc: GRPC.OUT_OF_RANGE, k8sReason: 'BadRequest' },
   NO_SPACE: { http: 507, grpc: GRPC.RESOURCE_EXHAUSTED, k8sReason: 'InternalError' },
   CLOSED: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
+  READ_ONLY: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
   NOT_FOUND: { http: 404, grpc: GRPC.NOT_FOUND, k8sReason: 'NotFound' },
   UNKNOWN_WATCH: { http: 404, grpc: GRPC.NOT_FOUND, k8sReason: 'NotFound' },
   WATCH_ID_EXISTS: { http: 409, grpc: GRPC.ALREADY_EXISTS, k8sReason: 'AlreadyExists' },

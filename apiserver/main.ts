@@ -9,6 +9,7 @@
  *       TIME (restore-to.ts)
  *   kvlog import --from-etcd ENDPOINTS --data-dir DIR [-o table|json]              offline: writes a fresh
  *       data directory from a running etcd, with etcd's revisions (import/import-etcd.ts)
+ *   kvlog import status|cutover [--endpoint URL]   a following server's lag; its cutover (import/follow-command.ts)
  *
  * Exit codes as the client CLI's: 0 ok, 1 error, 2 usage (a bad setting included), 3 COMPACTED. Messages start with
  * `kvlog <command>: `. The terminal helpers (progress bar, sizes) come from the caller, so this side of the
@@ -24,6 +25,7 @@ import { startServer } from './server.js'
 import { restoreFile, type Progress } from './restore.js'
 import { restoreToRevision, type RestorePoint } from './restore-to.js'
 import { importFromEtcd } from './import/import-etcd.js'
+import { runFollowCommand } from './import/follow-command.js'
 
 export interface Terminal {
   progressBar(label: string, total: number): Progress
@@ -82,14 +84,20 @@ Examples:
   kvlog snapshot restore backup.snap --data-dir ./before --to-time 2026-11-22T14:02:00Z -o json`
 
 const IMPORT_USAGE = 'import --from-etcd ENDPOINTS --data-dir DIR'
-const IMPORT_HELP = `Usage: kvlog ${IMPORT_USAGE} [-o table|json]
+const IMPORT_HELP = `Usage: kvlog ${IMPORT_USAGE} [--cacert FILE] [--cert FILE --key FILE] [--user NAME:PASSWORD] [-o table|json]
+       kvlog import status|cutover [--endpoint URL] [--timeout MS] [-o table|json]
 
 Offline: writes a fresh data directory (missing or empty) from a running etcd (v3 gRPC; ENDPOINTS is a
 comma-separated list of host:port, the first that answers is used), keeping etcd's revisions: every key's
 create and mod revision and version, the history since etcd's compact revision, the compact revision
 itself, and the leases with their remaining TTLs. The store is written beside DIR and moved into place
 only when complete: on any failure nothing is left behind. Writes the source takes after the import
-began are not copied.`
+began are not copied. --cacert, --cert, --key and --user reach an etcd with TLS and auth as etcdctl's do
+(an https:// endpoint means TLS too).
+
+To keep following the etcd until a cutover, serve with --follow-etcd ENDPOINTS instead (it imports an empty
+data dir first). "import status" shows such a server's lag; "import cutover" waits until it holds etcd's
+current revision (stop etcd's writers first), stops following and opens writes (docs/operations.md).`
 
 export async function main(argv: string[], terminal: Terminal): Promise<number> {
   const [name = '', ...rest] = argv
@@ -147,6 +155,11 @@ interface OfflineArgs {
   fromEtcd?: string
   toRevision?: string
   toTime?: string
+  /** Towards the source etcd, as etcdctl's flags. */
+  access: { cacert?: string; cert?: string; key?: string; user?: string }
+  timeout?: string
+  /** The server to ask (import status/cutover); the other offline commands ignore it. */
+  endpoint?: string
   output: string
   help: boolean
 }
@@ -156,7 +169,7 @@ interface OfflineArgs {
  * (--flag value or --flag=value). --endpoint is accepted and ignored (KVLOG_ENDPOINT habits).
  */
 function parseOfflineArgs(argv: string[], extra: readonly string[] = []): OfflineArgs {
-  const parsed: OfflineArgs = { positionals: [], output: 'table', help: false }
+  const parsed: OfflineArgs = { positionals: [], access: {}, output: 'table', help: false }
   const positionals = parsed.positionals
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -182,7 +195,10 @@ function parseOfflineArgs(argv: string[], extra: readonly string[] = []): Offlin
     else if (flag === 'from-etcd') parsed.fromEtcd = value
     else if (flag === 'to-revision') parsed.toRevision = value
     else if (flag === 'to-time') parsed.toTime = value
-    else if (flag !== 'endpoint') parsed.output = value
+    else if (flag === 'timeout') parsed.timeout = value
+    else if (flag === 'cacert' || flag === 'cert' || flag === 'key' || flag === 'user') parsed.access[flag] = value
+    else if (flag === 'endpoint') parsed.endpoint = value
+    else parsed.output = value
   }
   return parsed
 }
@@ -237,16 +253,34 @@ function restorePoint(a: OfflineArgs): RestorePoint | undefined {
 }
 
 async function importCommand(argv: string[], terminal: Terminal): Promise<number> {
-  const a = parseOfflineArgs(argv, ['from-etcd'])
+  if (argv.includes('--follow'))
+    throw new UsageError('to keep following etcd after the import, serve: kvlog serve --follow-etcd ENDPOINTS --data-dir DIR')
+  const a = parseOfflineArgs(argv, ['from-etcd', 'timeout', 'cacert', 'cert', 'key', 'user'])
   if (a.help) {
     process.stdout.write(IMPORT_HELP + '\n')
     return 0
   }
   if (a.output !== 'table' && a.output !== 'json') throw new UsageError(`-o: expected table or json, got ${a.output}`)
+  const verb = a.positionals[0]
+  if (verb === 'status' || verb === 'cutover') {
+    if (a.positionals.length > 1) throw new UsageError(`unexpected argument ${a.positionals[1]}`)
+    const timeoutMs = a.timeout === undefined ? undefined : Number(a.timeout)
+    if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs >= 0))
+      throw new UsageError(`--timeout: milliseconds, got ${a.timeout}`)
+    const line = (l: string) => process.stdout.write(l + '\n')
+    await runFollowCommand(
+      { verb, output: a.output, ...(a.endpoint ? { endpoint: a.endpoint } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+      line,
+    )
+    return 0
+  }
+  if (a.timeout !== undefined) throw new UsageError('--timeout goes with import cutover')
   if (a.positionals.length > 0) throw new UsageError(`unexpected argument ${a.positionals[0]}`)
   if (a.fromEtcd === undefined || a.fromEtcd === '') throw new UsageError(`import needs --from-etcd ENDPOINTS: ${IMPORT_USAGE}`)
   if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('import needs --data-dir DIR (a new, empty directory)')
+  const { cacert, cert, key, user } = a.access
   const r = await importFromEtcd(a.fromEtcd, a.dataDir, {
+    access: { caFile: cacert, certFile: cert, keyFile: key, user },
     progress: (total) => terminal.rateBar('importing history', total, 'revisions'),
     note: (line) => process.stderr.write(`kvlog import: ${line}\n`),
   })

@@ -19,6 +19,8 @@ import { guardLog } from './auth/guarded-log.js'
 import { AuthStore } from './auth/store.js'
 import { loadTokenFile } from './auth/token-file.js'
 import { httpCaller } from './http-caller.js'
+import { openFollowing } from './import/follow-serve.js'
+import { followMetrics, followRoutes } from './import/follow-routes.js'
 import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
@@ -48,8 +50,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const tls = await loadTls(config)
   applyV8Settings(config)
   const level = levelLogOptions(config)
-  const cluster = config.natsUrl === '' ? undefined : await openClusterMember(config, level)
-  const store = cluster ?? (await openLevelLog(level))
+  const following = config.followEtcd === '' ? undefined : await openFollowing(config, level, (line) => process.stderr.write(line + '\n'))
+  const cluster = config.natsUrl === '' || following ? undefined : await openClusterMember(config, level)
+  const store = following?.store ?? cluster ?? (await openLevelLog(level))
   const authStore = await AuthStore.open(store, {
     tokenTtlMs: config.authTokenTtl,
     passwordHashCost: config.authPasswordHashCost,
@@ -81,6 +84,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
     callerOf: (request) => httpCaller(auth, request),
     authorizeRead: (who, prefix) => auth.checkRange(who, prefix, prefixEnd(Buffer.from(prefix)), 'read'),
   })
+  if (following) {
+    followRoutes(app, following.follower, auth, config.followEtcdCutoverTimeout)
+    followMetrics(metrics.registry, following.follower)
+  }
   const websockets = attachWebSocketWatch(app.server, watch, auth, {
     maxPayload: config.wsMaxPayload,
     heartbeatInterval: config.wsHeartbeatInterval,
@@ -127,6 +134,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await app.close()
       clearTimeout(cut)
       compaction.stop()
+      await following?.follower.close()
       authStore.close()
       await store.close()
       // A stale ready file would point the next reader at a dead address.

@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'LEASE_TTL_TOO_LARGE'
   | 'NO_SPACE'
   | 'CLOSED'
+  | 'READ_ONLY'
   | 'NOT_FOUND'
   | 'UNKNOWN_WATCH'
   | 'WATCH_ID_EXISTS'

@@ -130,6 +130,14 @@ export interface Config {
   clientCertAuth: boolean
   /** '' = no static tokens. */
   tokenAuthFile: string
+  /** '' = not following. Comma-separated etcd endpoints. */
+  followEtcd: string
+  followEtcdStatusInterval: number
+  followEtcdCutoverTimeout: number
+  followEtcdCaFile: string
+  followEtcdCertFile: string
+  followEtcdKeyFile: string
+  followEtcdUser: string
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -887,6 +895,71 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "Static bearer tokens in kube-apiserver's --token-auth-file CSV format (token,user,uid[,groups]); each names a kvlog user, on every door. Read at startup.",
     flag: '--token-auth-file',
     env: 'KVLOG_TOKEN_AUTH_FILE',
+  },
+  followEtcd: {
+    key: 'followEtcd',
+    type: 'string',
+    default: '',
+    description:
+      "Mirror a running etcd (comma-separated endpoints) until cutover: an empty dataDir is first imported from it with etcd's revisions, then every etcd revision is applied as it happens; reads and watches are served, writes are refused with READ_ONLY until `kvlog import cutover`. A store that was cut over refuses to follow again. Single node only. '' = not following.",
+    flag: '--follow-etcd',
+    env: 'KVLOG_FOLLOW_ETCD',
+  },
+  followEtcdStatusInterval: {
+    key: 'followEtcdStatusInterval',
+    type: 'duration',
+    default: 1000,
+    min: 10,
+    max: 60_000,
+    description:
+      "While following an etcd: how often its current revision is asked for, to report the mirror's lag (revisions and seconds behind) when no events arrive.",
+    flag: '--follow-etcd-status-interval',
+    env: 'KVLOG_FOLLOW_ETCD_STATUS_INTERVAL',
+  },
+  followEtcdCutoverTimeout: {
+    key: 'followEtcdCutoverTimeout',
+    type: 'duration',
+    default: 60_000,
+    min: 10,
+    max: 3_600_000,
+    description:
+      "While following an etcd: how long a cutover waits for the mirror to reach the source's revision before it gives up (UNAVAILABLE) and goes on following; a cutover request may ask for less or more.",
+    flag: '--follow-etcd-cutover-timeout',
+    env: 'KVLOG_FOLLOW_ETCD_CUTOVER_TIMEOUT',
+  },
+  followEtcdCaFile: {
+    key: 'followEtcdCaFile',
+    type: 'string',
+    default: '',
+    description:
+      "While following an etcd: the CA that signs its server certificate (etcdctl's --cacert); set, or an https:// endpoint, means TLS. '' = plain gRPC (or the system's CAs for https://).",
+    flag: '--follow-etcd-ca-file',
+    env: 'KVLOG_FOLLOW_ETCD_CA_FILE',
+  },
+  followEtcdCertFile: {
+    key: 'followEtcdCertFile',
+    type: 'string',
+    default: '',
+    description: "While following an etcd: the client certificate to present (etcdctl's --cert; needs followEtcdKeyFile). '' = none.",
+    flag: '--follow-etcd-cert-file',
+    env: 'KVLOG_FOLLOW_ETCD_CERT_FILE',
+  },
+  followEtcdKeyFile: {
+    key: 'followEtcdKeyFile',
+    type: 'string',
+    default: '',
+    description: "While following an etcd: the client certificate's private key (etcdctl's --key). '' = none.",
+    flag: '--follow-etcd-key-file',
+    env: 'KVLOG_FOLLOW_ETCD_KEY_FILE',
+  },
+  followEtcdUser: {
+    key: 'followEtcdUser',
+    type: 'string',
+    default: '',
+    description:
+      "While following an etcd with auth enabled: NAME:PASSWORD of a user that may read every key and list leases (etcdctl's --user; root in practice). '' = no auth.",
+    flag: '--follow-etcd-user',
+    env: 'KVLOG_FOLLOW_ETCD_USER',
   },
 }
 

@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   LEASE_TTL_TOO_LARGE: "A lease grant asked for a TTL above 9,000,000,000 seconds (etcd's limit).",
   NO_SPACE: 'The database is over its space quota; only reads and deletes are accepted until space is freed.',
   CLOSED: 'The store is closed or shutting down.',
+  READ_ONLY: 'The server mirrors another store (it follows an etcd until cutover) and takes no writes; retry after the cutover.',
   NOT_FOUND: 'The addressed resource or route does not exist.',
   UNKNOWN_WATCH: 'The watch id does not name a watch on this connection.',
   WATCH_ID_EXISTS: 'A watch with the requested id already exists on this connection.',

@@ -3,7 +3,7 @@
  * (backend.ts). This is the documented entry point for programs that embed the store; everything else under
  * log/ is internal and may change.
  */
-export { openLevelLog } from './level/level-log.js'
+export { openLevelLog, type LevelLog, type ReplicatedWrite } from './level/level-log.js'
 export { restoreSnapshot } from './level/snapshot.js'
 export { DEFAULT_LEVEL_LOG_OPTIONS, levelLogOptions, type LevelLogOptions } from './level/options.js'
 export type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse, WriteResult } from './backend.js'

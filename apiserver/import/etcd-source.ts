@@ -7,8 +7,10 @@
  * Errors are KvlogErrors: UNAVAILABLE when no endpoint answers, COMPACTED when the source compacted past
  * a revision the import still needed (import-etcd.ts starts over from the new floor).
  */
+import { readFile } from 'node:fs/promises'
 import {
   credentials,
+  type ChannelCredentials,
   makeGenericClientConstructor,
   Metadata,
   status,
@@ -46,30 +48,68 @@ export interface SourceLease {
   ttl: number
 }
 
+/**
+ * How to reach the source, as etcdctl's flags say it: --cacert (TLS, trusting this CA; an https://
+ * endpoint alone trusts the system's CAs), --cert/--key (a client certificate), --user NAME:PASSWORD
+ * (etcd's auth: a token from Authenticate rides in each call's `token` metadata; an expired token is
+ * renewed once per call).
+ */
+export interface SourceAccess {
+  caFile?: string
+  certFile?: string
+  keyFile?: string
+  user?: string
+}
+
 export class EtcdSource {
   private readonly clients = new Map<string, Client & Record<string, unknown>>()
+  private token: string | undefined
 
-  private constructor(readonly endpoint: string) {}
+  private constructor(
+    readonly endpoint: string,
+    private readonly creds: ChannelCredentials,
+    private readonly user: { name: string; password: string } | undefined,
+  ) {}
 
-  /** Connects to the first of `endpoints` (comma-separated host:port or http://host:port) that answers Status. */
-  static async connect(endpoints: string): Promise<EtcdSource> {
-    const list = endpoints
+  /** Connects to the first of `endpoints` (comma-separated host:port or http(s)://host:port) that answers Status. */
+  static async connect(endpoints: string, access: SourceAccess = {}): Promise<EtcdSource> {
+    const raw = endpoints
       .split(',')
-      .map((e) => e.trim().replace(/^https?:\/\//, ''))
+      .map((e) => e.trim())
       .filter((e) => e !== '')
-    if (list.length === 0) throw new KvlogError('INVALID_ARGUMENT', '--from-etcd: no endpoint given', { field: 'from-etcd' })
+    if (raw.length === 0) throw new KvlogError('INVALID_ARGUMENT', '--from-etcd: no endpoint given', { field: 'from-etcd' })
+    const list = raw.map((e) => e.replace(/^https?:\/\//, ''))
+    const creds = await channelCredentials(
+      access,
+      raw.some((e) => e.startsWith('https://')),
+    )
+    const user = parseUser(access.user)
     const failures: string[] = []
     for (const endpoint of list) {
-      const source = new EtcdSource(endpoint)
+      const source = new EtcdSource(endpoint, creds, user)
       try {
+        if (user !== undefined) await source.authenticate()
         await source.call('Maintenance', 'Status', {})
         return source
       } catch (err) {
         source.close()
+        if (err instanceof KvlogError && err.code === 'UNAUTHENTICATED') throw err
         failures.push(`${endpoint}: ${err instanceof Error ? err.message : String(err)}`)
       }
     }
     throw new KvlogError('UNAVAILABLE', `cannot reach etcd (${failures.join('; ')})`, { endpoints: list })
+  }
+
+  private async authenticate(): Promise<void> {
+    this.token = undefined
+    const r = await this.call('Auth', 'Authenticate', { name: this.user!.name, password: this.user!.password })
+    this.token = String(r.token)
+  }
+
+  private metadata(): Metadata {
+    const md = new Metadata()
+    if (this.token !== undefined) md.set('token', this.token)
+    return md
   }
 
   close(): void {
@@ -122,10 +162,13 @@ export class EtcdSource {
 
   /**
    * The history from `from` (inclusive), as whole revisions in order, until the caller stops iterating.
-   * A source compacted past `from` ends it with COMPACTED.
+   * A source compacted past `from` ends it with COMPACTED. Aborting `signal` cancels the watch (the
+   * iteration then ends with an error the caller who aborted ignores).
    */
-  async *history(from: number): AsyncGenerator<{ revision: number; events: SourceEvent[] }> {
+  async *history(from: number, signal?: AbortSignal): AsyncGenerator<{ revision: number; events: SourceEvent[] }> {
     const stream = this.watchStream()
+    const cancel = () => stream.cancel()
+    signal?.addEventListener('abort', cancel, { once: true })
     try {
       stream.write({ create_request: { key: ALL_KEYS, range_end: ALL_KEYS, start_revision: from, prev_kv: true } })
       for await (const m of stream as AsyncIterable<Message>) {
@@ -147,6 +190,7 @@ export class EtcdSource {
       }
       throw new KvlogError('UNAVAILABLE', 'the etcd watch ended before the import reached the head')
     } finally {
+      signal?.removeEventListener('abort', cancel)
       stream.cancel()
     }
   }
@@ -164,11 +208,18 @@ export class EtcdSource {
     return out
   }
 
+  /** One lease's granted and remaining TTL, or undefined if the source no longer has it. */
+  async lease(id: bigint): Promise<SourceLease | undefined> {
+    const t = await this.call('Lease', 'LeaseTimeToLive', { ID: id.toString() })
+    const ttl = Number(t.TTL)
+    return ttl < 0 ? undefined : { id, grantedTtl: Number(t.grantedTTL), ttl }
+  }
+
   private client(service: string): Client & Record<string, unknown> {
     let c = this.clients.get(service)
     if (c === undefined) {
       const Ctor = makeGenericClientConstructor(serviceDefinition(`etcdserverpb.${service}`), service)
-      c = new Ctor(this.endpoint, credentials.createInsecure()) as Client & Record<string, unknown>
+      c = new Ctor(this.endpoint, this.creds) as Client & Record<string, unknown>
       this.clients.set(service, c)
     }
     return c
@@ -176,13 +227,23 @@ export class EtcdSource {
 
   private watchStream(): ClientDuplexStream<Message, Message> {
     const c = this.client('Watch')
-    return (c.Watch as () => ClientDuplexStream<Message, Message>).call(c)
+    return (c.Watch as (md: Metadata) => ClientDuplexStream<Message, Message>).call(c, this.metadata())
   }
 
-  private call(service: string, method: string, request: Message): Promise<Message> {
+  private async call(service: string, method: string, request: Message): Promise<Message> {
+    try {
+      return await this.callOnce(service, method, request)
+    } catch (err) {
+      if (!(err instanceof KvlogError && err.code === 'UNAUTHENTICATED' && this.token !== undefined)) throw err
+      await this.authenticate()
+      return await this.callOnce(service, method, request)
+    }
+  }
+
+  private callOnce(service: string, method: string, request: Message): Promise<Message> {
     const c = this.client(service)
     return new Promise((resolve, reject) => {
-      ;(c[method] as Unary).call(c, request, new Metadata(), { deadline: Date.now() + CALL_TIMEOUT_MS }, (err, response) => {
+      ;(c[method] as Unary).call(c, request, this.metadata(), { deadline: Date.now() + CALL_TIMEOUT_MS }, (err, response) => {
         if (err === null) return resolve(response)
         reject(sourceError(err, this.endpoint))
       })
@@ -190,10 +251,37 @@ export class EtcdSource {
   }
 }
 
+async function channelCredentials(access: SourceAccess, https: boolean): Promise<ChannelCredentials> {
+  if ((access.certFile ?? '') !== '' && (access.keyFile ?? '') === '')
+    throw new KvlogError('INVALID_ARGUMENT', '--cert needs --key', { field: 'key' })
+  if ((access.keyFile ?? '') !== '' && (access.certFile ?? '') === '')
+    throw new KvlogError('INVALID_ARGUMENT', '--key needs --cert', { field: 'cert' })
+  const tls = https || [access.caFile, access.certFile].some((f) => (f ?? '') !== '')
+  if (!tls) return credentials.createInsecure()
+  const read = async (file: string | undefined, field: string) => {
+    if ((file ?? '') === '') return null
+    return readFile(file!).catch((err: NodeJS.ErrnoException) => {
+      throw new KvlogError('INVALID_ARGUMENT', `--${field} ${file}: ${err.code ?? err.message}`, { field })
+    })
+  }
+  return credentials.createSsl(await read(access.caFile, 'cacert'), await read(access.keyFile, 'key'), await read(access.certFile, 'cert'))
+}
+
+function parseUser(user: string | undefined): { name: string; password: string } | undefined {
+  if (user === undefined || user === '') return undefined
+  const colon = user.indexOf(':')
+  if (colon <= 0) throw new KvlogError('INVALID_ARGUMENT', '--user: NAME:PASSWORD', { field: 'user' })
+  return { name: user.slice(0, colon), password: user.slice(colon + 1) }
+}
+
 function sourceError(err: ServiceError, endpoint: string): KvlogError {
   if (err.code === status.OUT_OF_RANGE && /compacted/.test(err.details)) {
     return new KvlogError('COMPACTED', `etcd at ${endpoint}: ${err.details}`)
   }
+  if (err.code === status.UNAUTHENTICATED || /authentication failed|invalid auth token|user name is empty/.test(err.details)) {
+    return new KvlogError('UNAUTHENTICATED', `etcd at ${endpoint}: ${err.details}`)
+  }
+  if (err.code === status.PERMISSION_DENIED) return new KvlogError('PERMISSION_DENIED', `etcd at ${endpoint}: ${err.details}`)
   if (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED) {
     return new KvlogError('UNAVAILABLE', `etcd at ${endpoint} is unreachable: ${err.details}`)
   }

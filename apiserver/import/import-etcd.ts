@@ -10,8 +10,10 @@
  *
  * The store is built in a new directory beside DIR (same parent, so the final rename is atomic) and
  * renamed to DIR only once it is complete and synced; any failure removes it, so DIR is either absent or
- * empty, or holds the whole store. DIR must be missing or empty. If the source compacts past a revision the
- * import still needs, the import starts over from the new floor (up to `maxRestarts` times) and says so.
+ * empty, or holds the whole store. DIR must be missing or empty. An import that was killed leaves its work
+ * directory behind; the next import of DIR removes it and starts over (it says so). If the source compacts
+ * past a revision the import still needs, the import starts over from the new floor (up to `maxRestarts`
+ * times) and says so.
  *
  * Not carried over: commit timestamps (etcd keeps none: each imported revision is stamped with the time it
  * was imported), and writes the source takes after H.
@@ -20,7 +22,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, rmdir } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { KvlogError, StoreImport, type ImportedWrite, type LevelLogOptions } from '../../log/index.js'
 import { OP_DELETE, OP_PUT, type LoggedOp } from '../../log/ops.js'
-import { EtcdSource, type SourceEvent } from './etcd-source.js'
+import { EtcdSource, type SourceAccess, type SourceEvent } from './etcd-source.js'
 
 /** Progress of the history copy, in revisions (main.ts gets the drawing from bin/kvlog). */
 export interface RevisionProgress {
@@ -29,6 +31,8 @@ export interface RevisionProgress {
 }
 
 export interface EtcdImportOptions {
+  /** TLS and auth towards the source (etcdctl's --cacert, --cert, --key, --user). */
+  access?: SourceAccess
   /** A progress display for `total` revisions of history. */
   progress?: (total: number) => RevisionProgress
   /** Called (and awaited) after each page of the base state with the keys copied so far. */
@@ -61,7 +65,8 @@ const EMPTY = Buffer.alloc(0)
 export async function importFromEtcd(endpoints: string, dir: string, o: EtcdImportOptions = {}): Promise<EtcdImportResult> {
   const target = resolve(dir)
   await checkTarget(target)
-  const source = await EtcdSource.connect(endpoints)
+  await removeInterrupted(target, o.note)
+  const source = await EtcdSource.connect(endpoints, o.access)
   const maxRestarts = o.maxRestarts ?? 3
   try {
     for (let restarts = 0; ; restarts++) {
@@ -86,6 +91,19 @@ export async function importFromEtcd(endpoints: string, dir: string, o: EtcdImpo
     }
   } finally {
     source.close()
+  }
+}
+
+/**
+ * An import killed mid-way (SIGKILL, a crash) leaves its work directory beside DIR: it is removed and the
+ * import starts over from scratch, saying so. (Only a complete store is ever renamed to DIR.)
+ */
+async function removeInterrupted(target: string, note: EtcdImportOptions['note']): Promise<void> {
+  const prefix = `.${basename(target)}.import-`
+  const names = await readdir(dirname(target)).catch(() => [] as string[])
+  for (const name of names.filter((n) => n.startsWith(prefix))) {
+    await rm(join(dirname(target), name), { recursive: true, force: true })
+    note?.(`removed ${name}, left by an interrupted import of ${target}; starting over from scratch`)
   }
 }
 

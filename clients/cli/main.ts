@@ -159,7 +159,8 @@ Usage: kvlog <command> [flags]
 
 Commands:
   serve      run the server (every setting is a flag; see docs/configuration.md)
-  import     --from-etcd ENDPOINTS --data-dir DIR: a new data dir from a running etcd, same revisions (offline)
+  import     --from-etcd ENDPOINTS --data-dir DIR: a new data dir from a running etcd, same revisions (offline);
+             status|cutover: the lag and the cutover of a server started with --follow-etcd
 ${Object.entries(COMMANDS)
   .map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`)
   .join('\n')}

@@ -66,13 +66,19 @@ const NO_OPS: NTxn = { type: 'txn', compare: [], success: [], failure: [] }
 
 /** A write replicated by the cluster engine, applied with LevelLog.applyReplicated. */
 export type ReplicatedWrite =
-  | { type: 'txn'; request: TxnRequest }
+  /** unlimited: a write another store already took (a mirrored etcd revision), not held to maxTxnOps or maxRequestBytes. */
+  | { type: 'txn'; request: TxnRequest; unlimited?: boolean }
   | { type: 'leaseGrant'; id: bigint; ttl: number }
   | { type: 'leaseKeepAlive'; id: bigint }
   | { type: 'leaseRevoke'; id: bigint }
 export type ReplicatedResult = TxnResult | LeaseGrant
 
 const FORMAT_VERSION = 1
+
+/** Request limits lifted for writes whose size was decided elsewhere (a lease's keys, a mirrored revision). */
+function unlimited(limits: Limits): Limits {
+  return { ...limits, maxTxnOps: Infinity, maxRequestBytes: Infinity }
+}
 
 /**
  * LevelDB tuning, shared with bench/store.bench.ts's raw baseline so both write the same way.
@@ -221,11 +227,18 @@ export class LevelLog implements Log {
     log.resumed = compactor.resume()
     log.resumed?.catch(() => undefined)
     // 0: the store never expires leases itself (a replica whose leases are expired through its log).
-    if (o.leaseCheckInterval > 0) {
-      log.leaseTimer = setInterval(() => log.revokeExpired(), o.leaseCheckInterval)
-      log.leaseTimer.unref()
-    }
+    if (o.leaseCheckInterval > 0) log.expireLeases(o.leaseCheckInterval)
     return log
+  }
+
+  /**
+   * Starts revoking expired leases every `interval` ms (a store opened with leaseCheckInterval 0 that
+   * starts owning its leases, e.g. a mirror of etcd at cutover). Does nothing if it already does.
+   */
+  expireLeases(interval: number): void {
+    if (this.leaseTimer !== undefined || this.closed) return
+    this.leaseTimer = setInterval(() => this.revokeExpired(), interval)
+    this.leaseTimer.unref()
   }
 
   get revision(): number {
@@ -362,7 +375,7 @@ export class LevelLog implements Log {
   async leaseRevoke(id: bigint): Promise<{ revision: number }> {
     this.checkOpen()
     const lease = checkLeaseId(id, 'id')
-    const limits = { ...this.limits, maxTxnOps: Infinity, maxRequestBytes: Infinity }
+    const limits = unlimited(this.limits)
     const r = await this.writer.submit(() => {
       const { keys, records } = this.leaseTable.revoke(lease)
       const txn = normalizeTxn({ success: keys.map((key) => ({ type: 'delete' as const, key })) }, limits)
@@ -433,7 +446,7 @@ export class LevelLog implements Log {
     for (const w of writes) {
       try {
         if (w.type === 'txn') {
-          const txn = normalizeTxn(w.request, this.limits)
+          const txn = normalizeTxn(w.request, w.unlimited === true ? unlimited(this.limits) : this.limits)
           this.refuseIfNoSpace(canPut(txn.success) || canPut(txn.failure))
           const i = txns.push(txn) - 1
           results.push(() => out.txns[i])
@@ -461,7 +474,7 @@ export class LevelLog implements Log {
           results.push(() => out.txns[i].then(() => ({ id: lease, ttl })))
         } else {
           const lease = checkLeaseId(w.id, 'id')
-          const limits = { ...this.limits, maxTxnOps: Infinity, maxRequestBytes: Infinity }
+          const limits = unlimited(this.limits)
           const i =
             txns.push(() => {
               const { keys, records } = this.leaseTable.revoke(lease)

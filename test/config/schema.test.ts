@@ -87,6 +87,13 @@ const EXPECTED_DEFAULTS: Config = {
   authMaxPendingLogins: 64,
   clientCertAuth: false,
   tokenAuthFile: '',
+  followEtcd: '',
+  followEtcdStatusInterval: 1000,
+  followEtcdCutoverTimeout: 60_000,
+  followEtcdCaFile: '',
+  followEtcdCertFile: '',
+  followEtcdKeyFile: '',
+  followEtcdUser: '',
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)

@@ -27,7 +27,14 @@ export interface ClusterProcesses {
   cleanup(): Promise<void>
 }
 
-export async function startMembers(nats: NatsCluster, clusterName: string, count = 3, extraArgs: string[] = []): Promise<ClusterProcesses> {
+export async function startMembers(
+  nats: NatsCluster,
+  clusterName: string,
+  count = 3,
+  extraArgs: string[] = [],
+  /** Fills a member's data dir before its first start (e.g. with a copy of an imported store). */
+  seed?: (dir: string) => Promise<void>,
+): Promise<ClusterProcesses> {
   const root = await mkdtemp(join(tmpdir(), 'kvlog-members-'))
   const members: Member[] = []
   for (let i = 0; i < count; i++) {
@@ -69,6 +76,7 @@ export async function startMembers(nats: NatsCluster, clusterName: string, count
     },
   }
   try {
+    if (seed) for (const m of members) await seed(m.dir)
     for (let i = 0; i < count; i++) await start(i)
   } catch (err) {
     await cluster.cleanup()

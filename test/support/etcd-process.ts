@@ -17,6 +17,8 @@ export interface EtcdProcess {
   child: ChildProcess
   /** host:port of the client URL (what etcdctl --endpoints and gRPC clients take). */
   endpoint: string
+  /** With options.tls: host:port of the TLS client URL. */
+  tlsEndpoint?: string
   dataDir: string
   stderr(): string
   /** Kills etcd (SIGTERM, then SIGKILL after 5 s) and removes its data dir. */
@@ -26,6 +28,8 @@ export interface EtcdProcess {
 export interface EtcdOptions {
   /** Extra flags, e.g. ['--max-request-bytes', '1024']. */
   args?: string[]
+  /** Also serve clients over TLS, on another port (tlsEndpoint), asking for client certificates signed by `ca`. */
+  tls?: { cert: string; key: string; ca: string }
 }
 
 /** A port that was free a moment ago on 127.0.0.1 (the OS picks it; the caller binds it soon after). */
@@ -69,7 +73,10 @@ async function startOnce(o: EtcdOptions): Promise<EtcdProcess> {
   const clientPort = await freePort()
   let peerPort = await freePort()
   while (peerPort === clientPort) peerPort = await freePort()
-  const client = `http://127.0.0.1:${clientPort}`
+  const tlsPort = o.tls ? await freePort() : undefined
+  const plain = `http://127.0.0.1:${clientPort}`
+  const client = tlsPort === undefined ? plain : `${plain},https://127.0.0.1:${tlsPort}`
+  const tlsArgs = o.tls ? ['--cert-file', o.tls.cert, '--key-file', o.tls.key, '--trusted-ca-file', o.tls.ca, '--client-cert-auth'] : []
   const peer = `http://127.0.0.1:${peerPort}`
   const child = spawn(
     ETCD_BIN,
@@ -101,6 +108,7 @@ async function startOnce(o: EtcdOptions): Promise<EtcdProcess> {
       'zap',
       '--log-level',
       'error',
+      ...tlsArgs,
       ...(o.args ?? []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
@@ -123,7 +131,8 @@ async function startOnce(o: EtcdOptions): Promise<EtcdProcess> {
     await stop()
     throw e
   }
-  return { child, endpoint: `127.0.0.1:${clientPort}`, dataDir, stderr: () => stderr, stop }
+  const tlsEndpoint = tlsPort === undefined ? {} : { tlsEndpoint: `127.0.0.1:${tlsPort}` }
+  return { child, endpoint: `127.0.0.1:${clientPort}`, ...tlsEndpoint, dataDir, stderr: () => stderr, stop }
 }
 
 /**

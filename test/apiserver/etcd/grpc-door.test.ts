@@ -14,6 +14,7 @@ import type { Message } from '../../../apiserver/etcd/proto.js'
 import { restoreSnapshot } from '../../../log/level/snapshot.js'
 import { etcdGrpc, responses, type EtcdGrpc } from '../../support/etcd-grpc.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
+import { makeTestCerts } from '../../support/test-certs.js'
 
 const b = (s: string) => Buffer.from(s)
 
@@ -193,41 +194,7 @@ describe('apiserver/etcd: TLS with client certificates on both listeners', funct
   let server: ServerProcess
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kvlog-tls-'))
-    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' })
-    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=kvlog-test-ca')
-    for (const name of ['server', 'client']) {
-      ssl(
-        'req',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        `${name}.key`,
-        '-out',
-        `${name}.csr`,
-        '-subj',
-        `/CN=${name === 'server' ? 'localhost' : 'client'}`,
-      )
-      const ext = join(dir, `${name}.ext`)
-      execFileSync('sh', ['-c', `printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > ${ext}`])
-      ssl(
-        'x509',
-        '-req',
-        '-in',
-        `${name}.csr`,
-        '-CA',
-        'ca.crt',
-        '-CAkey',
-        'ca.key',
-        '-CAcreateserial',
-        '-out',
-        `${name}.crt`,
-        '-days',
-        '2',
-        '-extfile',
-        ext,
-      )
-    }
+    makeTestCerts(dir)
     server = await startServerProcess([
       '--tls-cert-file',
       join(dir, 'server.crt'),

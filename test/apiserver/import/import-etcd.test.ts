@@ -7,8 +7,10 @@
  * tolerance). Then the store behaves normally: a new write gets head + 1, compaction works, reads below the
  * floor are COMPACTED. A watch cut on etcd resumes on the imported kvlog from its last revision with
  * exactly the remaining events, then kvlog's own. Bad input: an unreachable source and a non-empty target
- * fail with stable codes and leave nothing behind; the command's usage errors exit 2; a source that
- * compacts while the base state is being read makes the import start over from the new floor.
+ * fail with stable codes and leave nothing behind; the command's usage errors exit 2; an import killed
+ * with SIGKILL mid-way leaves its work directory, which the next import removes, saying it starts over;
+ * a source that compacts while the base state is being read makes the import start over from the new
+ * floor.
  */
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
@@ -18,12 +20,11 @@ import { expect } from 'chai'
 import { importFromEtcd } from '../../../apiserver/import/import-etcd.js'
 import { isKvlogError } from '../../../log/index.js'
 import type { EtcdGrpc } from '../../support/etcd-grpc.js'
+import { leases, plainKv, rangeAll, revisionOf, watchAll, type Message } from '../../support/etcd-compare.js'
 import { freePort, startEtcd, type EtcdProcess } from '../../support/etcd-process.js'
 import { connectEtcd3, prefixEnd } from '../../support/etcd3-proto.js'
 import { KVLOG_BIN, startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { kvlogInProcess } from '../../clients/run-cli.js'
-
-type Message = Record<string, unknown>
 
 const ALL = Buffer.from([0])
 const b = (s: string) => Buffer.from(s)
@@ -31,57 +32,6 @@ const put = (key: string | Buffer, value: string, lease?: string) => ({
   request_put: { key: Buffer.from(key), value: b(value), ...(lease ? { lease } : {}) },
 })
 const del = (key: string, rangeEnd?: Buffer) => ({ request_delete_range: { key: b(key), ...(rangeEnd ? { range_end: rangeEnd } : {}) } })
-
-/** Every key at `revision` as comparable plain values. */
-async function rangeAll(c: EtcdGrpc, revision: number): Promise<unknown[]> {
-  const r = await c.call('KV', 'Range', { key: ALL, range_end: ALL, revision })
-  return (r.kvs as Message[]).map(plainKv)
-}
-
-function plainKv(kv: Message): unknown {
-  return {
-    key: (kv.key as Buffer).toString('hex'),
-    value: (kv.value as Buffer).toString('hex'),
-    create: String(kv.create_revision),
-    mod: String(kv.mod_revision),
-    version: String(kv.version),
-    lease: String(kv.lease),
-  }
-}
-
-/** The events of a watch from `from` with prevKv, until revision `to` has been seen. */
-async function watchAll(c: EtcdGrpc, from: number, to: number): Promise<unknown[]> {
-  const stream = c.stream('Watch', 'Watch')
-  const events: unknown[] = []
-  try {
-    stream.write({ create_request: { key: ALL, range_end: ALL, start_revision: from, prev_kv: true } })
-    for await (const m of stream as AsyncIterable<Message>) {
-      if (m.canceled === true) throw new Error(`watch canceled: ${String(m.cancel_reason)} (compact ${String(m.compact_revision)})`)
-      let last = 0
-      for (const e of m.events as Message[]) {
-        const kv = e.kv as Message
-        last = Number(kv.mod_revision)
-        events.push({ type: e.type, kv: plainKv(kv), prev: e.prev_kv ? plainKv(e.prev_kv as Message) : null })
-      }
-      if (last >= to) break
-    }
-  } finally {
-    stream.cancel()
-  }
-  return events
-}
-
-async function leases(c: EtcdGrpc): Promise<Array<{ id: string; granted: number; ttl: number }>> {
-  const r = await c.call('Lease', 'LeaseLeases', {})
-  const out = []
-  for (const l of r.leases as Message[]) {
-    const t = await c.call('Lease', 'LeaseTimeToLive', { ID: l.ID })
-    out.push({ id: String(l.ID), granted: Number(t.grantedTTL), ttl: Number(t.TTL) })
-  }
-  return out.sort((x, y) => (x.id < y.id ? -1 : 1))
-}
-
-const revisionOf = (m: Message) => Number((m.header as Message).revision)
 
 describe('kvlog import --from-etcd', function () {
   this.timeout(120_000)
@@ -261,8 +211,43 @@ describe('kvlog import --from-etcd', function () {
       ['import', '--from-etcd', dead],
       ['import', '--bogus', 'x'],
       ['import', 'extra', '--from-etcd', dead, '--data-dir', dir],
+      ['import', '--from-etcd', dead, '--data-dir', dir, '--follow'],
+      ['import', 'cutover', '--timeout', 'soon'],
     ]) {
       expect((await kvlogInProcess(args)).code, args.join(' ')).to.equal(2)
+    }
+  })
+
+  it('an import killed mid-way (SIGKILL): the next one removes what it left, says so and starts over', async () => {
+    // Enough history that the import is still running when its work directory appears.
+    const base = revisionOf(await source.call('Maintenance', 'Status', {}))
+    for (let i = 0; i < 40; i++)
+      await Promise.all(Array.from({ length: 50 }, (_, j) => source.call('KV', 'Put', { key: b(`/bulk/${j}`), value: b(`v${i}`) })))
+    const dir = join(tmp, 'killed')
+    const child = spawn(process.execPath, [KVLOG_BIN, 'import', '--from-etcd', etcd.endpoint, '--data-dir', dir], { stdio: 'ignore' })
+    const exited = new Promise((resolve) => child.on('exit', resolve))
+    const leftovers = async () => (await readdir(tmp)).filter((n) => n.startsWith('.killed.import-'))
+    while ((await leftovers()).length === 0 && child.exitCode === null) await new Promise((r) => setTimeout(r, 2))
+    child.kill('SIGKILL')
+    expect(await exited).to.equal(null)
+    expect(await leftovers()).to.have.length(1)
+    expect(await readdir(tmp)).to.not.include('killed')
+
+    const again = await kvlogInProcess(['import', '--from-etcd', etcd.endpoint, '--data-dir', dir, '-o', 'json'])
+    expect(again.code, again.stderr).to.equal(0)
+    expect(again.stderr).to.match(/interrupted import/)
+    expect(await leftovers()).to.deep.equal([])
+    const latest = revisionOf(await source.call('Maintenance', 'Status', {}))
+    expect(latest).to.equal(base + 2000)
+    head = latest // the next test's head
+    expect(JSON.parse(again.stdout)).to.include({ revision: latest, compactRevision: floor })
+    const server = await startServerProcess([], dir)
+    const kvlog = connectEtcd3(server.grpc)
+    try {
+      expect(await rangeAll(kvlog, latest)).to.deep.equal(await rangeAll(source, latest))
+    } finally {
+      kvlog.close()
+      await server.cleanup()
     }
   })
 
