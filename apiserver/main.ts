@@ -9,12 +9,16 @@
  *       TIME (restore-to.ts)
  *   kvlog import --from-etcd ENDPOINTS --data-dir DIR [-o table|json]              offline: writes a fresh
  *       data directory from a running etcd, with etcd's revisions (import/import-etcd.ts)
+ *   kvlog import --from-etcd-snapshot FILE --data-dir DIR [-o table|json]          the same from an etcd
+ *       snapshot file (etcd-snapshot/import.ts)
+ *   kvlog export --etcd-snapshot FILE --data-dir DIR [-o table|json]               offline: writes a
+ *       stopped server's store as an etcd snapshot file (etcd-snapshot/export.ts)
  *
  * Exit codes as the client CLI's: 0 ok, 1 error, 2 usage (a bad setting included), 3 COMPACTED. Messages start with
  * `kvlog <command>: `. The terminal helpers (progress bar, sizes) come from the caller, so this side of the
  * house draws like the client CLI without importing it.
  */
-import { readFile } from 'node:fs/promises'
+import { open, readdir, readFile, rename } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { ConfigError, loadConfig, SETTINGS } from '../config/index.js'
 import { isKvlogError } from '../log/index.js'
@@ -24,6 +28,9 @@ import { startServer } from './server.js'
 import { restoreFile, type Progress } from './restore.js'
 import { restoreToRevision, type RestorePoint } from './restore-to.js'
 import { importFromEtcd } from './import/import-etcd.js'
+import { importEtcdSnapshot } from './etcd-snapshot/import.js'
+import { exportEtcdSnapshot } from './etcd-snapshot/export.js'
+import { openLevelLog } from '../log/index.js'
 
 export interface Terminal {
   progressBar(label: string, total: number): Progress
@@ -81,15 +88,28 @@ Examples:
   kvlog snapshot restore backup.snap --data-dir ./before --to-revision 41200
   kvlog snapshot restore backup.snap --data-dir ./before --to-time 2026-11-22T14:02:00Z -o json`
 
-const IMPORT_USAGE = 'import --from-etcd ENDPOINTS --data-dir DIR'
-const IMPORT_HELP = `Usage: kvlog ${IMPORT_USAGE} [-o table|json]
+const IMPORT_USAGE = 'import --from-etcd ENDPOINTS --data-dir DIR | import --from-etcd-snapshot FILE --data-dir DIR'
+const IMPORT_HELP = `Usage: kvlog import --from-etcd ENDPOINTS --data-dir DIR [-o table|json]
+       kvlog import --from-etcd-snapshot FILE --data-dir DIR [-o table|json]
 
 Offline: writes a fresh data directory (missing or empty) from a running etcd (v3 gRPC; ENDPOINTS is a
 comma-separated list of host:port, the first that answers is used), keeping etcd's revisions: every key's
 create and mod revision and version, the history since etcd's compact revision, the compact revision
 itself, and the leases with their remaining TTLs. The store is written beside DIR and moved into place
 only when complete: on any failure nothing is left behind. Writes the source takes after the import
-began are not copied.`
+began are not copied.
+
+With --from-etcd-snapshot (or --from-snapshot), the source is an etcd snapshot file ("etcdctl snapshot
+save", or a member's member/snap/db): the same store, offline. Its sha256 trailer is checked; a damaged
+file is refused with nothing written.`
+
+const EXPORT_USAGE = 'export --etcd-snapshot FILE --data-dir DIR'
+const EXPORT_HELP = `Usage: kvlog ${EXPORT_USAGE} [-o table|json]
+
+Offline: writes the store in DIR (its server stopped) as an etcd 3.4 snapshot file, with every revision
+since the compact revision, the compact revision and the leases. "etcdctl snapshot restore FILE" turns it
+into an etcd data directory serving the same keys, values and revisions. From a running server (or any
+member of a cluster), "etcdctl snapshot save FILE" against its etcd port writes the same file.`
 
 export async function main(argv: string[], terminal: Terminal): Promise<number> {
   const [name = '', ...rest] = argv
@@ -103,6 +123,7 @@ export async function main(argv: string[], terminal: Terminal): Promise<number> 
     }
     if (name === 'snapshot' && rest[0] === 'restore') return await restore(rest.slice(1), terminal)
     if (name === 'import') return await importCommand(rest, terminal)
+    if (name === 'export') return await exportCommand(rest, terminal)
     throw new UsageError(`not a server command: ${argv.join(' ')}`)
   } catch (err) {
     // As the client CLI reports: a stable code before the message, and exit 3 for COMPACTED.
@@ -147,6 +168,8 @@ interface OfflineArgs {
   fromEtcd?: string
   toRevision?: string
   toTime?: string
+  /** The other `extra` flags, by name. */
+  flags: Record<string, string>
   output: string
   help: boolean
 }
@@ -156,7 +179,7 @@ interface OfflineArgs {
  * (--flag value or --flag=value). --endpoint is accepted and ignored (KVLOG_ENDPOINT habits).
  */
 function parseOfflineArgs(argv: string[], extra: readonly string[] = []): OfflineArgs {
-  const parsed: OfflineArgs = { positionals: [], output: 'table', help: false }
+  const parsed: OfflineArgs = { positionals: [], flags: {}, output: 'table', help: false }
   const positionals = parsed.positionals
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -182,6 +205,7 @@ function parseOfflineArgs(argv: string[], extra: readonly string[] = []): Offlin
     else if (flag === 'from-etcd') parsed.fromEtcd = value
     else if (flag === 'to-revision') parsed.toRevision = value
     else if (flag === 'to-time') parsed.toTime = value
+    else if (extra.includes(flag)) parsed.flags[flag] = value
     else if (flag !== 'endpoint') parsed.output = value
   }
   return parsed
@@ -237,13 +261,15 @@ function restorePoint(a: OfflineArgs): RestorePoint | undefined {
 }
 
 async function importCommand(argv: string[], terminal: Terminal): Promise<number> {
-  const a = parseOfflineArgs(argv, ['from-etcd'])
+  const a = parseOfflineArgs(argv, ['from-etcd', 'from-etcd-snapshot', 'from-snapshot'])
   if (a.help) {
     process.stdout.write(IMPORT_HELP + '\n')
     return 0
   }
   if (a.output !== 'table' && a.output !== 'json') throw new UsageError(`-o: expected table or json, got ${a.output}`)
   if (a.positionals.length > 0) throw new UsageError(`unexpected argument ${a.positionals[0]}`)
+  const snapshotFile = a.flags['from-etcd-snapshot'] ?? a.flags['from-snapshot']
+  if (snapshotFile !== undefined) return await importSnapshotCommand(snapshotFile, a, terminal)
   if (a.fromEtcd === undefined || a.fromEtcd === '') throw new UsageError(`import needs --from-etcd ENDPOINTS: ${IMPORT_USAGE}`)
   if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('import needs --data-dir DIR (a new, empty directory)')
   const r = await importFromEtcd(a.fromEtcd, a.dataDir, {
@@ -258,6 +284,76 @@ async function importCommand(argv: string[], terminal: Terminal): Promise<number
         (r.restarts > 0 ? ` (started over ${r.restarts} time(s): the source compacted meanwhile)` : '')
   process.stdout.write(line + '\n')
   return 0
+}
+
+async function importSnapshotCommand(file: string, a: OfflineArgs, terminal: Terminal): Promise<number> {
+  if (a.fromEtcd !== undefined) throw new UsageError('--from-etcd and --from-etcd-snapshot are two sources: give one')
+  if (file === '') throw new UsageError('--from-etcd-snapshot needs a FILE')
+  if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('import needs --data-dir DIR (a new, empty directory)')
+  const r = await importEtcdSnapshot(file, a.dataDir, {
+    progress: (total) => terminal.rateBar(`importing ${basename(file)}`, total, 'entries'),
+  })
+  const line =
+    a.output === 'json'
+      ? JSON.stringify(r)
+      : `imported ${file} into ${r.dataDir}: revision ${r.revision}, compact revision ${r.compactRevision}, ` +
+        `${r.keys} keys at the floor, ${r.revisions} revisions of history, ${r.leases} leases`
+  process.stdout.write(line + '\n')
+  return 0
+}
+
+async function exportCommand(argv: string[], terminal: Terminal): Promise<number> {
+  const a = parseOfflineArgs(argv, ['etcd-snapshot'])
+  if (a.help) {
+    process.stdout.write(EXPORT_HELP + '\n')
+    return 0
+  }
+  if (a.output !== 'table' && a.output !== 'json') throw new UsageError(`-o: expected table or json, got ${a.output}`)
+  if (a.positionals.length > 0) throw new UsageError(`unexpected argument ${a.positionals[0]}`)
+  const file = a.flags['etcd-snapshot']
+  if (file === undefined || file === '') throw new UsageError(`export needs --etcd-snapshot FILE: ${EXPORT_USAGE}`)
+  if (a.dataDir === undefined || a.dataDir === '') throw new UsageError("export needs --data-dir DIR (a stopped server's data directory)")
+  const dataDir = a.dataDir
+  if ((await readdir(dataDir).catch(() => [])).length === 0) throw new UsageError(`${dataDir} holds no kvlog store`)
+  const log = await openLevelLog({ dir: dataDir }).catch(async (err: unknown) => {
+    throw await explainOpenFailure(err, dataDir)
+  })
+  try {
+    const snap = await exportEtcdSnapshot(log)
+    const bar = terminal.progressBar(`writing ${basename(file)}`, snap.size)
+    const part = `${file}.part`
+    const out = await open(part, 'w')
+    try {
+      let written = 0
+      for (const p of snap.parts) {
+        await out.write(p)
+        bar.update((written += p.length))
+      }
+      await out.sync()
+    } finally {
+      await out.close()
+    }
+    await rename(part, file)
+    bar.done()
+    const line =
+      a.output === 'json'
+        ? JSON.stringify({
+            file,
+            dataDir,
+            revision: snap.revision,
+            compactRevision: snap.compactRevision,
+            entries: snap.keyEntries,
+            leases: snap.leases,
+            bytes: snap.size,
+            sha256: snap.sha256,
+          })
+        : `exported ${dataDir} to ${file}: revision ${snap.revision}, compact revision ${snap.compactRevision}, ` +
+          `${snap.keyEntries} key revisions, ${snap.leases} leases, ${terminal.size(snap.size)}`
+    process.stdout.write(line + '\n')
+    return 0
+  } finally {
+    await log.close()
+  }
 }
 
 async function version(): Promise<string> {
