@@ -18,12 +18,11 @@ import { expect } from 'chai'
 import { importFromEtcd } from '../../../apiserver/import/import-etcd.js'
 import { isKvlogError } from '../../../log/index.js'
 import type { EtcdGrpc } from '../../support/etcd-grpc.js'
+import { leases, plainKv, rangeAll, revisionOf, watchAll, type Message } from '../../support/etcd-compare.js'
 import { freePort, startEtcd, type EtcdProcess } from '../../support/etcd-process.js'
 import { connectEtcd3, prefixEnd } from '../../support/etcd3-proto.js'
 import { KVLOG_BIN, startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { kvlogInProcess } from '../../clients/run-cli.js'
-
-type Message = Record<string, unknown>
 
 const ALL = Buffer.from([0])
 const b = (s: string) => Buffer.from(s)
@@ -31,57 +30,6 @@ const put = (key: string | Buffer, value: string, lease?: string) => ({
   request_put: { key: Buffer.from(key), value: b(value), ...(lease ? { lease } : {}) },
 })
 const del = (key: string, rangeEnd?: Buffer) => ({ request_delete_range: { key: b(key), ...(rangeEnd ? { range_end: rangeEnd } : {}) } })
-
-/** Every key at `revision` as comparable plain values. */
-async function rangeAll(c: EtcdGrpc, revision: number): Promise<unknown[]> {
-  const r = await c.call('KV', 'Range', { key: ALL, range_end: ALL, revision })
-  return (r.kvs as Message[]).map(plainKv)
-}
-
-function plainKv(kv: Message): unknown {
-  return {
-    key: (kv.key as Buffer).toString('hex'),
-    value: (kv.value as Buffer).toString('hex'),
-    create: String(kv.create_revision),
-    mod: String(kv.mod_revision),
-    version: String(kv.version),
-    lease: String(kv.lease),
-  }
-}
-
-/** The events of a watch from `from` with prevKv, until revision `to` has been seen. */
-async function watchAll(c: EtcdGrpc, from: number, to: number): Promise<unknown[]> {
-  const stream = c.stream('Watch', 'Watch')
-  const events: unknown[] = []
-  try {
-    stream.write({ create_request: { key: ALL, range_end: ALL, start_revision: from, prev_kv: true } })
-    for await (const m of stream as AsyncIterable<Message>) {
-      if (m.canceled === true) throw new Error(`watch canceled: ${String(m.cancel_reason)} (compact ${String(m.compact_revision)})`)
-      let last = 0
-      for (const e of m.events as Message[]) {
-        const kv = e.kv as Message
-        last = Number(kv.mod_revision)
-        events.push({ type: e.type, kv: plainKv(kv), prev: e.prev_kv ? plainKv(e.prev_kv as Message) : null })
-      }
-      if (last >= to) break
-    }
-  } finally {
-    stream.cancel()
-  }
-  return events
-}
-
-async function leases(c: EtcdGrpc): Promise<Array<{ id: string; granted: number; ttl: number }>> {
-  const r = await c.call('Lease', 'LeaseLeases', {})
-  const out = []
-  for (const l of r.leases as Message[]) {
-    const t = await c.call('Lease', 'LeaseTimeToLive', { ID: l.ID })
-    out.push({ id: String(l.ID), granted: Number(t.grantedTTL), ttl: Number(t.TTL) })
-  }
-  return out.sort((x, y) => (x.id < y.id ? -1 : 1))
-}
-
-const revisionOf = (m: Message) => Number((m.header as Message).revision)
 
 describe('kvlog import --from-etcd', function () {
   this.timeout(120_000)
