@@ -315,7 +315,9 @@ async function exportCommand(argv: string[], terminal: Terminal): Promise<number
   if (a.dataDir === undefined || a.dataDir === '') throw new UsageError("export needs --data-dir DIR (a stopped server's data directory)")
   const dataDir = a.dataDir
   if ((await readdir(dataDir).catch(() => [])).length === 0) throw new UsageError(`${dataDir} holds no kvlog store`)
-  const log = await openLevelLog({ dir: dataDir }).catch(async (err: unknown) => {
+  // leaseCheckInterval 0: the export does not revoke leases that expired while the server was stopped
+  // (they go out with a remaining TTL of 1 s, and etcd expires them as kvlog would have).
+  const log = await openLevelLog({ dir: dataDir, leaseCheckInterval: 0 }).catch(async (err: unknown) => {
     throw await explainOpenFailure(err, dataDir)
   })
   try {

@@ -87,7 +87,8 @@ export async function exportEtcdSnapshot(log: Log): Promise<EtcdSnapshot> {
   for (const id of [...log.leases()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
     const l = log.leaseTimeToLive(id)
     if (l === undefined) continue
-    leaseEntries.push([u64(id), encodeLease({ id, ttl: l.grantedTtl, remainingTtl: Math.max(0, l.ttl) })])
+    // At least 1: etcd reads 0 as "not recorded" and would start the whole TTL again.
+    leaseEntries.push([u64(id), encodeLease({ id, ttl: l.grantedTtl, remainingTtl: Math.max(1, l.ttl) })])
   }
   const meta: Array<[Buffer, Buffer]> = [[Buffer.from(CONSISTENT_INDEX), u64(head)]]
   if (floor > 0) {

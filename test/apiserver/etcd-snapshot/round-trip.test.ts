@@ -204,4 +204,34 @@ describe('etcd snapshots: etcd → kvlog → etcd', function () {
     expect(corrupt.code).to.equal(1)
     expect(await readdir(tmp)).to.not.include('nothing')
   })
+
+  it('a store never compacted, and an empty one, go to etcd and back the same way', async () => {
+    const fresh = await startServerProcess([])
+    const k = connectEtcd3(fresh.grpc)
+    let etcdC: EtcdProcess | undefined
+    try {
+      const empty = join(tmp, 'empty.db')
+      expect((await etcdctl(fresh.grpc, ['snapshot', 'save', empty])).code).to.equal(0)
+      const back = await kvlog(['import', '--from-etcd-snapshot', empty, '--data-dir', join(tmp, 'empty'), '-o', 'json'])
+      expect(back.code, back.stderr).to.equal(0)
+      expect(JSON.parse(back.stdout)).to.include({ revision: 1, compactRevision: 0, keys: 0, revisions: 0, leases: 0 })
+      await k.call('KV', 'Txn', { compare: [], success: [put('/x', 'x1'), put('/y', 'y1')] })
+      await k.call('KV', 'Put', { key: b('/x'), value: b('x2') })
+      const last = revisionOf(await k.call('KV', 'DeleteRange', { key: b('/y') }))
+      const file = join(tmp, 'uncompacted.db')
+      expect((await etcdctl(fresh.grpc, ['snapshot', 'save', file])).code).to.equal(0)
+      etcdC = await startEtcd({ restoreFrom: file })
+      const c = connectEtcd3(etcdC.endpoint)
+      try {
+        for (let rev = 1; rev <= last; rev++) expect(await rangeAll(c, rev), `Range at ${rev}`).to.deep.equal(await rangeAll(k, rev))
+        expect(await watchAll(c, 2, last)).to.deep.equal(await watchAll(k, 2, last))
+      } finally {
+        c.close()
+      }
+    } finally {
+      k.close()
+      await etcdC?.stop()
+      await fresh.cleanup()
+    }
+  })
 })
