@@ -6,12 +6,28 @@
  * NOT_BBOLT, CHECKSUM, TRUNCATED, CORRUPT), never an out-of-range read or an endless walk.
  */
 import { KvlogError } from '../../log/errors.js'
-import { BRANCH_PAGE, BUCKET_LEAF, ELEMENT_SIZE, fnv1a64, LEAF_PAGE, MAGIC, META_SUMMED, PAGE_HEADER, VERSION } from './bbolt-write.js'
+import {
+  BRANCH_PAGE,
+  BUCKET_LEAF,
+  ELEMENT_SIZE,
+  fnv1a64,
+  LEAF_PAGE,
+  MAGIC,
+  META_PAGE,
+  META_SUMMED,
+  PAGE_HEADER,
+  VERSION,
+} from './bbolt-write.js'
 
 export type SnapshotFault = 'NOT_BBOLT' | 'CHECKSUM' | 'TRUNCATED' | 'CORRUPT' | 'SCHEMA'
 
 export function snapshotError(reason: SnapshotFault, message: string): KvlogError {
   return new KvlogError('INVALID_ARGUMENT', `etcd snapshot: ${message}`, { field: 'snapshot', reason })
+}
+
+/** Whether `head` (a file's first bytes) starts with a bbolt meta page. */
+export function looksLikeBbolt(head: Buffer): boolean {
+  return head.length >= PAGE_HEADER + 4 && (head.readUInt16LE(8) & META_PAGE) !== 0 && head.readUInt32LE(PAGE_HEADER) === MAGIC
 }
 
 /** Where a bucket's tree starts: a page of the file, or an inline page inside its parent's value. */

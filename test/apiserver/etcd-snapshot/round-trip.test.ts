@@ -22,6 +22,8 @@ import { expect } from 'chai'
 import { BboltReader } from '../../../apiserver/etcd-snapshot/bbolt-read.js'
 import { decodeLease, parseRevisionKey } from '../../../apiserver/etcd-snapshot/etcd-schema.js'
 import { snapshotDatabase } from '../../../apiserver/etcd-snapshot/import.js'
+import { restoreFile } from '../../../apiserver/restore.js'
+import { isKvlogError } from '../../../log/index.js'
 import type { EtcdGrpc } from '../../support/etcd-grpc.js'
 import { leases, rangeAll, revisionOf, watchAll, type Message } from '../../support/etcd-compare.js'
 import { startEtcd, type EtcdProcess } from '../../support/etcd-process.js'
@@ -203,6 +205,13 @@ describe('etcd snapshots: etcd → kvlog → etcd', function () {
     const corrupt = await kvlog(['import', '--from-etcd-snapshot', join(tmp, 'kv', 'CURRENT'), '--data-dir', join(tmp, 'nothing')])
     expect(corrupt.code).to.equal(1)
     expect(await readdir(tmp)).to.not.include('nothing')
+    // kvlog's own restore is for kvlog's format: an etcd snapshot is recognized and pointed to the import.
+    const wrong = await restoreFile(file, join(tmp, 'wrong'), () => ({ update: () => undefined, done: () => undefined })).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(isKvlogError(wrong, 'INVALID_ARGUMENT') && wrong.details).to.deep.equal({ field: 'snapshot', reason: 'ETCD_SNAPSHOT' })
+    expect(await readdir(tmp)).to.not.include('wrong')
   })
 
   it('a store never compacted, and an empty one, go to etcd and back the same way', async () => {
