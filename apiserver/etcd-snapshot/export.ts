@@ -12,11 +12,13 @@
  * The file is the bbolt database followed by the sha256 of it, as etcd streams it (a database is a whole
  * number of 4 KiB pages, which is how etcdctl tells that the 32 bytes after it are a checksum).
  *
- * The file is built in memory (about twice the size of the retained history); a compaction that passes F
- * while the history is read fails the export with COMPACTED.
+ * The file is built in memory (about twice the size of the retained history). A compaction that passes F
+ * while the history is read makes the export start over from the new floor (up to MAX_ATTEMPTS reads in
+ * all; then COMPACTED).
  */
 import { createHash } from 'node:crypto'
 import type { Log } from '../../log/backend.js'
+import { isKvlogError } from '../../log/errors.js'
 import type { KeyValue } from '../../log/types.js'
 import { writeBbolt, type BboltBucket } from './bbolt-write.js'
 import {
@@ -51,7 +53,20 @@ export interface EtcdSnapshot {
   sha256: string
 }
 
+/** Reads of the store before a compaction racing the export fails it. */
+const MAX_ATTEMPTS = 3
+
 export async function exportEtcdSnapshot(log: Log): Promise<EtcdSnapshot> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await exportOnce(log)
+    } catch (err) {
+      if (!isKvlogError(err, 'COMPACTED') || attempt >= MAX_ATTEMPTS) throw err
+    }
+  }
+}
+
+async function exportOnce(log: Log): Promise<EtcdSnapshot> {
   const head = log.revision
   const floor = log.compactRevision
   const keyEntries: Array<[Buffer, Buffer]> = []

@@ -87,4 +87,32 @@ describe('apiserver/etcd-snapshot: export then import', function () {
       { numRuns: 15 },
     )
   })
+
+  it('a compaction racing the export makes it start over from the new floor', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kvlog-exp-race-'))
+    const log = await openLevelLog({ dir, leaseCheckInterval: 0 })
+    try {
+      for (let i = 0; i < 20; i++) await log.put(KEYS[i % KEYS.length], `v${i}`)
+      await log.compact(5)
+      let raced = false
+      // The first history read finds the store compacted further meanwhile (a real compaction, run just before it).
+      const racing = new Proxy(log, {
+        get(target, name, receiver) {
+          if (name !== 'history') return Reflect.get(target, name, receiver) as unknown
+          return async (...args: Parameters<Log['history']>) => {
+            if (!raced) {
+              raced = true
+              await target.compact(15)
+            }
+            return target.history(...args)
+          }
+        },
+      })
+      const snap = await exportEtcdSnapshot(racing)
+      expect([raced, snap.compactRevision, snap.revision]).to.deep.equal([true, 15, log.revision])
+    } finally {
+      await log.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 })
