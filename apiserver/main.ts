@@ -10,12 +10,16 @@
  *   kvlog import --from-etcd ENDPOINTS --data-dir DIR [-o table|json]              offline: writes a fresh
  *       data directory from a running etcd, with etcd's revisions (import/import-etcd.ts)
  *   kvlog import status|cutover [--endpoint URL]   a following server's lag; its cutover (import/follow-command.ts)
+ *   kvlog import --from-etcd-snapshot FILE --data-dir DIR [-o table|json]          the same from an etcd
+ *       snapshot file (etcd-snapshot/import.ts)
+ *   kvlog export --etcd-snapshot FILE --data-dir DIR [-o table|json]               offline: writes a
+ *       stopped server's store as an etcd snapshot file (etcd-snapshot/export.ts)
  *
  * Exit codes as the client CLI's: 0 ok, 1 error, 2 usage (a bad setting included), 3 COMPACTED. Messages start with
  * `kvlog <command>: `. The terminal helpers (progress bar, sizes) come from the caller, so this side of the
  * house draws like the client CLI without importing it.
  */
-import { readFile } from 'node:fs/promises'
+import { open, readdir, readFile, rename } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { ConfigError, loadConfig, SETTINGS } from '../config/index.js'
 import { isKvlogError } from '../log/index.js'
@@ -26,6 +30,9 @@ import { restoreFile, type Progress } from './restore.js'
 import { restoreToRevision, type RestorePoint } from './restore-to.js'
 import { importFromEtcd } from './import/import-etcd.js'
 import { runFollowCommand } from './import/follow-command.js'
+import { importEtcdSnapshot } from './etcd-snapshot/import.js'
+import { exportEtcdSnapshot } from './etcd-snapshot/export.js'
+import { openLevelLog } from '../log/index.js'
 
 export interface Terminal {
   progressBar(label: string, total: number): Progress
@@ -83,8 +90,9 @@ Examples:
   kvlog snapshot restore backup.snap --data-dir ./before --to-revision 41200
   kvlog snapshot restore backup.snap --data-dir ./before --to-time 2026-11-22T14:02:00Z -o json`
 
-const IMPORT_USAGE = 'import --from-etcd ENDPOINTS --data-dir DIR'
+const IMPORT_USAGE = 'import --from-etcd ENDPOINTS --data-dir DIR | import --from-etcd-snapshot FILE --data-dir DIR'
 const IMPORT_HELP = `Usage: kvlog ${IMPORT_USAGE} [--cacert FILE] [--cert FILE --key FILE] [--user NAME:PASSWORD] [-o table|json]
+       kvlog import --from-etcd-snapshot FILE --data-dir DIR [-o table|json]
        kvlog import status|cutover [--endpoint URL] [--timeout MS] [-o table|json]
 
 Offline: writes a fresh data directory (missing or empty) from a running etcd (v3 gRPC; ENDPOINTS is a
@@ -97,7 +105,19 @@ began are not copied. --cacert, --cert, --key and --user reach an etcd with TLS 
 
 To keep following the etcd until a cutover, serve with --follow-etcd ENDPOINTS instead (it imports an empty
 data dir first). "import status" shows such a server's lag; "import cutover" waits until it holds etcd's
-current revision (stop etcd's writers first), stops following and opens writes (docs/operations.md).`
+current revision (stop etcd's writers first), stops following and opens writes (docs/operations.md).
+
+With --from-etcd-snapshot (or --from-snapshot), the source is an etcd snapshot file ("etcdctl snapshot
+save", or a member's member/snap/db): the same store, offline. Its sha256 trailer is checked; a damaged
+file is refused with nothing written.`
+
+const EXPORT_USAGE = 'export --etcd-snapshot FILE --data-dir DIR'
+const EXPORT_HELP = `Usage: kvlog ${EXPORT_USAGE} [-o table|json]
+
+Offline: writes the store in DIR (its server stopped) as an etcd 3.4 snapshot file, with every revision
+since the compact revision, the compact revision and the leases. "etcdctl snapshot restore FILE" turns it
+into an etcd data directory serving the same keys, values and revisions. From a running server (or any
+member of a cluster), "etcdctl snapshot save FILE" against its etcd port writes the same file.`
 
 export async function main(argv: string[], terminal: Terminal): Promise<number> {
   const [name = '', ...rest] = argv
@@ -111,6 +131,7 @@ export async function main(argv: string[], terminal: Terminal): Promise<number> 
     }
     if (name === 'snapshot' && rest[0] === 'restore') return await restore(rest.slice(1), terminal)
     if (name === 'import') return await importCommand(rest, terminal)
+    if (name === 'export') return await exportCommand(rest, terminal)
     throw new UsageError(`not a server command: ${argv.join(' ')}`)
   } catch (err) {
     // As the client CLI reports: a stable code before the message, and exit 3 for COMPACTED.
@@ -160,16 +181,19 @@ interface OfflineArgs {
   timeout?: string
   /** The server to ask (import status/cutover); the other offline commands ignore it. */
   endpoint?: string
+  /** The other `extra` flags, by name. */
+  flags: Record<string, string>
   output: string
   help: boolean
 }
 
 /**
  * The offline commands' flags (--data-dir, -o/--output, and `extra`), as the client CLI parses flags
- * (--flag value or --flag=value). --endpoint is accepted and ignored (KVLOG_ENDPOINT habits).
+ * (--flag value or --flag=value). --endpoint is accepted everywhere (KVLOG_ENDPOINT habits); only import
+ * status/cutover use it.
  */
 function parseOfflineArgs(argv: string[], extra: readonly string[] = []): OfflineArgs {
-  const parsed: OfflineArgs = { positionals: [], access: {}, output: 'table', help: false }
+  const parsed: OfflineArgs = { positionals: [], access: {}, flags: {}, output: 'table', help: false }
   const positionals = parsed.positionals
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -198,6 +222,7 @@ function parseOfflineArgs(argv: string[], extra: readonly string[] = []): Offlin
     else if (flag === 'timeout') parsed.timeout = value
     else if (flag === 'cacert' || flag === 'cert' || flag === 'key' || flag === 'user') parsed.access[flag] = value
     else if (flag === 'endpoint') parsed.endpoint = value
+    else if (extra.includes(flag)) parsed.flags[flag] = value
     else parsed.output = value
   }
   return parsed
@@ -255,7 +280,7 @@ function restorePoint(a: OfflineArgs): RestorePoint | undefined {
 async function importCommand(argv: string[], terminal: Terminal): Promise<number> {
   if (argv.includes('--follow'))
     throw new UsageError('to keep following etcd after the import, serve: kvlog serve --follow-etcd ENDPOINTS --data-dir DIR')
-  const a = parseOfflineArgs(argv, ['from-etcd', 'timeout', 'cacert', 'cert', 'key', 'user'])
+  const a = parseOfflineArgs(argv, ['from-etcd', 'from-etcd-snapshot', 'from-snapshot', 'timeout', 'cacert', 'cert', 'key', 'user'])
   if (a.help) {
     process.stdout.write(IMPORT_HELP + '\n')
     return 0
@@ -276,6 +301,8 @@ async function importCommand(argv: string[], terminal: Terminal): Promise<number
   }
   if (a.timeout !== undefined) throw new UsageError('--timeout goes with import cutover')
   if (a.positionals.length > 0) throw new UsageError(`unexpected argument ${a.positionals[0]}`)
+  const snapshotFile = a.flags['from-etcd-snapshot'] ?? a.flags['from-snapshot']
+  if (snapshotFile !== undefined) return await importSnapshotCommand(snapshotFile, a, terminal)
   if (a.fromEtcd === undefined || a.fromEtcd === '') throw new UsageError(`import needs --from-etcd ENDPOINTS: ${IMPORT_USAGE}`)
   if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('import needs --data-dir DIR (a new, empty directory)')
   const { cacert, cert, key, user } = a.access
@@ -292,6 +319,79 @@ async function importCommand(argv: string[], terminal: Terminal): Promise<number
         (r.restarts > 0 ? ` (started over ${r.restarts} time(s): the source compacted meanwhile)` : '')
   process.stdout.write(line + '\n')
   return 0
+}
+
+async function importSnapshotCommand(file: string, a: OfflineArgs, terminal: Terminal): Promise<number> {
+  if (a.fromEtcd !== undefined) throw new UsageError('--from-etcd and --from-etcd-snapshot are two sources: give one')
+  if (file === '') throw new UsageError('--from-etcd-snapshot needs a FILE')
+  if (a.dataDir === undefined || a.dataDir === '') throw new UsageError('import needs --data-dir DIR (a new, empty directory)')
+  const r = await importEtcdSnapshot(file, a.dataDir, {
+    progress: (total) => terminal.rateBar(`importing ${basename(file)}`, total, 'entries'),
+    note: (line) => process.stderr.write(`kvlog import: ${line}\n`),
+  })
+  const line =
+    a.output === 'json'
+      ? JSON.stringify(r)
+      : `imported ${file} into ${r.dataDir}: revision ${r.revision}, compact revision ${r.compactRevision}, ` +
+        `${r.keys} keys at the floor, ${r.revisions} revisions of history, ${r.leases} leases`
+  process.stdout.write(line + '\n')
+  return 0
+}
+
+async function exportCommand(argv: string[], terminal: Terminal): Promise<number> {
+  const a = parseOfflineArgs(argv, ['etcd-snapshot'])
+  if (a.help) {
+    process.stdout.write(EXPORT_HELP + '\n')
+    return 0
+  }
+  if (a.output !== 'table' && a.output !== 'json') throw new UsageError(`-o: expected table or json, got ${a.output}`)
+  if (a.positionals.length > 0) throw new UsageError(`unexpected argument ${a.positionals[0]}`)
+  const file = a.flags['etcd-snapshot']
+  if (file === undefined || file === '') throw new UsageError(`export needs --etcd-snapshot FILE: ${EXPORT_USAGE}`)
+  if (a.dataDir === undefined || a.dataDir === '') throw new UsageError("export needs --data-dir DIR (a stopped server's data directory)")
+  const dataDir = a.dataDir
+  if ((await readdir(dataDir).catch(() => [])).length === 0) throw new UsageError(`${dataDir} holds no kvlog store`)
+  // leaseCheckInterval 0: the export does not revoke leases that expired while the server was stopped
+  // (they go out with a remaining TTL of 1 s, and etcd expires them as kvlog would have).
+  const log = await openLevelLog({ dir: dataDir, leaseCheckInterval: 0 }).catch(async (err: unknown) => {
+    throw await explainOpenFailure(err, dataDir)
+  })
+  try {
+    const snap = await exportEtcdSnapshot(log)
+    const bar = terminal.progressBar(`writing ${basename(file)}`, snap.size)
+    const part = `${file}.part`
+    const out = await open(part, 'w')
+    try {
+      let written = 0
+      for (const p of snap.parts) {
+        await out.write(p)
+        bar.update((written += p.length))
+      }
+      await out.sync()
+    } finally {
+      await out.close()
+    }
+    await rename(part, file)
+    bar.done()
+    const line =
+      a.output === 'json'
+        ? JSON.stringify({
+            file,
+            dataDir,
+            revision: snap.revision,
+            compactRevision: snap.compactRevision,
+            entries: snap.keyEntries,
+            leases: snap.leases,
+            bytes: snap.size,
+            sha256: snap.sha256,
+          })
+        : `exported ${dataDir} to ${file}: revision ${snap.revision}, compact revision ${snap.compactRevision}, ` +
+          `${snap.keyEntries} key revisions, ${snap.leases} leases, ${terminal.size(snap.size)}`
+    process.stdout.write(line + '\n')
+    return 0
+  } finally {
+    await log.close()
+  }
 }
 
 async function version(): Promise<string> {

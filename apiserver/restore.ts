@@ -8,9 +8,10 @@
  */
 import { createReadStream } from 'node:fs'
 import { createHash } from 'node:crypto'
-import { mkdir, readdir, rm, stat } from 'node:fs/promises'
+import { mkdir, open, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { restoreSnapshot } from '../log/index.js'
+import { isKvlogError, KvlogError, restoreSnapshot } from '../log/index.js'
+import { looksLikeBbolt } from './etcd-snapshot/bbolt-read.js'
 
 /** Progress of a long transfer, drawn by the caller (main.ts gets it from bin/kvlog). */
 export interface Progress {
@@ -48,6 +49,24 @@ export async function restoreFile(file: string, dir: string, progress: (totalByt
   } catch (err) {
     if (existing === undefined) await rm(dir, { recursive: true, force: true })
     else for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true })
-    throw err
+    throw await explainEtcdSnapshot(err, file)
   }
+}
+
+/** An etcd snapshot given to the kvlog restore (etcdctl snapshot save against kvlog writes one): say so. */
+async function explainEtcdSnapshot(err: unknown, file: string): Promise<unknown> {
+  if (!isKvlogError(err, 'INVALID_ARGUMENT') || err.details.field !== 'snapshot') return err
+  const f = await open(file, 'r')
+  try {
+    const head = Buffer.alloc(64)
+    await f.read(head, 0, head.length, 0)
+    if (!looksLikeBbolt(head)) return err
+  } finally {
+    await f.close()
+  }
+  return new KvlogError(
+    'INVALID_ARGUMENT',
+    `${file} is an etcd snapshot (bbolt), not a kvlog snapshot: import it with "kvlog import --from-etcd-snapshot ${file} --data-dir DIR"`,
+    { field: 'snapshot', reason: 'ETCD_SNAPSHOT' },
+  )
 }

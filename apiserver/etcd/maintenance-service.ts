@@ -1,6 +1,7 @@
 /**
  * etcd's Maintenance service for one member: Status, Alarm (NOSPACE from the quota), Defragment (gives
- * space back), Hash/HashKV (CRC-32 of the state), Snapshot (the log's checksummed snapshot stream).
+ * space back), Hash/HashKV (CRC-32 of the state), Snapshot (the store as an etcd bbolt file, which
+ * `etcdctl snapshot status` and `snapshot restore` read; `kvlog snapshot save` keeps kvlog's own format).
  * With auth enabled, Defragment, Hash, HashKV, Snapshot, MoveLeader and changing an alarm need role root
  * (a snapshot or a hash covers every key); Status and listing alarms need nothing, as in etcd.
  * MoveLeader: there is no other member (FAILED_PRECONDITION, etcd's "bad leader transferee") unless the
@@ -18,8 +19,11 @@ import type { Message } from './proto.js'
 import { callerOf } from './caller.js'
 import { unary } from './unary.js'
 import { nameId } from '../cluster-info.js'
+import { exportEtcdSnapshot } from '../etcd-snapshot/export.js'
 
 const ALL_KEYS = Buffer.from([0])
+/** Bytes per Snapshot message (etcd sends 32 KiB). */
+const SNAPSHOT_CHUNK = 32 * 1024
 /** Keys per read while hashing, so a big store is hashed in bounded memory. */
 const HASH_PAGE = 1000
 
@@ -122,26 +126,41 @@ async function hashState(log: Log, revision: number): Promise<{ hash: number; re
   }
 }
 
+/**
+ * etcd's snapshot: a bbolt database in etcd's layout followed by its sha256 (../etcd-snapshot/export.ts),
+ * in chunks of SNAPSHOT_CHUNK bytes, each with the bytes still to come; a last empty message says none.
+ */
 async function streamSnapshot(call: ServerWritableStream<Message, Message>, { log, headers, config, auth }: EtcdDeps): Promise<void> {
   try {
     auth.checkAdmin(callerOf(auth, call))
-    const snap = await log.snapshot()
+    const snap = await exportEtcdSnapshot(log)
     let sent = 0
-    for await (const blob of snap.chunks) {
+    for (const blob of chunks(snap.parts, SNAPSHOT_CHUNK)) {
       if (call.cancelled) break
       sent += blob.length
-      const ok = call.write({
-        header: headers.header(snap.revision),
-        remaining_bytes: Math.max(0, snap.estimatedBytes - sent),
-        blob,
-        version: config.etcdVersion,
-      })
+      const ok = call.write({ header: headers.header(snap.revision), remaining_bytes: snap.size - sent, blob, version: config.etcdVersion })
       if (!ok) await new Promise((resolve) => call.once('drain', resolve))
     }
-    // The last message says nothing remains (etcd's clients stop on remaining_bytes 0 or EOF).
     if (!call.cancelled) call.write({ header: headers.header(snap.revision), remaining_bytes: 0, blob: Buffer.alloc(0) })
     call.end()
   } catch (err) {
     call.destroy(toGrpcError(err) as unknown as Error)
   }
+}
+
+/** The parts regrouped into buffers of `size` bytes (the last one shorter). */
+function* chunks(parts: readonly Buffer[], size: number): Generator<Buffer> {
+  let pending: Buffer[] = []
+  let bytes = 0
+  for (const part of parts) {
+    pending.push(part)
+    bytes += part.length
+    while (bytes >= size) {
+      const all = Buffer.concat(pending)
+      yield all.subarray(0, size)
+      pending = [all.subarray(size)]
+      bytes -= size
+    }
+  }
+  if (bytes > 0) yield Buffer.concat(pending)
 }

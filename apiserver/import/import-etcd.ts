@@ -18,11 +18,11 @@
  * Not carried over: commit timestamps (etcd keeps none: each imported revision is stamped with the time it
  * was imported), and writes the source takes after H.
  */
-import { mkdir, mkdtemp, readdir, rename, rm, rmdir } from 'node:fs/promises'
-import { basename, dirname, join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { KvlogError, StoreImport, type ImportedWrite, type LevelLogOptions } from '../../log/index.js'
 import { OP_DELETE, OP_PUT, type LoggedOp } from '../../log/ops.js'
 import { EtcdSource, type SourceAccess, type SourceEvent } from './etcd-source.js'
+import { buildInPlace, checkTarget, removeInterrupted } from './fresh-dir.js'
 
 /** Progress of the history copy, in revisions (main.ts gets the drawing from bin/kvlog). */
 export interface RevisionProgress {
@@ -70,18 +70,10 @@ export async function importFromEtcd(endpoints: string, dir: string, o: EtcdImpo
   const maxRestarts = o.maxRestarts ?? 3
   try {
     for (let restarts = 0; ; restarts++) {
-      await mkdir(dirname(target), { recursive: true })
-      const work = await mkdtemp(join(dirname(target), `.${basename(target)}.import-`))
       try {
-        const copied = await copy(source, work, o)
-        await checkTarget(target)
-        await rmdir(target).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'ENOENT') throw err
-        })
-        await rename(work, target)
+        const copied = await buildInPlace(target, (work) => copy(source, work, o))
         return { endpoint: source.endpoint, dataDir: target, ...copied, restarts }
       } catch (err) {
-        await rm(work, { recursive: true, force: true })
         if (err instanceof KvlogError && err.code === 'COMPACTED' && restarts < maxRestarts) {
           o.note?.(`the source compacted during the import (${err.message}); starting over from its new floor`)
           continue
@@ -92,30 +84,6 @@ export async function importFromEtcd(endpoints: string, dir: string, o: EtcdImpo
   } finally {
     source.close()
   }
-}
-
-/**
- * An import killed mid-way (SIGKILL, a crash) leaves its work directory beside DIR: it is removed and the
- * import starts over from scratch, saying so. (Only a complete store is ever renamed to DIR.)
- */
-async function removeInterrupted(target: string, note: EtcdImportOptions['note']): Promise<void> {
-  const prefix = `.${basename(target)}.import-`
-  const names = await readdir(dirname(target)).catch(() => [] as string[])
-  for (const name of names.filter((n) => n.startsWith(prefix))) {
-    await rm(join(dirname(target), name), { recursive: true, force: true })
-    note?.(`removed ${name}, left by an interrupted import of ${target}; starting over from scratch`)
-  }
-}
-
-/** DIR must be missing or an empty directory. */
-async function checkTarget(target: string): Promise<void> {
-  const existing = await readdir(target).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return []
-    if (err.code === 'ENOTDIR') throw new KvlogError('INVALID_ARGUMENT', `${target} is not a directory`, { field: 'dataDir' })
-    throw err
-  })
-  if (existing.length > 0)
-    throw new KvlogError('INVALID_ARGUMENT', `${target} is not empty: import writes a fresh data directory`, { field: 'dataDir' })
 }
 
 async function copy(

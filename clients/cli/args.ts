@@ -7,8 +7,8 @@ export class UsageError extends Error {
   override readonly name = 'UsageError'
 }
 
-/** serve, snapshot restore and import run in the server's process: bin/kvlog dispatches them to apiserver/main.ts. */
-export const SERVER_SIDE = 'serve, snapshot restore and import are server commands: run them with bin/kvlog'
+/** serve, snapshot restore, import and export run in the server's process: bin/kvlog dispatches them to apiserver/main.ts. */
+export const SERVER_SIDE = 'serve, snapshot restore, import and export are server commands: run them with bin/kvlog'
 
 export type FlagType = 'string' | 'int' | 'bool'
 

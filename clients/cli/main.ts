@@ -159,8 +159,9 @@ Usage: kvlog <command> [flags]
 
 Commands:
   serve      run the server (every setting is a flag; see docs/configuration.md)
-  import     --from-etcd ENDPOINTS --data-dir DIR: a new data dir from a running etcd, same revisions (offline);
+  import     --from-etcd ENDPOINTS | --from-etcd-snapshot FILE, --data-dir DIR: a new data dir from etcd, same revisions (offline);
              status|cutover: the lag and the cutover of a server started with --follow-etcd
+  export     --etcd-snapshot FILE --data-dir DIR: a stopped server's store as an etcd snapshot file (offline)
 ${Object.entries(COMMANDS)
   .map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`)
   .join('\n')}
@@ -179,7 +180,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     return name === undefined ? 2 : 0
   }
   try {
-    if (name === 'serve' || name === 'import') throw new UsageError(SERVER_SIDE)
+    if (name === 'serve' || name === 'import' || name === 'export') throw new UsageError(SERVER_SIDE)
     if (name === 'version' || name === '--version' || name === '-V') {
       process.stdout.write(`kvlog ${await version()}\n`)
       return 0

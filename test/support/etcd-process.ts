@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { ETCDCTL_BIN } from './etcdctl.js'
 import { sleep } from './wait.js'
 
 export const ETCD_BIN = process.env.ETCD_BIN ?? '/usr/bin/etcd'
@@ -30,6 +31,8 @@ export interface EtcdOptions {
   args?: string[]
   /** Also serve clients over TLS, on another port (tlsEndpoint), asking for client certificates signed by `ca`. */
   tls?: { cert: string; key: string; ca: string }
+  /** Start from this snapshot file: `etcdctl snapshot restore` makes the data dir for this member first. */
+  restoreFrom?: string
 }
 
 /** A port that was free a moment ago on 127.0.0.1 (the OS picks it; the caller binds it soon after). */
@@ -55,6 +58,21 @@ function canConnect(port: number): Promise<boolean> {
   })
 }
 
+/** `etcdctl snapshot restore` into `dataDir` (which must be empty) for the member startOnce starts. */
+async function restoreInto(file: string, dataDir: string, peer: string, token: string): Promise<void> {
+  await rm(dataDir, { recursive: true, force: true })
+  const args = ['snapshot', 'restore', file, '--data-dir', dataDir, '--name', 'compat', '--initial-cluster', `compat=${peer}`]
+  args.push('--initial-advertise-peer-urls', peer, '--initial-cluster-token', token)
+  const out = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+    const child = spawn(ETCDCTL_BIN, args, { env: { ...process.env, ETCDCTL_API: '3' }, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr!.on('data', (d) => (stderr += d))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stderr }))
+  })
+  if (out.code !== 0) throw new Error(`etcdctl snapshot restore ${file} failed (${out.code}): ${out.stderr}`)
+}
+
 export async function startEtcd(o: EtcdOptions = {}): Promise<EtcdProcess> {
   // Two free ports can still race with another process between close and bind: retry a few times.
   let lastError: unknown
@@ -78,6 +96,7 @@ async function startOnce(o: EtcdOptions): Promise<EtcdProcess> {
   const client = tlsPort === undefined ? plain : `${plain},https://127.0.0.1:${tlsPort}`
   const tlsArgs = o.tls ? ['--cert-file', o.tls.cert, '--key-file', o.tls.key, '--trusted-ca-file', o.tls.ca, '--client-cert-auth'] : []
   const peer = `http://127.0.0.1:${peerPort}`
+  if (o.restoreFrom !== undefined) await restoreInto(o.restoreFrom, dataDir, peer, `compat-${clientPort}`)
   const child = spawn(
     ETCD_BIN,
     [

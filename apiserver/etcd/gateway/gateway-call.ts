@@ -54,7 +54,12 @@ export class GatewayCall extends EventEmitter {
   ) {
     super()
     this.metadata = headerMetadata(exchange.headers)
-    exchange.onDrain(() => this.emit('drain'))
+    // Every drain, not only the first: a long stream (a snapshot) waits for one after each full buffer.
+    const drained = () => {
+      this.emit('drain')
+      if (!exchange.closed) exchange.onDrain(drained)
+    }
+    exchange.onDrain(drained)
     exchange.onClose(() => {
       if (!this.finished) {
         this.finished = true

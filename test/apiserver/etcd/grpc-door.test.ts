@@ -6,12 +6,12 @@
 import { expect } from 'chai'
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { credentials } from '@grpc/grpc-js'
 import type { Message } from '../../../apiserver/etcd/proto.js'
-import { restoreSnapshot } from '../../../log/level/snapshot.js'
+import { importEtcdSnapshot } from '../../../apiserver/etcd-snapshot/import.js'
 import { etcdGrpc, responses, type EtcdGrpc } from '../../support/etcd-grpc.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { makeTestCerts } from '../../support/test-certs.js'
@@ -159,18 +159,16 @@ describe('apiserver/etcd: the gRPC door', function () {
     expect(atOld.hash).to.equal(h1.hash)
   })
 
-  it('Snapshot streams a checksummed copy that restores to the same state', async () => {
+  it("Snapshot streams etcd's bbolt file (sha256 trailer) that imports to the same state", async () => {
     const parts = await etcd.collect('Maintenance', 'Snapshot')
     const blobs = parts.map((p) => p.blob as Buffer)
     expect(Number(parts[parts.length - 1].remaining_bytes)).to.equal(0)
+    expect(Number(parts[0].remaining_bytes)).to.equal(Buffer.concat(blobs).length - blobs[0].length)
     const dir = await mkdtemp(join(tmpdir(), 'kvlog-grpc-snap-'))
     try {
-      await restoreSnapshot(
-        (async function* () {
-          yield* blobs
-        })(),
-        join(dir, 'data'),
-      )
+      await writeFile(join(dir, 'snap.db'), Buffer.concat(blobs))
+      const imported = await importEtcdSnapshot(join(dir, 'snap.db'), join(dir, 'data'))
+      expect(imported.sha256).to.match(/^[0-9a-f]{64}$/)
       const restored = await startServerProcess([], join(dir, 'data'))
       const copy = etcdGrpc(restored.grpc)
       try {
