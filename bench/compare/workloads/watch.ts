@@ -22,7 +22,7 @@ import type { System } from '../systems.js'
 const WS_CLIENT = fileURLToPath(new URL('../../lib/watch-clients.js', import.meta.url))
 const now = () => performance.timeOrigin + performance.now()
 
-interface FanOut {
+export interface FanOut {
   deliveriesPerSec: number
   p99: number
   p50: number
@@ -77,7 +77,8 @@ function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: 
     )
 }
 
-async function grpcFanOut(system: System, scale: Scale): Promise<FanOut> {
+/** gRPC fan-out on `system.grpc` (a comma-separated list spreads the streams and the writer's connections over members). */
+export async function grpcFanOut(system: Pick<System, 'grpc'>, scale: Scale): Promise<FanOut> {
   const prefix = '/bench/watch/'
   const g = WatchGenerators.fork(2)
   try {
