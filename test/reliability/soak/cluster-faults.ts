@@ -41,6 +41,7 @@ export class ClusterFaults {
   /** Faults of the single-node soak that have no cluster counterpart here (same report shape). */
   readonly noSpaceAnswers = 0
   readonly snapshotChunks = 0
+  private crashesSeen = 0
 
   constructor(
     private readonly set: SoakMembers,
@@ -71,6 +72,11 @@ export class ClusterFaults {
   }
 
   async inject(kind: ClusterFaultKind): Promise<void> {
+    if (this.set.crashes.length > this.crashesSeen) {
+      this.crashesSeen = this.set.crashes.length
+      this.log(`member crashed: ${this.set.crashes[this.crashesSeen - 1]}`)
+      await this.set.exclusive(() => this.set.restartCrashed())
+    }
     this.injected[kind] = (this.injected[kind] ?? 0) + 1
     const pick = (n: number) => Math.floor(this.rnd() * n)
     switch (kind) {

@@ -37,6 +37,8 @@ export interface ClusterSoakOptions {
   everyFault?: boolean
   /** Pause between faults, ms (a random value in [min, max]). */
   faultEveryMs?: [number, number]
+  /** A directory where every member's stderr is kept (mN.log). */
+  serverLogs?: string
   log?: (line: string) => void
 }
 
@@ -46,6 +48,8 @@ export interface ClusterSoakReport extends SoakReport {
   crossMemberResumes: number
   /** Differences between a member's own history or state and the oracle at the end (must be 0). */
   forks: number
+  /** Member processes that exited without being told to (each one also a violation). */
+  crashes: number
   /** Every member's revision at the end (all equal). */
   memberRevisions: Record<string, number>
 }
@@ -61,7 +65,7 @@ export async function runClusterSoak(
   const log = options.log ?? (() => undefined)
   const rnd = rng(options.seed)
   const t0 = performance.now()
-  const set = await SoakMembers.start(MEMBER_ARGS)
+  const set = await SoakMembers.start(MEMBER_ARGS, options.serverLogs)
   log(`3 nats-servers and ${set.size} members up in ${Math.round(performance.now() - t0)} ms`)
   const recorder = new Recorder()
   let stopped = false
@@ -126,9 +130,10 @@ export async function runClusterSoak(
     log('checking')
     const check = checkHistory(history)
     const members = await compareMembers(set)
-    for (const v of members.forks) {
-      check.byKind.fork = (check.byKind.fork ?? 0) + 1
-      if (check.byKind.fork <= 20) check.violations.push(v)
+    for (const v of [...members.forks, ...set.crashes.map((c) => `[crash] ${c}`)]) {
+      const kind = v.startsWith('[fork]') ? 'fork' : 'crash'
+      check.byKind[kind] = (check.byKind[kind] ?? 0) + 1
+      if (check.byKind[kind] <= 20) check.violations.push(v)
     }
     const report: ClusterSoakReport = {
       ...summarize(
@@ -143,6 +148,7 @@ export async function runClusterSoak(
       members: set.size,
       crossMemberResumes: crossMemberResumes(history.watches),
       forks: members.forks.length,
+      crashes: set.crashes.length,
       memberRevisions: members.revisions,
     }
     return { report, check, history }

@@ -12,7 +12,7 @@
  *
  * `exclusive` serializes what must not overlap: an oracle fetch + compaction, a member's restart.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { appendFile, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -47,6 +47,8 @@ export class SoakMembers {
   readonly restartMs: number[] = []
   /** The compact revision acknowledged last. */
   floor = 1
+  /** Member processes that ended without being told to (each one a finding: kvlog must not crash). */
+  readonly crashes: string[] = []
   private control: Promise<unknown> = Promise.resolve()
 
   private constructor(
@@ -55,13 +57,15 @@ export class SoakMembers {
     private readonly root: string,
     private readonly args: string[],
     private readonly clusterName: string,
+    private readonly serverLogs: string | undefined,
   ) {}
 
-  static async start(args: string[], clusterName = 'soak', size = 3): Promise<SoakMembers> {
+  /** `serverLogs`: a directory where each member's stderr is appended (mN.log) whenever its process ends. */
+  static async start(args: string[], serverLogs?: string, clusterName = 'soak', size = 3): Promise<SoakMembers> {
     const nats = await startNatsCluster(3, { noAdvertise: true })
     const root = await mkdtemp(join(tmpdir(), 'kvlog-cluster-soak-'))
     const members: SoakMember[] = []
-    const set = new SoakMembers(nats, members, root, args, clusterName)
+    const set = new SoakMembers(nats, members, root, args, clusterName, serverLogs)
     try {
       for (let i = 0; i < size; i++) {
         const natsProxies = await Promise.all(nats.servers.map((s) => TcpProxy.start(`http://127.0.0.1:${s.clientPort}`)))
@@ -141,9 +145,14 @@ export class SoakMembers {
   async fetchOracle(): Promise<number> {
     let last: unknown
     for (const i of this.live().filter((j) => !this.members[j].natsCut)) {
+      // A member still catching up answers a shorter history: the oracle keeps what it has.
+      const before = this.oracle.last
       try {
-        return await this.oracle.fetch(this.direct(i))
+        await this.oracle.fetch(this.direct(i))
+        this.oracle.last = Math.max(before, this.oracle.last)
+        return this.oracle.last
       } catch (err) {
+        this.oracle.last = Math.max(before, this.oracle.last)
         last = err
       }
     }
@@ -186,16 +195,19 @@ export class SoakMembers {
    */
   async restart(i: number, signal: NodeJS.Signals, fault: string): Promise<RecoveryCheck> {
     const m = this.members[i]
-    const proc = m.proc!
     const at = performance.now()
     m.httpProxy.refuse = true
     m.grpcProxy.refuse = true
-    const stopped = proc.stop(signal)
-    if (m.paused && signal !== 'SIGKILL') proc.child.kill('SIGCONT')
-    await stopped
+    const proc = m.proc
+    if (proc !== undefined) {
+      m.proc = undefined
+      const stopped = proc.stop(signal)
+      if (m.paused && signal !== 'SIGKILL') proc.child.kill('SIGCONT')
+      await stopped
+      await this.keepLog(m, proc)
+      await proc.cleanup() // keeps the data dir (it was passed in)
+    }
     m.paused = false
-    m.proc = undefined
-    await proc.cleanup() // keeps the data dir (it was passed in)
     m.httpProxy.cutAll()
     m.grpcProxy.cutAll()
     await this.launch(i)
@@ -214,6 +226,20 @@ export class SoakMembers {
       m.dir,
       { readyTimeoutMs: READY_TIMEOUT_MS },
     )
+    const proc = m.proc
+    // The server's own log lines (stdout) go with its stderr into serverLogs.
+    if (this.serverLogs !== undefined) {
+      const file = join(this.serverLogs, `${m.name}.log`)
+      proc.child.stdout?.on('data', (d: Buffer) => void appendFile(file, d))
+    }
+    proc.child.once('exit', (code, signal) => {
+      if (m.proc !== proc) return
+      const tail = proc.stderr().trim().split('\n').slice(-12).join('\n')
+      this.crashes.push(`${m.name} exited with ${code ?? signal}:\n${tail}`)
+      m.proc = undefined
+      m.httpProxy.refuse = m.grpcProxy.refuse = true
+      void this.keepLog(m, proc)
+    })
     await waitReady(m.proc.http, READY_TIMEOUT_MS)
     m.httpProxy.setTarget(m.proc.http)
     m.grpcProxy.setTarget(`http://${m.proc.grpc}`)
@@ -221,8 +247,18 @@ export class SoakMembers {
     m.grpcProxy.refuse = false
   }
 
-  /** Waits until every member is ready (caught up with the stream). */
+  private async keepLog(m: SoakMember, proc: ServerProcess): Promise<void> {
+    if (this.serverLogs !== undefined) await appendFile(join(this.serverLogs, `${m.name}.log`), proc.stderr())
+  }
+
+  /** Starts again every member that crashed (call inside `exclusive`). */
+  async restartCrashed(): Promise<void> {
+    for (let i = 0; i < this.size; i++) if (this.members[i].proc === undefined) await this.restart(i, 'SIGKILL', 'crash')
+  }
+
+  /** Restarts every member that crashed, then waits until every member is ready (caught up with the stream). */
   async allReady(timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+    await this.restartCrashed()
     for (let i = 0; i < this.size; i++) await waitReady(this.direct(i), timeoutMs)
   }
 
@@ -231,10 +267,12 @@ export class SoakMembers {
       const m = this.members[i]
       this.resume(i)
       for (const p of [m.httpProxy, m.grpcProxy, ...m.natsProxies]) await p.close()
-      if (m.proc !== undefined) {
-        await m.proc.stop('SIGTERM').catch(() => undefined)
-        await m.proc.cleanup()
+      const proc = m.proc
+      if (proc !== undefined) {
         m.proc = undefined
+        await proc.stop('SIGTERM').catch(() => undefined)
+        await this.keepLog(m, proc)
+        await proc.cleanup()
       }
     }
     for (let i = 0; i < this.nats.servers.length; i++) this.nats.resume(i)

@@ -5,7 +5,7 @@
  * -o json), one JSON line (the report) instead. Exits 1 when the checker found a violation or an
  * acknowledged write was lost, so CI and scripts can use it. Replay a failing run with the same --seed
  * (the faults' timing still varies with the machine); --dump writes the whole recorded history as JSON,
- * for a closer look.
+ * for a closer look; --server-logs DIR keeps every cluster member's stderr there.
  */
 import { parseArgs } from 'node:util'
 import { table } from '../../../bench/lib/report.js'
@@ -14,7 +14,7 @@ import { runClusterSoak } from './cluster-run.js'
 import { runSoak, type SoakReport } from './run.js'
 
 const USAGE =
-  'usage: soak [--cluster] [--duration SECONDS] [--seed N] [--clients N] [--fsync always|never] [--json | -o json|table] [--dump FILE]\n'
+  'usage: soak [--cluster] [--duration SECONDS] [--seed N] [--clients N] [--fsync always|never] [--json | -o json|table] [--dump FILE] [--server-logs DIR]\n'
 
 const { values } = parseArgs({
   options: {
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     output: { type: 'string', short: 'o', default: 'table' },
     dump: { type: 'string' },
+    'server-logs': { type: 'string' },
     fsync: { type: 'string', default: 'always' },
   },
 })
@@ -48,7 +49,7 @@ const log = (line: string) => process.stderr.write(`[soak ${((Date.now() - t0) /
 log(`seed ${seed}, ${durationSeconds} s${values.cluster ? ', cluster' : ''}`)
 const clients = Number(values.clients)
 const { report, history } = values.cluster
-  ? await runClusterSoak({ durationSeconds, seed, clients, log })
+  ? await runClusterSoak({ durationSeconds, seed, clients, log, serverLogs: values['server-logs'] })
   : await runSoak({ durationSeconds, seed, clients, fsync, log })
 if (values.dump !== undefined) {
   await dumpHistory(values.dump, history)
