@@ -5,9 +5,9 @@
  * it runs and reports is asserted, not how fast anything is (figures come from full runs:
  * docs/benchmarks.md).
  */
-import { spawn } from 'node:child_process'
 import { expect } from 'chai'
 import { fileURLToPath } from 'node:url'
+import { runNodeScript } from '../support/node-script.js'
 
 const SCRIPT = fileURLToPath(new URL('../../bench/compare/cluster.js', import.meta.url))
 
@@ -31,16 +31,7 @@ interface Figure {
   rounds: { kvlog: number[]; etcd: number[] }
 }
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('exit', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+const run = (args: string[]) => runNodeScript(SCRIPT, args)
 
 describe('bench:cluster, one short round (3 etcd members vs 3 nats-servers + 3 kvlog members)', function () {
   this.timeout(400_000)
