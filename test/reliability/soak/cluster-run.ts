@@ -50,6 +50,8 @@ export interface ClusterSoakReport extends SoakReport {
   forks: number
   /** Member processes that exited without being told to (each one also a violation). */
   crashes: number
+  /** The longest time without an acknowledged write while the load ran, ms (how long a fault stalled writes). */
+  longestWriteGapMs: number
   /** Every member's revision at the end (all equal). */
   memberRevisions: Record<string, number>
 }
@@ -149,6 +151,7 @@ export async function runClusterSoak(
       crossMemberResumes: crossMemberResumes(history.watches),
       forks: members.forks.length,
       crashes: set.crashes.length,
+      longestWriteGapMs: longestWriteGap(history.ops),
       memberRevisions: members.revisions,
     }
     return { report, check, history }
@@ -176,6 +179,18 @@ function movingDoor(set: SoakMembers, kind: number, offset: number): Door {
     watches: (spec) => spec.objectView !== true,
     close: async () => undefined,
   }
+}
+
+const WRITES = new Set(['put', 'delete', 'txn', 'object', 'leaseGrant', 'leaseRevoke'])
+
+function longestWriteGap(ops: History['ops']): number {
+  const ends = ops
+    .filter((o) => o.outcome === 'ok' && WRITES.has(o.op.type) && o.client !== 'compactor')
+    .map((o) => o.end)
+    .sort((a, b) => a - b)
+  let gap = 0
+  for (let i = 1; i < ends.length; i++) gap = Math.max(gap, ends[i] - ends[i - 1])
+  return Math.round(gap)
 }
 
 function crossMemberResumes(watches: readonly LogicalWatch[]): number {
