@@ -221,9 +221,19 @@ export function instrumentLog(log: Log, metrics: Metrics): Log {
         end()
       }
     }
-  return Object.create(log, {
-    txn: { value: timed(log.txn.bind(log)) },
-    put: { value: timed(log.put.bind(log)) },
-    delete: { value: timed(log.delete.bind(log)) },
-  }) as Log
+  const wrapped: Record<PropertyKey, unknown> = {
+    txn: timed(log.txn.bind(log)),
+    put: timed(log.put.bind(log)),
+    delete: timed(log.delete.bind(log)),
+  }
+  // Everything else is the log's own, called on the log itself. The wrapper holds no state: a method
+  // that updates the log's fields (the cluster engine numbers its commands with a counter) updates them
+  // on the log, never on a shadow copy that the timed methods would not see.
+  return new Proxy(log, {
+    get(target, prop) {
+      if (Object.hasOwn(wrapped, prop)) return wrapped[prop]
+      const value: unknown = Reflect.get(target, prop, target)
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+    },
+  })
 }

@@ -18,7 +18,7 @@
  * as medians (CPU per operation, watch at saturation; 3 by default).
  */
 import { writeFile } from 'node:fs/promises'
-import { endProgress, formatNumber, parseBenchArgs, progress, table } from '../lib/report.js'
+import { endProgress, runBench, formatNumber, parseBenchArgs, progress, table } from '../lib/report.js'
 import { isBetter, ratio, scaleFrom, type Figure, type Pair, type Scale } from './figures.js'
 import { closeGenerators } from './generators.js'
 import { chart } from './svg.js'
@@ -121,14 +121,4 @@ function round(x: number): number {
   return Number.isFinite(x) ? Number(x.toPrecision(4)) : 0
 }
 
-try {
-  await main()
-} catch (err) {
-  endProgress()
-  console.error(err)
-  process.exitCode = 1
-} finally {
-  closeGenerators()
-}
-// Generators and gRPC channels are closed; anything left (a stuck child) must not keep the script alive.
-setTimeout(() => process.exit(), 1000).unref()
+await runBench(main, closeGenerators)

@@ -52,6 +52,16 @@ export interface Throughput {
   stddev: number
 }
 
+/**
+ * A comma-separated target list (a cluster's members) rotated by n: a generator whose first connection is
+ * the load's n-th starts at the n-th target, so connections spread evenly over the members.
+ */
+function rotate(targets: string, n: number): string {
+  const list = targets.split(',')
+  const k = n % list.length
+  return [...list.slice(k), ...list.slice(0, k)].join(',')
+}
+
 function split(n: number, parts: number, i: number): number {
   return Math.floor(n / parts) + (i < n % parts ? 1 : 0)
 }
@@ -69,9 +79,12 @@ export async function runLoad(command: PutsCommand | RangesCommand, processes: n
   })
   try {
     let keyStart = command.cmd !== 'ranges' ? (command.keyStart ?? 0) : 0
+    let connectionsBefore = 0
     const results = await Promise.all(
       workers.map((w, i) => {
         const part = { ...command, clients: split(command.clients, n, i), connections: Math.max(1, split(command.connections, n, i)) }
+        part.target = rotate(command.target, connectionsBefore)
+        connectionsBefore += part.connections
         if (part.cmd !== 'ranges') {
           if (part.count !== undefined) {
             part.count = split(part.count, n, i)
@@ -116,18 +129,14 @@ export class WatchGenerators {
   /** Creates the watches (spread over the processes); resolves once every one is created. */
   async watch(command: WatchCommand): Promise<void> {
     const n = this.workers.length
+    let streamsBefore = 0
     await Promise.all(
-      this.workers.map((w, i) =>
-        ask(
-          w,
-          {
-            ...command,
-            watchers: split(command.watchers, n, i),
-            streams: Math.max(1, split(command.streams, n, i)),
-          },
-          'ready',
-        ),
-      ),
+      this.workers.map((w, i) => {
+        const streams = Math.max(1, split(command.streams, n, i))
+        const target = rotate(command.target, streamsBefore)
+        streamsBefore += streams
+        return ask(w, { ...command, target, watchers: split(command.watchers, n, i), streams }, 'ready')
+      }),
     )
   }
 

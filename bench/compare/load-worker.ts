@@ -195,6 +195,12 @@ function valueFor(c: PutsCommand): () => Buffer {
   }
 }
 
+/** Connection i's server: gRPC targets may be a comma-separated list (the members of a cluster), used in turn. */
+function targetOf(targets: string, i: number): string {
+  const list = targets.split(',')
+  return list[i % list.length]
+}
+
 async function puts(c: PutsCommand): Promise<LoadResult> {
   const value = valueFor(c)
   const keyOf = (i: number) => c.keyPrefix + pad(((c.keyStart ?? 0) + i) % c.keys)
@@ -211,7 +217,7 @@ async function puts(c: PutsCommand): Promise<LoadResult> {
       agent.destroy()
     }
   }
-  const conns = Array.from({ length: c.connections }, () => connect(c.target))
+  const conns = Array.from({ length: c.connections }, (_, i) => connect(targetOf(c.target, i)))
   try {
     return await drive(c.clients, c.durationMs, count, c.rate, (i, client) =>
       unary(conns[client % conns.length], 'Put', { key: Buffer.from(keyOf(i)), value: value() }),
@@ -222,7 +228,7 @@ async function puts(c: PutsCommand): Promise<LoadResult> {
 }
 
 async function ranges(c: RangesCommand): Promise<LoadResult> {
-  const conns = Array.from({ length: c.connections }, () => connect(c.target))
+  const conns = Array.from({ length: c.connections }, (_, i) => connect(targetOf(c.target, i)))
   const prefix = Buffer.from(c.prefix)
   const end = Buffer.from(prefix)
   end[end.length - 1]++
@@ -259,7 +265,7 @@ async function watch(c: WatchCommand): Promise<void> {
           const base = s * perStream
           const count = Math.min(perStream, c.watchers - base)
           if (count <= 0) return resolve()
-          const client = connect(c.target)
+          const client = connect(targetOf(c.target, s))
           const stream = client.watch.Watch()
           streams.push(stream)
           let created = 0

@@ -174,13 +174,27 @@ async function startSystem(
 
 export async function startEtcd(): Promise<System> {
   const root = await mkdtemp(join(tmpdir(), 'bench-etcd-'))
-  const dataDir = join(root, 'data')
   const [client, peer] = [await freePort(), await freePort()]
+  return startEtcdMember('b', join(root, 'data'), root, client, peer, `b=http://127.0.0.1:${peer}`)
+}
+
+/**
+ * One etcd member on loopback ports; `initialCluster` names every member's peer URL (name=url,...).
+ * `root` is removed by destroy().
+ */
+export function startEtcdMember(
+  name: string,
+  dataDir: string,
+  root: string,
+  client: number,
+  peer: number,
+  initialCluster: string,
+): Promise<System> {
   const clientUrl = `http://127.0.0.1:${client}`
   const peerUrl = `http://127.0.0.1:${peer}`
   const args = [
     '--name',
-    'b',
+    name,
     '--data-dir',
     dataDir,
     '--listen-client-urls',
@@ -192,7 +206,9 @@ export async function startEtcd(): Promise<System> {
     '--initial-advertise-peer-urls',
     peerUrl,
     '--initial-cluster',
-    `b=${peerUrl}`,
+    initialCluster,
+    '--initial-cluster-state',
+    'new',
     '--quota-backend-bytes',
     QUOTA,
     '--logger',

@@ -63,3 +63,20 @@ export function table(rows: Array<Array<string | number>>): string {
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
   return [line(cells[0]), widths.map((w) => '─'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n')
 }
+
+/**
+ * Runs a benchmark's main: an error is printed and sets exit code 1; `cleanup` runs in any case; a child
+ * process left behind cannot keep the script alive past a second after.
+ */
+export async function runBench(main: () => Promise<void>, cleanup: () => void): Promise<void> {
+  try {
+    await main()
+  } catch (err) {
+    endProgress()
+    console.error(err)
+    process.exitCode = 1
+  } finally {
+    cleanup()
+  }
+  setTimeout(() => process.exit(), 1000).unref()
+}

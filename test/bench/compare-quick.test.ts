@@ -3,9 +3,9 @@
  * a small version of every workload and reports each with numbers for both systems. Only that it runs
  * and reports is asserted, not how fast anything is.
  */
-import { spawn } from 'node:child_process'
 import { expect } from 'chai'
 import { fileURLToPath } from 'node:url'
+import { runNodeScript } from '../support/node-script.js'
 
 const SCRIPT = fileURLToPath(new URL('../../bench/compare/compare.js', import.meta.url))
 
@@ -46,16 +46,7 @@ interface Workload {
   ratio: number
 }
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('exit', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+const run = (args: string[]) => runNodeScript(SCRIPT, args)
 
 describe('bench:compare --quick (kvlog vs a real etcd)', function () {
   // Small, but it starts etcd and kvlog three times each and forks load generators on a shared machine.

@@ -16,7 +16,8 @@
  *   (ECONNREFUSED, as when the server's process is gone); `up()` listens on the same port again;
  * - `setTarget(url)`: later connections go to another server (e.g. the same data dir restarted on a new port).
  *
- * Everything the clients sent is kept in `sent`, so a test can count requests that reached the server.
+ * Everything the clients sent is kept in `sent`, so a test can count requests that reached the server
+ * (unless `keepSent = false`, for long-lived busy connections).
  */
 import { createServer, connect, type Server, type Socket } from 'node:net'
 
@@ -31,6 +32,7 @@ export class TcpProxy {
   swallowResponses = false
   refuse = false
   declineWith503 = false
+  keepSent = true
   /** Connections accepted (refused ones included). */
   accepted = 0
   private sentChunks: Buffer[] = []
@@ -136,7 +138,7 @@ export class TcpProxy {
     }
     client.on('data', (d: Buffer) => {
       if (pair.blackholed) return
-      this.sentChunks.push(Buffer.from(d))
+      if (this.keepSent) this.sentChunks.push(Buffer.from(d))
       upstream.write(d)
     })
     upstream.on('data', (d: Buffer) => {

@@ -38,7 +38,15 @@ export interface NatsCluster {
   stop(): Promise<void>
 }
 
-export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+export interface NatsClusterOptions {
+  /**
+   * The servers do not tell clients the other servers' client URLs (cluster `no_advertise`), so a client
+   * knows only the URLs it was given: a test can put TCP proxies in front of the servers and cut them.
+   */
+  noAdvertise?: boolean
+}
+
+export async function startNatsCluster(size = 3, options: NatsClusterOptions = {}): Promise<NatsCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-nats-'))
   const ports: Array<{ client: number; route: number }> = []
   const taken = new Set<number>()
@@ -69,7 +77,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
         `server_name: ${name}`,
         `listen: "127.0.0.1:${ports[i].client}"`,
         `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 1GB }`,
-        `cluster { name: kvlogtest, listen: "127.0.0.1:${ports[i].route}", routes: [${routes}] }`,
+        `cluster { name: kvlogtest, listen: "127.0.0.1:${ports[i].route}", routes: [${routes}]${options.noAdvertise ? ', no_advertise: true' : ''} }`,
         '',
       ].join('\n'),
     )

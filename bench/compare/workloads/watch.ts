@@ -45,13 +45,15 @@ interface Progress {
 
 /** Writes at the scale's rate while `progress` reports; waits for the tail; computes the figures. */
 async function measure(
-  system: System,
+  system: Partial<Pick<System, 'cpuSeconds'>>,
   scale: Scale,
   writer: () => Promise<Throughput>,
   progress: (latencies: boolean) => Promise<Progress>,
 ): Promise<FanOut> {
   const before = await progress(false)
-  const cpuBefore = await system.cpuSeconds()
+  // A system without a CPU reading (a cluster of processes) reports NaN.
+  const cpuSeconds = system.cpuSeconds ?? (() => Promise.resolve(NaN))
+  const cpuBefore = await cpuSeconds()
   const { ops, opsPerSec, startedAt: t0 } = await writer()
   let last = await progress(false)
   while (last.minEvents - before.minEvents < ops && now() - t0 < scale.watchSeconds * 1000 + scale.graceMs) {
@@ -59,7 +61,7 @@ async function measure(
     last = await progress(false)
   }
   const elapsed = (now() - t0) / 1000
-  const serverCpuSeconds = (await system.cpuSeconds()) - cpuBefore
+  const serverCpuSeconds = (await cpuSeconds()) - cpuBefore
   const final = await progress(true)
   return {
     deliveries: final.events - before.events,
@@ -91,8 +93,15 @@ function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: 
     )
 }
 
-/** gRPC watch fan-out with the writer at `rate` revisions/s (undefined: at saturation). */
-export async function grpcFanOut(system: System, scale: Scale, rate: number | undefined = scale.watchRate): Promise<FanOut> {
+/**
+ * gRPC watch fan-out with the writer at `rate` revisions/s (undefined: at saturation). A comma-separated
+ * `system.grpc` spreads the streams and the writer's connections over members.
+ */
+export async function grpcFanOut(
+  system: Pick<System, 'grpc'> & Partial<Pick<System, 'cpuSeconds'>>,
+  scale: Scale,
+  rate: number | undefined = scale.watchRate,
+): Promise<FanOut> {
   const prefix = '/bench/watch/'
   const g = WatchGenerators.fork(2)
   try {

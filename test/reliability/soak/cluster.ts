@@ -124,7 +124,7 @@ export class Cluster {
     await server.cleanup() // keeps the data dir (it was passed in)
     this.dropConnections()
     this.server = await startServerProcess(this.args, this.dataDir, { readyTimeoutMs: READY_TIMEOUT_MS })
-    const check = await this.recoveryRead(this.recoveries.length + 1, fault, at)
+    const check = await recoveryRead(this.direct, this.recoveries.length + 1, fault, at)
     this.recoveries.push(check)
     this.httpProxy.setTarget(this.server.http)
     this.grpcProxy.setTarget(`http://${this.server.grpc}`)
@@ -132,18 +132,6 @@ export class Cluster {
     this.up = true
     this.restartMs.push(Math.round(performance.now() - at))
     return check
-  }
-
-  /** What the server shows right after a restart: revision, compact revision, history since it, state. */
-  private async recoveryRead(index: number, fault: string, at: number): Promise<RecoveryCheck> {
-    const client = new KvlogClient({ endpoint: this.direct, timeoutMs: 30_000 })
-    const status = await client.status()
-    const revision = status.revision as number
-    const compactRevision = status.compactRevision as number
-    const history = new Oracle(Math.max(1, compactRevision))
-    await history.fetch(this.direct)
-    const kvs = revision > 1 ? (await client.range(ALL, { fromKey: true, revision })).kvs.map(wireKv) : []
-    return { index, fault, at, revision, compactRevision, events: history.events.filter((e) => e.revision <= revision), kvs }
   }
 
   async stop(): Promise<void> {
@@ -155,4 +143,16 @@ export class Cluster {
     }
     await rm(this.dataDir, { recursive: true, force: true })
   }
+}
+
+/** What a server shows right after a restart: revision, compact revision, history since it, state. */
+export async function recoveryRead(direct: string, index: number, fault: string, at: number): Promise<RecoveryCheck> {
+  const client = new KvlogClient({ endpoint: direct, timeoutMs: 30_000 })
+  const status = await client.status()
+  const revision = status.revision as number
+  const compactRevision = status.compactRevision as number
+  const history = new Oracle(Math.max(1, compactRevision))
+  await history.fetch(direct)
+  const kvs = revision > 1 ? (await client.range(ALL, { fromKey: true, revision })).kvs.map(wireKv) : []
+  return { index, fault, at, revision, compactRevision, events: history.events.filter((e) => e.revision <= revision), kvs }
 }

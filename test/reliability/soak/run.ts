@@ -14,7 +14,7 @@ import { CONFIGMAP_WATCH, ResourcesDriver, resourcesDoor } from '../drivers/reso
 import type { Door } from '../drivers/types.js'
 import type { History } from '../history.js'
 import { Cluster } from './cluster.js'
-import { FAULT_KINDS, Faults, type FaultKind } from './faults.js'
+import { FAULT_KINDS, Faults } from './faults.js'
 import { WATCH_SPECS as SPECS } from '../../support/watch-specs.js'
 import { WatchPool } from './watches.js'
 import { runResourceClient } from './resource-clients.js'
@@ -135,16 +135,7 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
         if (!stopLoops) watches.add(`late${i}`, spec, startRevision(rnd, ctx, cluster.floor, i), i)
       }
     })()
-    const [minGap, maxGap] = options.faultEveryMs ?? [1000, 3000]
-    let order: FaultKind[] = []
-    // With everyFault, the run goes on past its duration until every kind of fault was injected once.
-    const everyKind = () => !options.everyFault || FAULT_KINDS.every((k) => (faults.injected[k] ?? 0) > 0)
-    while (performance.now() < until || !everyKind()) {
-      await sleep(Math.max(0, Math.min(until - performance.now(), minGap + rnd() * (maxGap - minGap))))
-      if (performance.now() >= until && everyKind()) break
-      if (order.length === 0) order = shuffle([...FAULT_KINDS], rnd)
-      await faults.inject(order.shift()!)
-    }
+    await injectFaults(FAULT_KINDS, faults, options, [1000, 3000], until, rnd)
 
     // Wind down: faults and compaction stop, the writers stop, every live watch reaches the final revision.
     log('winding down')
@@ -155,13 +146,7 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
     await Promise.all(clients)
     faults.releaseWaiters()
     const finalRevision = await cluster.fetchOracle()
-    const deadline = performance.now() + 30_000
-    while (!watches.caughtUp(finalRevision) && performance.now() < deadline) {
-      watches.requestProgress()
-      await sleep(200)
-    }
-    if (!watches.caughtUp(finalRevision)) log(`watches behind: ${watches.behind(finalRevision).join(', ')}`)
-    await watches.stop()
+    await catchUpWatches(watches, finalRevision, 30_000, log)
     await progress
     await cluster.fetchOracle()
 
@@ -186,8 +171,47 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
   }
 }
 
+/**
+ * Injects faults, every kind once per shuffled round, a random pause in `faultEveryMs` (or `gap`) apart,
+ * until `until`; with everyFault, past it until every kind was injected at least once.
+ */
+export async function injectFaults<K extends string>(
+  kinds: readonly K[],
+  faults: { readonly injected: Record<string, number>; inject(kind: K): Promise<void> },
+  options: Pick<SoakOptions, 'everyFault' | 'faultEveryMs'>,
+  gap: [number, number],
+  until: number,
+  rnd: () => number,
+): Promise<void> {
+  const [minGap, maxGap] = options.faultEveryMs ?? gap
+  let order: K[] = []
+  const everyKind = () => !options.everyFault || kinds.every((k) => (faults.injected[k] ?? 0) > 0)
+  while (performance.now() < until || !everyKind()) {
+    await sleep(Math.max(0, Math.min(until - performance.now(), minGap + rnd() * (maxGap - minGap))))
+    if (performance.now() >= until && everyKind()) break
+    if (order.length === 0) order = shuffle([...kinds], rnd)
+    await faults.inject(order.shift()!)
+  }
+}
+
+/** Asks for progress until every live watch has seen `finalRevision` (or `timeoutMs`), then closes them. */
+export async function catchUpWatches(
+  watches: WatchPool,
+  finalRevision: number,
+  timeoutMs: number,
+  log: (line: string) => void,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs
+  while (!watches.caughtUp(finalRevision) && performance.now() < deadline) {
+    watches.requestProgress()
+    await sleep(200)
+  }
+  if (!watches.caughtUp(finalRevision)) log(`watches behind: ${watches.behind(finalRevision).join(', ')}`)
+  await watches.stop()
+}
+
 /** Past (between the floor and the head), now, the future, or (rarely) below the floor. */
-function startRevision(rnd: () => number, ctx: WorkloadContext, floor: number, i: number): number {
+export function startRevision(rnd: () => number, ctx: WorkloadContext, floor: number, i: number): number {
   const head = ctx.seen.revision
   const kind = (i % 10) / 10 + rnd() * 0.1
   if (kind < 0.4) return floor + 1 + Math.floor(rnd() * Math.max(1, head - floor))
@@ -196,7 +220,7 @@ function startRevision(rnd: () => number, ctx: WorkloadContext, floor: number, i
   return Math.max(2, floor - Math.floor(rnd() * 50))
 }
 
-function shuffle<T>(list: T[], rnd: () => number): T[] {
+export function shuffle<T>(list: T[], rnd: () => number): T[] {
   for (let i = list.length - 1; i > 0; i--) {
     const j = Math.floor(rnd() * (i + 1))
     ;[list[i], list[j]] = [list[j], list[i]]
@@ -213,11 +237,14 @@ function count<T>(items: readonly T[], key: (t: T) => string | undefined): Recor
   return out
 }
 
-function summarize(
-  options: SoakOptions,
+/** What the report needs of a run's faults (the single-node soak's or the cluster soak's). */
+export type FaultCounts = Pick<Faults, 'compactions' | 'injected' | 'noSpaceAnswers' | 'snapshotChunks'>
+
+export function summarize(
+  options: Pick<SoakOptions, 'seed' | 'fsync'>,
   h: History,
   check: CheckReport,
-  faults: Faults,
+  faults: FaultCounts,
   relists: number,
   restartMs: number[],
   elapsedMs: number,

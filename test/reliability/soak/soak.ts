@@ -1,21 +1,31 @@
 /**
- * `npm run soak -- [--duration SECONDS] [--seed N] [--clients N] [--fsync always|never] [--json] [--dump FILE]`: the reliability soak
- * (run.ts). Prints progress on stderr; with --json, ends with one JSON line on stdout (the report). Exits
- * 1 when the checker found a violation or an acknowledged write was lost, so CI and scripts can use it.
- * Replay a failing run with the same --seed (the faults' timing still varies with the machine); --dump
- * writes the whole recorded history as JSON, for a closer look.
+ * `npm run soak -- [--cluster] [--duration SECONDS] [--seed N] [--clients N] [--fsync always|never] [--json | -o json] [--dump FILE]`:
+ * the reliability soak: one server (run.ts) or, with --cluster, three nats-servers and three cluster
+ * members (cluster-run.ts). Prints progress on stderr, then a summary table on stdout; with --json (or
+ * -o json), one JSON line (the report) instead. Exits 1 when the checker found a violation or an
+ * acknowledged write was lost, so CI and scripts can use it. Replay a failing run with the same --seed
+ * (the faults' timing still varies with the machine); --dump writes the whole recorded history as JSON,
+ * for a closer look; --server-logs DIR keeps every cluster member's stderr there.
  */
 import { parseArgs } from 'node:util'
+import { table } from '../../../bench/lib/report.js'
 import { dumpHistory } from '../history.js'
-import { runSoak } from './run.js'
+import { runClusterSoak } from './cluster-run.js'
+import { runSoak, type SoakReport } from './run.js'
+
+const USAGE =
+  'usage: soak [--cluster] [--duration SECONDS] [--seed N] [--clients N] [--fsync always|never] [--json | -o json|table] [--dump FILE] [--server-logs DIR]\n'
 
 const { values } = parseArgs({
   options: {
+    cluster: { type: 'boolean', default: false },
     duration: { type: 'string', default: '60' },
     seed: { type: 'string' },
     clients: { type: 'string', default: '6' },
     json: { type: 'boolean', default: false },
+    output: { type: 'string', short: 'o', default: 'table' },
     dump: { type: 'string' },
+    'server-logs': { type: 'string' },
     fsync: { type: 'string', default: 'always' },
   },
 })
@@ -23,17 +33,44 @@ const { values } = parseArgs({
 const seed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31)
 const durationSeconds = Number(values.duration)
 const fsync = values.fsync
-if (!Number.isFinite(durationSeconds) || durationSeconds <= 0 || !Number.isInteger(seed) || (fsync !== 'always' && fsync !== 'never')) {
-  process.stderr.write('usage: soak [--duration SECONDS] [--seed N] [--clients N] [--fsync always|never] [--json] [--dump FILE]\n')
+const json = values.json || values.output === 'json'
+if (
+  !Number.isFinite(durationSeconds) ||
+  durationSeconds <= 0 ||
+  !Number.isInteger(seed) ||
+  (fsync !== 'always' && fsync !== 'never') ||
+  (values.output !== 'json' && values.output !== 'table')
+) {
+  process.stderr.write(USAGE)
   process.exit(2)
 }
 const t0 = Date.now()
 const log = (line: string) => process.stderr.write(`[soak ${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`)
-log(`seed ${seed}, ${durationSeconds} s`)
-const { report, history } = await runSoak({ durationSeconds, seed, clients: Number(values.clients), fsync, log })
+log(`seed ${seed}, ${durationSeconds} s${values.cluster ? ', cluster' : ''}`)
+const clients = Number(values.clients)
+const { report, history } = values.cluster
+  ? await runClusterSoak({ durationSeconds, seed, clients, log, serverLogs: values['server-logs'] })
+  : await runSoak({ durationSeconds, seed, clients, fsync, log })
 if (values.dump !== undefined) {
   await dumpHistory(values.dump, history)
   log(`history written to ${values.dump}`)
 }
-process.stdout.write(JSON.stringify(report, null, values.json ? undefined : 2) + '\n')
+process.stdout.write(json ? JSON.stringify(report) + '\n' : summaryTable(report) + '\n')
 process.exit(report.violations === 0 && report.ackedWritesLost === 0 ? 0 : 1)
+
+/** The report for people: one row per figure; maps become "key=value" lists; the samples follow. */
+function summaryTable(r: SoakReport): string {
+  const rows: Array<Array<string | number>> = [['figure', 'value']]
+  for (const [name, value] of Object.entries(r)) {
+    if (name === 'violationSamples') continue
+    const shown =
+      typeof value === 'object' && value !== null
+        ? Object.entries(value as Record<string, unknown>)
+            .map(([k, v]) => `${k}=${String(v)}`)
+            .join(' ')
+        : (value as string | number)
+    rows.push([name, shown === '' ? '-' : shown])
+  }
+  const samples = r.violationSamples.length > 0 ? `\n\nviolations:\n${r.violationSamples.join('\n')}` : ''
+  return table(rows) + samples
+}

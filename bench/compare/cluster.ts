@@ -1,0 +1,200 @@
+/**
+ * npm run bench:cluster [-- --json | -o json] [--rounds N] [--seconds S] [--watchers N] [--watch-rate R]
+ *
+ * A three-member etcd 3.4 cluster against three nats-servers + three kvlog members, all on this machine
+ * (cluster-systems.ts), driven by the same load generators as bench:compare (load-worker.ts) with their
+ * connections spread over every member:
+ *   puts      gRPC puts (256-byte values) with 64 and 1,000 clients, closed loop: puts/s and p99
+ *   watch     1,000 gRPC watchers on one prefix spread over the members while a writer commits as fast
+ *             as it can (--watch-rate caps it): deliveries/s
+ *   failover  SIGKILL the leader; ms until a put started after the kill is accepted by a surviving member
+ *             (the killed member is restarted before the next measurement)
+ * Every round measures both systems, alternating which goes first; the table shows medians over rounds
+ * and kvlog / etcd with the target each ratio is held to.
+ */
+import { endProgress, runBench, formatNumber, median, parseBenchArgs, progress, table } from '../lib/report.js'
+import { FULL, ratio, type Scale } from './figures.js'
+import { closeGenerators, runLoad, type Throughput } from './generators.js'
+import { call, connect } from './grpc.js'
+import { startEtcdCluster, startKvlogCluster, type ClusterSystem } from './cluster-systems.js'
+import { checkEtcdInstalled } from './systems.js'
+import { grpcFanOut } from './workloads/watch.js'
+
+interface Row {
+  name: string
+  unit: string
+  higherIsBetter: boolean
+  /** The ratio kvlog / etcd aimed at (≥ for higher-is-better figures, ≤ otherwise); undefined: none. */
+  target?: number
+  kvlog: number[]
+  etcd: number[]
+}
+
+const args = parseBenchArgs(process.argv.slice(2).flatMap((a) => (a === '-o' ? ['--output'] : [a])))
+const json = args.json || args.flags.get('output') === 'json'
+const flag = (name: string, fallback: number) => {
+  const v = Number(args.flags.get(name) ?? fallback)
+  if (!(v > 0)) throw new Error(`--${name} must be a positive number`)
+  return v
+}
+const rounds = flag('rounds', 3)
+const seconds = flag('seconds', 5)
+const scale: Scale = {
+  ...FULL,
+  seconds,
+  watchers: flag('watchers', 1000),
+  watchStreams: 48,
+  watchRate: flag('watch-rate', 20_000),
+  watchSeconds: seconds,
+  graceMs: 10_000,
+}
+const now = () => performance.now()
+
+/** Connections: at least 3 per generator (so every generator reaches every member), one per 32 clients. */
+function putLoad(target: string, clients: number): Promise<Throughput> {
+  const connections = Math.max(3 * scale.generators, Math.ceil(clients / 32 / 3) * 3)
+  return runLoad(
+    {
+      cmd: 'puts',
+      target,
+      clients,
+      connections,
+      durationMs: seconds * 1000,
+      keyPrefix: '/bench/put/',
+      keys: 10_000,
+      valueBytes: 256,
+    },
+    scale.generators,
+  )
+}
+
+/** Puts with a deadline on one member until one started after `t0` is accepted; resolves with its end. */
+async function firstAccepted(grpc: string, t0: number, give: number): Promise<number> {
+  const client = connect(grpc)
+  try {
+    while (now() - t0 < give) {
+      // grpc-js takes call options between the request and the callback.
+      const put = client.kv.Put as unknown as (req: object, options: { deadline: number }, cb: (err: unknown) => void) => void
+      const ok = await new Promise<boolean>((resolve) =>
+        put.call(
+          client.kv,
+          { key: Buffer.from('/bench/failover'), value: Buffer.from(String(now())) },
+          { deadline: Date.now() + 1000 },
+          (err) => resolve(err === null),
+        ),
+      )
+      if (ok) return now()
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    return Infinity
+  } finally {
+    client.close()
+  }
+}
+
+/** SIGKILL the leader; ms until a surviving member accepts a put. Restarts the killed member after. */
+async function failover(system: ClusterSystem): Promise<number> {
+  const li = await system.leader()
+  const leader = system.members[li]
+  const survivors = system.members.filter((_, i) => i !== li)
+  // Warm connections (and a write through each survivor) before the kill.
+  for (const m of survivors) {
+    const c = connect(m.grpc)
+    await call(c.kv.Put.bind(c.kv), { key: Buffer.from('/bench/failover'), value: Buffer.from('warm') })
+    c.close()
+  }
+  process.kill(leader.pid(), 'SIGKILL')
+  const t0 = now()
+  const done = Math.min(...(await Promise.all(survivors.map((m) => firstAccepted(m.grpc, t0, 60_000)))))
+  await leader.restart()
+  return done - t0
+}
+
+async function measure(system: ClusterSystem, rows: Map<string, Row>, note: (s: string) => void): Promise<void> {
+  const add = (name: string, unit: string, higherIsBetter: boolean, target: number | undefined, value: number) => {
+    const row = rows.get(name) ?? { name, unit, higherIsBetter, target, kvlog: [], etcd: [] }
+    row[system.name].push(value)
+    rows.set(name, row)
+  }
+  for (const clients of [64, 1000]) {
+    note(`${system.name}: puts, ${clients} clients`)
+    const r = await putLoad(system.grpc, clients)
+    add(`put-${clients}-clients-per-sec`, 'puts/s', true, 1.0, r.opsPerSec)
+    add(`put-${clients}-clients-p99-ms`, 'ms', false, undefined, r.p99)
+  }
+  note(`${system.name}: watch fan-out, ${scale.watchers} watchers`)
+  const fan = await grpcFanOut(system, scale)
+  add(`watch-${scale.watchers}w-deliveries-per-sec`, 'events/s', true, 2.0, fan.deliveriesPerSec)
+  add(`watch-${scale.watchers}w-writes-per-sec`, 'rev/s', true, undefined, fan.writesPerSec)
+  note(`${system.name}: leader failover`)
+  add('failover-ms', 'ms', false, 1.0, await failover(system))
+}
+
+async function main(): Promise<void> {
+  const etcdVersion = checkEtcdInstalled()
+  const started = Date.now()
+  const loadBefore = (await import('node:os')).loadavg()
+  const t0 = now()
+  const note = (s: string) => {
+    progress(`${((now() - t0) / 1000).toFixed(0)} s  ${s}`)
+    if (!process.stderr.isTTY && process.env.BENCH_VERBOSE) process.stderr.write(`${s}\n`)
+  }
+  note('starting three etcd members, three nats-servers and three kvlog members')
+  const [etcd, kvlog] = [await startEtcdCluster(), await startKvlogCluster()]
+  const rows = new Map<string, Row>()
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? [kvlog, etcd] : [etcd, kvlog]
+      for (const system of order) await measure(system, rows, (s) => note(`round ${r + 1}/${rounds}: ${s}`))
+    }
+  } finally {
+    endProgress()
+    await Promise.all([etcd.destroy(), kvlog.destroy()])
+  }
+  const load = (await import('node:os')).loadavg()
+  const figures = [...rows.values()].map((row) => {
+    const k = median(row.kvlog)
+    const e = median(row.etcd)
+    const x = ratio({ kvlog: k, etcd: e })
+    const met = row.target === undefined ? undefined : row.higherIsBetter ? x >= row.target : x <= row.target
+    return { ...row, kvlogMedian: k, etcdMedian: e, ratio: x, met }
+  })
+  if (json) {
+    const out: Record<string, object> = {}
+    for (const f of figures) {
+      out[f.name] = {
+        kvlog: f.kvlogMedian,
+        etcd: f.etcdMedian,
+        unit: f.unit,
+        ratio: Number(f.ratio.toPrecision(4)),
+        ...(f.target !== undefined ? { target: f.target, met: f.met } : {}),
+        rounds: { kvlog: f.kvlog, etcd: f.etcd },
+      }
+    }
+    console.log(JSON.stringify({ etcdVersion, rounds, seconds, loadAverage: { before: loadBefore, after: load }, figures: out }))
+    return
+  }
+  console.log(
+    `kvlog (3 members, 3 nats-servers) vs etcd ${etcdVersion} (3 members), ${new Date().toISOString().slice(0, 10)}, ` +
+      `${rounds} rounds of ${seconds} s, ${((Date.now() - started) / 1000).toFixed(0)} s, ` +
+      `load average ${loadBefore[0].toFixed(1)} before, ${load[0].toFixed(1)} after`,
+  )
+  const rowsOut: Array<Array<string | number>> = [['figure', 'kvlog', 'etcd', 'unit', 'kvlog/etcd', 'target', '']]
+  for (const f of figures) {
+    rowsOut.push([
+      f.name,
+      f.kvlogMedian,
+      f.etcdMedian,
+      f.unit,
+      f.ratio.toFixed(2),
+      f.target === undefined ? '' : `${f.higherIsBetter ? '≥' : '≤'} ${f.target.toFixed(1)}`,
+      f.met === undefined ? '' : f.met ? 'met' : 'missed',
+    ])
+  }
+  console.log(table(rowsOut))
+  console.log(
+    `rounds: ${figures.map((f) => `${f.name} kvlog [${f.kvlog.map(formatNumber).join(', ')}] etcd [${f.etcd.map(formatNumber).join(', ')}]`).join('; ')}`,
+  )
+}
+
+await runBench(main, closeGenerators)
