@@ -16,6 +16,8 @@ export interface ClusterFigures {
   fenceRejections: number
   publish: { count: number; sumMs: number }
   forward: { count: number; sumMs: number }
+  durableWait: { count: number; sumMs: number }
+  refilled: number
 }
 
 export interface ClusterInfo {

@@ -122,6 +122,21 @@ export class Metrics {
       () => figures.forward.sumMs / 1000,
     )
     gauge('kvlog_cluster_forward_count', 'Writes this member forwarded to the leader.', () => figures.forward.count)
+    gauge(
+      'kvlog_cluster_durable_wait_seconds_sum',
+      'Time writes waited, once applied here, for a majority of members to have them fsynced.',
+      () => figures.durableWait.sumMs / 1000,
+    )
+    gauge(
+      'kvlog_cluster_durable_wait_count',
+      'Writes that waited for a majority of members to have them fsynced.',
+      () => figures.durableWait.count,
+    )
+    gauge(
+      'kvlog_cluster_refilled_messages',
+      "Stream messages this member republished from members' copies after the stream lost them.",
+      () => figures.refilled,
+    )
     new Gauge({
       name: 'kvlog_cluster_apply_lag',
       help: 'Stream messages not yet applied here (lag), and seconds behind (lag_seconds).',

@@ -164,6 +164,7 @@ async function openClusterMember(config: Config, level: LevelLogOptions): Promis
     requestTimeoutMs: config.clusterRequestTimeout,
     maxGroupCommands: config.clusterMaxGroupCommands,
     maxGroupBytes: config.clusterMaxGroupBytes,
+    tailMessages: config.clusterTailMessages,
     leaseCheckInterval: config.leaseCheckInterval,
     level,
     log: (line) => process.stderr.write(line + '\n'),

@@ -17,9 +17,14 @@ import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
 import type { ClusterNames } from './options.js'
+import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
 /** The readMeta name under which the copy records the last applied stream sequence. */
 export const APPLIED_MARKER = 'jetstream.applied'
+/** The readMeta name of the roster: the members that joined, in the order they did (durability.ts). */
+export const ROSTER = 'jetstream.roster'
+/** While messages are pending, at most this many are applied without an fsync (group commit). */
+const SYNC_EVERY = 64
 
 export interface AppliedMarker {
   seq: number
@@ -28,7 +33,14 @@ export interface AppliedMarker {
   hash: string
 }
 
-type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined>
+type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined> & { seq?: number }
+
+export interface ApplierHooks {
+  /** This member's copy holds everything up to `seq` on disk (fsynced). */
+  durable(seq: number): void
+  /** Messages from..to kept by other members (for holes in the stream), in order, maybe fewer. */
+  fill(from: number, to: number): Promise<KeptMessage[]>
+}
 
 interface SeqWaiter {
   seq: number
@@ -44,6 +56,11 @@ export class Applier {
   lastHash = ''
   /** Why the applier stopped, if it did. */
   failure: Error | undefined
+  /** The last sequence fsynced in the copy, and its message's hash. */
+  durable = 0
+  durableHash = ''
+  /** The members that joined (ROSTER). */
+  roster: string[] = []
   private readonly waiters = new Map<string, (outcome: Outcome) => void>()
   private seqWaiters: SeqWaiter[] = []
   private messages: ConsumerMessages | undefined
@@ -56,6 +73,8 @@ export class Applier {
     private readonly view: LevelLog,
     private readonly metrics: ClusterMetrics,
     private readonly say: (line: string) => void,
+    private readonly tail: TailStore,
+    private readonly hooks: ApplierHooks,
   ) {}
 
   async start(): Promise<void> {
@@ -64,6 +83,9 @@ export class Applier {
     this.lastTimestamp = marker?.ts ?? 0
     this.lastHash = marker?.hash ?? ''
     this.streamLast = this.applied
+    this.durable = this.applied
+    this.durableHash = this.lastHash
+    this.roster = ((await this.view.readMeta(ROSTER)) as string[] | undefined) ?? []
     const consumer = await this.js.consumers.get(this.names.stream, {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.applied + 1,
@@ -77,20 +99,13 @@ export class Applier {
       for await (const m of messages) {
         if (this.stopping) break
         const seq = m.seq
-        if (seq <= this.applied) continue
         this.streamLast = Math.max(this.streamLast, seq + m.info.pending)
-        if (seq !== this.applied + 1) {
-          throw new Error(
-            `stream sequences ${this.applied + 1}..${seq - 1} are missing (deleted or purged) before this member applied them`,
-          )
+        if (seq <= this.applied) {
+          await this.checkKept(seq, m.data)
+          continue
         }
-        const message = decodeMessage(m.data)
-        if (message.prev !== this.lastHash) {
-          throw new Error(
-            `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.lastHash || 'nothing'}): the stream's history differs from the one this member applied`,
-          )
-        }
-        await this.apply(seq, message, messageHash(m.data), m.info.pending === 0)
+        if (seq !== this.applied + 1) await this.fillHole(seq)
+        await this.applyBytes(seq, m.data, m.info.pending === 0)
       }
     } catch (err) {
       if (this.stopping) return
@@ -99,9 +114,49 @@ export class Applier {
     }
   }
 
-  /** `sync` false while more messages are pending: the last one's fsync makes the run durable. */
-  private async apply(seq: number, message: LogMessage, hash: string, sync: boolean): Promise<void> {
-    const marker = { name: APPLIED_MARKER, value: { seq, ts: message.ts, hash } satisfies AppliedMarker }
+  /**
+   * A message this member applied already (republished after the stream lost it, or delivered again):
+   * it must be the same bytes, or the stream's history is not the one this copy holds.
+   */
+  private async checkKept(seq: number, data: Uint8Array): Promise<void> {
+    const kept = await this.tail.get(seq)
+    if (kept !== undefined && Buffer.compare(Buffer.from(kept), Buffer.from(data)) === 0) return
+    throw new Error(
+      kept === undefined
+        ? `the stream holds message ${seq} again, which this member applied long ago (no longer kept to compare): the stream lost messages this member applied; restore the stream`
+        : `stream message ${seq} differs from the one this member applied: the stream's history differs from this member's copy; restore the stream`,
+    )
+  }
+
+  /** Messages applied+1..seq-1 are missing from the stream: apply them from other members' kept tails. */
+  private async fillHole(seq: number): Promise<void> {
+    const from = this.applied + 1
+    const kept = await this.hooks.fill(from, seq - 1).catch(() => [] as KeptMessage[])
+    if (kept.length !== seq - from) {
+      throw new Error(
+        `stream sequences ${from}..${seq - 1} are missing (deleted or purged) before this member applied them, and no member keeps them`,
+      )
+    }
+    checkChain(this.applied, this.lastHash, kept, (data) => decodeMessage(data).prev)
+    this.say(`kvlog: stream sequences ${from}..${seq - 1} are missing; applied from other members' copies`)
+    for (const k of kept) await this.applyBytes(k.seq, k.data, false)
+  }
+
+  private async applyBytes(seq: number, data: Uint8Array, idle: boolean): Promise<void> {
+    const message = decodeMessage(data)
+    if (message.prev !== this.lastHash) {
+      throw new Error(
+        `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.lastHash || 'nothing'}): the stream's history differs from the one this member applied`,
+      )
+    }
+    // Group commit: fsync when nothing more is pending, or every SYNC_EVERY messages under load.
+    await this.apply(seq, message, data, idle || seq - this.durable >= SYNC_EVERY)
+  }
+
+  /** `sync` false while more messages are pending: a later fsync makes the run durable. */
+  private async apply(seq: number, message: LogMessage, data: Uint8Array, sync: boolean): Promise<void> {
+    const hash = messageHash(data)
+    const marker = [{ name: APPLIED_MARKER, value: { seq, ts: message.ts, hash } satisfies AppliedMarker }, this.tail.record(seq, data)]
     let outcomes: Outcome[]
     const first = message.cmds[0]?.cmd
     if (message.cmds.length === 1 && isSolo(first)) {
@@ -122,11 +177,16 @@ export class Applier {
     this.lastTimestamp = message.ts
     this.lastHash = hash
     this.metrics.applied(seq, message.ts)
+    if (sync) {
+      this.durable = seq
+      this.durableHash = hash
+      this.hooks.durable(seq)
+    }
     message.cmds.forEach((c, i) => {
       const waiter = this.waiters.get(c.rid)
       if (waiter === undefined) return
       this.waiters.delete(c.rid)
-      waiter(outcomes[i])
+      waiter({ ...outcomes[i], seq })
     })
     if (this.seqWaiters.length > 0 && this.seqWaiters.some((w) => w.seq <= seq)) {
       const ready = this.seqWaiters.filter((w) => w.seq <= seq)
@@ -146,6 +206,13 @@ export class Applier {
       case 'alarm':
         await this.view.setAlarm(cmd.kind, cmd.active)
         return undefined
+      case 'join':
+        if (!this.roster.includes(cmd.name)) {
+          const roster = [...this.roster, cmd.name]
+          await this.view.writeMeta(ROSTER, roster)
+          this.roster = roster
+        }
+        return undefined
     }
   }
 
@@ -158,8 +225,11 @@ export class Applier {
     this.waiters.delete(rid)
   }
 
-  /** The command's result once applied here; UNAVAILABLE (outcome unknown) if that takes too long. */
-  async result<T>(rid: string, outcome: Promise<Outcome>, timeoutMs: number): Promise<T> {
+  /**
+   * The command's result once applied here, with the sequence of its message; UNAVAILABLE (outcome
+   * unknown) if that takes too long.
+   */
+  async result<T>(rid: string, outcome: Promise<Outcome>, timeoutMs: number): Promise<{ value: T; seq: number }> {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -170,7 +240,7 @@ export class Applier {
     try {
       const o = await Promise.race([outcome, timeout])
       if (o.status === 'rejected') throw o.reason
-      return o.value as T
+      return { value: o.value as T, seq: o.seq ?? this.applied }
     } finally {
       clearTimeout(timer)
     }

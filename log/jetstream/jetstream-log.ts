@@ -38,12 +38,15 @@ import { canWrite, normalizeTxn } from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
 import { connectNats, ensureStream, openBucket } from './connection.js'
+import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
 import { decode, encode, type Command, type Tagged } from './messages.js'
 import { ClusterMetrics } from './metrics.js'
 import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, type JetStreamLogOptions } from './options.js'
 import { notLeader, Publisher } from './publisher.js'
 import { ReadBarrier } from './read-barrier.js'
+import { refillTail } from './refill.js'
+import { TailStore } from './tail.js'
 
 export type { JetStreamLogOptions } from './options.js'
 
@@ -82,6 +85,8 @@ export class JetStreamLog implements Log {
   private counter = 0
   private readonly boot = randomBytes(4).toString('hex')
   private readonly applier: Applier
+  private readonly durability: Durability
+  private readonly tail: TailStore
   private readonly publisher: Publisher
   private readonly barrier: ReadBarrier
   private election!: Election
@@ -102,7 +107,17 @@ export class JetStreamLog implements Log {
     readonly view: LevelLog,
   ) {
     this.clientUrls = o.clientUrls
-    this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line))
+    this.tail = new TailStore(view, o.tailMessages)
+    this.durability = new Durability(nc, names, o.memberName, {
+      roster: () => this.applier.roster,
+      position: () => ({ name: o.memberName, seq: this.applier.durable, hash: this.applier.durableHash }),
+      kept: (from, to, maxBytes) => this.tail.range(from, Math.min(to, this.applier.durable), maxBytes),
+      observeWait: (ms) => this.metrics.observe('durable', ms),
+    })
+    this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line), this.tail, {
+      durable: (seq) => this.durability.advanced(seq),
+      fill: (from, to) => this.durability.fetchFromPeers(from, to, o.publishTimeoutMs),
+    })
     this.barrier = new ReadBarrier(
       () => this.streamLast(),
       (seq) => this.applier.waitApplied(seq, o.requestTimeoutMs),
@@ -129,12 +144,25 @@ export class JetStreamLog implements Log {
 
   async start(kv: KV): Promise<void> {
     await this.applier.start()
+    this.durability.start()
     this.election = new Election(kv, this.o.memberName, this.o.leaderLeaseMs, {
       elected: (epoch) => void this.lead(epoch),
       deposed: () => this.follow(),
       member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
     })
     this.election.start()
+    void this.join()
+  }
+
+  /** Puts this member on the roster (through the log), once; retried until it is there. */
+  private async join(): Promise<void> {
+    while (!this.closed && !this.applier.roster.includes(this.o.memberName)) {
+      try {
+        await this.submit({ type: 'join', name: this.o.memberName })
+      } catch {
+        await new Promise((r) => setTimeout(r, 1000))
+      }
+    }
   }
 
   private say(line: string): void {
@@ -152,7 +180,27 @@ export class JetStreamLog implements Log {
     this.metrics.leaderChanges++
     this.say(`kvlog: ${this.o.memberName} leads cluster ${this.o.clusterName} (epoch ${epoch}); catching up`)
     try {
-      const last = await this.catchUp()
+      let last = await this.catchUp()
+      if (this.election.epoch !== epoch || !this.election.leading || this.closed) return
+      // What a majority of members hold durably and the stream lost goes back first, the same bytes.
+      const refilled = await refillTail(
+        {
+          js: this.nc.jetstream(),
+          jsm: this.jsm,
+          names: this.names,
+          durability: this.durability,
+          tail: this.tail,
+          timeoutMs: this.o.requestTimeoutMs,
+          publishTimeoutMs: this.o.publishTimeoutMs,
+          say: (line) => this.say(line),
+          leading: () => this.election.epoch === epoch && this.election.leading && !this.closed,
+        },
+        last,
+      )
+      if (refilled > last) {
+        this.metrics.refilled += refilled - last
+        last = await this.catchUp()
+      }
       if (this.election.epoch !== epoch || !this.election.leading || this.closed) return
       if (this.applier.applied > last) {
         // The stream lost messages this member applied: writing after `last` would fork the history.
@@ -239,7 +287,10 @@ export class JetStreamLog implements Log {
     // Sent but not yet seen: a live leader publishes within a publish timeout or two; one that died after
     // receiving it may have published it or not. Past this bound the outcome is reported unknown.
     const unknownAfter = Math.min(this.o.requestTimeoutMs, this.o.leaderLeaseMs + 2 * this.o.publishTimeoutMs)
-    return this.applier.result(tagged.rid, applied, unknownAfter)
+    const { value, seq } = await this.applier.result<ReplicatedResult | CompactResult | undefined>(tagged.rid, applied, unknownAfter)
+    // Acknowledged only once a majority of the members has it fsynced in their copies (durability.ts).
+    await this.durability.waitQuorum(seq, this.o.requestTimeoutMs)
+    return value
   }
 
   /** Sends a command to the leader; retries while no leader listens (nothing was delivered). */
@@ -467,6 +518,7 @@ export class JetStreamLog implements Log {
     this.closed = true
     await this.election.stop()
     this.follow()
+    this.durability.stop()
     await this.applier.stop()
     await this.nc.close().catch(() => undefined)
     await this.view.close()

@@ -30,6 +30,11 @@ export interface JetStreamLogOptions {
   maxGroupBytes: number
   /** How often the leader looks for expired leases (ms). */
   leaseCheckInterval: number
+  /**
+   * How many of the last applied stream messages each member keeps byte for byte (tail.ts): a new leader
+   * republishes from them what the stream lost; a member fills holes from its peers' copies.
+   */
+  tailMessages: number
   /** The local copy (its leaseCheckInterval is ignored: leases expire through the log). */
   level: Partial<LevelLogOptions> & { dir: string }
   /** Where progress lines (connecting, leadership) go. */
@@ -48,6 +53,7 @@ export const DEFAULT_JETSTREAM_OPTIONS = {
   maxGroupCommands: 1024,
   maxGroupBytes: 512 * 1024,
   leaseCheckInterval: 500,
+  tailMessages: 10_000,
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -63,6 +69,10 @@ export interface ClusterNames {
   subject: string
   bucket: string
   forward: string
+  /** Core NATS: every member's durable applied sequence (durability.ts). */
+  durable: string
+  /** Core NATS request/reply: members' durable positions; `<tail>.<member>` serves its kept messages. */
+  tail: string
   description: string
 }
 
@@ -73,6 +83,8 @@ export function clusterNames(clusterName: string): ClusterNames {
     subject: `kvlog.${clusterName}.log`,
     bucket: `kvlog_${clusterName}`,
     forward: `kvlog.${clusterName}.forward`,
+    durable: `kvlog.${clusterName}.durable`,
+    tail: `kvlog.${clusterName}.tail`,
     description: `kvlog log of cluster ${clusterName} (format 1)`,
   }
 }
