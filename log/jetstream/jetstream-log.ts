@@ -37,7 +37,7 @@ import type {
 import { canWrite, normalizeTxn } from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
-import { connectNats, ensureStream, openBucket } from './connection.js'
+import { connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
 import { decode, encode, type Command, type Tagged } from './messages.js'
@@ -66,13 +66,38 @@ export async function openJetStreamLog(
   let closed = false
   const nc = await connectNats(o, () => closed)
   try {
-    const jsm = await nc.jetstreamManager({ timeout: o.requestTimeoutMs })
-    await ensureStream(jsm, names, o.natsReplicas)
-    const kv = await openBucket(nc, names, o.natsReplicas, o.leaderLeaseMs)
+    const jsm = await whileUnavailable(
+      'JetStream',
+      o,
+      () => closed,
+      () => nc.jetstreamManager({ timeout: o.requestTimeoutMs }),
+    )
+    await whileUnavailable(
+      'the stream',
+      o,
+      () => closed,
+      () => ensureStream(jsm, names, o.natsReplicas),
+    )
+    const kv = await whileUnavailable(
+      'the bucket',
+      o,
+      () => closed,
+      () => openBucket(nc, names, o.natsReplicas, o.leaderLeaseMs),
+    )
     const view = await openLevelLog({ ...o.level, leaseCheckInterval: 0 })
-    const log = new JetStreamLog(o, names, nc, jsm, view)
-    await log.start(kv)
-    return log
+    try {
+      const log = new JetStreamLog(o, names, nc, jsm, view)
+      await whileUnavailable(
+        'the consumer',
+        o,
+        () => closed,
+        () => log.start(kv),
+      )
+      return log
+    } catch (err) {
+      await view.close()
+      throw err
+    }
   } catch (err) {
     closed = true
     await nc.close().catch(() => undefined)
