@@ -37,7 +37,7 @@ import type {
 import { canWrite, normalizeTxn } from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
-import { connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
+import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
 import { decode, encode, type Command, type Tagged } from './messages.js'
@@ -163,6 +163,15 @@ export class JetStreamLog implements Log {
         lastTimestamp: () => this.applier.lastTimestamp,
         lastHash: () => this.applier.lastHash,
         observe: (event, ms) => this.metrics.observe(event, ms),
+        messageAt: (seq) =>
+          this.jsm.streams.getMessage(names.stream, { seq }).then(
+            (m) => m.data,
+            (err: unknown) => {
+              // 10037: no message at that sequence.
+              if (apiErrorCode(err) === 10037) return undefined
+              throw err
+            },
+          ),
       },
     )
   }
