@@ -23,7 +23,8 @@ import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
 import type { HealthState } from './http/health.js'
-import { loadTls } from './tls.js'
+import { listenWhileStarting } from './http/starting.js'
+import { loadTls, type TlsFiles } from './tls.js'
 import { applyV8Settings } from './v8-settings.js'
 import { instrumentLog, Metrics } from './metrics.js'
 import { registerResourceApi } from './resources/index.js'
@@ -48,7 +49,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const tls = await loadTls(config)
   applyV8Settings(config)
   const level = levelLogOptions(config)
-  const cluster = config.natsUrl === '' ? undefined : await openClusterMember(config, level)
+  const cluster = config.natsUrl === '' ? undefined : await openWhileStarting(config, tls, () => openClusterMember(config, level))
   const store = cluster ?? (await openLevelLog(level))
   const authStore = await AuthStore.open(store, {
     tokenTtlMs: config.authTokenTtl,
@@ -175,6 +176,17 @@ async function openClusterMember(config: Config, level: LevelLogOptions): Promis
     throw err
   })
   return member
+}
+
+/** Cluster mode: /readyz answers 503 (not a refused connection) while the member opens its log. */
+async function openWhileStarting<T>(config: Config, tls: TlsFiles | undefined, open: () => Promise<T>): Promise<T> {
+  const { host, port } = parseAddress(config.listenHttp)
+  const starting = await listenWhileStarting(host, port, tls)
+  try {
+    return await open()
+  } finally {
+    await starting.close()
+  }
 }
 
 /** Write to a temp file beside the target, then rename: readers never see a partial file. */
