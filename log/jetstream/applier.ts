@@ -1,14 +1,20 @@
 /**
  * Applies the cluster's stream to this member's copy, in stream order, one message at a time:
  *
- * - a batch of writes goes through LevelLog.applyReplicated: one durable LevelDB batch with the message's
- *   timestamp that also records the message's sequence (APPLIED_MARKER), so a restart resumes right after
- *   the last applied message, never replays it twice, and never replays the history from the start;
- * - a solo command (compaction, meta record, alarm: idempotent) is applied, then its sequence recorded.
+ * - a batch of writes goes through LevelLog.applyReplicated: one LevelDB batch with the message's
+ *   timestamp that also records the message's sequence (APPLIED_MARKER) and keeps its bytes (tail.ts), so
+ *   a restart resumes right after the last applied message, never replays it twice, and never replays
+ *   the history from the start;
+ * - a solo command (compaction, meta record, alarm, join: idempotent) is applied, then its sequence
+ *   recorded.
+ * The batch is fsynced when no more messages are pending, or after SYNC_EVERY unsynced ones (group
+ * commit); each fsync advances `durable`, which durability.ts reports to the other members.
  *
  * Members that submitted a command wait on its id (`rid`) and get the result of this member's own
- * application. A gap in the sequences (messages deleted or purged before this member applied them) stops
- * the applier: applying past it would fork the copy, so the member stays not ready until it is restored.
+ * application. A gap in the sequences (messages deleted or purged before this member applied them) is
+ * filled from other members' kept tails, checked against the chain; if none keeps them the applier stops:
+ * applying past it would fork the copy, so the member stays not ready until it is restored. A message at
+ * a sequence already applied must be the bytes applied there.
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
