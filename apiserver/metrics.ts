@@ -129,7 +129,7 @@ export class Metrics {
     )
     gauge(
       'kvlog_cluster_durable_wait_count',
-      'Writes that waited for a majority of members to have them fsynced.',
+      'Writes acknowledged once a majority of members had them fsynced (waiting or not).',
       () => figures.durableWait.count,
     )
     gauge(

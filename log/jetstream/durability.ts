@@ -151,7 +151,10 @@ export class Durability {
 
   /** Resolves once a majority of the roster has message `seq` durably; UNAVAILABLE after `timeoutMs`. */
   waitQuorum(seq: number, timeoutMs: number): Promise<void> {
-    if (this.reached(seq)) return Promise.resolve()
+    if (this.reached(seq)) {
+      this.hooks.observeWait(0)
+      return Promise.resolve()
+    }
     const started = performance.now()
     return new Promise((resolve, reject) => {
       const w: QuorumWaiter = {

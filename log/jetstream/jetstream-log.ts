@@ -158,7 +158,13 @@ export class JetStreamLog implements Log {
       },
       {
         epoch: () => this.election.epoch,
-        catchUp: () => this.catchUp(),
+        catchUp: async () => {
+          const last = await this.catchUp()
+          // The stream is behind this member's copy (it lost its tail while this member led): step down;
+          // the next leader republishes the lost messages before writing (refill.ts).
+          if (this.applier.applied > last) throw new Error(`the stream ends at ${last}, before this member's copy`)
+          return last
+        },
         stepDown: () => this.election.stepDown(),
         lastTimestamp: () => this.applier.lastTimestamp,
         lastHash: () => this.applier.lastHash,

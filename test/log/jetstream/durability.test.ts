@@ -124,16 +124,19 @@ describe('JetStreamLog: durable acknowledgements and tail refill', function () {
     const lines: string[] = []
     let logs = await startThree('short', { tailMessages: 4 }, lines)
     for (let i = 0; i < 12; i++) await logs[i % 3].put(`s/${i}`, `v${i}`)
-    const revision = logs[0].revision
-    for (const l of logs) await close(l)
+    const revisions: number[] = []
+    for (const l of logs) {
+      await close(l)
+      revisions.push(l.revision)
+    }
     await deleteStream('short')
 
     logs = [await start('short', 'a', { tailMessages: 4 }, lines), await start('short', 'b', { tailMessages: 4 }, lines)]
     expect(await code(logs[0].put('s/next', 'n'))).to.equal('UNAVAILABLE')
     await waitFor('a refusal line', () => lines.some((l) => /cannot be republished/.test(l)), 20_000)
-    for (const l of logs) {
-      expect(l.revision).to.equal(revision)
+    logs.forEach((l, i) => {
+      expect(l.revision).to.equal(revisions[i])
       expect(l.isLeading).to.equal(false)
-    }
+    })
   })
 })
