@@ -25,6 +25,9 @@ export interface ClusterInfo {
   memberName: string
   metrics: ClusterFigures
   members(): Promise<ClusterMember[]>
+  /** The members whose majority acknowledges writes. */
+  readonly roster: readonly string[]
+  removeMember(name: string): Promise<void>
   /** Whether this member has applied everything the log held when asked. */
   caughtUp(): Promise<boolean>
 }

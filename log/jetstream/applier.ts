@@ -31,6 +31,12 @@ export const APPLIED_MARKER = 'jetstream.applied'
 export const ROSTER = 'jetstream.roster'
 /** While messages are pending, at most this many are applied without an fsync (group commit). */
 const SYNC_EVERY = 64
+/**
+ * How often the applier checks that its consumer delivers: with no progress for this long while the
+ * stream holds more, the consumer is made again from the next sequence (after the loss of the nats-server
+ * it was served by, an ordered consumer can stay silent).
+ */
+const STALL_CHECK_MS = 3000
 
 export interface AppliedMarker {
   seq: number
@@ -46,6 +52,8 @@ export interface ApplierHooks {
   durable(seq: number): void
   /** Messages from..to kept by other members (for holes in the stream), in order, maybe fewer. */
   fill(from: number, to: number): Promise<KeptMessage[]>
+  /** The stream's last sequence, asked now. */
+  streamLast(): Promise<number>
 }
 
 interface SeqWaiter {
@@ -72,6 +80,10 @@ export class Applier {
   private messages: ConsumerMessages | undefined
   private loop: Promise<void> | undefined
   private stopping = false
+  private restarting = false
+  private watchdog: NodeJS.Timeout | undefined
+  private seenApplied = -1
+  private checking = false
 
   constructor(
     private readonly js: JetStreamClient,
@@ -92,12 +104,42 @@ export class Applier {
     this.durable = this.applied
     this.durableHash = this.lastHash
     this.roster = ((await this.view.readMeta(ROSTER)) as string[] | undefined) ?? []
+    await this.consume()
+    this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS)
+  }
+
+  private async consume(): Promise<void> {
     const consumer = await this.js.consumers.get(this.names.stream, {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.applied + 1,
     })
     this.messages = await consumer.consume({ max_messages: 512 })
     this.loop = this.run(this.messages)
+  }
+
+  /** No progress since the last check while the stream holds more: make the consumer again. */
+  private async checkStalled(): Promise<void> {
+    const before = this.seenApplied
+    this.seenApplied = this.applied
+    if (this.checking || this.stopping || this.failure !== undefined || before !== this.applied) return
+    this.checking = true
+    try {
+      const last = await this.hooks.streamLast()
+      if (last <= this.applied || this.applied !== before || this.stopping) return
+      this.say(
+        `kvlog: the log's consumer delivered nothing while the stream holds up to ${last} (applied ${this.applied}); making it again`,
+      )
+      this.restarting = true
+      await this.messages?.close()
+      await this.loop
+      this.restarting = false
+      if (!this.stopping && this.failure === undefined) await this.consume()
+    } catch {
+      // NATS unreachable: the next check tries again
+    } finally {
+      this.restarting = false
+      this.checking = false
+    }
   }
 
   private async run(messages: ConsumerMessages): Promise<void> {
@@ -114,7 +156,7 @@ export class Applier {
         await this.applyBytes(seq, m.data, m.info.pending === 0)
       }
     } catch (err) {
-      if (this.stopping) return
+      if (this.stopping || this.restarting) return
       this.failure = err as Error
       this.say(`kvlog: member stopped applying the log at sequence ${this.applied}: ${String(err)}`)
     }
@@ -219,6 +261,13 @@ export class Applier {
           this.roster = roster
         }
         return undefined
+      case 'leave':
+        if (this.roster.includes(cmd.name)) {
+          const roster = this.roster.filter((n) => n !== cmd.name)
+          await this.view.writeMeta(ROSTER, roster)
+          this.roster = roster
+        }
+        return undefined
     }
   }
 
@@ -290,6 +339,7 @@ export class Applier {
 
   async stop(): Promise<void> {
     this.stopping = true
+    clearInterval(this.watchdog)
     await this.messages?.close()
     await this.loop
     for (const [rid, waiter] of this.waiters) {

@@ -142,6 +142,7 @@ export class JetStreamLog implements Log {
     this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line), this.tail, {
       durable: (seq) => this.durability.advanced(seq),
       fill: (from, to) => this.durability.fetchFromPeers(from, to, o.publishTimeoutMs),
+      streamLast: () => this.streamLast(),
     })
     this.barrier = new ReadBarrier(
       () => this.streamLast(),
@@ -194,11 +195,17 @@ export class JetStreamLog implements Log {
     void this.join()
   }
 
-  /** Puts this member on the roster (through the log), once; retried until it is there. */
+  /**
+   * Puts this member on the roster (through the log) unless the stream's roster has it: first catches up
+   * (the copy may predate a removal), then joins, retried until it is there.
+   */
   private async join(): Promise<void> {
-    while (!this.closed && !this.applier.roster.includes(this.o.memberName)) {
+    for (let caughtUp = false; !this.closed && !(caughtUp && this.applier.roster.includes(this.o.memberName));) {
       try {
-        await this.submit({ type: 'join', name: this.o.memberName })
+        if (!caughtUp) {
+          await this.catchUp()
+          caughtUp = true
+        } else await this.submit({ type: 'join', name: this.o.memberName })
       } catch {
         await new Promise((r) => setTimeout(r, 1000))
       }
@@ -439,6 +446,7 @@ export class JetStreamLog implements Log {
         lag: streamLast - applied,
         lagSeconds: streamLast > applied ? Math.max(0, (Date.now() - this.applier.lastTimestamp) / 1000) : 0,
         leaderChanges: this.election.changes,
+        roster: [...this.applier.roster],
       },
     }
   }
@@ -454,6 +462,19 @@ export class JetStreamLog implements Log {
   /** Whether this member leads and accepts writes. */
   get isLeading(): boolean {
     return this.publisher.leading
+  }
+
+  /** The members whose majority acknowledges writes (durability.ts), as this member's copy has them. */
+  get roster(): readonly string[] {
+    return this.applier.roster
+  }
+
+  /**
+   * Takes a member off the roster: its copy no longer counts for acknowledgements. A removed member that
+   * runs on is still served but not counted; started again, it joins again.
+   */
+  async removeMember(name: string): Promise<void> {
+    await this.submit({ type: 'leave', name })
   }
 
   /** The members whose records are alive in the cluster's bucket. */

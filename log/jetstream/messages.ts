@@ -22,6 +22,8 @@ export type SoloCommand =
   | { type: 'alarm'; kind: 'NOSPACE'; active: boolean }
   /** Adds a member to the roster whose majority acknowledges writes (durability.ts). */
   | { type: 'join'; name: string }
+  /** Takes a member off the roster (etcd's MemberRemove). */
+  | { type: 'leave'; name: string }
 
 export type Command = ReplicatedWrite | SoloCommand
 
@@ -66,7 +68,7 @@ export function messageHash(bytes: Uint8Array): string {
 }
 
 export function isSolo(cmd: Command): cmd is SoloCommand {
-  return cmd.type === 'compact' || cmd.type === 'meta' || cmd.type === 'alarm' || cmd.type === 'join'
+  return cmd.type === 'compact' || cmd.type === 'meta' || cmd.type === 'alarm' || cmd.type === 'join' || cmd.type === 'leave'
 }
 
 export function decodeMessage(bytes: Uint8Array): LogMessage {

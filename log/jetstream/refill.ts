@@ -34,6 +34,9 @@ const PUBLISH_RETRIES = 5
 /** Returns the stream's last sequence after the refill (`last` when nothing was missing). */
 export async function refillTail(ctx: RefillContext, last: number): Promise<number> {
   const positions = await ctx.durability.survey(ctx.timeoutMs)
+  if (!positions.some((p) => p.seq > last)) return last
+  // Asked again after the survey: a deposed leader may have published since (then the fence stops us).
+  last = Math.max(last, (await ctx.jsm.streams.info(ctx.names.stream)).state.last_seq)
   const ahead = positions.filter((p) => p.seq > last).sort((a, b) => b.seq - a.seq)
   if (ahead.length === 0) return last
   const source = ahead[0]

@@ -34,41 +34,6 @@ describe('kvlog cluster: faults (3 nats-servers, 3 kvlog serve processes)', func
     return cluster.members.findIndex((m) => m.name === s.cluster.leader)
   }
 
-  it('keeps acknowledging writes while one nats-server of three is SIGKILLed, and loses none', async () => {
-    const { members } = cluster
-    const acked: string[] = []
-    let failed = 0
-    let stop = false
-    const writer = async (w: number) => {
-      for (let i = 0; !stop; i++) {
-        const key = `ns/${w}/${i}`
-        try {
-          await putKey(members[(w + i) % 3], key, `v${i}`)
-          acked.push(key)
-        } catch {
-          failed++ // UNAVAILABLE while the stream elects a new leader: not acknowledged
-        }
-      }
-    }
-    const writers = Promise.all([0, 1, 2, 3].map(writer))
-    await sleep(1000)
-    const before = acked.length
-    await nats.kill(1, 'SIGKILL')
-    const killedAt = acked.length
-    // Writes go on with two servers of three (generous: the machine may be loaded).
-    const deadline = Date.now() + 60_000
-    while (acked.length < killedAt + 200 && Date.now() < deadline) await sleep(100)
-    stop = true
-    await writers
-    expect(before).to.be.above(0)
-    expect(acked.length, `acknowledged after the kill (${failed} failed)`).to.be.at.least(killedAt + 200)
-    await nats.restart(1)
-    for (const m of members) {
-      const have = new Set((await listPrefix(m, 'ns/')).kvs.map((kv) => kv.key))
-      for (const key of acked) expect(have.has(key), `${key} on ${m.name}`).to.equal(true)
-    }
-  })
-
   it('keeps a lease across a leader failover, and expires it afterwards on every member', async function () {
     this.timeout(120_000)
     const { members } = cluster
@@ -111,5 +76,73 @@ describe('kvlog cluster: faults (3 nats-servers, 3 kvlog serve processes)', func
     for (const m of members) expect((await listPrefix(m, 'leased/')).kvs).to.have.length(0)
     const gone = await etcdctl(members[li].grpc, ['lease', 'timetolive', id!])
     expect(gone.stdout + gone.stderr).to.match(/already expired|not found/)
+  })
+
+  it('lists a member that is down and takes it off the roster with etcdctl member remove', async function () {
+    this.timeout(120_000)
+    const { members } = cluster
+    const roster = async (i: number) =>
+      ((await (await fetch(`${members[i].http}/v1/status`)).json()) as { cluster: { roster: string[] } }).cluster.roster
+    for (let i = 0; i < members.length; i++) if (members[i].proc === undefined) await cluster.start(i)
+    expect(await roster(0)).to.have.members(['m0', 'm1', 'm2'])
+    await cluster.stop(2)
+    await sleep(4000) // its record expires (leaderLease)
+    // The simple form prints ids in hex (JSON numbers would lose digits): id, status, name, peer URLs, client URLs.
+    const list = await etcdctl(members[0].grpc, ['member', 'list'])
+    expect(list.code, list.stderr).to.equal(0)
+    const down = list.stdout
+      .split('\n')
+      .map((line) => line.split(',').map((f) => f.trim()))
+      .find((f) => f[2] === 'm2')
+    expect(down, list.stdout).to.not.equal(undefined)
+    expect(down![4], 'client URLs of a member that is down').to.equal('')
+    const hex = down![0]
+    const removed = await etcdctl(members[0].grpc, ['--command-timeout=30s', 'member', 'remove', hex])
+    expect(removed.code, removed.stderr).to.equal(0)
+    expect(await roster(1)).to.have.members(['m0', 'm1'])
+    await putKey(members[1], 'after-remove', 'x')
+    const unknown = await etcdctl(members[0].grpc, ['member', 'remove', 'abcdef'])
+    expect(unknown.code).to.not.equal(0)
+    expect(unknown.stderr).to.match(/member not found/)
+    // Started again, it joins again.
+    await cluster.start(2)
+    const deadline = Date.now() + 30_000
+    while (!(await roster(0)).includes('m2') && Date.now() < deadline) await sleep(200)
+    expect(await roster(0)).to.have.members(['m0', 'm1', 'm2'])
+  })
+
+  it('keeps acknowledging writes while one nats-server of three is SIGKILLed, and loses none', async () => {
+    const { members } = cluster
+    const acked: string[] = []
+    let failed = 0
+    let stop = false
+    const writer = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        const key = `ns/${w}/${i}`
+        try {
+          await putKey(members[(w + i) % 3], key, `v${i}`)
+          acked.push(key)
+        } catch {
+          failed++ // UNAVAILABLE while the stream elects a new leader: not acknowledged
+        }
+      }
+    }
+    const writers = Promise.all([0, 1, 2, 3].map(writer))
+    await sleep(1000)
+    const before = acked.length
+    await nats.kill(1, 'SIGKILL')
+    const killedAt = acked.length
+    // Writes go on with two servers of three (generous: the machine may be loaded).
+    const deadline = Date.now() + 60_000
+    while (acked.length < killedAt + 200 && Date.now() < deadline) await sleep(100)
+    stop = true
+    await writers
+    expect(before).to.be.above(0)
+    expect(acked.length, `acknowledged after the kill (${failed} failed)`).to.be.at.least(killedAt + 200)
+    await nats.restart(1)
+    for (const m of members) {
+      const have = new Set((await listPrefix(m, 'ns/')).kvs.map((kv) => kv.key))
+      for (const key of acked) expect(have.has(key), `${key} on ${m.name}`).to.equal(true)
+    }
   })
 })
