@@ -26,6 +26,8 @@ export interface ClusterFigures {
     lastDurationMs: number
     purgedBelow: number
   }
+  durableWait: { count: number; sumMs: number }
+  refilled: number
 }
 
 export interface ClusterInfo {
@@ -33,6 +35,9 @@ export interface ClusterInfo {
   memberName: string
   metrics: ClusterFigures
   members(): Promise<ClusterMember[]>
+  /** The members whose majority acknowledges writes. */
+  readonly roster: readonly string[]
+  removeMember(name: string): Promise<void>
   /** Whether this member has applied everything the log held when asked. */
   caughtUp(): Promise<boolean>
 }

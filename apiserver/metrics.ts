@@ -134,6 +134,21 @@ export class Metrics {
       'The stream sequence this member last purged the stream below (0: never).',
       () => snap.purgedBelow,
     )
+    gauge(
+      'kvlog_cluster_durable_wait_seconds_sum',
+      'Time writes waited, once applied here, for a majority of members to have them fsynced.',
+      () => figures.durableWait.sumMs / 1000,
+    )
+    gauge(
+      'kvlog_cluster_durable_wait_count',
+      'Writes acknowledged once a majority of members had them fsynced (waiting or not).',
+      () => figures.durableWait.count,
+    )
+    gauge(
+      'kvlog_cluster_refilled_messages',
+      "Stream messages this member republished from members' copies after the stream lost them.",
+      () => figures.refilled,
+    )
     new Gauge({
       name: 'kvlog_cluster_apply_lag',
       help: 'Stream messages not yet applied here (lag), and seconds behind (lag_seconds).',

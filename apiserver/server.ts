@@ -25,7 +25,8 @@ import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
 import type { HealthState } from './http/health.js'
-import { loadTls } from './tls.js'
+import { listenWhileStarting } from './http/starting.js'
+import { loadTls, type TlsFiles } from './tls.js'
 import { applyV8Settings } from './v8-settings.js'
 import { instrumentLog, Metrics } from './metrics.js'
 import { registerResourceApi } from './resources/index.js'
@@ -51,7 +52,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   applyV8Settings(config)
   const level = levelLogOptions(config)
   const following = config.followEtcd === '' ? undefined : await openFollowing(config, level, (line) => process.stderr.write(line + '\n'))
-  const cluster = config.natsUrl === '' || following ? undefined : await openClusterMember(config, level)
+  const cluster =
+    config.natsUrl === '' || following ? undefined : await openWhileStarting(config, tls, () => openClusterMember(config, level))
   const store = following?.store ?? cluster ?? (await openLevelLog(level))
   const authStore = await AuthStore.open(store, {
     tokenTtlMs: config.authTokenTtl,
@@ -177,6 +179,7 @@ async function openClusterMember(config: Config, level: LevelLogOptions): Promis
     snapshotKeep: config.clusterSnapshotKeep,
     snapshotCheckIntervalMs: config.clusterSnapshotCheckInterval,
     purgeGraceMs: config.clusterPurgeGrace,
+    tailMessages: config.clusterTailMessages,
     leaseCheckInterval: config.leaseCheckInterval,
     level,
     log: (line) => process.stderr.write(line + '\n'),
@@ -187,6 +190,17 @@ async function openClusterMember(config: Config, level: LevelLogOptions): Promis
     throw err
   })
   return member
+}
+
+/** Cluster mode: /readyz answers 503 (not a refused connection) while the member opens its log. */
+async function openWhileStarting<T>(config: Config, tls: TlsFiles | undefined, open: () => Promise<T>): Promise<T> {
+  const { host, port } = parseAddress(config.listenHttp)
+  const starting = await listenWhileStarting(host, port, tls)
+  try {
+    return await open()
+  } finally {
+    await starting.close()
+  }
 }
 
 /** Write to a temp file beside the target, then rename: readers never see a partial file. */

@@ -116,6 +116,7 @@ export interface Config {
   natsTlsCa: string
   leaderLease: number
   natsPublishTimeout: number
+  clusterTailMessages: number
   clusterRequestTimeout: number
   clusterMaxGroupCommands: number
   clusterMaxGroupBytes: number
@@ -776,6 +777,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "Cluster mode: how long the leader waits for the stream's acknowledgement of a publish before it publishes the same message again (deduplicated by its id).",
     flag: '--nats-publish-timeout',
     env: 'KVLOG_NATS_PUBLISH_TIMEOUT',
+  },
+  clusterTailMessages: {
+    key: 'clusterTailMessages',
+    type: 'integer',
+    default: 10_000,
+    min: 1,
+    description:
+      "Cluster mode: how many of the last applied stream messages each member keeps byte for byte, so a new leader can republish what the stream lost (a nats-servers' correlated power loss) and members can fill holes; the stream may lose at most this many acknowledged messages and still be refilled.",
+    flag: '--cluster-tail-messages',
+    env: 'KVLOG_CLUSTER_TAIL_MESSAGES',
   },
   clusterRequestTimeout: {
     key: 'clusterRequestTimeout',

@@ -284,6 +284,8 @@ export interface ClusterStatus {
   lagSeconds: number
   /** Leader changes this member has seen since it started. */
   leaderChanges: number
+  /** The members whose majority acknowledges writes (they joined and were not removed). */
+  roster: string[]
 }
 
 export interface CompactResult {

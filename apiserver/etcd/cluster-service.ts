@@ -1,38 +1,50 @@
 /**
  * etcd's Cluster service. MemberList answers with this member, or in cluster mode with every member whose
- * record is alive (ids derived from the names: cluster-info.ts). Changing membership is not served: a
- * single node has no group to change, and a cluster member joins by starting with the cluster's
- * --nats-url and --cluster-name (docs/api.md).
+ * record is alive (ids derived from the names: cluster-info.ts). A cluster member joins by starting with
+ * the cluster's --nats-url and --cluster-name; MemberRemove takes a member off the roster whose majority
+ * acknowledges writes (a member gone for good). Other membership changes are not served, nor is any on a
+ * single node (docs/api.md).
  */
 import type { sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { EtcdDeps } from './deps.js'
-import { unimplemented } from './errors.js'
+import { status } from '@grpc/grpc-js'
+import { grpcError, unimplemented } from './errors.js'
 import type { Message } from './proto.js'
 import { unary } from './unary.js'
-import { nameId } from '../cluster-info.js'
+import { nameId, type ClusterInfo } from '../cluster-info.js'
 
 const SINGLE_MEMBER = 'kvlog is a single member; membership changes are not supported'
 
 export function clusterService({ headers, config, clientUrl, cluster }: EtcdDeps): UntypedServiceImplementation {
   const notServed = (_call: unknown, callback: sendUnaryData<Message>) => callback(unimplemented(SINGLE_MEMBER))
+  const members = async () =>
+    cluster === undefined
+      ? [{ ID: headers.identity.memberId, name: config.memberName, peerURLs: [], clientURLs: [clientUrl()], isLearner: false }]
+      : await clusterMembers(cluster)
   return {
-    MemberList: unary(async () => ({
-      // etcd's MemberList header carries no revision.
-      header: headers.header(0),
-      members:
-        cluster === undefined
-          ? [{ ID: headers.identity.memberId, name: config.memberName, peerURLs: [], clientURLs: [clientUrl()], isLearner: false }]
-          : (await cluster.members()).map((m) => ({
-              ID: nameId(cluster.clusterName, m.name),
-              name: m.name,
-              peerURLs: [],
-              clientURLs: m.clientUrls,
-              isLearner: false,
-            })),
-    })),
+    // etcd's MemberList header carries no revision.
+    MemberList: unary(async () => ({ header: headers.header(0), members: await members() })),
     MemberAdd: notServed,
-    MemberRemove: notServed,
+    MemberRemove:
+      cluster === undefined
+        ? notServed
+        : unary(async (request) => {
+            const id = String(request.ID)
+            const name = (await clusterMembers(cluster)).find((m) => m.ID === id)?.name
+            if (name === undefined) throw grpcError(status.NOT_FOUND, 'etcdserver: member not found')
+            await cluster.removeMember(name)
+            return { header: headers.header(0), members: (await members()).filter((m) => m.name !== name) }
+          }),
     MemberUpdate: notServed,
     MemberPromote: notServed,
   }
+}
+
+/** The members with a live record, and those on the roster that are down (no client URLs), by name. */
+async function clusterMembers(cluster: ClusterInfo) {
+  const live = await cluster.members()
+  const down = cluster.roster.filter((name) => !live.some((m) => m.name === name)).map((name) => ({ name, clientUrls: [] }))
+  return [...live, ...down]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((m) => ({ ID: nameId(cluster.clusterName, m.name), name: m.name, peerURLs: [], clientURLs: m.clientUrls, isLearner: false }))
 }

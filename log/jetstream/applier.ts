@@ -1,14 +1,20 @@
 /**
  * Applies the cluster's stream to this member's copy, in stream order, one message at a time:
  *
- * - a batch of writes goes through LevelLog.applyReplicated: one durable LevelDB batch with the message's
- *   timestamp that also records the message's sequence (APPLIED_MARKER), so a restart resumes right after
- *   the last applied message, never replays it twice, and never replays the history from the start;
- * - a solo command (compaction, meta record, alarm: idempotent) is applied, then its sequence recorded.
+ * - a batch of writes goes through LevelLog.applyReplicated: one LevelDB batch with the message's
+ *   timestamp that also records the message's sequence (APPLIED_MARKER) and keeps its bytes (tail.ts), so
+ *   a restart resumes right after the last applied message, never replays it twice, and never replays
+ *   the history from the start;
+ * - a solo command (compaction, meta record, alarm, join: idempotent) is applied, then its sequence
+ *   recorded.
+ * The batch is fsynced when no more messages are pending, or after SYNC_EVERY unsynced ones (group
+ * commit); each fsync advances `durable`, which durability.ts reports to the other members.
  *
  * Members that submitted a command wait on its id (`rid`) and get the result of this member's own
- * application. A gap in the sequences (messages deleted or purged before this member applied them) stops
- * the applier: applying past it would fork the copy, so the member stays not ready until it is restored.
+ * application. A gap in the sequences (messages deleted or purged before this member applied them) is
+ * filled from other members' kept tails, checked against the chain; if none keeps them the applier stops:
+ * applying past it would fork the copy, so the member stays not ready until it is restored. A message at
+ * a sequence already applied must be the bytes applied there.
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
@@ -17,9 +23,20 @@ import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
 import type { ClusterNames } from './options.js'
+import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
 /** The readMeta name under which the copy records the last applied stream sequence. */
 export const APPLIED_MARKER = 'jetstream.applied'
+/** The readMeta name of the roster: the members that joined, in the order they did (durability.ts). */
+export const ROSTER = 'jetstream.roster'
+/** While messages are pending, at most this many are applied without an fsync (group commit). */
+const SYNC_EVERY = 64
+/**
+ * How often the applier checks that its consumer delivers: with no progress for this long while the
+ * stream holds more, the consumer is made again from the next sequence (after the loss of the nats-server
+ * it was served by, an ordered consumer can stay silent).
+ */
+const STALL_CHECK_MS = 3000
 
 export interface AppliedMarker {
   seq: number
@@ -28,7 +45,16 @@ export interface AppliedMarker {
   hash: string
 }
 
-type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined>
+type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined> & { seq?: number }
+
+export interface ApplierHooks {
+  /** This member's copy holds everything up to `seq` on disk (fsynced). */
+  durable(seq: number): void
+  /** Messages from..to kept by other members (for holes in the stream), in order, maybe fewer. */
+  fill(from: number, to: number): Promise<KeptMessage[]>
+  /** The stream's last sequence, asked now. */
+  streamLast(): Promise<number>
+}
 
 interface SeqWaiter {
   seq: number
@@ -44,11 +70,20 @@ export class Applier {
   lastHash = ''
   /** Why the applier stopped, if it did. */
   failure: Error | undefined
+  /** The last sequence fsynced in the copy, and its message's hash. */
+  durable = 0
+  durableHash = ''
+  /** The members that joined (ROSTER). */
+  roster: string[] = []
   private readonly waiters = new Map<string, (outcome: Outcome) => void>()
   private seqWaiters: SeqWaiter[] = []
   private messages: ConsumerMessages | undefined
   private loop: Promise<void> | undefined
   private stopping = false
+  private restarting = false
+  private watchdog: NodeJS.Timeout | undefined
+  private seenApplied = -1
+  private checking = false
 
   constructor(
     private readonly js: JetStreamClient,
@@ -56,6 +91,8 @@ export class Applier {
     private readonly view: LevelLog,
     private readonly metrics: ClusterMetrics,
     private readonly say: (line: string) => void,
+    private readonly tail: TailStore,
+    private readonly hooks: ApplierHooks,
   ) {}
 
   async start(): Promise<void> {
@@ -64,6 +101,14 @@ export class Applier {
     this.lastTimestamp = marker?.ts ?? 0
     this.lastHash = marker?.hash ?? ''
     this.streamLast = this.applied
+    this.durable = this.applied
+    this.durableHash = this.lastHash
+    this.roster = ((await this.view.readMeta(ROSTER)) as string[] | undefined) ?? []
+    await this.consume()
+    this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS)
+  }
+
+  private async consume(): Promise<void> {
     const consumer = await this.js.consumers.get(this.names.stream, {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.applied + 1,
@@ -72,36 +117,94 @@ export class Applier {
     this.loop = this.run(this.messages)
   }
 
+  /** No progress since the last check while the stream holds more: make the consumer again. */
+  private async checkStalled(): Promise<void> {
+    const before = this.seenApplied
+    this.seenApplied = this.applied
+    if (this.checking || this.stopping || this.failure !== undefined || before !== this.applied) return
+    this.checking = true
+    try {
+      const last = await this.hooks.streamLast()
+      if (last <= this.applied || this.applied !== before || this.stopping) return
+      this.say(
+        `kvlog: the log's consumer delivered nothing while the stream holds up to ${last} (applied ${this.applied}); making it again`,
+      )
+      this.restarting = true
+      await this.messages?.close()
+      await this.loop
+      this.restarting = false
+      if (!this.stopping && this.failure === undefined) await this.consume()
+    } catch {
+      // NATS unreachable: the next check tries again
+    } finally {
+      this.restarting = false
+      this.checking = false
+    }
+  }
+
   private async run(messages: ConsumerMessages): Promise<void> {
     try {
       for await (const m of messages) {
         if (this.stopping) break
         const seq = m.seq
-        if (seq <= this.applied) continue
         this.streamLast = Math.max(this.streamLast, seq + m.info.pending)
-        if (seq !== this.applied + 1) {
-          throw new Error(
-            `stream sequences ${this.applied + 1}..${seq - 1} are missing (deleted or purged) before this member applied them`,
-          )
+        if (seq <= this.applied) {
+          await this.checkKept(seq, m.data)
+          continue
         }
-        const message = decodeMessage(m.data)
-        if (message.prev !== this.lastHash) {
-          throw new Error(
-            `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.lastHash || 'nothing'}): the stream's history differs from the one this member applied`,
-          )
-        }
-        await this.apply(seq, message, messageHash(m.data), m.info.pending === 0)
+        if (seq !== this.applied + 1) await this.fillHole(seq)
+        await this.applyBytes(seq, m.data, m.info.pending === 0)
       }
     } catch (err) {
-      if (this.stopping) return
+      if (this.stopping || this.restarting) return
       this.failure = err as Error
       this.say(`kvlog: member stopped applying the log at sequence ${this.applied}: ${String(err)}`)
     }
   }
 
-  /** `sync` false while more messages are pending: the last one's fsync makes the run durable. */
-  private async apply(seq: number, message: LogMessage, hash: string, sync: boolean): Promise<void> {
-    const marker = { name: APPLIED_MARKER, value: { seq, ts: message.ts, hash } satisfies AppliedMarker }
+  /**
+   * A message this member applied already (republished after the stream lost it, or delivered again):
+   * it must be the same bytes, or the stream's history is not the one this copy holds.
+   */
+  private async checkKept(seq: number, data: Uint8Array): Promise<void> {
+    const kept = await this.tail.get(seq)
+    if (kept !== undefined && Buffer.compare(Buffer.from(kept), Buffer.from(data)) === 0) return
+    throw new Error(
+      kept === undefined
+        ? `the stream holds message ${seq} again, which this member applied long ago (no longer kept to compare): the stream lost messages this member applied; restore the stream`
+        : `stream message ${seq} differs from the one this member applied: the stream's history differs from this member's copy; restore the stream`,
+    )
+  }
+
+  /** Messages applied+1..seq-1 are missing from the stream: apply them from other members' kept tails. */
+  private async fillHole(seq: number): Promise<void> {
+    const from = this.applied + 1
+    const kept = await this.hooks.fill(from, seq - 1).catch(() => [] as KeptMessage[])
+    if (kept.length !== seq - from) {
+      throw new Error(
+        `stream sequences ${from}..${seq - 1} are missing (deleted or purged) before this member applied them, and no member keeps them`,
+      )
+    }
+    checkChain(this.applied, this.lastHash, kept, (data) => decodeMessage(data).prev)
+    this.say(`kvlog: stream sequences ${from}..${seq - 1} are missing; applied from other members' copies`)
+    for (const k of kept) await this.applyBytes(k.seq, k.data, false)
+  }
+
+  private async applyBytes(seq: number, data: Uint8Array, idle: boolean): Promise<void> {
+    const message = decodeMessage(data)
+    if (message.prev !== this.lastHash) {
+      throw new Error(
+        `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.lastHash || 'nothing'}): the stream's history differs from the one this member applied`,
+      )
+    }
+    // Group commit: fsync when nothing more is pending, or every SYNC_EVERY messages under load.
+    await this.apply(seq, message, data, idle || seq - this.durable >= SYNC_EVERY)
+  }
+
+  /** `sync` false while more messages are pending: a later fsync makes the run durable. */
+  private async apply(seq: number, message: LogMessage, data: Uint8Array, sync: boolean): Promise<void> {
+    const hash = messageHash(data)
+    const marker = [{ name: APPLIED_MARKER, value: { seq, ts: message.ts, hash } satisfies AppliedMarker }, this.tail.record(seq, data)]
     let outcomes: Outcome[]
     const first = message.cmds[0]?.cmd
     if (message.cmds.length === 1 && isSolo(first)) {
@@ -122,11 +225,16 @@ export class Applier {
     this.lastTimestamp = message.ts
     this.lastHash = hash
     this.metrics.applied(seq, message.ts)
+    if (sync) {
+      this.durable = seq
+      this.durableHash = hash
+      this.hooks.durable(seq)
+    }
     message.cmds.forEach((c, i) => {
       const waiter = this.waiters.get(c.rid)
       if (waiter === undefined) return
       this.waiters.delete(c.rid)
-      waiter(outcomes[i])
+      waiter({ ...outcomes[i], seq })
     })
     if (this.seqWaiters.length > 0 && this.seqWaiters.some((w) => w.seq <= seq)) {
       const ready = this.seqWaiters.filter((w) => w.seq <= seq)
@@ -146,6 +254,20 @@ export class Applier {
       case 'alarm':
         await this.view.setAlarm(cmd.kind, cmd.active)
         return undefined
+      case 'join':
+        if (!this.roster.includes(cmd.name)) {
+          const roster = [...this.roster, cmd.name]
+          await this.view.writeMeta(ROSTER, roster)
+          this.roster = roster
+        }
+        return undefined
+      case 'leave':
+        if (this.roster.includes(cmd.name)) {
+          const roster = this.roster.filter((n) => n !== cmd.name)
+          await this.view.writeMeta(ROSTER, roster)
+          this.roster = roster
+        }
+        return undefined
     }
   }
 
@@ -158,8 +280,11 @@ export class Applier {
     this.waiters.delete(rid)
   }
 
-  /** The command's result once applied here; UNAVAILABLE (outcome unknown) if that takes too long. */
-  async result<T>(rid: string, outcome: Promise<Outcome>, timeoutMs: number): Promise<T> {
+  /**
+   * The command's result once applied here, with the sequence of its message; UNAVAILABLE (outcome
+   * unknown) if that takes too long.
+   */
+  async result<T>(rid: string, outcome: Promise<Outcome>, timeoutMs: number): Promise<{ value: T; seq: number }> {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -170,7 +295,7 @@ export class Applier {
     try {
       const o = await Promise.race([outcome, timeout])
       if (o.status === 'rejected') throw o.reason
-      return o.value as T
+      return { value: o.value as T, seq: o.seq ?? this.applied }
     } finally {
       clearTimeout(timer)
     }
@@ -214,6 +339,7 @@ export class Applier {
 
   async stop(): Promise<void> {
     this.stopping = true
+    clearInterval(this.watchdog)
     await this.messages?.close()
     await this.loop
     for (const [rid, waiter] of this.waiters) {

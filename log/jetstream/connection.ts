@@ -42,6 +42,24 @@ export async function connectNats(o: JetStreamLogOptions, closed: () => boolean)
   }
 }
 
+/**
+ * Runs a JetStream set-up step again while JetStream does not answer (a timeout, or no responders while
+ * the servers elect their leaders after a restart), with a log line per try; other errors are thrown.
+ */
+export async function whileUnavailable<T>(what: string, o: JetStreamLogOptions, closed: () => boolean, step: () => Promise<T>): Promise<T> {
+  const say = o.log ?? (() => undefined)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step()
+    } catch (err) {
+      const code = (err as NatsError)?.code
+      if (closed() || (code !== 'TIMEOUT' && code !== '503')) throw err
+      say(`kvlog: JetStream does not answer yet (${what}: ${code}); retrying (attempt ${attempt})`)
+      await new Promise((r) => setTimeout(r, Math.min(2000, 200 * attempt)))
+    }
+  }
+}
+
 export function apiErrorCode(err: unknown): number | undefined {
   return (err as NatsError)?.api_error?.err_code
 }

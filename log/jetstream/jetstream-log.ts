@@ -37,7 +37,8 @@ import type {
 import { canWrite, normalizeTxn } from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
-import { connectNats, ensureStream, openBucket } from './connection.js'
+import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
+import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
 import { decode, encode, type Command, type Tagged } from './messages.js'
 import { ClusterMetrics } from './metrics.js'
@@ -47,6 +48,8 @@ import { ReadBarrier } from './read-barrier.js'
 import { openLocalCopy } from './snapshot-restore.js'
 import { SnapshotStore } from './snapshot-store.js'
 import { Snapshotter } from './snapshotter.js'
+import { refillTail } from './refill.js'
+import { TailStore } from './tail.js'
 
 export type { JetStreamLogOptions } from './options.js'
 
@@ -66,16 +69,46 @@ export async function openJetStreamLog(
   let closed = false
   const nc = await connectNats(o, () => closed)
   try {
-    const jsm = await nc.jetstreamManager({ timeout: o.requestTimeoutMs })
-    const stream = await ensureStream(jsm, names, o.natsReplicas)
-    const kv = await openBucket(nc, names, o.natsReplicas, o.leaderLeaseMs)
-    const store = await SnapshotStore.open(nc.jetstream(), names, o.clusterName, o.natsReplicas)
+    const jsm = await whileUnavailable(
+      'JetStream',
+      o,
+      () => closed,
+      () => nc.jetstreamManager({ timeout: o.requestTimeoutMs }),
+    )
+    const stream = await whileUnavailable(
+      'the stream',
+      o,
+      () => closed,
+      () => ensureStream(jsm, names, o.natsReplicas),
+    )
+    const kv = await whileUnavailable(
+      'the bucket',
+      o,
+      () => closed,
+      () => openBucket(nc, names, o.natsReplicas, o.leaderLeaseMs),
+    )
+    const store = await whileUnavailable(
+      'the snapshot store',
+      o,
+      () => closed,
+      () => SnapshotStore.open(nc.jetstream(), names, o.clusterName, o.natsReplicas),
+    )
     const say = (line: string) => o.log?.(line)
     const view = await openLocalCopy({ jsm, store, names, memberName: o.memberName, stream, level: o.level, say })
-    const log = new JetStreamLog(o, names, nc, jsm, view)
-    await log.start(kv)
-    log.startSnapshots(store)
-    return log
+    try {
+      const log = new JetStreamLog(o, names, nc, jsm, view)
+      await whileUnavailable(
+        'the consumer',
+        o,
+        () => closed,
+        () => log.start(kv),
+      )
+      log.startSnapshots(store)
+      return log
+    } catch (err) {
+      await view.close()
+      throw err
+    }
   } catch (err) {
     closed = true
     await nc.close().catch(() => undefined)
@@ -88,6 +121,8 @@ export class JetStreamLog implements Log {
   private counter = 0
   private readonly boot = randomBytes(4).toString('hex')
   private readonly applier: Applier
+  private readonly durability: Durability
+  private readonly tail: TailStore
   private readonly publisher: Publisher
   private readonly barrier: ReadBarrier
   private election!: Election
@@ -109,7 +144,18 @@ export class JetStreamLog implements Log {
     readonly view: LevelLog,
   ) {
     this.clientUrls = o.clientUrls
-    this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line))
+    this.tail = new TailStore(view, o.tailMessages)
+    this.durability = new Durability(nc, names, o.memberName, {
+      roster: () => this.applier.roster,
+      position: () => ({ name: o.memberName, seq: this.applier.durable, hash: this.applier.durableHash }),
+      kept: (from, to, maxBytes) => this.tail.range(from, Math.min(to, this.applier.durable), maxBytes),
+      observeWait: (ms) => this.metrics.observe('durable', ms),
+    })
+    this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line), this.tail, {
+      durable: (seq) => this.durability.advanced(seq),
+      fill: (from, to) => this.durability.fetchFromPeers(from, to, o.publishTimeoutMs),
+      streamLast: () => this.streamLast(),
+    })
     this.barrier = new ReadBarrier(
       () => this.streamLast(),
       (seq) => this.applier.waitApplied(seq, o.requestTimeoutMs),
@@ -125,23 +171,57 @@ export class JetStreamLog implements Log {
       },
       {
         epoch: () => this.election.epoch,
-        catchUp: () => this.catchUp(),
+        catchUp: async () => {
+          const last = await this.catchUp()
+          // The stream is behind this member's copy (it lost its tail while this member led): step down;
+          // the next leader republishes the lost messages before writing (refill.ts).
+          if (this.applier.applied > last) throw new Error(`the stream ends at ${last}, before this member's copy`)
+          return last
+        },
         stepDown: () => this.election.stepDown(),
         lastTimestamp: () => this.applier.lastTimestamp,
         lastHash: () => this.applier.lastHash,
         observe: (event, ms) => this.metrics.observe(event, ms),
+        messageAt: (seq) =>
+          this.jsm.streams.getMessage(names.stream, { seq }).then(
+            (m) => m.data,
+            (err: unknown) => {
+              // 10037: no message at that sequence.
+              if (apiErrorCode(err) === 10037) return undefined
+              throw err
+            },
+          ),
       },
     )
   }
 
   async start(kv: KV): Promise<void> {
     await this.applier.start()
+    this.durability.start()
     this.election = new Election(kv, this.o.memberName, this.o.leaderLeaseMs, {
       elected: (epoch) => void this.lead(epoch),
       deposed: () => this.follow(),
       member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
     })
     this.election.start()
+    void this.join()
+  }
+
+  /**
+   * Puts this member on the roster (through the log) unless the stream's roster has it: first catches up
+   * (the copy may predate a removal), then joins, retried until it is there.
+   */
+  private async join(): Promise<void> {
+    for (let caughtUp = false; !this.closed && !(caughtUp && this.applier.roster.includes(this.o.memberName));) {
+      try {
+        if (!caughtUp) {
+          await this.catchUp()
+          caughtUp = true
+        } else await this.submit({ type: 'join', name: this.o.memberName })
+      } catch {
+        await new Promise((r) => setTimeout(r, 1000))
+      }
+    }
   }
 
   /** The leader stores snapshots of its copy and purges the stream below them (snapshotter.ts). */
@@ -178,7 +258,27 @@ export class JetStreamLog implements Log {
     this.metrics.leaderChanges++
     this.say(`kvlog: ${this.o.memberName} leads cluster ${this.o.clusterName} (epoch ${epoch}); catching up`)
     try {
-      const last = await this.catchUp()
+      let last = await this.catchUp()
+      if (this.election.epoch !== epoch || !this.election.leading || this.closed) return
+      // What a majority of members hold durably and the stream lost goes back first, the same bytes.
+      const refilled = await refillTail(
+        {
+          js: this.nc.jetstream(),
+          jsm: this.jsm,
+          names: this.names,
+          durability: this.durability,
+          tail: this.tail,
+          timeoutMs: this.o.requestTimeoutMs,
+          publishTimeoutMs: this.o.publishTimeoutMs,
+          say: (line) => this.say(line),
+          leading: () => this.election.epoch === epoch && this.election.leading && !this.closed,
+        },
+        last,
+      )
+      if (refilled > last) {
+        this.metrics.refilled += refilled - last
+        last = await this.catchUp()
+      }
       if (this.election.epoch !== epoch || !this.election.leading || this.closed) return
       if (this.applier.applied > last) {
         // The stream lost messages this member applied: writing after `last` would fork the history.
@@ -265,7 +365,10 @@ export class JetStreamLog implements Log {
     // Sent but not yet seen: a live leader publishes within a publish timeout or two; one that died after
     // receiving it may have published it or not. Past this bound the outcome is reported unknown.
     const unknownAfter = Math.min(this.o.requestTimeoutMs, this.o.leaderLeaseMs + 2 * this.o.publishTimeoutMs)
-    return this.applier.result(tagged.rid, applied, unknownAfter)
+    const { value, seq } = await this.applier.result<ReplicatedResult | CompactResult | undefined>(tagged.rid, applied, unknownAfter)
+    // Acknowledged only once a majority of the members has it fsynced in their copies (durability.ts).
+    await this.durability.waitQuorum(seq, this.o.requestTimeoutMs)
+    return value
   }
 
   /** Sends a command to the leader; retries while no leader listens (nothing was delivered). */
@@ -374,6 +477,7 @@ export class JetStreamLog implements Log {
         lag: streamLast - applied,
         lagSeconds: streamLast > applied ? Math.max(0, (Date.now() - this.applier.lastTimestamp) / 1000) : 0,
         leaderChanges: this.election.changes,
+        roster: [...this.applier.roster],
       },
     }
   }
@@ -389,6 +493,19 @@ export class JetStreamLog implements Log {
   /** Whether this member leads and accepts writes. */
   get isLeading(): boolean {
     return this.publisher.leading
+  }
+
+  /** The members whose majority acknowledges writes (durability.ts), as this member's copy has them. */
+  get roster(): readonly string[] {
+    return this.applier.roster
+  }
+
+  /**
+   * Takes a member off the roster: its copy no longer counts for acknowledgements. A removed member that
+   * runs on is still served but not counted; started again, it joins again.
+   */
+  async removeMember(name: string): Promise<void> {
+    await this.submit({ type: 'leave', name })
   }
 
   /** The members whose records are alive in the cluster's bucket. */
@@ -494,6 +611,7 @@ export class JetStreamLog implements Log {
     await this.snapshotter?.stop()
     await this.election.stop()
     this.follow()
+    this.durability.stop()
     await this.applier.stop()
     await this.nc.close().catch(() => undefined)
     await this.view.close()

@@ -7,7 +7,7 @@
  *
  * A message is either a batch of writes (txns, lease grants, keep-alives and revokes), applied as one
  * durable LevelDB batch together with its stream sequence, or exactly one idempotent command (compaction,
- * a meta record, an alarm), applied and then recorded: a crash in between re-applies it harmlessly.
+ * a meta record, an alarm, a member joining), applied and then recorded: a crash in between re-applies it harmlessly.
  */
 import { createHash } from 'node:crypto'
 import { Packr } from 'msgpackr'
@@ -20,6 +20,10 @@ export type SoloCommand =
   | { type: 'compact'; revision: number }
   | { type: 'meta'; name: string; value: unknown }
   | { type: 'alarm'; kind: 'NOSPACE'; active: boolean }
+  /** Adds a member to the roster whose majority acknowledges writes (durability.ts). */
+  | { type: 'join'; name: string }
+  /** Takes a member off the roster (etcd's MemberRemove). */
+  | { type: 'leave'; name: string }
 
 export type Command = ReplicatedWrite | SoloCommand
 
@@ -64,7 +68,7 @@ export function messageHash(bytes: Uint8Array): string {
 }
 
 export function isSolo(cmd: Command): cmd is SoloCommand {
-  return cmd.type === 'compact' || cmd.type === 'meta' || cmd.type === 'alarm'
+  return cmd.type === 'compact' || cmd.type === 'meta' || cmd.type === 'alarm' || cmd.type === 'join' || cmd.type === 'leave'
 }
 
 export function decodeMessage(bytes: Uint8Array): LogMessage {

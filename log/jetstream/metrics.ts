@@ -1,8 +1,8 @@
 /**
  * The cluster engine's figures, plain numbers the server's /metrics exports: leader changes, fence
- * rejections, publish and forward latencies (count and sum, and the largest since the last read), and
- * the apply position (sequence and the commit time of the last applied message, for the lag in seconds),
- * and the snapshots this member stored (snapshotter.ts).
+ * rejections, publish, forward and durable-acknowledgement latencies (count and sum, and the largest since
+ * the last read), messages refilled, the apply position (sequence and the commit time of the last applied
+ * message, for the lag in seconds), and the snapshots this member stored (snapshotter.ts).
  */
 import { SnapshotFigures } from './snapshotter.js'
 
@@ -17,16 +17,20 @@ export class ClusterMetrics {
   fenceRejections = 0
   readonly publish: LatencyFigures = { count: 0, sumMs: 0 }
   readonly forward: LatencyFigures = { count: 0, sumMs: 0 }
+  /** Time acknowledged writes waited for a majority of members to have them fsynced. */
+  readonly durableWait: LatencyFigures = { count: 0, sumMs: 0 }
+  /** Messages this member republished, as leader, from members' copies after the stream lost them. */
+  refilled = 0
   appliedSeq = 0
   appliedTimestamp = 0
   readonly snapshots = new SnapshotFigures()
 
-  observe(event: 'publish' | 'forward' | 'fence', ms: number): void {
+  observe(event: 'publish' | 'forward' | 'fence' | 'durable', ms: number): void {
     if (event === 'fence') {
       this.fenceRejections++
       return
     }
-    const f = event === 'publish' ? this.publish : this.forward
+    const f = event === 'publish' ? this.publish : event === 'forward' ? this.forward : this.durableWait
     f.count++
     f.sumMs += ms
   }

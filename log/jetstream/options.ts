@@ -41,6 +41,11 @@ export interface JetStreamLogOptions {
   snapshotCheckIntervalMs: number
   /** The stream is not purged past a member seen alive this recently (ms). */
   purgeGraceMs: number
+  /**
+   * How many of the last applied stream messages each member keeps byte for byte (tail.ts): a new leader
+   * republishes from them what the stream lost; a member fills holes from its peers' copies.
+   */
+  tailMessages: number
   /** The local copy (its leaseCheckInterval is ignored: leases expire through the log). */
   level: Partial<LevelLogOptions> & { dir: string }
   /** Where progress lines (connecting, leadership) go. */
@@ -63,6 +68,7 @@ export const DEFAULT_JETSTREAM_OPTIONS = {
   snapshotKeep: 2,
   snapshotCheckIntervalMs: 10_000,
   purgeGraceMs: 300_000,
+  tailMessages: 10_000,
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -78,6 +84,10 @@ export interface ClusterNames {
   subject: string
   bucket: string
   forward: string
+  /** Core NATS: every member's durable applied sequence (durability.ts). */
+  durable: string
+  /** Core NATS request/reply: members' durable positions; `<tail>.<member>` serves its kept messages. */
+  tail: string
   description: string
   /** The object store bucket that holds the snapshots. */
   snapshots: string
@@ -90,6 +100,8 @@ export function clusterNames(clusterName: string): ClusterNames {
     subject: `kvlog.${clusterName}.log`,
     bucket: `kvlog_${clusterName}`,
     forward: `kvlog.${clusterName}.forward`,
+    durable: `kvlog.${clusterName}.durable`,
+    tail: `kvlog.${clusterName}.tail`,
     description: `kvlog log of cluster ${clusterName} (format 1)`,
     snapshots: `kvlog_${clusterName}_snapshots`,
   }

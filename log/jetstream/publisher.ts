@@ -7,9 +7,12 @@
  *   previous leader's last publish, or a second member that believed it led): catch up with the stream and
  *   publish the same group again (the commands are evaluated only when applied, so this is safe); after a
  *   few rejections step down.
- * - Unknown outcome (timeout, connection lost): publish the same bytes with the same Nats-Msg-Id again; a
- *   copy stored within the stream's duplicate window is answered with its original sequence, never stored
- *   twice. If that cannot settle it, the group fails with UNAVAILABLE and the leader steps down.
+ * - Unknown outcome (timeout, connection lost): read the stream at the one sequence the fenced publish can
+ *   land on (the last one + 1). The same bytes there: published. Another message there: not published
+ *   (the retry meets the fence). Nothing there: not published yet; publish the same bytes with the same
+ *   Nats-Msg-Id again (a copy the server stores meanwhile is deduplicated, never stored twice). Only when
+ *   the stream cannot be read either does the group fail with UNAVAILABLE (outcome unknown) and the
+ *   leader step down.
  */
 import type { JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
@@ -33,6 +36,8 @@ export interface PublisherHooks {
   /** messageHash() of the last applied message (the next message's `prev` after a catch-up). */
   lastHash(): string
   observe(event: 'publish' | 'fence', ms: number): void
+  /** The stream's message at `seq`, or undefined when it holds none there (throws when it cannot tell). */
+  messageAt(seq: number): Promise<Uint8Array | undefined>
 }
 
 export interface PublisherOptions {
@@ -132,10 +137,7 @@ export class Publisher {
           timeout: this.o.publishTimeoutMs,
         })
         this.hooks.observe('publish', performance.now() - started)
-        this.lastSeq = Math.max(this.lastSeq, ack.seq)
-        this.lastTs = ts
-        this.lastHash = messageHash(data)
-        for (const p of group) p.done(undefined, ack.seq)
+        this.published(group, ack.seq, ts, data)
         return
       } catch (err) {
         if (apiErrorCode(err) === 10071) {
@@ -155,6 +157,18 @@ export class Publisher {
           this.fail(group, notLeader())
           return
         }
+        if (this.active) {
+          const there = await this.hooks.messageAt(this.lastSeq + 1).then(
+            (bytes) => ({ bytes }),
+            () => undefined,
+          )
+          if (there?.bytes !== undefined && Buffer.compare(Buffer.from(there.bytes), data) === 0) {
+            this.published(group, this.lastSeq + 1, ts, data)
+            return
+          }
+          // Another message there: the retry meets the fence. Nothing there: not published yet, though a
+          // publish still in flight may land; the retry is deduplicated.
+        }
         if (++unknown <= UNKNOWN_RETRIES && this.active) {
           await new Promise((r) => setTimeout(r, 100 * unknown))
           continue
@@ -169,6 +183,13 @@ export class Publisher {
         return
       }
     }
+  }
+
+  private published(group: Pending[], seq: number, ts: number, data: Buffer): void {
+    this.lastSeq = Math.max(this.lastSeq, seq)
+    this.lastTs = ts
+    this.lastHash = messageHash(data)
+    for (const p of group) p.done(undefined, seq)
   }
 
   private fail(group: Pending[], err: KvlogError): void {

@@ -424,8 +424,8 @@ export class LevelLog implements Log {
 
   /**
    * Applies the writes of one replicated message as ONE durable batch whose entries carry `timestamp`
-   * (the leader's clock, carried in the message), together with the meta record `marker` (readMeta reads
-   * it back): after a crash either all of it is there or none. Everything non-deterministic comes from
+   * (the leader's clock, carried in the message), together with the meta record(s) `marker` (readMeta
+   * reads them back): after a crash either all of it is there or none. Everything non-deterministic comes from
    * the arguments (timestamp, lease ids, deadlines = timestamp + TTL), so every replica that applies the
    * same writes in the same order gets the same revisions and results. Each write settles on its own
    * (a failed one, e.g. LEASE_NOT_FOUND, leaves no trace), in order. With `sync` false the batch is not
@@ -435,7 +435,7 @@ export class LevelLog implements Log {
   async applyReplicated(
     timestamp: number,
     writes: readonly ReplicatedWrite[],
-    marker: { name: string; value: unknown },
+    marker: { name: string; value: unknown } | ReadonlyArray<{ name: string; value: unknown }>,
     sync = true,
   ): Promise<Array<PromiseSettledResult<ReplicatedResult>>> {
     this.checkOpen()
@@ -487,8 +487,9 @@ export class LevelLog implements Log {
         failNow(err)
       }
     }
-    const value = packr.pack(marker.value)
-    raws.push(() => [{ type: 'put', key: metaKey(META_EXT_PREFIX + marker.name), value }])
+    const records = (Array.isArray(marker) ? marker : [marker]) as ReadonlyArray<{ name: string; value: unknown }>
+    const ops: BatchOp[] = records.map((r) => ({ type: 'put', key: metaKey(META_EXT_PREFIX + r.name), value: packr.pack(r.value) }))
+    raws.push(() => ops)
     const out = this.writer.submitGroup(timestamp, txns, raws, sync)
     const settled = await Promise.allSettled(results.map((r) => r()))
     await out.raws[out.raws.length - 1]

@@ -76,6 +76,8 @@ export async function startNatsCluster(size = 3, options: NatsClusterOptions = {
       [
         `server_name: ${name}`,
         `listen: "127.0.0.1:${ports[i].client}"`,
+        // Above maxRequestBytes (1.5 MiB): one write request must fit in one stream message.
+        'max_payload: 8MB',
         `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 1GB }`,
         `cluster { name: kvlogtest, listen: "127.0.0.1:${ports[i].route}", routes: [${routes}]${options.noAdvertise ? ', no_advertise: true' : ''} }`,
         '',

@@ -1,7 +1,7 @@
 /**
  * Cluster mode refuses what it must not run on: a stream of the cluster's name that kvlog did not make
  * (here: made by another program) stops `kvlog serve` with a message naming the stream; NATS unreachable
- * makes it retry with a log line per try instead of starting without its log.
+ * makes it retry with a log line per try instead of starting without its log, /readyz answering 503.
  */
 import { expect } from 'chai'
 import { spawn } from 'node:child_process'
@@ -54,14 +54,46 @@ describe('kvlog serve --nats-url: bad start', function () {
     expect(p.stderr()).to.contain('KVLOG_foreign')
   })
 
-  it('retries an unreachable NATS with a log line, and does not serve without its log', async () => {
+  it('serves on its fixed HTTP address once its log is open (the starting listener hands the address over)', async () => {
+    const httpPort = await freePort()
+    const p = serve(
+      ['--nats-url', nats.urls, '--cluster-name', 'handover', '--member-name', 'm0', '--listen-http', `127.0.0.1:${httpPort}`],
+      dir,
+    )
+    try {
+      const deadline = Date.now() + 30_000
+      let status = 0
+      while (status !== 200 && Date.now() < deadline && p.child.exitCode === null) {
+        status = (await fetch(`http://127.0.0.1:${httpPort}/readyz`).catch(() => undefined))?.status ?? 0
+        if (status !== 200) await sleep(100)
+      }
+      expect(status, p.stderr()).to.equal(200)
+      const put = await fetch(`http://127.0.0.1:${httpPort}/v1/kv`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ key: 'a', value: 'b' }),
+      })
+      expect(put.status).to.equal(200)
+    } finally {
+      p.child.kill('SIGKILL')
+      await p.exited
+    }
+  })
+
+  it('retries an unreachable NATS with a log line, and does not serve without its log (/readyz 503)', async () => {
     const port = await freePort()
-    const p = serve(['--nats-url', `nats://127.0.0.1:${port}`, '--member-name', 'm0'], dir)
+    const httpPort = await freePort()
+    const p = serve(['--nats-url', `nats://127.0.0.1:${port}`, '--member-name', 'm0', '--listen-http', `127.0.0.1:${httpPort}`], dir)
     try {
       const deadline = Date.now() + 20_000
       while (!/unreachable.*retrying/.test(p.stderr()) && Date.now() < deadline) await sleep(100)
       expect(p.stderr()).to.match(/unreachable.*retrying/)
       expect(p.child.exitCode).to.equal(null)
+      const ready = await fetch(`http://127.0.0.1:${httpPort}/readyz`)
+      expect(ready.status).to.equal(503)
+      expect(((await ready.json()) as { error: { code: string } }).error.code).to.equal('UNAVAILABLE')
+      expect((await fetch(`http://127.0.0.1:${httpPort}/healthz`)).status).to.equal(200)
+      expect((await fetch(`http://127.0.0.1:${httpPort}/v1/kv?key=a`)).status).to.equal(503)
     } finally {
       p.child.kill('SIGKILL')
       await p.exited

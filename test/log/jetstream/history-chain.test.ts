@@ -39,8 +39,11 @@ describe('JetStreamLog: the message chain', function () {
     const b = await openJetStreamLog(memberOptions(nats.urls, name, 'b', join(dir, 'b'), { natsReplicas: 1 }))
     logs.push(b)
     await b.put('x', '1')
-    const revision = b.revision
+    // Caught up once it has applied what the stream holds (the members' joins may still be arriving).
+    const deadline = Date.now() + 10_000
+    while (!(await b.caughtUp()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     expect(await b.caughtUp()).to.equal(true)
+    const revision = b.revision
 
     const foreign: LogMessage = {
       v: 1,

@@ -1,0 +1,252 @@
+/**
+ * Majority-durable acknowledgements. JetStream acknowledges a publish once a quorum of nats-servers
+ * holds it, but nats-server 2.9 fsyncs on a timer: a correlated power loss can take an acknowledged tail.
+ * etcd fsyncs every commit on a majority; so does kvlog, one level up: a write is acknowledged only once
+ * a majority of the cluster's roster (the members that joined, recorded in the log itself) has applied it
+ * to its local copy with an fsync.
+ *
+ * - Every member publishes its durable applied sequence on a core NATS subject, coalesced (one message
+ *   per event-loop turn at most, plus a heartbeat), and records everyone's.
+ * - waitQuorum(seq) resolves once a majority of the roster (this member counted too) reports >= seq.
+ * - survey() asks every member for its durable position (request, many replies): a new leader uses it to
+ *   find messages the stream lost (tail.ts); fetch() reads a member's kept messages.
+ *
+ * One member: its own fsync acknowledges. Two members: both must have it (a majority of two), so writes
+ * wait while one is down, as with a two-member etcd cluster.
+ */
+import { createInbox, type NatsConnection, type Subscription } from 'nats'
+import { KvlogError } from '../errors.js'
+import { decode, encode } from './messages.js'
+import type { ClusterNames } from './options.js'
+import type { KeptMessage } from './tail.js'
+
+export interface DurablePosition {
+  name: string
+  seq: number
+  /** messageHash() of message `seq` in this member's copy. */
+  hash: string
+}
+
+interface FetchRequest {
+  from: number
+  to: number
+}
+
+export interface DurabilityHooks {
+  /** The roster as recorded in this member's copy (may not list this member yet). */
+  roster(): readonly string[]
+  position(): DurablePosition
+  kept(from: number, to: number, maxBytes: number): Promise<KeptMessage[]>
+  observeWait(ms: number): void
+}
+
+interface QuorumWaiter {
+  seq: number
+  resolve(): void
+}
+
+const HEARTBEAT_MS = 1000
+const FETCH_REPLY_BYTES = 256 * 1024
+
+export class Durability {
+  private readonly seen = new Map<string, number>()
+  private waiters: QuorumWaiter[] = []
+  private subs: Subscription[] = []
+  private timer: NodeJS.Timeout | undefined
+  private scheduled = false
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly names: ClusterNames,
+    private readonly memberName: string,
+    private readonly hooks: DurabilityHooks,
+  ) {}
+
+  start(): void {
+    this.subs.push(
+      this.nc.subscribe(this.names.durable, {
+        callback: (err, msg) => {
+          if (err !== null) return
+          try {
+            const p = decode<DurablePosition>(msg.data)
+            if (typeof p.name === 'string' && typeof p.seq === 'number') this.record(p.name, p.seq)
+          } catch {
+            // not a position: ignored
+          }
+        },
+      }),
+      this.nc.subscribe(this.names.tail, {
+        callback: (err, msg) => {
+          if (err === null && msg.reply) msg.respond(encode(this.hooks.position()))
+        },
+      }),
+      this.nc.subscribe(`${this.names.tail}.${this.memberName}`, {
+        callback: (err, msg) => {
+          if (err !== null || !msg.reply) return
+          const r = decode<FetchRequest>(msg.data)
+          void this.hooks.kept(r.from, r.to, FETCH_REPLY_BYTES).then(
+            (kept) => msg.respond(encode({ kept })),
+            (e: unknown) => msg.respond(encode({ error: String(e) })),
+          )
+        },
+      }),
+    )
+    this.timer = setInterval(() => this.announce(), HEARTBEAT_MS)
+    this.announce()
+  }
+
+  stop(): void {
+    clearInterval(this.timer)
+    for (const s of this.subs) s.unsubscribe()
+    this.subs = []
+    for (const w of this.waiters.splice(0)) w.resolve()
+  }
+
+  /** This member made `seq` durable: tell the others (coalesced) and count it here. */
+  advanced(seq: number): void {
+    this.record(this.memberName, seq)
+    if (this.scheduled) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      this.announce()
+    })
+  }
+
+  private announce(): void {
+    if (this.nc.isClosed()) return
+    const p = this.hooks.position()
+    this.record(p.name, p.seq)
+    this.nc.publish(this.names.durable, encode(p))
+  }
+
+  /** A member's own reports arrive in order; one restarted with a new copy may report less than before. */
+  private record(name: string, seq: number): void {
+    const before = this.seen.get(name) ?? 0
+    this.seen.set(name, seq)
+    if (seq <= before) return
+    if (this.waiters.length === 0) return
+    const ready = this.waiters.filter((w) => this.reached(w.seq))
+    if (ready.length === 0) return
+    this.waiters = this.waiters.filter((w) => !ready.includes(w))
+    for (const w of ready) w.resolve()
+  }
+
+  /** The members whose majority acknowledges: the roster, this member included. */
+  voters(): string[] {
+    const roster = new Set(this.hooks.roster())
+    roster.add(this.memberName)
+    return [...roster]
+  }
+
+  quorum(): number {
+    return Math.floor(this.voters().length / 2) + 1
+  }
+
+  private reached(seq: number): boolean {
+    let n = 0
+    for (const name of this.voters()) if ((this.seen.get(name) ?? 0) >= seq) n++
+    return n >= this.quorum()
+  }
+
+  /** Resolves once a majority of the roster has message `seq` durably; UNAVAILABLE after `timeoutMs`. */
+  waitQuorum(seq: number, timeoutMs: number): Promise<void> {
+    if (this.reached(seq)) {
+      this.hooks.observeWait(0)
+      return Promise.resolve()
+    }
+    const started = performance.now()
+    return new Promise((resolve, reject) => {
+      const w: QuorumWaiter = {
+        seq,
+        resolve: () => {
+          clearTimeout(timer)
+          this.hooks.observeWait(performance.now() - started)
+          resolve()
+        },
+      }
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((x) => x !== w)
+        const have = this.voters().filter((name) => (this.seen.get(name) ?? 0) >= seq)
+        reject(
+          new KvlogError(
+            'UNAVAILABLE',
+            `the write is in the log but only ${have.length} of ${this.voters().length} members (${have.join(', ') || 'none'}) ` +
+              `reported it durable within ${timeoutMs} ms (a majority is needed); its outcome is unknown`,
+          ),
+        )
+      }, timeoutMs)
+      this.waiters.push(w)
+    })
+  }
+
+  /**
+   * Every reachable member's durable position: waits until a majority of the roster answered (then a
+   * little longer for the others), at most `timeoutMs`. Throws when fewer than a majority answer.
+   */
+  async survey(timeoutMs: number): Promise<DurablePosition[]> {
+    const voters = new Set(this.voters())
+    const need = this.quorum()
+    const answers = new Map<string, DurablePosition>()
+    const own = this.hooks.position()
+    answers.set(own.name, own)
+    const inbox = createInbox()
+    let done: () => void = () => undefined
+    const finished = new Promise<void>((r) => (done = r))
+    let grace: NodeJS.Timeout | undefined
+    const counted = () => [...answers.keys()].filter((n) => voters.has(n)).length
+    const sub = this.nc.subscribe(inbox, {
+      callback: (err, msg) => {
+        if (err !== null) return
+        const p = decode<DurablePosition>(msg.data)
+        answers.set(p.name, p)
+        if (answers.size >= voters.size) done()
+        else if (counted() >= need && grace === undefined) grace = setTimeout(done, 200)
+      },
+    })
+    const deadline = setTimeout(done, timeoutMs)
+    try {
+      this.nc.publish(this.names.tail, new Uint8Array(0), { reply: inbox })
+      if (counted() >= need && voters.size === 1) done()
+      await finished
+    } finally {
+      clearTimeout(deadline)
+      clearTimeout(grace)
+      sub.unsubscribe()
+    }
+    if (counted() < need) {
+      throw new Error(
+        `only ${counted()} of ${voters.size} members answered (${[...answers.keys()].join(', ')}); a majority is needed to know what the log holds`,
+      )
+    }
+    return [...answers.values()]
+  }
+
+  /**
+   * Messages from..to from the other members' kept tails (in order, as many as they have); empty when
+   * none has message `from`.
+   */
+  async fetchFromPeers(from: number, to: number, timeoutMs: number): Promise<KeptMessage[]> {
+    const out: KeptMessage[] = []
+    const peers = [...new Set([...this.voters(), ...this.seen.keys()])].filter((n) => n !== this.memberName)
+    for (const name of peers) {
+      for (;;) {
+        const next = out.length === 0 ? from : out[out.length - 1].seq + 1
+        if (next > to) return out
+        const kept = await this.fetch(name, next, to, timeoutMs).catch(() => [] as KeptMessage[])
+        if (kept.length === 0 || kept[0].seq !== next) break
+        out.push(...kept)
+      }
+    }
+    return out
+  }
+
+  /** Member `name`'s kept messages from..to (a prefix of them: call again for the rest). */
+  async fetch(name: string, from: number, to: number, timeoutMs: number): Promise<KeptMessage[]> {
+    const reply = decode<{ kept?: KeptMessage[]; error?: string }>(
+      (await this.nc.request(`${this.names.tail}.${name}`, encode({ from, to } satisfies FetchRequest), { timeout: timeoutMs })).data,
+    )
+    if (reply.error !== undefined) throw new Error(`member ${name}: ${reply.error}`)
+    return reply.kept ?? []
+  }
+}
