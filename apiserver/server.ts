@@ -16,6 +16,7 @@ import { clusterIdentity } from './cluster-info.js'
 import { prefixEnd } from '../log/keys.js'
 import { Authorizer } from './auth/authorizer.js'
 import { guardLog } from './auth/guarded-log.js'
+import { JwtTokens, parseAuthToken } from './auth/jwt.js'
 import { AuthStore } from './auth/store.js'
 import { loadTokenFile } from './auth/token-file.js'
 import { httpCaller } from './http-caller.js'
@@ -48,6 +49,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Settings that need more than the schema's checks are validated before anything is opened.
   const policy = retentionPolicy(config)
   const tls = await loadTls(config)
+  const jwt = parseAuthToken(config.authToken)
+  const jwtTokens = jwt === undefined ? undefined : await JwtTokens.load(jwt)
   applyV8Settings(config)
   const level = levelLogOptions(config)
   const following = config.followEtcd === '' ? undefined : await openFollowing(config, level, (line) => process.stderr.write(line + '\n'))
@@ -57,6 +60,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     tokenTtlMs: config.authTokenTtl,
     passwordHashCost: config.authPasswordHashCost,
     maxPendingLogins: config.authMaxPendingLogins,
+    ...(jwtTokens !== undefined ? { tokens: jwtTokens } : {}),
   })
   const auth = new Authorizer(authStore, config.clientCertAuth, await loadTokenFile(config.tokenAuthFile))
   const metrics = new Metrics(store)

@@ -125,6 +125,8 @@ export interface Config {
   clusterSnapshotCheckInterval: number
   clusterPurgeGrace: number
   authTokenTtl: number
+  /** 'simple' or 'jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...' (etcd's --auth-token). */
+  authToken: string
   authPasswordHashCost: number
   authMaxPendingLogins: number
   clientCertAuth: boolean
@@ -855,6 +857,15 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "An auth token (etcd's simple token) expires this long after its last use; clients then authenticate again (etcd's --auth-token-ttl).",
     flag: '--auth-token-ttl',
     env: 'KVLOG_AUTH_TOKEN_TTL',
+  },
+  authToken: {
+    key: 'authToken',
+    type: 'string',
+    default: 'simple',
+    description:
+      "Token kind (etcd's --auth-token): 'simple' (random, kept in this process, authTokenTtl after last use), or 'jwt,sign-method=RS256,priv-key=FILE[,pub-key=FILE][,ttl=5m]' (signed, stateless, valid on every member until ttl; sign methods RS/PS/ES/HS 256/384/512; with only pub-key the server verifies but cannot issue).",
+    flag: '--auth-token',
+    env: 'KVLOG_AUTH_TOKEN',
   },
   authPasswordHashCost: {
     key: 'authPasswordHashCost',

@@ -83,6 +83,7 @@ const EXPECTED_DEFAULTS: Config = {
   clusterSnapshotCheckInterval: 10_000,
   clusterPurgeGrace: 300_000,
   authTokenTtl: 300_000,
+  authToken: 'simple',
   authPasswordHashCost: 14,
   authMaxPendingLogins: 64,
   clientCertAuth: false,
