@@ -26,7 +26,8 @@ import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
 import type { HealthState } from './http/health.js'
-import { loadTls } from './tls.js'
+import { loadTls, reloadTls, secureContextOptions, type TlsFiles } from './tls.js'
+import type { Server as HttpsServer } from 'node:https'
 import { applyV8Settings } from './v8-settings.js'
 import { instrumentLog, Metrics } from './metrics.js'
 import { registerResourceApi } from './resources/index.js'
@@ -43,6 +44,11 @@ export interface RunningServer {
   /** The server's log (apiserver/logging.ts). */
   logger: FastifyBaseLogger
   close(): Promise<void>
+  /**
+   * Reads the TLS files again (SIGHUP): new connections on both ports get the new certificate, open ones
+   * keep theirs. Files that do not load leave the old certificate serving, with an error in the log.
+   */
+  reloadTls(): Promise<void>
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
@@ -146,7 +152,23 @@ export async function startServer(config: Config): Promise<RunningServer> {
     })()
     return closing
   }
-  return { http, grpc: grpc.address, logger: app.log, close }
+  const reload = async () => {
+    if (tls === undefined) return app.log.warn('SIGHUP: TLS is not configured; nothing to reload')
+    let files: TlsFiles | undefined
+    try {
+      files = await reloadTls(config)
+    } catch (err) {
+      return app.log.error({ err }, 'TLS reload failed; the previous certificate stays in use')
+    }
+    if (files === undefined) return
+    ;(app.server as HttpsServer).setSecureContext(secureContextOptions(files))
+    const grpcToo = grpc.setTls(files)
+    app.log.info(
+      { grpc: grpcToo },
+      grpcToo ? 'TLS certificate reloaded' : 'TLS certificate reloaded on the HTTP port only (grpcServer grpc-js cannot reload)',
+    )
+  }
+  return { http, grpc: grpc.address, logger: app.log, close, reloadTls: reload }
 }
 
 /**

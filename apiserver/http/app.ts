@@ -12,7 +12,7 @@ import { AuthAdmin } from '../auth/admin.js'
 import type { Authorizer } from '../auth/authorizer.js'
 import { identifyRequests } from '../http-caller.js'
 import type { Metrics } from '../metrics.js'
-import type { TlsFiles } from '../tls.js'
+import { secureContextOptions, type TlsFiles } from '../tls.js'
 import { uiEnabled, uiRoutes } from '../ui-assets.js'
 import { ndjsonWatchRoute } from '../watch/ndjson.js'
 import type { WatchService } from '../watch/service.js'
@@ -55,7 +55,7 @@ export interface HttpAppDeps {
 }
 
 export function buildHttpApp({ log, config, metrics, state, watch, compaction, tls, auth }: HttpAppDeps): FastifyInstance {
-  const https = tls && { key: tls.key, cert: tls.cert, ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }
+  const https = tls && secureContextOptions(tls)
   // An HTTPS app is typed over https.Server; routes and hooks are the same, so it is used as the plain type.
   const app = (Fastify as unknown as (o: object) => FastifyInstance)({
     ...(https ? { https } : {}),
