@@ -66,6 +66,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     tokenTtlMs: config.authTokenTtl,
     passwordHashCost: config.authPasswordHashCost,
     maxPendingLogins: config.authMaxPendingLogins,
+    hashThreadNice: config.authHashThreadNice,
     ...(jwtTokens !== undefined ? { tokens: jwtTokens } : {}),
   })
   const auth = new Authorizer(authStore, config.clientCertAuth, await loadTokenFile(config.tokenAuthFile))

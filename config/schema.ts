@@ -129,6 +129,7 @@ export interface Config {
   authToken: string
   authPasswordHashCost: number
   authMaxPendingLogins: number
+  authHashThreadNice: number
   clientCertAuth: boolean
   /** '' = no static tokens. */
   tokenAuthFile: string
@@ -888,6 +889,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Password checks run one at a time; this many may wait, more logins are refused at once (UNAVAILABLE) so that a flood of them cannot queue for minutes.',
     flag: '--auth-max-pending-logins',
     env: 'KVLOG_AUTH_MAX_PENDING_LOGINS',
+  },
+  authHashThreadNice: {
+    key: 'authHashThreadNice',
+    type: 'integer',
+    default: 19,
+    min: 0,
+    max: 19,
+    description:
+      "The password hashing thread's CPU priority as a nice value (Linux, where each thread has its own; elsewhere it runs at the process's): a flood of logins gives the cores to the requests being served whenever both want them. 0: the process's priority.",
+    flag: '--auth-hash-thread-nice',
+    env: 'KVLOG_AUTH_HASH_THREAD_NICE',
   },
   clientCertAuth: {
     key: 'clientCertAuth',

@@ -27,6 +27,8 @@ export interface AuthOptions {
   passwordHashCost: number
   /** Password checks that may wait for the hasher before more are refused. */
   maxPendingLogins: number
+  /** The hashing thread's nice value. */
+  hashThreadNice: number
   /** The token provider (JWT, jwt.ts); simple tokens with tokenTtlMs when absent. */
   tokens?: TokenProvider
 }
@@ -44,7 +46,7 @@ export class AuthStore {
   ) {
     this.current = state
     this.tokens = o.tokens ?? new SimpleTokens(o.tokenTtlMs)
-    this.hasher = new PasswordHasher(o.passwordHashCost, o.maxPendingLogins)
+    this.hasher = new PasswordHasher(o.passwordHashCost, o.maxPendingLogins, o.hashThreadNice)
   }
 
   static async open(log: Log, o: AuthOptions): Promise<AuthStore> {
@@ -111,5 +113,6 @@ export class AuthStore {
 
   close(): void {
     this.tokens.close()
+    this.hasher.close()
   }
 }

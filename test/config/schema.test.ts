@@ -86,6 +86,7 @@ const EXPECTED_DEFAULTS: Config = {
   authToken: 'simple',
   authPasswordHashCost: 14,
   authMaxPendingLogins: 64,
+  authHashThreadNice: 19,
   clientCertAuth: false,
   tokenAuthFile: '',
   followEtcd: '',
