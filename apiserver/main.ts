@@ -3,7 +3,7 @@
  * clients/cli/main.ts):
  *
  *   kvlog serve [--config FILE] [--data-dir DIR] [--listen-http HOST:PORT] ...   every config setting is a
- *       flag (docs/configuration.md); SIGTERM or SIGINT drains and exits 0
+ *       flag (docs/configuration.md); SIGTERM or SIGINT drains and exits 0; SIGHUP reloads the TLS files
  *   kvlog snapshot restore FILE --data-dir DIR [--to-revision REV | --to-time TIME] [-o table|json]
  *       offline: writes a fresh data directory from a snapshot file (restore.ts), or one that ends at REV or
  *       TIME (restore-to.ts)
@@ -57,6 +57,7 @@ function serveHelp(): string {
 Runs the server. Defaults: data in ./kvlog-data, HTTP on 127.0.0.1:8379, etcd gRPC on 127.0.0.1:2379.
 Every setting can come from a config file (--config FILE, JSON or YAML), a KVLOG_* environment variable
 or a flag (flags win); docs/configuration.md lists them too. SIGTERM or SIGINT drains and exits 0.
+SIGHUP reads the TLS certificate, key and CA files again (new connections get them).
 
 Flags:
   --config FILE${' '.repeat(Math.max(2, width - 11))}a JSON or YAML file of settings (keys as below, e.g. dataDir)
@@ -153,6 +154,7 @@ async function serve(argv: string[]): Promise<number> {
     { http: server.http, grpc: server.grpc, dataDir: config.dataDir, pid: process.pid, version: await version() },
     'kvlog serving',
   )
+  const reload = () => void server.reloadTls()
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       logger.info({ signal }, 'kvlog stopping')
@@ -165,7 +167,9 @@ async function serve(argv: string[]): Promise<number> {
     }
     process.once('SIGTERM', stop)
     process.once('SIGINT', stop)
+    process.on('SIGHUP', reload)
   })
+  process.off('SIGHUP', reload)
   logger.info({ http: server.http, grpc: server.grpc }, 'kvlog stopped')
   return 0
 }

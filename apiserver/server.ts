@@ -16,6 +16,7 @@ import { clusterIdentity } from './cluster-info.js'
 import { prefixEnd } from '../log/keys.js'
 import { Authorizer } from './auth/authorizer.js'
 import { guardLog } from './auth/guarded-log.js'
+import { JwtTokens, parseAuthToken } from './auth/jwt.js'
 import { AuthStore } from './auth/store.js'
 import { loadTokenFile } from './auth/token-file.js'
 import { httpCaller } from './http-caller.js'
@@ -26,7 +27,8 @@ import { startGrpcServer } from './etcd/server.js'
 import { buildHttpApp } from './http/app.js'
 import type { HealthState } from './http/health.js'
 import { listenWhileStarting } from './http/starting.js'
-import { loadTls, type TlsFiles } from './tls.js'
+import { loadTls, reloadTls, secureContextOptions, type TlsFiles } from './tls.js'
+import type { Server as HttpsServer } from 'node:https'
 import { applyV8Settings } from './v8-settings.js'
 import { instrumentLog, Metrics } from './metrics.js'
 import { registerResourceApi } from './resources/index.js'
@@ -43,12 +45,19 @@ export interface RunningServer {
   /** The server's log (apiserver/logging.ts). */
   logger: FastifyBaseLogger
   close(): Promise<void>
+  /**
+   * Reads the TLS files again (SIGHUP): new connections on both ports get the new certificate, open ones
+   * keep theirs. Files that do not load leave the old certificate serving, with an error in the log.
+   */
+  reloadTls(): Promise<void>
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
   // Settings that need more than the schema's checks are validated before anything is opened.
   const policy = retentionPolicy(config)
   const tls = await loadTls(config)
+  const jwt = parseAuthToken(config.authToken)
+  const jwtTokens = jwt === undefined ? undefined : await JwtTokens.load(jwt)
   applyV8Settings(config)
   const level = levelLogOptions(config)
   const following = config.followEtcd === '' ? undefined : await openFollowing(config, level, (line) => process.stderr.write(line + '\n'))
@@ -59,6 +68,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     tokenTtlMs: config.authTokenTtl,
     passwordHashCost: config.authPasswordHashCost,
     maxPendingLogins: config.authMaxPendingLogins,
+    hashThreadNice: config.authHashThreadNice,
+    ...(jwtTokens !== undefined ? { tokens: jwtTokens } : {}),
   })
   const auth = new Authorizer(authStore, config.clientCertAuth, await loadTokenFile(config.tokenAuthFile))
   const metrics = new Metrics(store)
@@ -144,7 +155,23 @@ export async function startServer(config: Config): Promise<RunningServer> {
     })()
     return closing
   }
-  return { http, grpc: grpc.address, logger: app.log, close }
+  const reload = async () => {
+    if (tls === undefined) return app.log.warn('SIGHUP: TLS is not configured; nothing to reload')
+    let files: TlsFiles | undefined
+    try {
+      files = await reloadTls(config)
+    } catch (err) {
+      return app.log.error({ err }, 'TLS reload failed; the previous certificate stays in use')
+    }
+    if (files === undefined) return
+    ;(app.server as HttpsServer).setSecureContext(secureContextOptions(files))
+    const grpcToo = grpc.setTls(files)
+    app.log.info(
+      { grpc: grpcToo },
+      grpcToo ? 'TLS certificate reloaded' : 'TLS certificate reloaded on the HTTP port only (grpcServer grpc-js cannot reload)',
+    )
+  }
+  return { http, grpc: grpc.address, logger: app.log, close, reloadTls: reload }
 }
 
 /**

@@ -3,6 +3,7 @@
  * certificates, tlsClientCaFile. Half a configuration is an error at startup, not a silent plain listener.
  */
 import { readFile } from 'node:fs/promises'
+import { createSecureContext, type SecureContextOptions } from 'node:tls'
 import type { Config } from '../config/index.js'
 import { KvlogError } from '../log/errors.js'
 
@@ -30,6 +31,26 @@ export async function loadTls(config: Config): Promise<TlsFiles | undefined> {
     key: await read(tlsKeyFile, 'tlsKeyFile'),
     ...(tlsClientCaFile !== '' ? { ca: await read(tlsClientCaFile, 'tlsClientCaFile') } : {}),
   }
+}
+
+/** What a TLS listener is given: the files, and client certificates required when there is a CA. */
+export function secureContextOptions(tls: TlsFiles): SecureContextOptions & { requestCert?: boolean; rejectUnauthorized?: boolean } {
+  return { key: tls.key, cert: tls.cert, ...(tls.ca !== undefined ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }
+}
+
+/**
+ * The certificate files read again (SIGHUP) and checked: a key that does not parse or does not match
+ * the certificate throws here, before any listener is given it, so a bad file leaves the old one serving.
+ */
+export async function reloadTls(config: Config): Promise<TlsFiles | undefined> {
+  const files = await loadTls(config)
+  if (files === undefined) return undefined
+  try {
+    createSecureContext(secureContextOptions(files))
+  } catch (err) {
+    throw bad('tlsCertFile', `the certificate, key or CA does not load: ${(err as Error).message}`)
+  }
+  return files
 }
 
 function bad(field: string, message: string): KvlogError {

@@ -22,6 +22,8 @@ import {
   type KeyValue,
   type LeaseId,
 } from './codec.js'
+import { AuthApi } from './auth-api.js'
+import { TokenSource, type Credentials } from './auth.js'
 import { Endpoints } from './endpoints.js'
 import { download, exchange, type HttpOptions } from './http.js'
 import { Watch, type WatchOptions } from './watch.js'
@@ -35,6 +37,8 @@ export interface ClientOptions {
   timeoutMs?: number
   /** Retries of reads after a connection failure (default 3). */
   readRetries?: number
+  /** With auth enabled on the server: a user and password, or a bearer token (auth.ts). */
+  credentials?: Credentials
 }
 
 export interface RangeOptions extends KeyRange {
@@ -141,6 +145,8 @@ export interface RevertResult {
 export class KvlogClient {
   /** The members, and which one requests go to now. */
   readonly endpoints: Endpoints
+  /** Users, roles and permissions (auth-api.ts). */
+  readonly auth: AuthApi
   private readonly http: HttpOptions
 
   constructor(options: ClientOptions = {}) {
@@ -148,6 +154,14 @@ export class KvlogClient {
     if (options.endpoints !== undefined && options.endpoint !== undefined) throw new TypeError('give endpoint or endpoints, not both')
     this.endpoints = new Endpoints(list)
     this.http = { endpoints: this.endpoints, timeoutMs: options.timeoutMs ?? 30_000, readRetries: options.readRetries ?? 3 }
+    if (options.credentials !== undefined) {
+      const plain = { ...this.http }
+      this.http.auth = new TokenSource(options.credentials, async (name, password) => {
+        const body = { name, password }
+        return (await exchange<{ token: string }>(plain, { method: 'POST', path: '/v1/auth/authenticate', body, idempotent: true })).token
+      })
+    }
+    this.auth = new AuthApi(this.http)
   }
 
   /** The member requests go to now. */
@@ -373,7 +387,7 @@ export class KvlogClient {
 
   /** A watch that resumes by itself after disconnects; iterate it, or pass callbacks (watch.ts). */
   watch(key: Bytes, options: WatchOptions = {}): Watch {
-    return new Watch(this.endpoints, key, options)
+    return new Watch(this.endpoints, key, options, this.http.auth)
   }
 }
 

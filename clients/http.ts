@@ -5,8 +5,11 @@
  *   none can be reached, UnreachableError with each member's cause;
  * - a 503 (the member cannot serve now: draining, not ready): the next member is tried;
  * - the connection failed after the request may have been sent: for reads, retried (on the next member);
- *   for writes, OutcomeUnknownError (the write may have been applied). Later requests go to the next member.
+ *   for writes, OutcomeUnknownError (the write may have been applied). Later requests go to the next member;
+ * - a 401 (token unknown, expired or outdated: nothing was applied): with a password, authenticated again
+ *   and sent once more.
  */
+import type { TokenSource } from './auth.js'
 import type { Endpoints } from './endpoints.js'
 import { errorFromBody, OutcomeUnknownError, UnreachableError } from './errors.js'
 
@@ -17,6 +20,8 @@ export interface HttpOptions {
   timeoutMs: number
   /** Retries of idempotent reads after a connection failure. */
   readRetries: number
+  /** Credentials (auth.ts): a bearer token on every request. */
+  auth?: TokenSource
 }
 
 export interface Exchange {
@@ -93,13 +98,17 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
   const members = o.endpoints
   /** Members that refused or answered 503 during this request, with why. */
   const down = new Map<string, string>()
+  let reauthenticated = false
   for (let retries = 0; ;) {
     const endpoint = members.current
+    const headers: Record<string, string> = x.body === undefined ? {} : { 'content-type': 'application/json' }
+    const authorization = await o.auth?.header()
+    if (authorization !== undefined) headers.authorization = authorization
     let res: Response
     try {
       res = await fetch(requestUrl(endpoint, x.path, x.query), {
         method: x.method,
-        headers: x.body === undefined ? {} : { 'content-type': 'application/json' },
+        headers,
         body: x.body === undefined ? undefined : JSON.stringify(x.body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
         signal: x.signal ? AbortSignal.any([x.signal, signal()]) : signal(),
       })
@@ -131,6 +140,12 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
       members.failed(endpoint)
       if (down.size < members.list.length) continue
       throw error
+    }
+    if (res.status === 401 && o.auth?.renewable === true && !reauthenticated) {
+      await res.body?.cancel()
+      o.auth.invalidate()
+      reauthenticated = true
+      continue
     }
     if (!res.ok) throw errorFromBody(res.status, await jsonBody(res))
     return res

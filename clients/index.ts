@@ -18,6 +18,8 @@ export {
   type TxnRequest,
   type TxnResult,
 } from './client.js'
+export { AuthApi, type AuthStatus, type Permission, type PermissionType } from './auth-api.js'
+export type { Credentials } from './auth.js'
 export type { Bytes, HistoryEvent, KeyRange, KeyValue, LeaseId, WatchEvent } from './codec.js'
 export { CompactedError, KvlogClientError, OutcomeUnknownError, StatusError, UnreachableError, isReason, type ErrorCode } from './errors.js'
 export { Watch, type WatchBatch, type WatchOptions } from './watch.js'

@@ -22,8 +22,9 @@ import { EventEmitter } from 'node:events'
 import WebSocket from 'ws'
 import { bytesField, readEvent, type Bytes, type WatchEvent } from './codec.js'
 import type { KeyRange } from './codec.js'
+import type { TokenSource } from './auth.js'
 import type { Endpoints } from './endpoints.js'
-import { CompactedError, KvlogClientError, UnreachableError } from './errors.js'
+import { CompactedError, errorFromBody, KvlogClientError, UnreachableError } from './errors.js'
 
 export interface WatchOptions extends KeyRange {
   /** First revision to deliver (inclusive). Absent: from now. */
@@ -73,6 +74,7 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
     private readonly endpoints: Endpoints,
     private readonly key: Bytes,
     private readonly options: WatchOptions,
+    private readonly auth?: TokenSource,
   ) {
     super()
     this.nextRevision = options.startRevision
@@ -133,9 +135,44 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
 
   private connect(): void {
     if (this.closed) return
+    if (this.auth === undefined) return this.open(undefined)
+    this.auth.header().then(
+      (authorization) => this.open(authorization),
+      (err: Error) => this.fail(err),
+    )
+  }
+
+  private open(authorization: string | undefined): void {
+    if (this.closed) return
     const endpoint = this.endpoints.current
-    const ws = new WebSocket(`${endpoint.replace(/^http/, 'ws').replace(/\/$/, '')}/v1/watch`, { perMessageDeflate: false })
+    const url = `${endpoint.replace(/^http/, 'ws').replace(/\/$/, '')}/v1/watch`
+    const ws = new WebSocket(url, { perMessageDeflate: false, ...(authorization ? { headers: { authorization } } : {}) })
     this.ws = ws
+    // A refused upgrade: 401 means the token ended (authenticate again and resume); 403 is final.
+    ws.on('unexpected-response', (_req, res) => {
+      let text = ''
+      res.on('data', (d: Buffer) => (text += d.toString()))
+      res.on('end', () => {
+        let body: unknown
+        try {
+          body = JSON.parse(text)
+        } catch {
+          body = undefined
+        }
+        const err = errorFromBody(res.statusCode ?? 0, body)
+        if (res.statusCode === 401 && this.auth?.renewable === true && this.attempt < 3) {
+          this.auth.invalidate()
+          this.ws = undefined
+          this.scheduleReconnect()
+        } else if (res.statusCode === 401 || res.statusCode === 403) this.fail(err)
+        else {
+          this.lastFailure = `${endpoint}: ${err.message}`
+          this.ws = undefined
+          this.endpoints.failed(endpoint)
+          this.scheduleReconnect()
+        }
+      })
+    })
     ws.on('open', () => {
       this.alive()
       ws.send(JSON.stringify(this.createRequest()))

@@ -126,8 +126,11 @@ export interface Config {
   clusterSnapshotCheckInterval: number
   clusterPurgeGrace: number
   authTokenTtl: number
+  /** 'simple' or 'jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...' (etcd's --auth-token). */
+  authToken: string
   authPasswordHashCost: number
   authMaxPendingLogins: number
+  authHashThreadNice: number
   clientCertAuth: boolean
   /** '' = no static tokens. */
   tokenAuthFile: string
@@ -867,6 +870,15 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     flag: '--auth-token-ttl',
     env: 'KVLOG_AUTH_TOKEN_TTL',
   },
+  authToken: {
+    key: 'authToken',
+    type: 'string',
+    default: 'simple',
+    description:
+      "Token kind (etcd's --auth-token): 'simple' (random, kept in this process, authTokenTtl after last use), or 'jwt,sign-method=RS256,priv-key=FILE[,pub-key=FILE][,ttl=5m]' (signed, stateless, valid on every member until ttl; sign methods RS/PS/ES/HS 256/384/512; with only pub-key the server verifies but cannot issue).",
+    flag: '--auth-token',
+    env: 'KVLOG_AUTH_TOKEN',
+  },
   authPasswordHashCost: {
     key: 'authPasswordHashCost',
     type: 'integer',
@@ -888,6 +900,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Password checks run one at a time; this many may wait, more logins are refused at once (UNAVAILABLE) so that a flood of them cannot queue for minutes.',
     flag: '--auth-max-pending-logins',
     env: 'KVLOG_AUTH_MAX_PENDING_LOGINS',
+  },
+  authHashThreadNice: {
+    key: 'authHashThreadNice',
+    type: 'integer',
+    default: 19,
+    min: 0,
+    max: 19,
+    description:
+      "The password hashing thread's CPU priority as a nice value (Linux, where each thread has its own; elsewhere it runs at the process's): a flood of logins gives the cores to the requests being served whenever both want them. 0: the process's priority.",
+    flag: '--auth-hash-thread-nice',
+    env: 'KVLOG_AUTH_HASH_THREAD_NICE',
   },
   clientCertAuth: {
     key: 'clientCertAuth',

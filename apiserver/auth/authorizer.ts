@@ -25,6 +25,11 @@ export interface Identity {
   user: string | undefined
   /** Where the name came from; recorded with writes (who changed what). */
   via: 'anonymous' | 'token' | 'cert' | 'static-token'
+  /**
+   * The auth revision a JWT was issued at. Key checks refuse it once the auth state has changed since
+   * (etcd's ErrAuthOldRevision; role-root checks do not, as etcd's IsAdminPermitted).
+   */
+  authRevision?: number
 }
 
 export const ANONYMOUS: Identity = { user: undefined, via: 'anonymous' }
@@ -66,8 +71,11 @@ export class Authorizer {
   identify(c: Credentials): Identity {
     if (!this.store.enabled) return ANONYMOUS
     if (c.token !== undefined && c.token !== '') {
-      const user = this.store.tokens.use(c.token)
-      if (user !== undefined) return { user, via: 'token' }
+      const info = this.store.tokens.use(c.token)
+      if (info !== undefined)
+        return info.revision === undefined
+          ? { user: info.user, via: 'token' }
+          : { user: info.user, via: 'token', authRevision: info.revision }
       const fixed = this.staticTokens.get(c.token)
       if (fixed !== undefined) return { user: fixed, via: 'static-token' }
       throw authError('INVALID_TOKEN')
@@ -146,6 +154,7 @@ export class Authorizer {
     const s = this.store.state
     if (!s.enabled) return undefined
     if (id.user === undefined) throw authError('NO_IDENTITY')
+    if (id.authRevision !== undefined && id.authRevision < s.revision) throw authError('AUTH_OLD_REVISION')
     const user = findUser(s, id.user)
     if (user === undefined) throw authError('PERMISSION_DENIED')
     return user

@@ -10,6 +10,8 @@ export const AUTH_REASONS = {
   /** No token and no certificate on a request while auth is enabled (etcd: "user name is empty"). */
   NO_IDENTITY: 'UNAUTHENTICATED',
   INVALID_TOKEN: 'UNAUTHENTICATED',
+  /** A JWT issued before the last change of users, roles or permissions: authenticate again. */
+  AUTH_OLD_REVISION: 'UNAUTHENTICATED',
   AUTH_FAILED: 'UNAUTHENTICATED',
   PERMISSION_DENIED: 'PERMISSION_DENIED',
   USER_EMPTY: 'INVALID_ARGUMENT',
@@ -26,6 +28,8 @@ export const AUTH_REASONS = {
   INVALID_AUTH_MGMT: 'FAILED_PRECONDITION',
   /** More password checks are waiting than authMaxPendingLogins: the login is refused at once. */
   TOO_MANY_LOGINS: 'UNAVAILABLE',
+  /** Authenticate on a server that has only the JWT public key. */
+  JWT_VERIFY_ONLY: 'FAILED_PRECONDITION',
 } as const satisfies Record<string, ErrorCode>
 
 export type AuthReason = keyof typeof AUTH_REASONS
@@ -33,6 +37,7 @@ export type AuthReason = keyof typeof AUTH_REASONS
 const MESSAGES: Record<AuthReason, string> = {
   NO_IDENTITY: 'auth is enabled and the request carries no token or client certificate',
   INVALID_TOKEN: 'the auth token is unknown or has expired',
+  AUTH_OLD_REVISION: 'the auth token was issued before the last change of the auth state; authenticate again',
   AUTH_FAILED: 'authentication failed, invalid user name or password',
   PERMISSION_DENIED: 'permission denied',
   USER_EMPTY: 'user name is empty',
@@ -48,6 +53,7 @@ const MESSAGES: Record<AuthReason, string> = {
   AUTH_NOT_ENABLED: 'authentication is not enabled',
   INVALID_AUTH_MGMT: 'the change would leave auth enabled without a root user holding the root role',
   TOO_MANY_LOGINS: 'too many password checks are waiting; retry later',
+  JWT_VERIFY_ONLY: 'this server has only the JWT public key and cannot issue tokens',
 }
 
 export function authError(reason: AuthReason, detail?: string): KvlogError {

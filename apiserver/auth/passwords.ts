@@ -1,40 +1,91 @@
 /**
- * Password hashes: scrypt (node:crypto's async form, which runs on libuv's thread pool, never on the event
- * loop), stored as `scrypt$<log2 N>$<r>$<p>$<salt b64>$<hash b64>` so that a hash made with an older cost
- * still verifies after authPasswordHashCost changes.
+ * Password hashes: scrypt, stored as `scrypt$<log2 N>$<r>$<p>$<salt b64>$<hash b64>` so that a hash made
+ * with an older cost still verifies after authPasswordHashCost changes.
  *
- * A flood of logins must not stall the server: hashing runs one at a time (the thread pool's other threads
- * stay free for LevelDB and the file system), and at most `maxPending` checks wait; more are refused at
- * once with UNAVAILABLE (TOO_MANY_LOGINS) instead of queueing for minutes. Requests that carry a token
- * never hash, so they are served at their usual speed during such a flood.
+ * A flood of logins must not stall the server: hashing runs one at a time on a thread of its own
+ * (hash-worker.ts) at a low CPU priority (authHashThreadNice), never on the event loop nor in libuv's pool
+ * (which stays free for LevelDB and the file system), and at most `maxPending` checks wait; more are
+ * refused at once with UNAVAILABLE (TOO_MANY_LOGINS) instead of queueing for minutes. Requests that carry
+ * a token never hash, so they are served at their usual speed during such a flood.
  */
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { Worker } from 'node:worker_threads'
 import { authError } from './errors.js'
+import type { HashAnswer, HashRequest } from './hash-worker.js'
 
 const R = 8
 const P = 1
 const KEY_BYTES = 32
 const SALT_BYTES = 16
 
-function derive(password: string, salt: Buffer, log2n: number, r: number, p: number): Promise<Buffer> {
-  const n = 2 ** log2n
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, KEY_BYTES, { N: n, r, p, maxmem: 256 * n * r + 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key)))
-  })
+/** The hashing thread, started on first use; one request at a time (PasswordHasher sees to that). */
+class HashThread {
+  private worker: Worker | undefined
+  private seq = 0
+  private readonly pending = new Map<number, { resolve(key: Buffer): void; reject(err: Error): void }>()
+
+  constructor(private readonly nice: number) {}
+
+  derive(password: string, salt: Buffer, log2n: number, r: number, p: number): Promise<Buffer> {
+    const worker = this.start()
+    const id = ++this.seq
+    return new Promise<Buffer>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject })
+      worker.ref() // while a check runs, the process stays up for its answer
+      worker.postMessage({ id, password, salt, n: 2 ** log2n, r, p, keyBytes: KEY_BYTES } satisfies HashRequest)
+    })
+  }
+
+  close(): void {
+    void this.worker?.terminate()
+    this.worker = undefined
+  }
+
+  private start(): Worker {
+    if (this.worker !== undefined) return this.worker
+    const worker = new Worker(new URL('./hash-worker.js', import.meta.url), { workerData: { nice: this.nice } })
+    worker.on('message', (m: HashAnswer) => {
+      const waiter = this.pending.get(m.id)
+      this.pending.delete(m.id)
+      if (this.pending.size === 0) worker.unref()
+      if ('key' in m) waiter?.resolve(Buffer.from(m.key))
+      else waiter?.reject(new Error(`password hashing failed: ${m.error}`))
+    })
+    worker.on('error', (err) => this.fail(err))
+    worker.on('exit', () => this.fail(new Error('the password hashing thread stopped')))
+    worker.unref()
+    this.worker = worker
+    return worker
+  }
+
+  private fail(err: Error): void {
+    this.worker = undefined
+    for (const w of this.pending.values()) w.reject(err)
+    this.pending.clear()
+  }
 }
 
 export class PasswordHasher {
   private running = false
   private waiting: Array<() => void> = []
+  private readonly thread: HashThread
 
+  /** `nice`: the hashing thread's CPU priority (0: the process's; 19: runs only when cores are idle). */
   constructor(
     private readonly log2n: number,
     private readonly maxPending: number,
-  ) {}
+    nice = 19,
+  ) {
+    this.thread = new HashThread(nice)
+  }
+
+  close(): void {
+    this.thread.close()
+  }
 
   async hash(password: string): Promise<string> {
     const salt = randomBytes(SALT_BYTES)
-    const key = await this.oneAtATime(() => derive(password, salt, this.log2n, R, P))
+    const key = await this.oneAtATime(() => this.thread.derive(password, salt, this.log2n, R, P))
     return ['scrypt', this.log2n, R, P, salt.toString('base64'), key.toString('base64')].join('$')
   }
 
@@ -43,12 +94,12 @@ export class PasswordHasher {
     const parts = stored.split('$')
     if (parts.length !== 6 || parts[0] !== 'scrypt') {
       // Spend the same time as a real check, so a probe cannot tell such users from others.
-      await this.oneAtATime(() => derive(password, Buffer.alloc(SALT_BYTES), this.log2n, R, P))
+      await this.oneAtATime(() => this.thread.derive(password, Buffer.alloc(SALT_BYTES), this.log2n, R, P))
       return false
     }
     const [, n, r, p, salt, hash] = parts
     const want = Buffer.from(hash, 'base64')
-    const got = await this.oneAtATime(() => derive(password, Buffer.from(salt, 'base64'), Number(n), Number(r), Number(p)))
+    const got = await this.oneAtATime(() => this.thread.derive(password, Buffer.from(salt, 'base64'), Number(n), Number(r), Number(p)))
     return got.length === want.length && timingSafeEqual(got, want)
   }
 

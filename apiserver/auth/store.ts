@@ -16,7 +16,7 @@ import type { Log } from '../../log/backend.js'
 import { authError } from './errors.js'
 import { PasswordHasher } from './passwords.js'
 import * as S from './state.js'
-import { SimpleTokens } from './tokens.js'
+import { SimpleTokens, type TokenProvider } from './tokens.js'
 
 const META = 'auth'
 
@@ -27,12 +27,16 @@ export interface AuthOptions {
   passwordHashCost: number
   /** Password checks that may wait for the hasher before more are refused. */
   maxPendingLogins: number
+  /** The hashing thread's nice value. */
+  hashThreadNice: number
+  /** The token provider (JWT, jwt.ts); simple tokens with tokenTtlMs when absent. */
+  tokens?: TokenProvider
 }
 
 export class AuthStore {
   private current: S.AuthState
   private chain: Promise<unknown> = Promise.resolve()
-  readonly tokens: SimpleTokens
+  readonly tokens: TokenProvider
   private readonly hasher: PasswordHasher
 
   private constructor(
@@ -41,8 +45,8 @@ export class AuthStore {
     o: AuthOptions,
   ) {
     this.current = state
-    this.tokens = new SimpleTokens(o.tokenTtlMs)
-    this.hasher = new PasswordHasher(o.passwordHashCost, o.maxPendingLogins)
+    this.tokens = o.tokens ?? new SimpleTokens(o.tokenTtlMs)
+    this.hasher = new PasswordHasher(o.passwordHashCost, o.maxPendingLogins, o.hashThreadNice)
   }
 
   static async open(log: Log, o: AuthOptions): Promise<AuthStore> {
@@ -97,17 +101,18 @@ export class AuthStore {
     this.tokens.clear()
   }
 
-  /** etcd's Authenticate: a new simple token for a user whose password matches. */
+  /** etcd's Authenticate: a new token for a user whose password matches, at the current auth revision. */
   async authenticate(name: string, password: string): Promise<string> {
     if (!this.current.enabled) throw authError('AUTH_NOT_ENABLED')
     const user = S.findUser(this.current, name)
     // An unknown user costs a hash too: the answer's timing does not tell which names exist.
     const ok = await this.hasher.verify(password, user?.password ?? '')
     if (!ok || user === undefined || S.findUser(this.current, name) === undefined) throw authError('AUTH_FAILED')
-    return this.tokens.issue(name)
+    return this.tokens.issue(name, this.current.revision)
   }
 
   close(): void {
     this.tokens.close()
+    this.hasher.close()
   }
 }

@@ -8,6 +8,25 @@
  */
 import { randomBytes } from 'node:crypto'
 
+/** What a valid token says: its user, and for a JWT the auth revision it was issued at. */
+export interface TokenInfo {
+  user: string
+  /** Set by JWTs only; a simple token is always current (as etcd's, checked against the live revision). */
+  revision?: number
+}
+
+/** Issues and checks tokens: simple (here) or JWT (jwt.ts), chosen by authToken. */
+export interface TokenProvider {
+  issue(user: string, revision: number): string
+  /** The token's user, or undefined if it is unknown, expired or forged. */
+  use(token: string): TokenInfo | undefined
+  /** Ends the user's tokens (deleted, or password changed) where the provider can. */
+  revokeUser(user: string): void
+  /** Ends every token (auth disabled) where the provider can. */
+  clear(): void
+  close(): void
+}
+
 interface Entry {
   user: string
   expires: number
@@ -15,7 +34,7 @@ interface Entry {
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
 
-export class SimpleTokens {
+export class SimpleTokens implements TokenProvider {
   private readonly tokens = new Map<string, Entry>()
   private seq = 0
   private readonly sweeper: NodeJS.Timeout
@@ -38,7 +57,7 @@ export class SimpleTokens {
   }
 
   /** The token's user, restarting its TTL; undefined if unknown or expired. */
-  use(token: string): string | undefined {
+  use(token: string): TokenInfo | undefined {
     const e = this.tokens.get(token)
     if (e === undefined) return undefined
     const now = this.now()
@@ -47,7 +66,7 @@ export class SimpleTokens {
       return undefined
     }
     e.expires = now + this.ttlMs
-    return e.user
+    return { user: e.user }
   }
 
   revokeUser(user: string): void {

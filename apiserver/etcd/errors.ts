@@ -35,6 +35,7 @@ export const ETCD_AUTH_ERRORS: Record<AuthReason, [status, string]> = {
   USER_EMPTY: [status.INVALID_ARGUMENT, 'etcdserver: user name is empty'],
   ROLE_EMPTY: [status.INVALID_ARGUMENT, 'etcdserver: role name is empty'],
   INVALID_TOKEN: [status.UNAUTHENTICATED, 'etcdserver: invalid auth token'],
+  AUTH_OLD_REVISION: [status.INVALID_ARGUMENT, 'etcdserver: revision of auth store is old'],
   AUTH_FAILED: [status.INVALID_ARGUMENT, 'etcdserver: authentication failed, invalid user ID or password'],
   PERMISSION_DENIED: [status.PERMISSION_DENIED, 'etcdserver: permission denied'],
   USER_EXISTS: [status.FAILED_PRECONDITION, 'etcdserver: user name already exists'],
@@ -48,6 +49,7 @@ export const ETCD_AUTH_ERRORS: Record<AuthReason, [status, string]> = {
   AUTH_NOT_ENABLED: [status.FAILED_PRECONDITION, 'etcdserver: authentication is not enabled'],
   INVALID_AUTH_MGMT: [status.FAILED_PRECONDITION, 'etcdserver: invalid auth management'],
   TOO_MANY_LOGINS: [status.UNAVAILABLE, 'etcdserver: too many requests'],
+  JWT_VERIFY_ONLY: [status.UNKNOWN, 'auth: token signing attempted with verify-only key'],
 }
 
 export interface GrpcError extends Partial<ServiceError> {

@@ -42,6 +42,11 @@ export interface GrpcListener {
   url: string
   /** Stops accepting, ends open streams after a grace period. */
   close(graceMs: number): Promise<void>
+  /**
+   * New TLS connections get these files; open ones keep theirs. False where the listener cannot change
+   * its certificate while running (the grpc-js server).
+   */
+  setTls(tls: TlsFiles): boolean
 }
 
 /** Every service the port serves, by proto name. */
@@ -134,5 +139,6 @@ async function startGrpcJs(deps: EtcdDeps, host: string, port: number, tls: TlsF
           resolve()
         })
       }),
+    setTls: () => false,
   }
 }

@@ -8,10 +8,11 @@ import type { Compaction } from '../../compaction/index.js'
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
 import { loggerOptions } from '../logging.js'
+import { AuthAdmin } from '../auth/admin.js'
 import type { Authorizer } from '../auth/authorizer.js'
 import { identifyRequests } from '../http-caller.js'
 import type { Metrics } from '../metrics.js'
-import type { TlsFiles } from '../tls.js'
+import { secureContextOptions, type TlsFiles } from '../tls.js'
 import { uiEnabled, uiRoutes } from '../ui-assets.js'
 import { ndjsonWatchRoute } from '../watch/ndjson.js'
 import type { WatchService } from '../watch/service.js'
@@ -19,6 +20,9 @@ import { clientErrorHandler, errorBody, errorHandler } from './errors.js'
 import { healthRoutes, type HealthState } from './health.js'
 import { alarmRoutes } from './routes/alarms.js'
 import { authenticateRoute } from './routes/auth-authenticate.js'
+import { authRoleRoutes } from './routes/auth-roles.js'
+import { authStatusRoutes } from './routes/auth-status.js'
+import { authUserRoutes } from './routes/auth-users.js'
 import { compactRoute } from './routes/compact.js'
 import { cursorRoutes } from './routes/cursors.js'
 import { historyRoute } from './routes/history.js'
@@ -51,7 +55,7 @@ export interface HttpAppDeps {
 }
 
 export function buildHttpApp({ log, config, metrics, state, watch, compaction, tls, auth }: HttpAppDeps): FastifyInstance {
-  const https = tls && { key: tls.key, cert: tls.cert, ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }
+  const https = tls && secureContextOptions(tls)
   // An HTTPS app is typed over https.Server; routes and hooks are the same, so it is used as the plain type.
   const app = (Fastify as unknown as (o: object) => FastifyInstance)({
     ...(https ? { https } : {}),
@@ -86,6 +90,10 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   identifyRequests(app, auth)
   healthRoutes(app, log, state, () => watch.stats(), compaction)
   authenticateRoute(app, log, auth)
+  const authAdmin = new AuthAdmin(auth)
+  authStatusRoutes(app, log, authAdmin)
+  authUserRoutes(app, log, authAdmin)
+  authRoleRoutes(app, log, authAdmin)
   kvRangeRoute(app, log)
   kvPutRoute(app, log)
   kvDeleteRoute(app, log)

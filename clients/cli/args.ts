@@ -32,6 +32,9 @@ export interface Parsed {
 const COMMON_FLAGS: Record<string, FlagType> = {
   endpoint: 'string',
   endpoints: 'string',
+  user: 'string',
+  password: 'string',
+  token: 'string',
   output: 'string',
   o: 'string',
   help: 'bool',

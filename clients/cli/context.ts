@@ -1,7 +1,9 @@
 /** What every client command gets: the parsed arguments, a client for the endpoints, and output helpers. */
+import type { Credentials } from '../auth.js'
 import { KvlogClient } from '../client.js'
 import { parseEndpoints } from '../endpoints.js'
 import { outputMode, UsageError, type OutputMode, type Parsed } from './args.js'
+import { askSecret } from './secret.js'
 
 export interface Context {
   p: Parsed
@@ -28,8 +30,33 @@ export function endpointList(p: Parsed, env: NodeJS.ProcessEnv): string[] {
   }
 }
 
-export function context(p: Parsed, env: NodeJS.ProcessEnv, outputs: readonly OutputMode[] = []): Context {
-  const client = new KvlogClient({ endpoints: endpointList(p, env) })
+/**
+ * Who the commands act as: --user NAME[:PASSWORD] (else $KVLOG_USER), the password from the flag, else
+ * --password, else $KVLOG_PASSWORD, else asked on the terminal; or --token (else $KVLOG_TOKEN), a bearer
+ * token as is. None of them: anonymous (what a server with auth disabled expects).
+ */
+export async function credentials(p: Parsed, env: NodeJS.ProcessEnv): Promise<Credentials | undefined> {
+  const userFlag = (p.flags.get('user') as string | undefined) ?? (env.KVLOG_USER || undefined)
+  const token = (p.flags.get('token') as string | undefined) ?? (env.KVLOG_TOKEN || undefined)
+  if (userFlag === undefined) {
+    if (p.flags.has('password')) throw new UsageError('--password needs --user')
+    return token === undefined ? undefined : { token }
+  }
+  if (p.flags.has('token')) throw new UsageError('give --user or --token, not both')
+  const colon = userFlag.indexOf(':')
+  const user = colon < 0 ? userFlag : userFlag.slice(0, colon)
+  if (user === '') throw new UsageError('--user: the user name is empty')
+  const password =
+    (colon < 0 ? undefined : userFlag.slice(colon + 1)) ??
+    (p.flags.get('password') as string | undefined) ??
+    (env.KVLOG_PASSWORD !== undefined ? env.KVLOG_PASSWORD : undefined) ??
+    (await askSecret(`Password for ${user}: `, `no password for user ${user}: give --user ${user}:PASSWORD, --password or KVLOG_PASSWORD`))
+  return { user, password }
+}
+
+export async function context(p: Parsed, env: NodeJS.ProcessEnv, outputs: readonly OutputMode[] = []): Promise<Context> {
+  const creds = await credentials(p, env)
+  const client = new KvlogClient({ endpoints: endpointList(p, env), ...(creds !== undefined ? { credentials: creds } : {}) })
   return { p, client, mode: outputMode(p, outputs), out: (line) => process.stdout.write(line + '\n') }
 }
 

@@ -8,6 +8,7 @@
 import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError } from '../errors.js'
 import { parseArgs, SERVER_SIDE, UsageError, type CommandSpec } from './args.js'
 import { compact, cursor, status } from './commands/admin.js'
+import { auth, AUTH_USAGE, role, ROLE_USAGE, user, USER_USAGE } from './commands/auth.js'
 import { dump } from './commands/dump.js'
 import { diff, history, watch } from './commands/events.js'
 import { del, get, put, txn } from './commands/kv.js'
@@ -140,6 +141,30 @@ const COMMANDS: Record<string, Command> = {
     min: 1,
     run: snapshot,
   },
+  auth: {
+    usage: AUTH_USAGE,
+    summary: 'turn authentication on or off (user root with role root must exist), or show it',
+    flags: {},
+    positionals: ['VERB'],
+    min: 1,
+    run: auth,
+  },
+  user: {
+    usage: USER_USAGE,
+    summary: 'users: add, get, list, delete, passwd, grant-role, revoke-role (as etcdctl)',
+    flags: { 'new-user-password': 'string', 'no-password': 'bool' },
+    positionals: ['VERB', 'NAME', 'ROLE'],
+    min: 1,
+    run: user,
+  },
+  role: {
+    usage: ROLE_USAGE,
+    summary: 'roles and their key-range permissions (as etcdctl)',
+    flags: RANGE,
+    positionals: ['VERB', 'ROLE', 'TYPE', 'KEY', 'RANGE_END'],
+    min: 1,
+    run: role,
+  },
   completion: {
     usage: 'completion bash|zsh',
     summary: 'print a shell completion script',
@@ -169,6 +194,8 @@ ${Object.entries(COMMANDS)
 
 Client flags: --endpoint URL (env KVLOG_ENDPOINT, default http://127.0.0.1:8379; host:port is accepted),
   --endpoints URL,URL,... (env KVLOG_ENDPOINTS: several members, tried in turn), -o table|json.
+Auth flags: --user NAME[:PASSWORD] (env KVLOG_USER; the password also from --password or KVLOG_PASSWORD,
+  else asked on the terminal), or --token TOKEN (env KVLOG_TOKEN), when the server has auth enabled.
 Revisions: wherever a revision is taken, a time is too: 2026-11-22T21:00:00Z, or ago: 10m, 2h, 1d.
 Exit codes: 0 ok, 1 error, 2 usage, 3 compacted. "kvlog <command> --help" for a command's flags and examples.`
 
@@ -192,7 +219,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.stdout.write(commandHelp(name, command.usage, command.summary, Object.keys(command.flags)) + '\n')
       return 0
     }
-    return await command.run(context(p, env, command.outputs))
+    return await command.run(await context(p, env, command.outputs))
   } catch (err) {
     return report(name, err)
   }

@@ -17,6 +17,8 @@ export interface ServerProcess {
   grpc: string
   dataDir: string
   stderr(): string
+  /** What it printed on stdout (its log lines). */
+  stdout(): string
   /** Sends the signal and resolves with the exit code (or the signal name). */
   stop(signal?: NodeJS.Signals): Promise<number | string>
   cleanup(): Promise<void>
@@ -52,7 +54,9 @@ export async function startServerProcess(extraArgs: string[] = [], dataDir?: str
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
   let stderr = ''
+  let stdout = ''
   child.stderr!.on('data', (d) => (stderr += d))
+  child.stdout!.on('data', (d) => (stdout += d))
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))
   const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000)
   let http: string | undefined
@@ -77,6 +81,7 @@ export async function startServerProcess(extraArgs: string[] = [], dataDir?: str
     grpc,
     dataDir: dir,
     stderr: () => stderr,
+    stdout: () => stdout,
     stop: (signal = 'SIGTERM') => {
       child.kill(signal)
       return exited

@@ -1,7 +1,7 @@
 /**
- * A throwaway CA with a server and a client certificate, made with openssl in `dir`: ca.crt, server.crt
- * and server.key (CN localhost), client.crt and client.key (CN client); both valid for localhost and
- * 127.0.0.1, for two days.
+ * Throwaway certificates made with openssl in `dir`, valid for localhost and 127.0.0.1 for two days:
+ * makeTestCerts gives a CA with a server and a client certificate (ca.crt, server.crt and server.key with
+ * CN localhost, client.crt and client.key with CN client); makeCertificates a CA and any certificates.
  */
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
@@ -16,12 +16,23 @@ export interface TestCerts {
 }
 
 export function makeTestCerts(dir: string): TestCerts {
+  makeCertificates(dir, { server: '/CN=localhost', client: '/CN=client' })
+  return {
+    ca: join(dir, 'ca.crt'),
+    serverCert: join(dir, 'server.crt'),
+    serverKey: join(dir, 'server.key'),
+    clientCert: join(dir, 'client.crt'),
+    clientKey: join(dir, 'client.key'),
+  }
+}
+
+/** A CA (ca.crt, ca.key) and, for each entry, NAME.key and NAME.crt signed by it with the subject given. */
+export function makeCertificates(dir: string, subjects: Record<string, string>): void {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' })
   ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=kvlog-test-ca')
-  for (const name of ['server', 'client']) {
-    const cn = name === 'server' ? 'localhost' : 'client'
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`)
-    writeFileSync(join(dir, `${name}.ext`), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n')
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n')
+  for (const [name, subject] of Object.entries(subjects)) {
+    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject)
     ssl(
       'x509',
       '-req',
@@ -37,14 +48,19 @@ export function makeTestCerts(dir: string): TestCerts {
       '-days',
       '2',
       '-extfile',
-      `${name}.ext`,
+      'san.ext',
     )
   }
-  return {
-    ca: join(dir, 'ca.crt'),
-    serverCert: join(dir, 'server.crt'),
-    serverKey: join(dir, 'server.key'),
-    clientCert: join(dir, 'client.crt'),
-    clientKey: join(dir, 'client.key'),
-  }
+}
+
+/** `kvlog serve` flags for TLS with dir/NAME.crt and NAME.key, requiring client certificates of dir's CA. */
+export function tlsServeArgs(dir: string, name = 'server'): string[] {
+  return [
+    '--tls-cert-file',
+    join(dir, `${name}.crt`),
+    '--tls-key-file',
+    join(dir, `${name}.key`),
+    '--tls-client-ca-file',
+    join(dir, 'ca.crt'),
+  ]
 }

@@ -18,8 +18,8 @@
 import { createServer as createHttp1Server, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer as createHttp2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2'
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net'
-import { createServer as createTlsServer } from 'node:tls'
-import type { TlsFiles } from '../../tls.js'
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls'
+import { secureContextOptions, type TlsFiles } from '../../tls.js'
 import { isGrpcRequest } from './grpc-call.js'
 import { h1Exchange, h2Exchange, type Exchange } from './exchange.js'
 
@@ -42,6 +42,8 @@ export interface ClientPort {
   address: string
   url: string
   close(graceMs: number): Promise<void>
+  /** New connections get these files; open ones keep theirs. False on a plaintext port. */
+  setTls(tls: TlsFiles): boolean
 }
 
 export async function listenClientPort(options: ClientPortOptions): Promise<ClientPort> {
@@ -120,17 +122,7 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
 
   const tls = options.tls
   const server: Server =
-    tls === undefined
-      ? createTcpServer(route)
-      : createTlsServer(
-          {
-            key: tls.key,
-            cert: tls.cert,
-            ALPNProtocols: ['h2', 'http/1.1'],
-            ...(tls.ca !== undefined ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
-          },
-          route,
-        )
+    tls === undefined ? createTcpServer(route) : createTlsServer({ ...secureContextOptions(tls), ALPNProtocols: ['h2', 'http/1.1'] }, route)
   server.on('tlsClientError', () => undefined)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -168,6 +160,11 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
         }, 20)
         done()
       }),
+    setTls(files) {
+      if (tls === undefined) return false
+      ;(server as TlsServer).setSecureContext(secureContextOptions(files)) // ALPN stays the server's
+      return true
+    },
   }
 }
 

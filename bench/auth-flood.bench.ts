@@ -1,0 +1,125 @@
+/**
+ * npm run bench:auth-flood [-- --json] [--quick] [--rounds N] [--logins N] [--cost LOG2N] [--nice N]
+ *
+ * What a flood of wrong logins costs the other clients. A real `kvlog serve` with auth enabled (scrypt
+ * cost 2^14 by default, authMaxPendingLogins 64, the hashing thread at nice --nice, default 19); a control client with a token reads one key in a loop
+ * (GET /v1/kv, one request at a time) from this process. Each round: 3 s of control reads alone (idle),
+ * then a separate process sends N wrong logins (default 1,000: ten bursts of 100, 100 ms apart, to
+ * POST /v1/auth/authenticate, half for root, half for unknown users) while the control reads go on,
+ * until every login is answered. Reported per round: the control reads' p50 and p99 idle and during the
+ * flood, their ratio, and how the logins were answered (UNAUTHENTICATED after a password check,
+ * UNAVAILABLE when too many checks were waiting). The target: p99 during ≤ 2 × p99 idle.
+ *
+ * To profile the server, start it yourself under `node --cpu-prof bin/kvlog serve ...` with auth set up
+ * and point the bench at it with KVLOG_BENCH_HTTP (the bench then skips the setup when auth is on).
+ */
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { KvlogClient } from '../clients/index.js'
+import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
+import { startKvlog } from './lib/server.js'
+
+const SELF = fileURLToPath(import.meta.url)
+
+/** Flood mode (a child process): N wrong logins in bursts of 100 every 100 ms; prints the answers' counts. */
+async function flood(http: string, logins: number): Promise<void> {
+  const answers: Array<Promise<string>> = []
+  for (let i = 0; i < logins; i++) {
+    const name = i % 2 === 0 ? 'root' : `ghost${i}`
+    answers.push(
+      fetch(`${http}/v1/auth/authenticate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name, password: 'wrong' }),
+      }).then(
+        async (res) => ((await res.json()) as { error?: { code?: string } }).error?.code ?? `HTTP ${res.status}`,
+        (err: Error) => `failed: ${err.message}`,
+      ),
+    )
+    if (i % 100 === 99) await new Promise((r) => setTimeout(r, 100))
+  }
+  const counts: Record<string, number> = {}
+  for (const code of await Promise.all(answers)) counts[code] = (counts[code] ?? 0) + 1
+  process.stdout.write(JSON.stringify(counts) + '\n')
+}
+
+function runFlood(http: string, logins: number): Promise<Record<string, number>> {
+  const child = spawn(process.execPath, [SELF, '--flood', http, String(logins)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as Record<string, number>) : reject(new Error(`flooder exited ${code}`)),
+    ),
+  )
+}
+
+async function main(): Promise<void> {
+  const args = parseBenchArgs()
+  const rounds = numberFlag(args, 'rounds', args.quick ? 1 : 3)
+  const logins = numberFlag(args, 'logins', 1000)
+  const cost = numberFlag(args, 'cost', 14)
+  const nice = numberFlag(args, 'nice', 19)
+  const server = await startKvlog(['--auth-password-hash-cost', String(cost), '--auth-hash-thread-nice', String(nice)])
+  try {
+    const admin = new KvlogClient({ endpoint: server.http })
+    if (!(await admin.auth.status()).enabled) {
+      await admin.auth.addUser('root', 'rootpw')
+      await admin.auth.grantRole('root', 'root')
+      await admin.auth.enable()
+    }
+    const control = new KvlogClient({ endpoint: server.http, credentials: { user: 'root', password: 'rootpw' } })
+    await control.put('bench/key', 'value')
+    const rows: Array<Array<string | number>> = [
+      ['round', 'idle p50', 'idle p99', 'flood p50', 'flood p99', 'p99 ratio', 'reads', 'logins answered'],
+    ]
+    const results: unknown[] = []
+    for (let round = 1; round <= rounds; round++) {
+      const idle: number[] = []
+      const during: number[] = []
+      const state = { phase: 'idle' as 'idle' | 'flood' | 'done' }
+      const loop = (async () => {
+        while (state.phase !== 'done') {
+          const t0 = performance.now()
+          await control.get('bench/key')
+          ;(state.phase === 'idle' ? idle : during).push(performance.now() - t0)
+        }
+      })()
+      progress(`round ${round}: idle`)
+      await new Promise((r) => setTimeout(r, 3000))
+      progress(`round ${round}: ${logins} wrong logins`)
+      state.phase = 'flood'
+      const counts = await runFlood(server.http, logins)
+      state.phase = 'done'
+      await loop
+      const f = (ms: number) => `${ms.toFixed(1)} ms`
+      const ratio = percentile(during, 99) / percentile(idle, 99)
+      rows.push([
+        round,
+        f(percentile(idle, 50)),
+        f(percentile(idle, 99)),
+        f(percentile(during, 50)),
+        f(percentile(during, 99)),
+        `${ratio.toFixed(2)}x`,
+        `${idle.length} / ${during.length}`,
+        JSON.stringify(counts),
+      ])
+      results.push({
+        round,
+        idle: { p50: percentile(idle, 50), p99: percentile(idle, 99) },
+        flood: { p50: percentile(during, 50), p99: percentile(during, 99) },
+        ratio,
+        counts,
+      })
+      await new Promise((r) => setTimeout(r, 2000)) // the checks that were let in finish
+    }
+    endProgress()
+    if (args.json) console.log(JSON.stringify({ logins, cost, results }))
+    else console.log(table(rows))
+  } finally {
+    await server.stop()
+  }
+}
+
+if (process.argv[2] === '--flood') await flood(process.argv[3]!, Number(process.argv[4]))
+else await main()
