@@ -99,7 +99,7 @@ export class Applier {
     const marker = (await this.view.readMeta(APPLIED_MARKER)) as AppliedMarker | undefined
     this.applied = marker?.seq ?? 0
     this.lastTimestamp = marker?.ts ?? 0
-    this.lastHash = marker?.hash ?? ''
+    this.lastHash = marker?.hash ?? genesisHash(this.view)
     this.streamLast = this.applied
     this.durable = this.applied
     this.durableHash = this.lastHash
@@ -194,7 +194,10 @@ export class Applier {
     const message = decodeMessage(data)
     if (message.prev !== this.lastHash) {
       throw new Error(
-        `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.lastHash || 'nothing'}): the stream's history differs from the one this member applied`,
+        `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.lastHash || 'nothing'}): the stream's history differs from the one this member applied` +
+          (seq === 1
+            ? ' (a cluster seeded from an imported store is joined from a copy of that store, or from a snapshot once one exists)'
+            : ''),
       )
     }
     // Group commit: fsync when nothing more is pending, or every SYNC_EVERY messages under load.
@@ -347,4 +350,14 @@ export class Applier {
       waiter({ status: 'rejected', reason: new KvlogError('CLOSED', 'the store is closed') })
     }
   }
+}
+
+/**
+ * What the stream's first message must name as `prev` for this copy: '' for an empty store, and the
+ * store's revisions for one that starts with data (a copy of an imported store seeding a cluster). So a
+ * member with an empty data dir never applies a stream that continues an imported history: it would
+ * number the same writes from revision 2 instead of etcd's head + 1. It stops at the first message.
+ */
+export function genesisHash(view: Pick<LevelLog, 'revision' | 'compactRevision'>): string {
+  return view.revision <= 1 && view.compactRevision === 0 ? '' : `seed.${view.revision}.${view.compactRevision}`
 }

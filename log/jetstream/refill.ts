@@ -46,7 +46,8 @@ export async function refillTail(ctx: RefillContext, last: number): Promise<numb
   )
   const self = positions[0].name
   let seq = last
-  let prevHash = await hashAt(ctx, last)
+  // A stream that lost every message has no first message to follow: the kept chain starts it afresh.
+  let prevHash = last === 0 ? undefined : await hashAt(ctx, last)
   while (seq < source.seq) {
     if (!ctx.leading()) throw new Error('stopped leading while republishing the lost tail')
     const kept =
@@ -70,7 +71,6 @@ export async function refillTail(ctx: RefillContext, last: number): Promise<numb
 
 /** The hash of message `seq` (what the next message's `prev` must be): kept here, in the stream, or by a peer. */
 async function hashAt(ctx: RefillContext, seq: number): Promise<string> {
-  if (seq === 0) return ''
   const kept = await ctx.tail.get(seq)
   if (kept !== undefined) return messageHash(kept)
   const stored = await ctx.jsm.streams.getMessage(ctx.names.stream, { seq }).catch(() => undefined)

@@ -60,13 +60,19 @@ export class TailStore {
  * Checks that `messages` continue, in order and without a gap, the history whose message `after` has
  * hash `prevHash`: each message's `prev` is the hash of the one before it. Throws otherwise.
  */
-export function checkChain(after: number, prevHash: string, messages: KeptMessage[], prevOf: (data: Uint8Array) => string): void {
+export function checkChain(
+  after: number,
+  /** undefined: the first message may follow anything (it starts the stream). */
+  prevHash: string | undefined,
+  messages: KeptMessage[],
+  prevOf: (data: Uint8Array) => string,
+): void {
   let seq = after
   let hash = prevHash
   for (const m of messages) {
     if (m.seq !== seq + 1) throw new Error(`kept message ${m.seq} does not follow ${seq}`)
     const prev = prevOf(m.data)
-    if (prev !== hash) throw new Error(`kept message ${m.seq} follows ${prev || 'nothing'}, not ${hash || 'nothing'}`)
+    if (hash !== undefined && prev !== hash) throw new Error(`kept message ${m.seq} follows ${prev || 'nothing'}, not ${hash || 'nothing'}`)
     seq = m.seq
     hash = messageHash(m.data)
   }

@@ -2,7 +2,8 @@
  * Moving from etcd into a cluster: `kvlog import --from-etcd` once, a copy of the imported data dir in
  * every member's data dir, then the members start over a new JetStream stream (real etcd 3.4, real
  * nats-server, real `kvlog serve --nats-url` members). Every member serves etcd's revisions and state; the
- * first write through either member gets etcd's head + 1 and reaches the other.
+ * first write through either member gets etcd's head + 1 and reaches the other. A member started with an
+ * empty data dir (before any snapshot exists) refuses the stream instead of numbering its writes anew.
  */
 import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -11,6 +12,7 @@ import { expect } from 'chai'
 import { importFromEtcd } from '../../../apiserver/import/import-etcd.js'
 import { eventually } from '../../clients/informer/helpers.js'
 import { listPrefix, putKey, startMembers, type ClusterProcesses } from '../../support/cluster-processes.js'
+import { startServerProcess } from '../../support/server-process.js'
 import { rangeAll, revisionOf } from '../../support/etcd-compare.js'
 import type { EtcdGrpc } from '../../support/etcd-grpc.js'
 import { startEtcd, type EtcdProcess } from '../../support/etcd-process.js'
@@ -71,5 +73,19 @@ describe('kvlog import --from-etcd into a cluster (every member starts from the 
         ['/x/d', head + 2],
       ])
     }
+  })
+
+  it('a member with an empty data dir refuses to start on the seeded stream rather than renumber its writes', async () => {
+    expect(cluster, 'the cluster of the test before').to.not.equal(undefined)
+    const args = ['--nats-url', nats!.urls, '--cluster-name', 'imported', '--member-name', 'm-empty']
+    const refused = await startServerProcess(args, join(tmp, 'm-empty'), { readyTimeoutMs: 30_000 }).then(
+      () => undefined,
+      (err: Error) => err,
+    )
+    expect(refused?.message).to.match(/exited with 1/)
+    expect(refused?.message).to.match(/stream message 1 does not follow this member's copy/)
+    // The seeded members go on with etcd's revisions.
+    const { revision } = await listPrefix(cluster!.members[0], '/x/')
+    expect(await putKey(cluster!.members[0], '/x/e', '6')).to.equal(revision + 1)
   })
 })
