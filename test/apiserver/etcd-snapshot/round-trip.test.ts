@@ -12,7 +12,8 @@
  *      entry for entry above the floor (below it, etcd's sub revisions within a compacted txn are not kept
  *      by kvlog, so only the set of values is compared). The gateway's /v3/maintenance/snapshot streams
  *      the same database.
- *   3. `kvlog export --etcd-snapshot` on the stopped server writes the same "key" bucket, and etcdctl reads it.
+ *   3. `kvlog export --etcd-snapshot` on the stopped server writes the same "key" bucket, etcdctl reads it,
+ *      and an etcd restored from it serves the same store.
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -190,7 +191,7 @@ describe('etcd snapshots: etcd → kvlog → etcd', function () {
     }
   })
 
-  it('kvlog export --etcd-snapshot on the stopped server writes the same database, which etcdctl reads', async () => {
+  it('kvlog export --etcd-snapshot on the stopped server writes the same database, which etcdctl reads and restores', async () => {
     expect(await served!.stop()).to.equal(0)
     const file = join(tmp, 'export.db')
     const r = await kvlog(['export', '--etcd-snapshot', file, '--data-dir', join(tmp, 'kv'), '-o', 'json'])
@@ -200,6 +201,15 @@ describe('etcd snapshots: etcd → kvlog → etcd', function () {
     expect(status.code, status.stderr).to.equal(0)
     expect((JSON.parse(status.stdout) as { revision: number }).revision).to.equal(head)
     expect(await keyBucket(file, floor)).to.deep.equal(await keyBucket(join(tmp, 'kvlog.db'), floor))
+    // Moving back: etcdctl snapshot restore of the exported file gives an etcd with the same store.
+    const etcdD = await startEtcd({ restoreFrom: file })
+    const d = connectEtcd3(etcdD.endpoint)
+    try {
+      await expectSameStore(d, a, floor, head)
+    } finally {
+      d.close()
+      await etcdD.stop()
+    }
     const usage = await kvlog(['export', '--data-dir', join(tmp, 'kv')])
     expect(usage.code).to.equal(2)
     const corrupt = await kvlog(['import', '--from-etcd-snapshot', join(tmp, 'kv', 'CURRENT'), '--data-dir', join(tmp, 'nothing')])
