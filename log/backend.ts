@@ -92,6 +92,12 @@ export interface Log {
   /** Durable records for layers above the log (e.g. compaction/'s cursors); undefined removes one. */
   readMeta(name: string): Promise<unknown>
   writeMeta(name: string, value: unknown): Promise<void>
+  /**
+   * Calls `listener` after each meta record change this copy applies, whoever made it: in a cluster, a
+   * change made through another member arrives here once this member has applied it. Returns the
+   * unsubscribe function. Engines whose records change only through their own writeMeta may omit it.
+   */
+  onMeta?(listener: (name: string, value: unknown) => void): () => void
   /** Active alarms. With NOSPACE, writes that add data (any put) fail with NO_SPACE; reads and deletes work. */
   alarms(): AlarmKind[]
   setAlarm(kind: AlarmKind, active: boolean): Promise<void>

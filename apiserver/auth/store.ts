@@ -38,6 +38,7 @@ export class AuthStore {
   private chain: Promise<unknown> = Promise.resolve()
   readonly tokens: TokenProvider
   private readonly hasher: PasswordHasher
+  private unsubscribe: (() => void) | undefined
 
   private constructor(
     private readonly log: Log,
@@ -50,8 +51,26 @@ export class AuthStore {
   }
 
   static async open(log: Log, o: AuthOptions): Promise<AuthStore> {
+    const store = new AuthStore(log, S.emptyState(), o)
+    // Subscribed before the read, so that no change applied in between is missed.
+    store.unsubscribe = log.onMeta?.((name, value) => {
+      if (name === META) store.applied(value)
+    })
     const raw = await log.readMeta(META)
-    return new AuthStore(log, raw === undefined ? S.emptyState() : S.reviveState(raw), o)
+    if (raw !== undefined) store.applied(raw)
+    return store
+  }
+
+  /**
+   * A record this member's copy applied: its own change, or (in a cluster) one made through another
+   * member. The newer auth revision wins; disabling auth ends the tokens issued here.
+   */
+  private applied(raw: unknown): void {
+    const next = S.reviveState(raw)
+    if (next.revision < this.current.revision) return
+    const wasEnabled = this.current.enabled
+    this.current = next
+    if (wasEnabled && !next.enabled) this.tokens.clear()
   }
 
   /** The current state: treat as read-only (it is replaced, never changed in place). */
@@ -70,7 +89,9 @@ export class AuthStore {
       change(draft)
       draft.revision = this.current.revision + 1
       await this.log.writeMeta(META, draft)
-      this.current = draft
+      // With onMeta the record the copy applied last is already current (in a cluster it may be another
+      // member's change, applied after this one: all members end with the same record).
+      if (this.unsubscribe === undefined) this.current = draft
       return draft
     })
     this.chain = run.catch(() => undefined)
@@ -112,6 +133,7 @@ export class AuthStore {
   }
 
   close(): void {
+    this.unsubscribe?.()
     this.tokens.close()
     this.hasher.close()
   }

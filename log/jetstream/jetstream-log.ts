@@ -565,6 +565,11 @@ export class JetStreamLog implements Log {
     await this.submit({ type: 'meta', name, value })
   }
 
+  /** Every member's copy applies each meta command (applier.ts), so changes made elsewhere arrive here too. */
+  onMeta(listener: (name: string, value: unknown) => void): () => void {
+    return this.view.onMeta(listener)
+  }
+
   alarms(): AlarmKind[] {
     return this.view.alarms()
   }

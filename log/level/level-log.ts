@@ -162,6 +162,7 @@ export class LevelLog implements Log {
   private leaseTimer: NodeJS.Timeout | undefined
   /** Leases being revoked for expiry, so a slow revoke is not queued twice. */
   private readonly expiring = new Set<bigint>()
+  private readonly metaListeners = new Set<(name: string, value: unknown) => void>()
 
   private constructor(
     private readonly db: Db,
@@ -607,9 +608,15 @@ export class LevelLog implements Log {
     return this.meta.read(name)
   }
 
-  writeMeta(name: string, value: unknown): Promise<void> {
+  async writeMeta(name: string, value: unknown): Promise<void> {
     this.checkOpen()
-    return this.meta.write(name, value)
+    await this.meta.write(name, value)
+    for (const listener of this.metaListeners) listener(name, value)
+  }
+
+  onMeta(listener: (name: string, value: unknown) => void): () => void {
+    this.metaListeners.add(listener)
+    return () => this.metaListeners.delete(listener)
   }
 
   alarms(): AlarmKind[] {
