@@ -5,30 +5,15 @@
  * serving. The flood's effect on the control client's latency is printed (a figure, asserted loosely:
  * timing on a shared machine is no test; docs/benchmarks.md is where such figures are compared).
  */
-import { Metadata, type ServiceError } from '@grpc/grpc-js'
+import type { Metadata, ServiceError } from '@grpc/grpc-js'
 import { expect } from 'chai'
 import type { Message } from '../../../apiserver/etcd/proto.js'
 import { etcdGrpc, type EtcdGrpc } from '../../support/etcd-grpc.js'
+import { codeOf, tokenMd } from '../../support/grpc-codes.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { sleep } from '../../support/wait.js'
 
 const b = (s: string) => Buffer.from(s)
-
-function tokenMd(token: string): Metadata {
-  const m = new Metadata()
-  m.set('token', token)
-  return m
-}
-
-/** The kvlog code of a call's failure, or 'ok'. */
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p
-    return 'ok'
-  } catch (err) {
-    return String((err as ServiceError).metadata?.get('kvlog-code')[0] ?? (err as ServiceError).code)
-  }
-}
 
 function p99(samples: number[]): number {
   const s = [...samples].sort((x, y) => x - y)

@@ -4,31 +4,16 @@
  * whichever member it was made through. Without that, a member would keep answering with the auth state it
  * read at its start (auth off), and a user's writes forbidden on one member would be applied through another.
  */
-import { Metadata, type ServiceError } from '@grpc/grpc-js'
+import type { Metadata } from '@grpc/grpc-js'
 import { expect } from 'chai'
 import type { Message } from '../../../apiserver/etcd/proto.js'
 import { eventually } from '../../clients/informer/helpers.js'
 import { startMembers, waitReady, type ClusterProcesses } from '../../support/cluster-processes.js'
 import { etcdGrpc, type EtcdGrpc } from '../../support/etcd-grpc.js'
+import { codeOf, tokenMd } from '../../support/grpc-codes.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
 
 const b = (s: string) => Buffer.from(s)
-
-/** The kvlog code of a call's failure, or 'ok'. */
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p
-    return 'ok'
-  } catch (err) {
-    return String((err as ServiceError).metadata?.get('kvlog-code')[0] ?? (err as ServiceError).code)
-  }
-}
-
-function tokenMd(token: string): Metadata {
-  const m = new Metadata()
-  m.set('token', token)
-  return m
-}
 
 describe('kvlog cluster: auth changes made through one member are enforced by every member', function () {
   this.timeout(120_000)
