@@ -15,7 +15,8 @@
  * With credentials (auth enabled), every call carries the `token` metadata: a fixed token, or one from
  * Auth.Authenticate. A call refused as UNAUTHENTICATED (the token expired or the server restarted) was not
  * applied: the driver authenticates again and sends it once more, as etcd's clients do. A login that
- * fails means the operation was never sent (fail, code LOGIN_...).
+ * fails means the operation was never sent (fail, code LOGIN_...); one answered FAILED_PRECONDITION (auth
+ * is not enabled) means calls go without a token, as the native client does (clients/auth.ts).
  */
 import * as grpc from '@grpc/grpc-js'
 import * as loader from '@grpc/proto-loader'
@@ -149,7 +150,7 @@ export class GrpcDriver implements Driver {
   private readonly kv: ServiceClient
   private readonly lease: ServiceClient
   private readonly auth: ServiceClient | undefined
-  private token: Promise<string> | undefined
+  private token: Promise<string | undefined> | undefined
   /** Logins made (the first and every one after a token ended). */
   logins = 0
 
@@ -177,13 +178,14 @@ export class GrpcDriver implements Driver {
     })
   }
 
-  private login(): Promise<string> {
+  private login(): Promise<string | undefined> {
     if (this.token === undefined) {
       const { user, password } = this.credentials!
       this.logins++
       const pending = this.send(this.auth!, 'Authenticate', { name: user, password }, undefined).then(
         (r) => String(r.token),
         (err: grpc.ServiceError) => {
+          if (err.code === grpc.status.FAILED_PRECONDITION) return undefined
           if (this.token === pending) this.token = undefined
           throw new LoginError(err)
         },
@@ -199,7 +201,10 @@ export class GrpcDriver implements Driver {
     try {
       return await this.send(client, method, request, token)
     } catch (err) {
-      if (this.auth === undefined || (err as grpc.ServiceError).code !== grpc.status.UNAUTHENTICATED) throw err
+      // An ended token; or none sent (auth was off at login) to a server that now has auth on.
+      const e = err as grpc.ServiceError
+      const ended = e.code === grpc.status.UNAUTHENTICATED || (token === undefined && /user name is empty/.test(e.details ?? ''))
+      if (this.auth === undefined || !ended) throw err
       if (this.token !== undefined && (await this.token.catch(() => undefined)) === token) this.token = undefined
       return this.send(client, method, request, await this.login())
     }

@@ -94,7 +94,8 @@ export async function runClusterSoak(
   try {
     if (auth !== undefined) {
       await auth.enable(set.direct(0))
-      await auth.waitEnabled(set.members.map((_, i) => set.direct(i)))
+      const without = await auth.waitEnabled(set.members.map((_, i) => set.direct(i)))
+      if (without.length > 0) log(`auth not enabled on ${without.map((i) => set.members[i].name).join(', ')} after 15 s; going on`)
     }
     for (let i = 0; i < (options.watchSlots ?? 4); i++) watches.addSlot(`${i % 2 ? 'grpc' : 'native'}${i}`, movingDoor(set, i % 2, i, root))
     const clients = Array.from({ length: options.clients ?? 6 }, (_, n) => {
