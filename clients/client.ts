@@ -23,9 +23,9 @@ import {
   type LeaseId,
 } from './codec.js'
 import { AuthApi } from './auth-api.js'
-import { TokenSource, type Credentials } from './auth.js'
+import type { Credentials } from './auth.js'
 import { Endpoints } from './endpoints.js'
-import { download, exchange, type HttpOptions } from './http.js'
+import { attachCredentials, download, exchange, type HttpOptions } from './http.js'
 import { Watch, type WatchOptions } from './watch.js'
 
 export interface ClientOptions {
@@ -154,13 +154,7 @@ export class KvlogClient {
     if (options.endpoints !== undefined && options.endpoint !== undefined) throw new TypeError('give endpoint or endpoints, not both')
     this.endpoints = new Endpoints(list)
     this.http = { endpoints: this.endpoints, timeoutMs: options.timeoutMs ?? 30_000, readRetries: options.readRetries ?? 3 }
-    if (options.credentials !== undefined) {
-      const plain = { ...this.http }
-      this.http.auth = new TokenSource(options.credentials, async (name, password) => {
-        const body = { name, password }
-        return (await exchange<{ token: string }>(plain, { method: 'POST', path: '/v1/auth/authenticate', body, idempotent: true })).token
-      })
-    }
+    if (options.credentials !== undefined) attachCredentials(this.http, options.credentials)
     this.auth = new AuthApi(this.http)
   }
 

@@ -9,7 +9,7 @@
  * - a 401 (token unknown, expired or outdated: nothing was applied): with a password, authenticated again
  *   and sent once more.
  */
-import type { TokenSource } from './auth.js'
+import { TokenSource, type Credentials } from './auth.js'
 import type { Endpoints } from './endpoints.js'
 import { errorFromBody, OutcomeUnknownError, UnreachableError } from './errors.js'
 
@@ -55,6 +55,15 @@ function causeCode(err: unknown): string | undefined {
     e = e.cause as typeof e
   }
   return undefined
+}
+
+/** Gives `o` credentials: a password is exchanged for a token at POST /v1/auth/authenticate (auth.ts). */
+export function attachCredentials(o: HttpOptions, credentials: Credentials): void {
+  const plain = { ...o }
+  o.auth = new TokenSource(credentials, async (name, password) => {
+    const body = { name, password }
+    return (await exchange<{ token: string }>(plain, { method: 'POST', path: '/v1/auth/authenticate', body, idempotent: true })).token
+  })
 }
 
 export function requestUrl(endpoint: string, path: string, query?: URLSearchParams): string {

@@ -11,7 +11,8 @@
  * Writes are never retried after an ambiguous failure (OutcomeUnknownError), as in the native client.
  */
 import { Endpoints } from '../endpoints.js'
-import { exchange, type HttpOptions } from '../http.js'
+import type { Credentials } from '../auth.js'
+import { attachCredentials, exchange, type HttpOptions } from '../http.js'
 import type { KubeObject, ObjectList } from './types.js'
 import { ResourceWatch, type ResourceWatchOptions } from './watch.js'
 
@@ -31,6 +32,8 @@ export interface ResourceClientOptions {
   timeoutMs?: number
   /** Retries of reads after a connection failure (default 3). */
   readRetries?: number
+  /** With auth enabled on the server: a user and password, or a bearer token (../auth.ts); watches too. */
+  credentials?: Credentials
 }
 
 /** What to select: a namespace (absent = all namespaces) and label / field selectors. */
@@ -62,6 +65,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
       timeoutMs: options.timeoutMs ?? 30_000,
       readRetries: options.readRetries ?? 3,
     }
+    if (options.credentials !== undefined) attachCredentials(this.http, options.credentials)
   }
 
   /** The URL path of the collection (no name) or of one object. */
@@ -142,7 +146,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   /** A watch stream of the selection; see ResourceWatch. */
   watch(options: Selection & ResourceWatchOptions = {}): ResourceWatch<T> {
     const q = selectionQuery(options)
-    return new ResourceWatch<T>(this.http.endpoints.current, this.path(options.namespace), q, options)
+    return new ResourceWatch<T>(this.http.endpoints.current, this.path(options.namespace), q, options, this.http.auth)
   }
 }
 

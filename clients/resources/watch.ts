@@ -9,6 +9,7 @@
  * Status with code 410, reason Expired (REFERENCE.md). The iterator yields it like any other event.
  */
 import { KvlogClientError, UnreachableError, errorFromBody } from '../errors.js'
+import type { TokenSource } from '../auth.js'
 import { jsonBody, requestUrl } from '../http.js'
 import { JsonObjectStream, MalformedStreamError } from './json-stream.js'
 import type { KubeObject, ResourceWatchEvent } from './types.js'
@@ -39,6 +40,8 @@ export class ResourceWatch<T extends KubeObject = KubeObject> implements AsyncIt
     private readonly path: string,
     private readonly query: URLSearchParams,
     private readonly options: ResourceWatchOptions,
+    /** Credentials: the token goes in the Authorization header (a 401 is thrown, not retried). */
+    private readonly auth?: TokenSource,
   ) {}
 
   /** Ends the stream; an iterator returns normally. */
@@ -60,7 +63,10 @@ export class ResourceWatch<T extends KubeObject = KubeObject> implements AsyncIt
     const url = requestUrl(this.endpoint, this.path, q)
     try {
       this.armStallTimer()
-      const res = await fetch(url, { signal: this.abort.signal })
+      const authorization = await this.auth?.header()
+      const headers: Record<string, string> = authorization !== undefined ? { authorization } : {}
+      const res = await fetch(url, { signal: this.abort.signal, headers })
+      if (res.status === 401) this.auth?.invalidate()
       if (!res.ok) throw errorFromBody(res.status, await jsonBody(res))
       if (res.body === null) return
       const reader = res.body.getReader()

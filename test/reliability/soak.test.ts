@@ -2,14 +2,18 @@
  * The short soak (the long one is `npm run soak`): ~30 s of concurrent clients on the native, gRPC and
  * resource API doors, watches and compaction against a real server while every kind of fault is injected (SIGKILL,
  * SIGKILL during compaction and during a snapshot download, SIGTERM, SIGSTOP/SIGCONT, dropped
- * connections, NO_SPACE from a tiny quota); the run goes on until each kind happened. The checker must find no
- * violation and no lost acknowledged write. Then the same recorded history, doctored in three ways, must
- * be caught, and two of the resource door's records: the checker is sensitive on this very data.
+ * connections, NO_SPACE from a tiny quota); the run goes on until each kind happened. Auth is enabled:
+ * four of the eight clients run as users with limited permissions on the native and gRPC doors (tokens that
+ * end with every restart and after a second of idleness), the others as root (soak/auth.ts). The checker
+ * must find no violation and no lost acknowledged write, and every operation the users' permissions deny
+ * must be refused and never applied. Then the same recorded history, doctored in several ways, must be
+ * caught: the checkers are sensitive on this very data.
  */
 import { expect } from 'chai'
 import type { OracleEvent } from '../apiserver/watch/checker.js'
 import type { Received } from '../support/watch-client.js'
 import { checkHistory } from './checker/index.js'
+import { allowed, checkPermissions } from './soak/auth.js'
 import type { History } from './history.js'
 import { FAULT_KINDS } from './soak/faults.js'
 import { runSoak, type SoakReport } from './soak/run.js'
@@ -23,7 +27,14 @@ describe('reliability: short soak (real server, every fault kind, history checke
 
   before(async function () {
     this.timeout(300_000)
-    ;({ report, history } = await runSoak({ durationSeconds: 30, seed: SEED, faultEveryMs: [300, 700], everyFault: true }))
+    ;({ report, history } = await runSoak({
+      durationSeconds: 30,
+      seed: SEED,
+      clients: 8,
+      faultEveryMs: [300, 700],
+      everyFault: true,
+      auth: true,
+    }))
     console.log(`      ${JSON.stringify({ ...report, violationSamples: report.violationSamples.slice(0, 5) })}`)
   })
 
@@ -46,6 +57,45 @@ describe('reliability: short soak (real server, every fault kind, history checke
     expect(report.noSpaceAnswers + (report.errorCodes.NO_SPACE ?? 0)).to.be.at.least(1)
     expect(report.watchSegments).to.be.greaterThan(report.logicalWatches)
     for (const kind of FAULT_KINDS) expect(report.faultsInjected[kind] ?? 0, kind).to.be.at.least(1)
+  })
+
+  it('with auth: denied operations are refused with PERMISSION_DENIED and never applied, across restarts and token ends', () => {
+    const auth = report.auth!
+    expect(auth.violations).to.deep.equal([])
+    expect(Object.values(auth.users).sort()).to.deep.equal(['reader', 'reader', 'writer', 'writer'])
+    expect(auth.deniedAnswers.PERMISSION_DENIED ?? 0).to.be.greaterThan(20)
+    expect(auth.deniedAnswers.ok ?? 0).to.equal(0)
+    expect(auth.unauthenticated, 'an ended token surfaced instead of a new login').to.equal(0)
+    // Auth state came back after the restarts; the users' clients logged in again and went on.
+    expect(auth.deniedAfterFirstRestart).to.be.greaterThan(0)
+    expect(auth.okAfterFirstRestart).to.be.greaterThan(20)
+    // Each client logs in once, then once more after every restart or idle second that ended its token.
+    expect(auth.logins.native, 'native logins').to.be.at.least(6)
+    expect(auth.logins.grpc, 'gRPC logins').to.be.at.least(6)
+  })
+
+  it('catches a denied operation answered ok, and an allowed one answered PERMISSION_DENIED', () => {
+    const auth = report.auth!
+    const i = history.ops.findIndex((o) => o.code === 'PERMISSION_DENIED')
+    const j = history.ops.findIndex((o) => o.outcome === 'ok' && auth.users[o.client] !== undefined && allowed(auth.users[o.client], o.op))
+    const ops = [...history.ops]
+    ops[i] = { ...ops[i], outcome: 'ok', code: undefined }
+    ops[j] = { ...ops[j], outcome: 'fail', code: 'PERMISSION_DENIED' }
+    const doctored = checkPermissions(ops, auth.users, history.oracle.events, history.recoveries, auth.logins)
+    expect(doctored.violations).to.have.length(2)
+  })
+
+  it('catches a denied write that was applied', () => {
+    const auth = report.auth!
+    const denied = history.ops.find((o) => o.code === 'PERMISSION_DENIED' && o.op.type === 'put')!
+    const op = denied.op as { keyBase64: string; valueBase64: string }
+    const applied = {
+      type: 'PUT' as const,
+      revision: (history.finalRevision ?? 0) + 1,
+      kv: { keyBase64: op.keyBase64, valueBase64: op.valueBase64, createRevision: 0, modRevision: 0, version: 1 },
+    }
+    const doctored = checkPermissions(history.ops, auth.users, [...history.oracle.events, applied], history.recoveries, auth.logins)
+    expect(doctored.violations.join('\n')).to.include('yet applied')
   })
 
   it('catches an acknowledged write removed from the recorded log', () => {

@@ -141,10 +141,13 @@ export class WatchConnection extends MessageBook {
     ws.on('error', () => undefined) // 'close' follows
   }
 
-  /** Opens a connection to `${httpUrl}/v1/watch`; rejects when the server does not accept it. */
-  static connect(httpUrl: string, label = ''): Promise<WatchConnection> {
+  /**
+   * Opens a connection to `${httpUrl}/v1/watch` (`headers` on the upgrade, e.g. Authorization); rejects
+   * when the server does not accept it.
+   */
+  static connect(httpUrl: string, label = '', headers: Record<string, string> = {}): Promise<WatchConnection> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(wsUrl(httpUrl), { perMessageDeflate: false })
+      const ws = new WebSocket(wsUrl(httpUrl), { perMessageDeflate: false, headers })
       const conn = new WatchConnection(ws, label)
       const fail = (err: Error) => reject(err)
       ws.once('error', fail)

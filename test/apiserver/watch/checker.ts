@@ -44,13 +44,13 @@ export class Oracle implements OracleView {
     this.last = first - 1
   }
 
-  /** Fetches last + 1 .. the current revision; returns the new last revision. */
-  async fetch(httpUrl: string): Promise<number> {
+  /** Fetches last + 1 .. the current revision; returns the new last revision. `headers`: e.g. Authorization. */
+  async fetch(httpUrl: string, headers: Record<string, string> = {}): Promise<number> {
     this.fetches++
     let from = this.last + 1
     for (;;) {
       const qs = new URLSearchParams({ keyBase64: 'AA==', fromKey: 'true', from: String(from), prevKv: 'true', limit: '5000' })
-      const res = await fetch(`${httpUrl}/v1/history?${qs}`)
+      const res = await fetch(`${httpUrl}/v1/history?${qs}`, { headers })
       const body = (await res.json()) as {
         events: Array<OracleEvent & { time?: string }>
         more: boolean

@@ -11,6 +11,12 @@
  * Outcomes: a call that failed with UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED or UNKNOWN may have reached
  * the server (unknown); any other status is the server's answer (fail, with the kvlog code read from the
  * etcd error message where etcd has one).
+ *
+ * With credentials (auth enabled), every call carries the `token` metadata: a fixed token, or one from
+ * Auth.Authenticate. A call refused as UNAUTHENTICATED (the token expired or the server restarted) was not
+ * applied: the driver authenticates again and sends it once more, as etcd's clients do. A login that
+ * fails means the operation was never sent (fail, code LOGIN_...); one answered FAILED_PRECONDITION (auth
+ * is not enabled) means calls go without a token, as the native client does (clients/auth.ts).
  */
 import * as grpc from '@grpc/grpc-js'
 import * as loader from '@grpc/proto-loader'
@@ -19,22 +25,28 @@ import { dirname, join } from 'node:path'
 import { prefixEnd } from '../../apiserver/watch/checker.js'
 import { MessageBook, type CreateRequest, type WireEvent, type WireKv } from '../../support/watch-client.js'
 import type { KeySelection, Operation, OpResult, TxnCompare, TxnOp, TxnOpResult } from '../history.js'
+import type { Credentials } from '../../../clients/auth.js'
 import type { Classified, Door, Driver, WatchConn } from './types.js'
 
 type Json = Record<string, unknown>
-type Unary = (request: Json, options: { deadline: number }, callback: (err: grpc.ServiceError | null, response: Json) => void) => void
+type Unary = (
+  request: Json,
+  metadata: grpc.Metadata,
+  options: { deadline: number },
+  callback: (err: grpc.ServiceError | null, response: Json) => void,
+) => void
 type ServiceClient = grpc.Client & Record<string, Unary>
 type ClientCtor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions) => ServiceClient
 
 const PROTO = join(dirname(createRequire(import.meta.url).resolve('etcd3')), '..', 'proto', 'rpc.proto')
-type Service = 'KV' | 'Watch' | 'Lease' | 'Maintenance'
+type Service = 'KV' | 'Watch' | 'Lease' | 'Maintenance' | 'Auth'
 let services: Record<Service, ClientCtor> | undefined
 
 function load(): Record<Service, ClientCtor> {
   if (services === undefined) {
     const def = loader.loadSync(PROTO, { keepCase: true, longs: String, defaults: true, oneofs: true })
     const pkg = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: Record<string, ClientCtor> }).etcdserverpb
-    services = { KV: pkg.KV, Watch: pkg.Watch, Lease: pkg.Lease, Maintenance: pkg.Maintenance }
+    services = { KV: pkg.KV, Watch: pkg.Watch, Lease: pkg.Lease, Maintenance: pkg.Maintenance, Auth: pkg.Auth }
   }
   return services
 }
@@ -109,7 +121,22 @@ const MESSAGES: Array<[RegExp, string]> = [
   [/lease not found/, 'LEASE_NOT_FOUND'],
   [/request is too large/, 'REQUEST_TOO_LARGE'],
   [/key is not provided/, 'EMPTY_KEY'],
+  [/permission denied/, 'PERMISSION_DENIED'],
 ]
+
+/** The call metadata of a token (empty without one). */
+export function tokenMetadata(token: string | undefined): grpc.Metadata {
+  const m = new grpc.Metadata()
+  if (token !== undefined) m.set('token', token)
+  return m
+}
+
+/** A login (Auth.Authenticate) that failed: the operation it was for was never sent. */
+class LoginError extends Error {
+  constructor(override readonly cause: grpc.ServiceError) {
+    super(`login failed: ${cause.message}`)
+  }
+}
 const MAYBE_SENT = new Set([
   grpc.status.UNAVAILABLE,
   grpc.status.DEADLINE_EXCEEDED,
@@ -122,26 +149,65 @@ export class GrpcDriver implements Driver {
   readonly door = 'grpc'
   private readonly kv: ServiceClient
   private readonly lease: ServiceClient
+  private readonly auth: ServiceClient | undefined
+  private token: Promise<string | undefined> | undefined
+  /** Logins made (the first and every one after a token ended). */
+  logins = 0
 
   constructor(
     address: string,
     private readonly timeoutMs = 5000,
+    private readonly credentials?: Credentials,
   ) {
     const s = load()
     this.kv = new s.KV(address, grpc.credentials.createInsecure())
     this.lease = new s.Lease(address, grpc.credentials.createInsecure())
+    if (credentials?.token !== undefined) this.token = Promise.resolve(credentials.token)
+    else if (credentials !== undefined) this.auth = new s.Auth(address, grpc.credentials.createInsecure())
   }
 
   supports(type: Operation['type']): boolean {
     return type !== 'object'
   }
 
-  private call(client: ServiceClient, method: string, request: Json): Promise<Json> {
+  private send(client: ServiceClient, method: string, request: Json, token: string | undefined): Promise<Json> {
     return new Promise((resolve, reject) => {
-      client[method].call(client, request, { deadline: Date.now() + this.timeoutMs }, (err, response) =>
+      client[method].call(client, request, tokenMetadata(token), { deadline: Date.now() + this.timeoutMs }, (err, response) =>
         err ? reject(err) : resolve(response),
       )
     })
+  }
+
+  private login(): Promise<string | undefined> {
+    if (this.token === undefined) {
+      const { user, password } = this.credentials!
+      this.logins++
+      const pending = this.send(this.auth!, 'Authenticate', { name: user, password }, undefined).then(
+        (r) => String(r.token),
+        (err: grpc.ServiceError) => {
+          if (err.code === grpc.status.FAILED_PRECONDITION) return undefined
+          if (this.token === pending) this.token = undefined
+          throw new LoginError(err)
+        },
+      )
+      this.token = pending
+    }
+    return this.token
+  }
+
+  private async call(client: ServiceClient, method: string, request: Json): Promise<Json> {
+    if (this.credentials === undefined) return this.send(client, method, request, undefined)
+    const token = await this.login()
+    try {
+      return await this.send(client, method, request, token)
+    } catch (err) {
+      // An ended token; or none sent (auth was off at login) to a server that now has auth on.
+      const e = err as grpc.ServiceError
+      const ended = e.code === grpc.status.UNAUTHENTICATED || (token === undefined && /user name is empty/.test(e.details ?? ''))
+      if (this.auth === undefined || !ended) throw err
+      if (this.token !== undefined && (await this.token.catch(() => undefined)) === token) this.token = undefined
+      return this.send(client, method, request, await this.login())
+    }
   }
 
   async execute(op: Operation): Promise<OpResult> {
@@ -186,6 +252,7 @@ export class GrpcDriver implements Driver {
   }
 
   classify(err: unknown): Classified {
+    if (err instanceof LoginError) return { outcome: 'fail', code: `LOGIN_${grpc.status[err.cause.code] ?? 'FAILED'}` }
     const e = err as Partial<grpc.ServiceError>
     if (typeof e.code !== 'number') throw err
     // grpc-js fails a call that never got a connection (server down, proxy refusing) before sending it.
@@ -199,6 +266,7 @@ export class GrpcDriver implements Driver {
   async close(): Promise<void> {
     this.kv.close()
     this.lease.close()
+    this.auth?.close()
   }
 }
 
@@ -231,7 +299,8 @@ export class GrpcWatchConn extends MessageBook implements WatchConn {
     stream.on('data', (r: Json) => this.onResponse(r))
   }
 
-  static connect(address: string, label: string): Promise<GrpcWatchConn> {
+  /** `token`: the `token` metadata of the stream (with auth enabled). */
+  static connect(address: string, label: string, token?: string): Promise<GrpcWatchConn> {
     const client = new (load().Watch)(address, grpc.credentials.createInsecure())
     return new Promise((resolve, reject) => {
       client.waitForReady(Date.now() + 2000, (err) => {
@@ -240,7 +309,7 @@ export class GrpcWatchConn extends MessageBook implements WatchConn {
           reject(err)
           return
         }
-        const stream = (client as unknown as { Watch(): grpc.ClientDuplexStream<Json, Json> }).Watch()
+        const stream = (client as unknown as { Watch(m: grpc.Metadata): grpc.ClientDuplexStream<Json, Json> }).Watch(tokenMetadata(token))
         resolve(new GrpcWatchConn(label, client, stream))
       })
     })
@@ -338,9 +407,12 @@ export interface SnapshotDownload {
   cancel(): void
 }
 
-export function startSnapshot(address: string): SnapshotDownload {
+export function startSnapshot(address: string, token?: string): SnapshotDownload {
   const client = new (load().Maintenance)(address, grpc.credentials.createInsecure())
-  const stream = (client as unknown as { Snapshot(r: Json): grpc.ClientReadableStream<Json> }).Snapshot({})
+  const stream = (client as unknown as { Snapshot(r: Json, m: grpc.Metadata): grpc.ClientReadableStream<Json> }).Snapshot(
+    {},
+    tokenMetadata(token),
+  )
   const download: SnapshotDownload = {
     chunks: 0,
     started: Promise.resolve(),
@@ -362,12 +434,12 @@ export function startSnapshot(address: string): SnapshotDownload {
   return download
 }
 
-/** The gRPC door at `address` (host:port). */
-export function grpcDoor(address: string): Door {
+/** The gRPC door at `address` (host:port); `token`: a fixed token for every call and stream. */
+export function grpcDoor(address: string, token?: string): Door {
   return {
     name: 'grpc',
-    driver: () => new GrpcDriver(address),
-    connectWatch: (label) => GrpcWatchConn.connect(address, label),
+    driver: () => new GrpcDriver(address, 5000, token !== undefined ? { token } : undefined),
+    connectWatch: (label) => GrpcWatchConn.connect(address, label, token),
     watches: (spec) => spec.objectView !== true,
     close: async () => undefined,
   }

@@ -4,6 +4,7 @@
  * applied; UnreachableError: nothing sent; KvlogClientError: answered with a stable code); watches through
  * the recording WatchConnection of test/support.
  */
+import type { Credentials } from '../../../clients/auth.js'
 import { KvlogClient, KvlogClientError, OutcomeUnknownError, UnreachableError, type KeyValue } from '../../../clients/index.js'
 import { WatchConnection, type WireKv } from '../../support/watch-client.js'
 import type { KeySelection, Operation, OpResult, TxnCompare, TxnOp, TxnOpResult } from '../history.js'
@@ -62,8 +63,9 @@ export class NativeDriver implements Driver {
   readonly door = 'native'
   private readonly client: KvlogClient
 
-  constructor(endpoint: string, timeoutMs = 5000) {
-    this.client = new KvlogClient({ endpoint, timeoutMs, readRetries: 1 })
+  /** `credentials`: with auth enabled (the client logs in on first use and again after a 401). */
+  constructor(endpoint: string, timeoutMs = 5000, credentials?: Credentials) {
+    this.client = new KvlogClient({ endpoint, timeoutMs, readRetries: 1, ...(credentials !== undefined ? { credentials } : {}) })
   }
 
   supports(type: Operation['type']): boolean {
@@ -110,12 +112,17 @@ export class NativeDriver implements Driver {
   async close(): Promise<void> {}
 }
 
-/** The native door at `endpoint` (an http:// URL; watches use its /v1/watch WebSocket). */
-export function nativeDoor(endpoint: string): Door {
+/** The Authorization header of a fixed bearer token (none without one). */
+export function bearer(token: string | undefined): Record<string, string> {
+  return token === undefined ? {} : { authorization: `Bearer ${token}` }
+}
+
+/** The native door at `endpoint` (an http:// URL; watches use its /v1/watch WebSocket); `token`: a fixed bearer token. */
+export function nativeDoor(endpoint: string, token?: string): Door {
   return {
     name: 'native',
-    driver: () => new NativeDriver(endpoint),
-    connectWatch: (label) => WatchConnection.connect(endpoint, label),
+    driver: () => new NativeDriver(endpoint, 5000, token !== undefined ? { token } : undefined),
+    connectWatch: (label) => WatchConnection.connect(endpoint, label, bearer(token)),
     watches: (spec) => spec.objectView !== true,
     close: async () => undefined,
   }

@@ -51,8 +51,11 @@ export class ResourcesDriver implements Driver {
   readonly door = 'resources'
   private readonly client: ResourceClient
 
-  constructor(endpoint: string, timeoutMs = 5000) {
-    this.client = new ResourceClient({ endpoint, timeoutMs, readRetries: 1 }, TYPE)
+  constructor(endpoint: string, timeoutMs = 5000, token?: string) {
+    this.client = new ResourceClient(
+      { endpoint, timeoutMs, readRetries: 1, ...(token !== undefined ? { credentials: { token } } : {}) },
+      TYPE,
+    )
   }
 
   supports(type: Operation['type']): boolean {
@@ -129,8 +132,11 @@ export class ResourceWatchConn extends MessageBook implements WatchConn {
   }
 
   /** Connects once the server answers (a list), so a slot does not spin while the server is down. */
-  static async connect(endpoint: string, label: string): Promise<ResourceWatchConn> {
-    const client = new ResourceClient({ endpoint, timeoutMs: 2000, readRetries: 0 }, TYPE)
+  static async connect(endpoint: string, label: string, token?: string): Promise<ResourceWatchConn> {
+    const client = new ResourceClient(
+      { endpoint, timeoutMs: 2000, readRetries: 0, ...(token !== undefined ? { credentials: { token } } : {}) },
+      TYPE,
+    )
     await client.list({ namespace: NAMESPACE, limit: 1 })
     return new ResourceWatchConn(label, client)
   }
@@ -202,12 +208,12 @@ export class ResourceWatchConn extends MessageBook implements WatchConn {
   }
 }
 
-/** The resource API at `endpoint` (the server's HTTP address). */
-export function resourcesDoor(endpoint: string): Door {
+/** The resource API at `endpoint` (the server's HTTP address); `token`: a fixed bearer token. */
+export function resourcesDoor(endpoint: string, token?: string): Door {
   return {
     name: 'resources',
-    driver: () => new ResourcesDriver(endpoint),
-    connectWatch: (label) => ResourceWatchConn.connect(endpoint, label),
+    driver: () => new ResourcesDriver(endpoint, 5000, token),
+    connectWatch: (label) => ResourceWatchConn.connect(endpoint, label, token),
     watches: (spec) => spec.objectView === true,
     close: async () => undefined,
   }

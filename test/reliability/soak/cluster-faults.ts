@@ -60,10 +60,14 @@ export class ClusterFaults {
       if (target <= this.set.floor) return
       const member = live[Math.floor(this.rnd() * live.length)]
       if (this.set.members[member].proc === undefined) return
-      const rec = await this.ctx.recorder.run('compactor', new NativeDriver(this.set.direct(member), 60_000), {
-        type: 'compact',
-        revision: target,
-      })
+      const rec = await this.ctx.recorder.run(
+        'compactor',
+        new NativeDriver(this.set.direct(member), 60_000, this.set.rootToken !== undefined ? { token: this.set.rootToken } : undefined),
+        {
+          type: 'compact',
+          revision: target,
+        },
+      )
       if (rec.outcome === 'ok') {
         this.set.floor = target
         this.compactions++

@@ -9,6 +9,9 @@
  * At the end the faults stop, the writers stop, every member must be ready (caught up), every live watch
  * is brought up to the final revision, and the whole history goes through the checker. Then every
  * member's own history and state are compared with the oracle: any difference is a fork.
+ *
+ * With auth, the users' clients keep to one member each: a simple token is known only to the member
+ * that issued it.
  */
 import { performance } from 'node:perf_hooks'
 import { KvlogClient } from '../../../clients/index.js'
@@ -18,12 +21,13 @@ import { sleep } from '../../support/watch-client.js'
 import { WATCH_SPECS as SPECS } from '../../support/watch-specs.js'
 import { checkHistory, type CheckReport } from '../checker/index.js'
 import { grpcDoor } from '../drivers/grpc.js'
-import { nativeDoor, wireKv } from '../drivers/native.js'
+import { bearer, nativeDoor, wireKv } from '../drivers/native.js'
 import type { Door } from '../drivers/types.js'
 import type { History } from '../history.js'
 import { CLUSTER_FAULT_KINDS, ClusterFaults } from './cluster-faults.js'
 import { SoakMembers } from './members.js'
-import { catchUpWatches, injectFaults, SERVER_ARGS, startRevision, summarize, type SoakReport } from './run.js'
+import { SoakAuth, TOKEN_TTL_MS, checkPermissions, type SoakUser } from './auth.js'
+import { addAuthReport, catchUpWatches, injectFaults, SERVER_ARGS, startRevision, summarize, type SoakReport } from './run.js'
 import { WatchPool } from './watches.js'
 import { Recorder, runClient, type WorkloadContext } from './workload.js'
 
@@ -40,6 +44,8 @@ export interface ClusterSoakOptions {
   /** A directory where every member's stderr is kept (mN.log). */
   serverLogs?: string
   log?: (line: string) => void
+  /** Auth enabled: some clients as users with limited permissions, the rest as root (auth.ts). */
+  auth?: boolean
 }
 
 export interface ClusterSoakReport extends SoakReport {
@@ -67,23 +73,40 @@ export async function runClusterSoak(
   const log = options.log ?? (() => undefined)
   const rnd = rng(options.seed)
   const t0 = performance.now()
-  const set = await SoakMembers.start(MEMBER_ARGS, options.serverLogs)
+  const auth = options.auth === true ? await SoakAuth.prepare(options.seed) : undefined
+  const set = await SoakMembers.start([...MEMBER_ARGS, ...(auth?.serverArgs() ?? [])], options.serverLogs).catch(async (err: unknown) => {
+    await auth?.close()
+    throw err
+  })
   log(`3 nats-servers and ${set.size} members up in ${Math.round(performance.now() - t0)} ms`)
+  const root = auth?.rootToken
+  set.rootToken = root
+  const users: Record<string, SoakUser> = {}
   const recorder = new Recorder()
   let stopped = false
   const ctx: WorkloadContext = { recorder, seen: { revision: 1 }, floor: () => set.floor, stopped: () => stopped }
-  const watches = new WatchPool(nativeDoor(set.http(0)).driver('relist'))
+  const watches = new WatchPool(nativeDoor(set.http(0), root).driver('relist'))
   const faults = new ClusterFaults(set, watches, ctx, rng(options.seed + 1), log)
   const started = performance.now()
   const until = started + options.durationSeconds * 1000
   let stopLoops = false
   const loops: Promise<void>[] = []
   try {
-    for (let i = 0; i < (options.watchSlots ?? 4); i++) watches.addSlot(`${i % 2 ? 'grpc' : 'native'}${i}`, movingDoor(set, i % 2, i))
+    if (auth !== undefined) {
+      await auth.enable(set.direct(0))
+      const without = await auth.waitEnabled(set.members.map((_, i) => set.direct(i)))
+      if (without.length > 0) log(`auth not enabled on ${without.map((i) => set.members[i].name).join(', ')} after 15 s; going on`)
+    }
+    for (let i = 0; i < (options.watchSlots ?? 4); i++) watches.addSlot(`${i % 2 ? 'grpc' : 'native'}${i}`, movingDoor(set, i % 2, i, root))
     const clients = Array.from({ length: options.clients ?? 6 }, (_, n) => {
       const member = n % set.size
-      const door = n % 2 === 0 ? nativeDoor(set.http(member)) : grpcDoor(set.grpc(member))
-      return runClient(`${door.name}${n}@m${member}`, door.driver(`c${n}`), rng(options.seed * 31 + n), ctx)
+      const door = n % 2 === 0 ? nativeDoor(set.http(member), root) : grpcDoor(set.grpc(member), root)
+      const name = `${door.name}${n}@m${member}`
+      const user = auth !== undefined ? SoakAuth.userOf(n) : undefined
+      if (user === undefined) return runClient(name, door.driver(`c${n}`), rng(options.seed * 31 + n), ctx)
+      users[name] = user
+      const driver = auth!.driver(n % 2 === 0 ? 'native' : 'grpc', n % 2 === 0 ? set.http(member) : set.grpc(member), user)
+      return runClient(name, driver, rng(options.seed * 31 + n), ctx, TOKEN_TTL_MS * 1.5)
     })
     await sleep(500)
     SPECS.forEach((spec, i) => watches.add(`w${i}`, spec, startRevision(rnd, ctx, set.floor, i), i))
@@ -154,10 +177,13 @@ export async function runClusterSoak(
       longestWriteGapMs: longestWriteGap(history.ops),
       memberRevisions: members.revisions,
     }
+    if (auth !== undefined)
+      addAuthReport(report, checkPermissions(history.ops, users, history.oracle.events, history.recoveries, auth.logins))
     return { report, check, history }
   } finally {
     stopped = stopLoops = true
     await Promise.all(loops)
+    await auth?.close()
     await set.stop()
   }
 }
@@ -166,9 +192,9 @@ export async function runClusterSoak(
  * A door whose drivers talk to one member and whose watch connections go to the members in turn: every
  * reconnect of a watch slot (a fault, a dropped connection) resumes its watches on the next member.
  */
-function movingDoor(set: SoakMembers, kind: number, offset: number): Door {
+function movingDoor(set: SoakMembers, kind: number, offset: number, token: string | undefined): Door {
   let next = offset
-  const doorOf = (i: number) => (kind === 0 ? nativeDoor(set.http(i)) : grpcDoor(set.grpc(i)))
+  const doorOf = (i: number) => (kind === 0 ? nativeDoor(set.http(i), token) : grpcDoor(set.grpc(i), token))
   return {
     name: kind === 0 ? 'native' : 'grpc',
     driver: (label) => doorOf(offset % set.size).driver(label),
@@ -209,7 +235,8 @@ function crossMemberResumes(watches: readonly LogicalWatch[]): number {
 async function compareMembers(set: SoakMembers): Promise<{ forks: string[]; revisions: Record<string, number> }> {
   const forks: string[] = []
   const revisions: Record<string, number> = {}
-  const clients = set.members.map((_, i) => new KvlogClient({ endpoint: set.direct(i), timeoutMs: 60_000 }))
+  const credentials = set.rootToken !== undefined ? { credentials: { token: set.rootToken } } : {}
+  const clients = set.members.map((_, i) => new KvlogClient({ endpoint: set.direct(i), timeoutMs: 60_000, ...credentials }))
   const statuses = await Promise.all(clients.map((c) => c.status()))
   const floor = Math.max(set.floor, ...statuses.map((s) => s.compactRevision as number))
   const head = set.oracle.last
@@ -225,7 +252,7 @@ async function compareMembers(set: SoakMembers): Promise<{ forks: string[]; revi
     revisions[m.name] = statuses[i].revision as number
     if (revisions[m.name] !== head) forks.push(`[fork] ${m.name} is at revision ${revisions[m.name]}, the oracle at ${head}`)
     const own = new Oracle(floor + 1)
-    await own.fetch(set.direct(i))
+    await own.fetch(set.direct(i), bearer(set.rootToken))
     const got = own.events.filter((e) => e.revision <= head).map((e) => JSON.stringify(e))
     const at = got.findIndex((g, j) => g !== expected[j])
     if (at >= 0 || got.length !== expected.length) {

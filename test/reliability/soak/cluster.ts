@@ -6,6 +6,9 @@
  * after every restart before clients are let back in.
  *
  * `exclusive` serializes what must not overlap: an oracle fetch + compaction, a restart.
+ *
+ * `rootToken` (with auth enabled): a static token of user root, which the soak's own reads and faults
+ * (oracle, recovery reads, compaction, snapshots) carry; it outlives restarts, unlike issued tokens.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -15,7 +18,7 @@ import { KvlogClient } from '../../../clients/index.js'
 import { Oracle } from '../../apiserver/watch/checker.js'
 import { TcpProxy } from '../../clients/tcp-proxy.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
-import { wireKv } from '../drivers/native.js'
+import { bearer, wireKv } from '../drivers/native.js'
 import type { RecoveryCheck } from '../history.js'
 
 const ALL = Buffer.from([0])
@@ -39,12 +42,13 @@ export class Cluster {
     readonly args: string[],
     readonly httpProxy: TcpProxy,
     readonly grpcProxy: TcpProxy,
+    readonly rootToken: string | undefined,
   ) {}
 
-  static async start(args: string[]): Promise<Cluster> {
+  static async start(args: string[], rootToken?: string): Promise<Cluster> {
     const dataDir = await mkdtemp(join(tmpdir(), 'kvlog-soak-'))
     const server = await startServerProcess(args, dataDir, { readyTimeoutMs: READY_TIMEOUT_MS })
-    const cluster = new Cluster(dataDir, args, await TcpProxy.start(server.http), await TcpProxy.start(`http://${server.grpc}`))
+    const cluster = new Cluster(dataDir, args, await TcpProxy.start(server.http), await TcpProxy.start(`http://${server.grpc}`), rootToken)
     cluster.server = server
     cluster.up = true
     return cluster
@@ -84,7 +88,7 @@ export class Cluster {
 
   /** Fetches the oracle up to the current revision (the server must be up and running). */
   fetchOracle(): Promise<number> {
-    return this.oracle.fetch(this.direct)
+    return this.oracle.fetch(this.direct, bearer(this.rootToken))
   }
 
   pause(): void {
@@ -124,7 +128,7 @@ export class Cluster {
     await server.cleanup() // keeps the data dir (it was passed in)
     this.dropConnections()
     this.server = await startServerProcess(this.args, this.dataDir, { readyTimeoutMs: READY_TIMEOUT_MS })
-    const check = await recoveryRead(this.direct, this.recoveries.length + 1, fault, at)
+    const check = await recoveryRead(this.direct, this.recoveries.length + 1, fault, at, this.rootToken)
     this.recoveries.push(check)
     this.httpProxy.setTarget(this.server.http)
     this.grpcProxy.setTarget(`http://${this.server.grpc}`)
@@ -146,13 +150,13 @@ export class Cluster {
 }
 
 /** What a server shows right after a restart: revision, compact revision, history since it, state. */
-export async function recoveryRead(direct: string, index: number, fault: string, at: number): Promise<RecoveryCheck> {
-  const client = new KvlogClient({ endpoint: direct, timeoutMs: 30_000 })
+export async function recoveryRead(direct: string, index: number, fault: string, at: number, token?: string): Promise<RecoveryCheck> {
+  const client = new KvlogClient({ endpoint: direct, timeoutMs: 30_000, ...(token !== undefined ? { credentials: { token } } : {}) })
   const status = await client.status()
   const revision = status.revision as number
   const compactRevision = status.compactRevision as number
   const history = new Oracle(Math.max(1, compactRevision))
-  await history.fetch(direct)
+  await history.fetch(direct, bearer(token))
   const kvs = revision > 1 ? (await client.range(ALL, { fromKey: true, revision })).kvs.map(wireKv) : []
   return { index, fault, at, revision, compactRevision, events: history.events.filter((e) => e.revision <= revision), kvs }
 }

@@ -57,7 +57,7 @@ export class Faults {
       if (!this.cluster.up || this.cluster.paused) return
       const target = (await this.cluster.fetchOracle().catch(() => 0)) - keep
       if (target <= this.cluster.floor) return
-      const rec = await this.ctx.recorder.run('compactor', new NativeDriver(this.cluster.direct, 60_000), {
+      const rec = await this.ctx.recorder.run('compactor', this.rootDriver(), {
         type: 'compact',
         revision: target,
       })
@@ -83,7 +83,7 @@ export class Faults {
         await this.cluster.exclusive(async () => {
           const last = await this.cluster.fetchOracle()
           const target = Math.max(this.cluster.floor + 1, last - 5)
-          const driver = new NativeDriver(this.cluster.direct, 60_000)
+          const driver = this.rootDriver()
           const compaction = target <= last ? this.ctx.recorder.run('compactor', driver, { type: 'compact', revision: target }) : undefined
           await sleep(this.rnd() * 15)
           await this.restart('SIGKILL', kind)
@@ -92,7 +92,7 @@ export class Faults {
         break
       case 'sigkill-snapshot':
         await this.cluster.exclusive(async () => {
-          const download = startSnapshot(this.cluster.directGrpc)
+          const download = startSnapshot(this.cluster.directGrpc, this.cluster.rootToken)
           await Promise.race([download.started, sleep(10_000)])
           await sleep(this.rnd() * 10)
           await this.restart('SIGKILL', kind)
@@ -116,6 +116,12 @@ export class Faults {
         this.noSpaceAnswers += await fillToQuota(this.filler, this.ctx)
         break
     }
+  }
+
+  /** A native driver straight to the server (not through the proxy), as root when auth is on. */
+  private rootDriver(): NativeDriver {
+    const token = this.cluster.rootToken
+    return new NativeDriver(this.cluster.direct, 60_000, token !== undefined ? { token } : undefined)
   }
 
   private async restart(signal: NodeJS.Signals, fault: string): Promise<void> {

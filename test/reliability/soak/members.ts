@@ -22,6 +22,7 @@ import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.j
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { sleep } from '../../support/wait.js'
 import type { RecoveryCheck } from '../history.js'
+import { bearer } from '../drivers/native.js'
 import { recoveryRead } from './cluster.js'
 
 /** A start or restart that takes longer than this fails the run (the machine may be shared and loaded). */
@@ -49,6 +50,11 @@ export class SoakMembers {
   floor = 1
   /** Member processes that ended without being told to (each one a finding: kvlog must not crash). */
   readonly crashes: string[] = []
+  /**
+   * With auth enabled: a static token of user root (tokenAuthFile), carried by the oracle fetches, the
+   * recovery reads and the status requests; set right after start, before any of them.
+   */
+  rootToken: string | undefined
   private control: Promise<unknown> = Promise.resolve()
 
   private constructor(
@@ -130,7 +136,7 @@ export class SoakMembers {
     for (const i of this.live()) {
       if (this.members[i].natsCut) continue
       try {
-        const res = await fetch(`${this.direct(i)}/v1/status`, { signal: AbortSignal.timeout(5000) })
+        const res = await fetch(`${this.direct(i)}/v1/status`, { signal: AbortSignal.timeout(5000), headers: bearer(this.rootToken) })
         const body = (await res.json()) as { cluster?: { leader?: string } }
         const at = this.members.findIndex((m) => m.name === body.cluster?.leader)
         if (at >= 0) return at
@@ -148,7 +154,7 @@ export class SoakMembers {
       // A member still catching up answers a shorter history: the oracle keeps what it has.
       const before = this.oracle.last
       try {
-        await this.oracle.fetch(this.direct(i))
+        await this.oracle.fetch(this.direct(i), bearer(this.rootToken))
         this.oracle.last = Math.max(before, this.oracle.last)
         return this.oracle.last
       } catch (err) {
@@ -211,7 +217,7 @@ export class SoakMembers {
     m.httpProxy.cutAll()
     m.grpcProxy.cutAll()
     await this.launch(i)
-    const check = await recoveryRead(this.direct(i), this.recoveries.length + 1, `${fault} ${m.name}`, at)
+    const check = await recoveryRead(this.direct(i), this.recoveries.length + 1, `${fault} ${m.name}`, at, this.rootToken)
     this.recoveries.push(check)
     this.restartMs.push(Math.round(performance.now() - at))
     return check

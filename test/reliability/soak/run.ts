@@ -13,6 +13,7 @@ import { nativeDoor } from '../drivers/native.js'
 import { CONFIGMAP_WATCH, ResourcesDriver, resourcesDoor } from '../drivers/resources.js'
 import type { Door } from '../drivers/types.js'
 import type { History } from '../history.js'
+import { SoakAuth, TOKEN_TTL_MS, checkPermissions, type AuthReport, type SoakUser } from './auth.js'
 import { Cluster } from './cluster.js'
 import { FAULT_KINDS, Faults } from './faults.js'
 import { WATCH_SPECS as SPECS } from '../../support/watch-specs.js'
@@ -32,6 +33,8 @@ export interface SoakOptions {
   /** Pause between faults, ms (a random value in [min, max]). */
   faultEveryMs?: [number, number]
   log?: (line: string) => void
+  /** Auth enabled: some clients as users with limited permissions, the rest as root (auth.ts). */
+  auth?: boolean
 }
 
 export interface SoakReport {
@@ -61,6 +64,8 @@ export interface SoakReport {
   failedButApplied: number
   unknownOutcomes: { total: number; applied: number; notApplied: number; undecided: number }
   violationSamples: string[]
+  /** With auth: the users' operations against their permissions (auth.ts). */
+  auth?: AuthReport
 }
 
 export const SERVER_ARGS = [
@@ -90,8 +95,15 @@ export const SERVER_ARGS = [
 export async function runSoak(options: SoakOptions): Promise<{ report: SoakReport; check: CheckReport; history: History }> {
   const log = options.log ?? (() => undefined)
   const rnd = rng(options.seed)
-  const cluster = await Cluster.start([...SERVER_ARGS, '--fsync', options.fsync ?? 'always'])
-  const doors: Door[] = [nativeDoor(cluster.http), grpcDoor(cluster.grpc), resourcesDoor(cluster.http)]
+  const auth = options.auth === true ? await SoakAuth.prepare(options.seed) : undefined
+  const cluster = await Cluster.start(
+    [...SERVER_ARGS, '--fsync', options.fsync ?? 'always', ...(auth?.serverArgs() ?? [])],
+    auth?.rootToken,
+  )
+  if (auth !== undefined) await auth.enable(cluster.direct)
+  const root = auth?.rootToken
+  const doors: Door[] = [nativeDoor(cluster.http, root), grpcDoor(cluster.grpc, root), resourcesDoor(cluster.http, root)]
+  const users: Record<string, SoakUser> = {}
   const recorder = new Recorder()
   let stopped = false
   const ctx: WorkloadContext = { recorder, seen: { revision: 1 }, floor: () => cluster.floor, stopped: () => stopped }
@@ -103,11 +115,16 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
     for (let i = 0; i < (options.watchSlots ?? 4); i++) watches.addSlot(`${doors[i % doors.length].name}${i}`, doors[i % doors.length])
     const clients = Array.from({ length: options.clients ?? 6 }, (_, n) => {
       const door = doors[n % doors.length]
-      const driver = door.driver(`c${n}`)
+      const user = auth !== undefined ? SoakAuth.userOf(n) : undefined
+      const driver =
+        user !== undefined && (door.name === 'native' || door.name === 'grpc')
+          ? auth!.driver(door.name, door.name === 'native' ? cluster.http : cluster.grpc, user)
+          : door.driver(`c${n}`)
       const rand = rng(options.seed * 31 + n)
+      if (user !== undefined) users[`${door.name}${n}`] = user
       return driver instanceof ResourcesDriver
         ? runResourceClient(`${door.name}${n}`, driver, rand, ctx)
-        : runClient(`${door.name}${n}`, driver, rand, ctx)
+        : runClient(`${door.name}${n}`, driver, rand, ctx, user !== undefined ? TOKEN_TTL_MS * 1.5 : 0)
     })
     // Some history first, so past start revisions mean something; then the first watches.
     await sleep(500)
@@ -159,13 +176,13 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
     }
     log('checking')
     const check = checkHistory(history)
-    return {
-      report: summarize(options, history, check, faults, watches.stats.relists, cluster.restartMs, performance.now() - t0),
-      check,
-      history,
-    }
+    const report = summarize(options, history, check, faults, watches.stats.relists, cluster.restartMs, performance.now() - t0)
+    if (auth !== undefined)
+      addAuthReport(report, checkPermissions(history.ops, users, history.oracle.events, history.recoveries, auth.logins))
+    return { report, check, history }
   } finally {
     stopped = true
+    await auth?.close()
     await cluster.stop()
     await Promise.all(doors.map((d) => d.close()))
   }
@@ -235,6 +252,15 @@ function count<T>(items: readonly T[], key: (t: T) => string | undefined): Recor
     if (k !== undefined) out[k] = (out[k] ?? 0) + 1
   }
   return out
+}
+
+/** Adds the permission check to a report: its violations count as violations (kind "permission"). */
+export function addAuthReport(report: SoakReport, auth: AuthReport): void {
+  report.auth = auth
+  if (auth.violations.length === 0) return
+  report.violations += auth.violations.length
+  report.violationsByKind.permission = auth.violations.length
+  report.violationSamples.push(...auth.violations.slice(0, 20))
 }
 
 /** What the report needs of a run's faults (the single-node soak's or the cluster soak's). */

@@ -57,8 +57,11 @@ export interface WorkloadContext {
   stopped(): boolean
 }
 
-/** One client: random puts, deletes, CAS and multi-key txns, reads at the head and in the past. */
-export async function runClient(name: string, driver: Driver, rnd: () => number, ctx: WorkloadContext): Promise<void> {
+/**
+ * One client: random puts, deletes, CAS and multi-key txns, reads at the head and in the past. `idleMs`:
+ * every 3-6 s it stays idle this long (past a token's TTL, with auth).
+ */
+export async function runClient(name: string, driver: Driver, rnd: () => number, ctx: WorkloadContext, idleMs = 0): Promise<void> {
   let i = 0
   const key = () => KEYS[Math.floor(rnd() * KEYS.length)]
   const value = () => {
@@ -75,7 +78,12 @@ export async function runClient(name: string, driver: Driver, rnd: () => number,
     if (rec.outcome !== 'ok') await sleep(20 + rnd() * 60)
     return rec
   }
+  let idleAt = idleMs > 0 ? performance.now() + 3000 + rnd() * 3000 : Infinity
   while (!ctx.stopped()) {
+    if (idleMs > 0 && performance.now() >= idleAt) {
+      await sleep(idleMs)
+      idleAt = performance.now() + 3000 + rnd() * 3000
+    }
     const choice = rnd()
     if (choice < 0.3) {
       await run({ type: 'put', keyBase64: b64(key()), valueBase64: value() })
