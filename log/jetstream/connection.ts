@@ -53,7 +53,9 @@ export async function whileUnavailable<T>(what: string, o: JetStreamLogOptions, 
       return await step()
     } catch (err) {
       const code = (err as NatsError)?.code
-      if (closed() || (code !== 'TIMEOUT' && code !== '503')) throw err
+      // 'no suitable peers for placement': the servers have not all joined the JetStream cluster yet.
+      const forming = /no suitable peers for placement/.test((err as Error)?.message ?? '')
+      if (closed() || (code !== 'TIMEOUT' && code !== '503' && !forming)) throw err
       say(`kvlog: JetStream does not answer yet (${what}: ${code}); retrying (attempt ${attempt})`)
       await new Promise((r) => setTimeout(r, Math.min(2000, 200 * attempt)))
     }
