@@ -1,5 +1,6 @@
 /**
  * npm run bench:cluster [-- --json | -o json] [--rounds N] [--seconds S] [--watchers N] [--watch-rate R]
+ *                       [--only puts|watch|failover]
  *
  * A three-member etcd 3.4 cluster against three nats-servers + three kvlog members, all on this machine
  * (cluster-systems.ts), driven by the same load generators as bench:compare (load-worker.ts) with their
@@ -9,6 +10,7 @@
  *             as it can (--watch-rate caps it): deliveries/s
  *   failover  SIGKILL the leader; ms until a put started after the kill is accepted by a surviving member
  *             (the killed member is restarted before the next measurement)
+ * --only measures one of them (e.g. several failovers without the minutes of load in between).
  * Every round measures both systems, alternating which goes first; the table shows medians over rounds
  * and kvlog / etcd with the target each ratio is held to.
  */
@@ -48,6 +50,9 @@ const scale: Scale = {
   watchSeconds: seconds,
   graceMs: 10_000,
 }
+const only = args.flags.get('only')
+if (only !== undefined && !['puts', 'watch', 'failover'].includes(String(only))) throw new Error('--only must be puts, watch or failover')
+const runs = (part: string) => only === undefined || only === part
 const now = () => performance.now()
 
 /** Connections: at least 3 per generator (so every generator reaches every member), one per 32 clients. */
@@ -116,18 +121,22 @@ async function measure(system: ClusterSystem, rows: Map<string, Row>, note: (s: 
     row[system.name].push(value)
     rows.set(name, row)
   }
-  for (const clients of [64, 1000]) {
+  for (const clients of runs('puts') ? [64, 1000] : []) {
     note(`${system.name}: puts, ${clients} clients`)
     const r = await putLoad(system.grpc, clients)
     add(`put-${clients}-clients-per-sec`, 'puts/s', true, 1.0, r.opsPerSec)
     add(`put-${clients}-clients-p99-ms`, 'ms', false, undefined, r.p99)
   }
-  note(`${system.name}: watch fan-out, ${scale.watchers} watchers`)
-  const fan = await grpcFanOut(system, scale)
-  add(`watch-${scale.watchers}w-deliveries-per-sec`, 'events/s', true, 2.0, fan.deliveriesPerSec)
-  add(`watch-${scale.watchers}w-writes-per-sec`, 'rev/s', true, undefined, fan.writesPerSec)
-  note(`${system.name}: leader failover`)
-  add('failover-ms', 'ms', false, 1.0, await failover(system))
+  if (runs('watch')) {
+    note(`${system.name}: watch fan-out, ${scale.watchers} watchers`)
+    const fan = await grpcFanOut(system, scale)
+    add(`watch-${scale.watchers}w-deliveries-per-sec`, 'events/s', true, 2.0, fan.deliveriesPerSec)
+    add(`watch-${scale.watchers}w-writes-per-sec`, 'rev/s', true, undefined, fan.writesPerSec)
+  }
+  if (runs('failover')) {
+    note(`${system.name}: leader failover`)
+    add('failover-ms', 'ms', false, 1.0, await failover(system))
+  }
 }
 
 async function main(): Promise<void> {

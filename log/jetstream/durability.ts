@@ -182,10 +182,12 @@ export class Durability {
 
   /**
    * Every reachable member's durable position: waits until a majority of the roster answered (then a
-   * little longer for the others), at most `timeoutMs`. Throws when fewer than a majority answer.
+   * little longer for the others, except those in `absent`: known to have no NATS connection), at most
+   * `timeoutMs`. Throws when fewer than a majority answer.
    */
-  async survey(timeoutMs: number): Promise<DurablePosition[]> {
+  async survey(timeoutMs: number, absent: ReadonlySet<string> = new Set()): Promise<DurablePosition[]> {
     const voters = new Set(this.voters())
+    const expected = [...voters].filter((n) => !absent.has(n))
     const need = this.quorum()
     const answers = new Map<string, DurablePosition>()
     const own = this.hooks.position()
@@ -200,14 +202,14 @@ export class Durability {
         if (err !== null) return
         const p = decode<DurablePosition>(msg.data)
         answers.set(p.name, p)
-        if (answers.size >= voters.size) done()
+        if (counted() >= need && expected.every((n) => answers.has(n))) done()
         else if (counted() >= need && grace === undefined) grace = setTimeout(done, 200)
       },
     })
     const deadline = setTimeout(done, timeoutMs)
     try {
       this.nc.publish(this.names.tail, new Uint8Array(0), { reply: inbox })
-      if (counted() >= need && voters.size === 1) done()
+      if (counted() >= need && expected.every((n) => answers.has(n))) done()
       await finished
     } finally {
       clearTimeout(deadline)

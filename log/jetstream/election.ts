@@ -10,8 +10,20 @@
  *
  * Every member also keeps a `member.<name>` entry (its client URLs and applied sequence) alive in the same
  * bucket: MemberList reads them.
+ *
+ * A leader whose process died need not be waited out: every member subscribes `<alive>.<its name>` for as
+ * long as its NATS connection is up, and the servers drop that interest as soon as the connection closes
+ * (a killed process's socket is closed by its kernel). A follower that finds the leader's subject without
+ * a subscriber twice, 100 ms apart ("no responders"), deletes the lease entry at the revision it read and
+ * takes over at once. A leader that is alive but unreachable (stopped, partitioned) still answers nothing
+ * rather than "no responders" and is waited out by the lease. A false verdict (the leader's connection
+ * moving between servers at that moment) costs one leader change, never safety: the deposed leader's
+ * renewal and publishes fail on their compare-and-set and fence.
+ *
+ * Every member also watches the entry: a new leader is known at once, and a deleted entry (a leader that
+ * handed over on shutdown, or one ended as above) is taken at once, not at the next tick.
  */
-import type { KV } from 'nats'
+import { KvWatchInclude, type KV, type KvEntry, type NatsConnection, type QueuedIterator, type Subscription } from 'nats'
 import { decode, encode } from './messages.js'
 
 export interface LeaderRecord {
@@ -33,6 +45,12 @@ export interface ElectionEvents {
   member(): MemberRecord
 }
 
+/** Between the two probes that must both find the leader's liveness subject unsubscribed. */
+const CONFIRM_MS = 100
+/** The least time between two checks triggered by suspect(). */
+const SUSPECT_EVERY_MS = 100
+const PROBE_TIMEOUT_MS = 250
+
 export class Election {
   private timer: NodeJS.Timeout | undefined
   private ticking = false
@@ -42,9 +60,19 @@ export class Election {
   leader: LeaderRecord | undefined
   /** Leader changes seen by this member. */
   changes = 0
+  /** Lease entries this member deleted because their holder's connection was gone. */
+  takeovers = 0
+  /** The member whose lease this member ended last because its connection was gone. */
+  departed: string | undefined
+  private aliveSub: Subscription | undefined
+  private watcher: QueuedIterator<KvEntry> | undefined
+  private suspectedAt = 0
 
   constructor(
     private readonly kv: KV,
+    private readonly nc: NatsConnection,
+    /** `<alive>.<member>`: subscribed while this member's connection is up. */
+    private readonly alive: string,
     private readonly memberName: string,
     private readonly leaseMs: number,
     private readonly events: ElectionEvents,
@@ -59,20 +87,40 @@ export class Election {
   }
 
   start(): void {
+    this.aliveSub = this.nc.subscribe(`${this.alive}.${this.memberName}`, {
+      callback: (err, msg) => {
+        if (err === null && msg.reply) msg.respond()
+      },
+    })
     const every = Math.max(50, Math.floor(this.leaseMs / 3))
     void this.tick()
     this.timer = setInterval(() => void this.tick(), every)
+    void this.watchLease()
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer)
     this.timer = undefined
+    this.aliveSub?.unsubscribe()
+    this.aliveSub = undefined
+    this.watcher?.stop()
+    this.watcher = undefined
     if (this.leading) {
       const revision = this.revision
       this.stepDown()
       // Hand over at once instead of after the lease: delete only if the entry is still ours.
       await this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
     }
+  }
+
+  /**
+   * A write found no leader listening (forwarded request without responders): check the lease now rather
+   * than at the next tick. At most one check per SUSPECT_EVERY_MS.
+   */
+  suspect(): void {
+    if (this.leading || this.timer === undefined || Date.now() - this.suspectedAt < SUSPECT_EVERY_MS) return
+    this.suspectedAt = Date.now()
+    void this.tick()
   }
 
   /** Gives the lease up locally (fence rejection, renewal failure). The entry then expires. */
@@ -111,13 +159,15 @@ export class Election {
   private async tryTake(): Promise<void> {
     try {
       const entry = await this.kv.get('leader')
+      this.departed = undefined
       if (entry !== null && entry.operation === 'PUT' && entry.value.length > 0) {
         const seen = decode<LeaderRecord>(entry.value)
-        if (seen.epoch !== this.leader?.epoch) {
-          if (this.leader !== undefined) this.changes++
-          this.leader = seen
-        }
-        return
+        this.saw(seen)
+        if (seen.member === this.memberName || !(await this.gone(seen.member))) return
+        // The holder's connection is gone: end its lease now (only the revision read, so never a newer one).
+        await this.kv.delete('leader', { previousSeq: entry.revision })
+        this.takeovers++
+        this.departed = seen.member
       }
       const started = Date.now()
       // The epoch is the revision the entry gets; it is written in the record by the first renewal.
@@ -130,6 +180,44 @@ export class Election {
     } catch {
       // Someone else created it first, or NATS is unreachable: try again on the next tick.
     }
+  }
+
+  private saw(seen: LeaderRecord): void {
+    if (seen.epoch === this.leader?.epoch) return
+    if (this.leader !== undefined) this.changes++
+    this.leader = seen
+  }
+
+  private async watchLease(): Promise<void> {
+    try {
+      const watcher = await this.kv.watch({ key: 'leader', include: KvWatchInclude.UpdatesOnly })
+      if (this.timer === undefined) return watcher.stop()
+      this.watcher = watcher
+      for await (const e of watcher) {
+        if (this.leading) continue
+        if (e.operation !== 'PUT' || e.value.length === 0) void this.tick()
+        else {
+          const seen = decode<LeaderRecord>(e.value)
+          // Epoch 0: created, its epoch not written yet. This member's own: tryTake records it.
+          if (seen.epoch !== 0 && seen.member !== this.memberName) this.saw(seen)
+        }
+      }
+    } catch {
+      // The watch ended (connection lost): the ticks still find the lease.
+    }
+  }
+
+  /** Whether `member`'s liveness subject has no subscriber, twice in a row. */
+  private async gone(member: string): Promise<boolean> {
+    for (let probe = 0; probe < 2; probe++) {
+      if (probe > 0) await new Promise((r) => setTimeout(r, CONFIRM_MS))
+      const unsubscribed = await this.nc.request(`${this.alive}.${member}`, undefined, { timeout: PROBE_TIMEOUT_MS }).then(
+        () => false,
+        (err: unknown) => (err as { code?: string }).code === '503',
+      )
+      if (!unsubscribed) return false
+    }
+    return true
   }
 
   /** The members' records (those renewed within the lease). */

@@ -198,7 +198,7 @@ export class JetStreamLog implements Log {
   async start(kv: KV): Promise<void> {
     await this.applier.start()
     this.durability.start()
-    this.election = new Election(kv, this.o.memberName, this.o.leaderLeaseMs, {
+    this.election = new Election(kv, this.nc, this.names.alive, this.o.memberName, this.o.leaderLeaseMs, {
       elected: (epoch) => void this.lead(epoch),
       deposed: () => this.follow(),
       member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
@@ -270,6 +270,7 @@ export class JetStreamLog implements Log {
           tail: this.tail,
           timeoutMs: this.o.requestTimeoutMs,
           publishTimeoutMs: this.o.publishTimeoutMs,
+          absent: new Set(this.election.departed === undefined ? [] : [this.election.departed]),
           say: (line) => this.say(line),
           leading: () => this.election.epoch === epoch && this.election.leading && !this.closed,
         },
@@ -399,6 +400,7 @@ export class JetStreamLog implements Log {
         // 503 no responders: no leader listens right now, the request went nowhere. Anything else
         // (timeout) may have been delivered: the caller waits for the command to show up in the log.
         if ((err as { code?: string }).code !== '503') return
+        this.election.suspect()
         if (Date.now() >= deadline) throw new KvlogError('UNAVAILABLE', 'no leader: the cluster has not elected one (yet); retry')
       }
       await new Promise((r) => setTimeout(r, 50))

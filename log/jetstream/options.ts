@@ -91,6 +91,8 @@ export interface ClusterNames {
   description: string
   /** The object store bucket that holds the snapshots. */
   snapshots: string
+  /** Core NATS: `<alive>.<member>` is subscribed while the member's NATS connection is up (election.ts). */
+  alive: string
 }
 
 export function clusterNames(clusterName: string): ClusterNames {
@@ -104,5 +106,6 @@ export function clusterNames(clusterName: string): ClusterNames {
     tail: `kvlog.${clusterName}.tail`,
     description: `kvlog log of cluster ${clusterName} (format 1)`,
     snapshots: `kvlog_${clusterName}_snapshots`,
+    alive: `kvlog.${clusterName}.alive`,
   }
 }

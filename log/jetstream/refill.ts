@@ -24,6 +24,8 @@ export interface RefillContext {
   tail: TailStore
   timeoutMs: number
   publishTimeoutMs: number
+  /** Members known to have no NATS connection: the survey does not wait for them. */
+  absent: ReadonlySet<string>
   say(line: string): void
   /** Whether this member still leads in the epoch that started the refill. */
   leading(): boolean
@@ -33,7 +35,7 @@ const PUBLISH_RETRIES = 5
 
 /** Returns the stream's last sequence after the refill (`last` when nothing was missing). */
 export async function refillTail(ctx: RefillContext, last: number): Promise<number> {
-  const positions = await ctx.durability.survey(ctx.timeoutMs)
+  const positions = await ctx.durability.survey(ctx.timeoutMs, ctx.absent)
   if (!positions.some((p) => p.seq > last)) return last
   // Asked again after the survey: a deposed leader may have published since (then the fence stops us).
   last = Math.max(last, (await ctx.jsm.streams.info(ctx.names.stream)).state.last_seq)
