@@ -124,11 +124,13 @@ export class Durability {
   private record(name: string, seq: number): void {
     const before = this.seen.get(name) ?? 0
     this.seen.set(name, seq)
-    if (seq <= before) return
-    if (this.waiters.length === 0) return
-    const ready = this.waiters.filter((w) => this.reached(w.seq))
+    if (seq <= before || this.waiters.length === 0) return
+    const durable = this.majorityDurable()
+    const ready: QuorumWaiter[] = []
+    const waiting: QuorumWaiter[] = []
+    for (const w of this.waiters) (w.seq <= durable ? ready : waiting).push(w)
     if (ready.length === 0) return
-    this.waiters = this.waiters.filter((w) => !ready.includes(w))
+    this.waiters = waiting
     for (const w of ready) w.resolve()
   }
 
@@ -143,10 +145,15 @@ export class Durability {
     return Math.floor(this.voters().length / 2) + 1
   }
 
+  /** The highest sequence a majority of the roster holds durably. */
+  private majorityDurable(): number {
+    const voters = this.voters()
+    const seqs = voters.map((name) => this.seen.get(name) ?? 0).sort((a, b) => b - a)
+    return seqs[Math.floor(voters.length / 2)]
+  }
+
   private reached(seq: number): boolean {
-    let n = 0
-    for (const name of this.voters()) if ((this.seen.get(name) ?? 0) >= seq) n++
-    return n >= this.quorum()
+    return this.majorityDurable() >= seq
   }
 
   /** Resolves once a majority of the roster has message `seq` durably; UNAVAILABLE after `timeoutMs`. */

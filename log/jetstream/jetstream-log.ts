@@ -181,6 +181,8 @@ export class JetStreamLog implements Log {
         stepDown: () => this.election.stepDown(),
         lastTimestamp: () => this.applier.lastTimestamp,
         lastHash: () => this.applier.lastHash,
+        // Bounded: a copy that stopped applying must not keep the queue from failing over to a leader that can.
+        applied: (seq) => this.applier.waitApplied(seq, o.publishTimeoutMs).catch(() => undefined),
         observe: (event, ms) => this.metrics.observe(event, ms),
         messageAt: (seq) =>
           this.jsm.streams.getMessage(names.stream, { seq }).then(

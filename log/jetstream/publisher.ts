@@ -13,6 +13,11 @@
  *   Nats-Msg-Id again (a copy the server stores meanwhile is deduplicated, never stored twice). Only when
  *   the stream cannot be read either does the group fail with UNAVAILABLE (outcome unknown) and the
  *   leader step down.
+ *
+ * Flow: the next group is published only once this member has applied all but UNAPPLIED_AHEAD of the
+ * messages it published. Each message costs every member one write of its copy whatever its size, so
+ * while the copies lag, commands wait in the queue and leave together, in one bigger message, instead of
+ * as many small ones that would queue up unapplied on every member.
  */
 import type { JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
@@ -33,6 +38,8 @@ export interface PublisherHooks {
   stepDown(): void
   /** The commit timestamp of the last applied message (a new message's is never below it). */
   lastTimestamp(): number
+  /** Resolves once this member has applied message `seq` (or after a while, whether or not it has). */
+  applied(seq: number): Promise<void>
   /** messageHash() of the last applied message (the next message's `prev` after a catch-up). */
   lastHash(): string
   observe(event: 'publish' | 'fence', ms: number): void
@@ -48,6 +55,8 @@ export interface PublisherOptions {
   maxGroupBytes: number
 }
 
+/** Published messages this member may not have applied yet when it publishes the next one. */
+const UNAPPLIED_AHEAD = 1
 const FENCE_RETRIES = 3
 const UNKNOWN_RETRIES = 5
 
@@ -114,7 +123,10 @@ export class Publisher {
 
   private async run(): Promise<void> {
     try {
-      while (this.active && this.queue.length > 0) await this.publish(this.take())
+      while (this.active && this.queue.length > 0) {
+        if (this.lastSeq > UNAPPLIED_AHEAD) await this.hooks.applied(this.lastSeq - UNAPPLIED_AHEAD)
+        if (this.active && this.queue.length > 0) await this.publish(this.take())
+      }
     } finally {
       this.running = false
       this.kick()
