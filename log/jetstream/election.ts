@@ -19,11 +19,8 @@
  * rather than "no responders" and is waited out by the lease. A false verdict (the leader's connection
  * moving between servers at that moment) costs one leader change, never safety: the deposed leader's
  * renewal and publishes fail on their compare-and-set and fence.
- *
- * Every member also watches the entry: a new leader is known at once, and a deleted entry (a leader that
- * handed over on shutdown, or one ended as above) is taken at once, not at the next tick.
  */
-import { KvWatchInclude, type KV, type KvEntry, type NatsConnection, type QueuedIterator, type Subscription } from 'nats'
+import type { KV, NatsConnection, Subscription } from 'nats'
 import { decode, encode } from './messages.js'
 
 export interface LeaderRecord {
@@ -65,7 +62,6 @@ export class Election {
   /** The member whose lease this member ended last because its connection was gone. */
   departed: string | undefined
   private aliveSub: Subscription | undefined
-  private watcher: QueuedIterator<KvEntry> | undefined
   private suspectedAt = 0
 
   constructor(
@@ -95,7 +91,6 @@ export class Election {
     const every = Math.max(50, Math.floor(this.leaseMs / 3))
     void this.tick()
     this.timer = setInterval(() => void this.tick(), every)
-    void this.watchLease()
   }
 
   async stop(): Promise<void> {
@@ -103,8 +98,6 @@ export class Election {
     this.timer = undefined
     this.aliveSub?.unsubscribe()
     this.aliveSub = undefined
-    this.watcher?.stop()
-    this.watcher = undefined
     if (this.leading) {
       const revision = this.revision
       this.stepDown()
@@ -186,25 +179,6 @@ export class Election {
     if (seen.epoch === this.leader?.epoch) return
     if (this.leader !== undefined) this.changes++
     this.leader = seen
-  }
-
-  private async watchLease(): Promise<void> {
-    try {
-      const watcher = await this.kv.watch({ key: 'leader', include: KvWatchInclude.UpdatesOnly })
-      if (this.timer === undefined) return watcher.stop()
-      this.watcher = watcher
-      for await (const e of watcher) {
-        if (this.leading) continue
-        if (e.operation !== 'PUT' || e.value.length === 0) void this.tick()
-        else {
-          const seen = decode<LeaderRecord>(e.value)
-          // Epoch 0: created, its epoch not written yet. This member's own: tryTake records it.
-          if (seen.epoch !== 0 && seen.member !== this.memberName) this.saw(seen)
-        }
-      }
-    } catch {
-      // The watch ended (connection lost): the ticks still find the lease.
-    }
   }
 
   /** Whether `member`'s liveness subject has no subscriber, twice in a row. */
