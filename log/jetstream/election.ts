@@ -57,8 +57,6 @@ export class Election {
   leader: LeaderRecord | undefined
   /** Leader changes seen by this member. */
   changes = 0
-  /** Lease entries this member deleted because their holder's connection was gone. */
-  takeovers = 0
   /** The member whose lease this member ended last because its connection was gone. */
   departed: string | undefined
   private aliveSub: Subscription | undefined
@@ -155,11 +153,13 @@ export class Election {
       this.departed = undefined
       if (entry !== null && entry.operation === 'PUT' && entry.value.length > 0) {
         const seen = decode<LeaderRecord>(entry.value)
-        this.saw(seen)
+        if (seen.epoch !== this.leader?.epoch) {
+          if (this.leader !== undefined) this.changes++
+          this.leader = seen
+        }
         if (seen.member === this.memberName || !(await this.gone(seen.member))) return
         // The holder's connection is gone: end its lease now (only the revision read, so never a newer one).
         await this.kv.delete('leader', { previousSeq: entry.revision })
-        this.takeovers++
         this.departed = seen.member
       }
       const started = Date.now()
@@ -173,12 +173,6 @@ export class Election {
     } catch {
       // Someone else created it first, or NATS is unreachable: try again on the next tick.
     }
-  }
-
-  private saw(seen: LeaderRecord): void {
-    if (seen.epoch === this.leader?.epoch) return
-    if (this.leader !== undefined) this.changes++
-    this.leader = seen
   }
 
   /** Whether `member`'s liveness subject has no subscriber, twice in a row. */
