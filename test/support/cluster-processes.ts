@@ -90,6 +90,9 @@ export async function putKey(member: Member, key: string, value: string): Promis
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ key, value }),
+    // The server answers within clusterRequestTimeout (10 s) plus its outcome checks; a put that gets no
+    // answer at all fails here instead of stalling its caller.
+    signal: AbortSignal.timeout(30_000),
   })
   const body = (await res.json()) as { header: { revision: number }; error?: { code: string } }
   if (!res.ok) throw new Error(`put ${key} on ${member.name}: ${res.status} ${JSON.stringify(body)}`)
