@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startNatsCluster, type NatsCluster } from '../../test/support/nats-cluster.js'
 import { call, connect } from './grpc.js'
-import { freePort, startEtcdMember, startKvlog, type System, type SystemName } from './systems.js'
+import { freePort } from '../../test/support/free-port.js'
+import { startEtcdMember, startKvlog, type System, type SystemName } from './systems.js'
 
 export interface ClusterSystem {
   name: SystemName

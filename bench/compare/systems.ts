@@ -7,10 +7,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../../test/support/free-port.js'
 import { waitForRange } from './grpc.js'
 
 const KVLOG_BIN = fileURLToPath(new URL('../../../bin/kvlog', import.meta.url))
@@ -61,17 +61,6 @@ export function checkEtcdInstalled(): string {
     )
   }
   return /etcd Version: (\S+)/.exec(r.stdout)?.[1] ?? 'unknown'
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /**

@@ -6,10 +6,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createConnection, createServer } from 'node:net'
+import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ETCDCTL_BIN } from './etcdctl.js'
+import { freePort } from './free-port.js'
 import { sleep } from './wait.js'
 
 export const ETCD_BIN = process.env.ETCD_BIN ?? '/usr/bin/etcd'
@@ -33,18 +34,6 @@ export interface EtcdOptions {
   tls?: { cert: string; key: string; ca: string }
   /** Start from this snapshot file: `etcdctl snapshot restore` makes the data dir for this member first. */
   restoreFrom?: string
-}
-
-/** A port that was free a moment ago on 127.0.0.1 (the OS picks it; the caller binds it soon after). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port
-      srv.close(() => resolve(port))
-    })
-  })
 }
 
 function canConnect(port: number): Promise<boolean> {

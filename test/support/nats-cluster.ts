@@ -10,7 +10,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect } from 'nats'
-import { freePort } from './etcd-process.js'
+import { freePort } from './free-port.js'
 import { sleep } from './wait.js'
 
 export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server'
@@ -49,17 +49,7 @@ export interface NatsClusterOptions {
 export async function startNatsCluster(size = 3, options: NatsClusterOptions = {}): Promise<NatsCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-nats-'))
   const ports: Array<{ client: number; route: number }> = []
-  const taken = new Set<number>()
-  const pick = async (): Promise<number> => {
-    for (;;) {
-      const p = await freePort()
-      if (!taken.has(p)) {
-        taken.add(p)
-        return p
-      }
-    }
-  }
-  for (let i = 0; i < size; i++) ports.push({ client: await pick(), route: await pick() })
+  for (let i = 0; i < size; i++) ports.push({ client: await freePort(), route: await freePort() })
   const servers: NatsServer[] = []
   const logs: string[] = []
   const spawnServer = async (i: number): Promise<void> => {
