@@ -19,6 +19,7 @@ import { guardLog } from './auth/guarded-log.js'
 import { JwtTokens, parseAuthToken } from './auth/jwt.js'
 import { AuthStore } from './auth/store.js'
 import { loadTokenFile } from './auth/token-file.js'
+import { FailedRequestLog } from './failed-request-log.js'
 import { httpCaller } from './http-caller.js'
 import { openFollowing } from './import/follow-serve.js'
 import { followMetrics, followRoutes } from './import/follow-routes.js'
@@ -88,7 +89,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   })
   metrics.setWatchStats(() => watch.stats())
   metrics.setCompaction(compaction)
-  const app = buildHttpApp({ log: doorLog, config, metrics, state, watch, compaction, tls, auth })
+  const failedRequests = new FailedRequestLog(config.logFailedRequestsPerSecond)
+  const app = buildHttpApp({ log: doorLog, config, metrics, state, watch, compaction, tls, auth, failedRequests })
   registerResourceApi(app, {
     log: doorLog,
     systemLog: log,
@@ -123,7 +125,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       clientUrl: () => grpc.url,
       auth,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
-      logger: app.log,
+      logger: failedRequests.limited(app.log),
       ...(cluster ? { cluster } : {}),
     },
     grpcAddress.host,
@@ -146,6 +148,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS)
       await app.close()
       clearTimeout(cut)
+      failedRequests.flush()
       compaction.stop()
       await following?.follower.close()
       authStore.close()

@@ -82,6 +82,7 @@ export interface Config {
   readyFile: string
   logLevel: LogLevel
   logFormat: LogFormat
+  logFailedRequestsPerSecond: number
   watchRingSize: number
   watchCatchUpBatch: number
   /** 0 turns progress notices for idle watchers off. */
@@ -515,6 +516,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "Log lines as JSON (pino's shape, ISO 8601 times) or as text (time, level, message, key=value); 'auto': text when stdout is a terminal, else JSON.",
     flag: '--log-format',
     env: 'KVLOG_LOG_FORMAT',
+  },
+  logFailedRequestsPerSecond: {
+    key: 'logFailedRequestsPerSecond',
+    type: 'integer',
+    default: 100,
+    min: 0,
+    max: 1_000_000,
+    description:
+      "At most this many 'request failed' lines (both doors together) in any one second; the others are counted and their number logged in one warn line when the second ends, so that a flood of bad requests cannot make logging the server's work (0: no limit).",
+    flag: '--log-failed-requests-per-second',
+    env: 'KVLOG_LOG_FAILED_REQUESTS_PER_SECOND',
   },
   watchRingSize: {
     key: 'watchRingSize',

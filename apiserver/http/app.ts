@@ -9,6 +9,7 @@ import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
 import { loggerOptions } from '../logging.js'
 import { AuthAdmin } from '../auth/admin.js'
+import type { FailedRequestLog } from '../failed-request-log.js'
 import type { Authorizer } from '../auth/authorizer.js'
 import { identifyRequests } from '../http-caller.js'
 import type { Metrics } from '../metrics.js'
@@ -52,9 +53,11 @@ export interface HttpAppDeps {
   tls?: TlsFiles
   /** Who may do what; `log` is expected to be the guarded log (auth/guarded-log.ts) that asks it. */
   auth: Authorizer
+  /** The budget of "request failed" lines, shared with the etcd door. */
+  failedRequests: FailedRequestLog
 }
 
-export function buildHttpApp({ log, config, metrics, state, watch, compaction, tls, auth }: HttpAppDeps): FastifyInstance {
+export function buildHttpApp({ log, config, metrics, state, watch, compaction, tls, auth, failedRequests }: HttpAppDeps): FastifyInstance {
   const https = tls && secureContextOptions(tls)
   // An HTTPS app is typed over https.Server; routes and hooks are the same, so it is used as the plain type.
   const app = (Fastify as unknown as (o: object) => FastifyInstance)({
@@ -70,7 +73,9 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   app.addHook('onRoute', (route) => {
     if (!route.logLevel) route.logLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? config.logLevel : 'warn'
   })
-  // One line per request answered with an error status, whatever the route's level (apiserver/logging.ts).
+  // One line per request answered with an error status, whatever the route's level (apiserver/logging.ts),
+  // within the budget of failed-request-log.ts.
+  const failedLog = failedRequests.limited(app.log)
   app.addHook('onResponse', async (request, reply) => {
     if (reply.statusCode < 400) return
     const line = {
@@ -80,8 +85,8 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
       ms: Math.round(reply.elapsedTime),
       remote: request.ip,
     }
-    if (reply.statusCode >= 500) app.log.warn(line, 'request failed')
-    else app.log.info(line, 'request failed')
+    if (reply.statusCode >= 500) failedLog.warn(line, 'request failed')
+    else failedLog.info(line, 'request failed')
   })
   app.setErrorHandler(errorHandler(config.maxRequestBytes))
   app.setNotFoundHandler((request, reply) => {

@@ -16,9 +16,15 @@ import { sleep } from '../support/wait.js'
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
-/** Runs a server until it answered a 404 and a 415, then SIGTERM; resolves with its stdout and exit code. */
+interface Addresses {
+  http: string
+  grpc: string
+}
+
+/** Runs a server until `drive` is done with it (by default: a 404, a 415, two failed etcd calls), then SIGTERM; resolves with its stdout and exit code. */
 async function serveAndStop(
   extra: string[],
+  drive: (ready: Addresses) => Promise<void> = someFailedRequests,
 ): Promise<{ stdout: string; stderr: string; code: number | string; http: string; grpc: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-logs-'))
   const readyFile = join(dir, 'ready.json')
@@ -45,7 +51,7 @@ async function serveAndStop(
   child.stderr.on('data', (d) => (stderr += d))
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))
   try {
-    let ready: { http: string; grpc: string } | undefined
+    let ready: Addresses | undefined
     const deadline = Date.now() + 20_000
     while (ready === undefined) {
       expect(Date.now(), stderr).to.be.below(deadline)
@@ -56,33 +62,38 @@ async function serveAndStop(
       )
       if (ready === undefined) await sleep(50)
     }
-    expect((await fetch(`${ready.http}/no/such/route`)).status).to.equal(404)
-    // Server-side apply is not supported: 415 from the resource API.
-    const apply = await fetch(`${ready.http}/api/v1/namespaces/default/configmaps/x`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/apply-patch+yaml' },
-      body: 'a: 1',
-    })
-    expect(apply.status).to.equal(415)
-    expect((await fetch(`${ready.http}/v1/status`)).status).to.equal(200)
-    // Two bad etcd calls (an empty key; a future revision) and a good one.
-    const etcd = etcdGrpc(ready.grpc)
-    try {
-      const codes = await Promise.all([
-        etcd.call('KV', 'Range', { key: Buffer.alloc(0) }).catch((e: { code: number }) => e.code),
-        etcd.call('KV', 'Range', { key: Buffer.from('a'), revision: 1000 }).catch((e: { code: number }) => e.code),
-      ])
-      expect(codes).to.deep.equal([3, 11])
-      await etcd.call('KV', 'Range', { key: Buffer.from('a') })
-    } finally {
-      etcd.close()
-    }
+    await drive(ready)
     child.kill('SIGTERM')
     const code = await exited
     return { stdout, stderr, code, ...ready }
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
     await rm(dir, { recursive: true, force: true })
+  }
+}
+
+/** A 404 and a 415 on the native door, two failed etcd calls (an empty key, a future revision) and good ones. */
+async function someFailedRequests(ready: Addresses): Promise<void> {
+  expect((await fetch(`${ready.http}/no/such/route`)).status).to.equal(404)
+  // Server-side apply is not supported: 415 from the resource API.
+  const apply = await fetch(`${ready.http}/api/v1/namespaces/default/configmaps/x`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/apply-patch+yaml' },
+    body: 'a: 1',
+  })
+  expect(apply.status).to.equal(415)
+  expect((await fetch(`${ready.http}/v1/status`)).status).to.equal(200)
+  // Two bad etcd calls (an empty key; a future revision) and a good one.
+  const etcd = etcdGrpc(ready.grpc)
+  try {
+    const codes = await Promise.all([
+      etcd.call('KV', 'Range', { key: Buffer.alloc(0) }).catch((e: { code: number }) => e.code),
+      etcd.call('KV', 'Range', { key: Buffer.from('a'), revision: 1000 }).catch((e: { code: number }) => e.code),
+    ])
+    expect(codes).to.deep.equal([3, 11])
+    await etcd.call('KV', 'Range', { key: Buffer.from('a') })
+  } finally {
+    etcd.close()
   }
 }
 
@@ -138,6 +149,39 @@ describe('kvlog serve: the log (real process)', function () {
       .and.match(/ peer=127\.0\.0\.1:[0-9]+ ms=[0-9]+$/)
     expect(lines.find((l) => l.includes('statusCode=415'))).to.contain('method=PATCH url=/api/v1/namespaces/default/configmaps/x')
     expect(lines[lines.length - 1]).to.contain('kvlog stopped')
+  })
+
+  it('a flood of failed requests on both doors: at most --log-failed-requests-per-second lines a second, the rest counted in a warn line', async () => {
+    const each = 60
+    let seconds = 0
+    const r = await serveAndStop(['--log-failed-requests-per-second', '5'], async (ready) => {
+      const started = Date.now()
+      const etcd = etcdGrpc(ready.grpc)
+      try {
+        await Promise.all(
+          Array.from({ length: each }, async () => {
+            expect((await fetch(`${ready.http}/no/such/route`)).status).to.equal(404)
+            expect(await etcd.call('KV', 'Range', { key: Buffer.alloc(0) }).catch((e: { code: number }) => e.code)).to.equal(3)
+          }),
+        )
+      } finally {
+        etcd.close()
+      }
+      seconds = Math.ceil((Date.now() - started) / 1000) + 1
+    })
+    expect(r.code).to.equal(0)
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    const logged = lines.filter((l) => l.msg === 'request failed')
+    const summaries = lines.filter((l) => l.msg === 'failed requests not logged')
+    // Every failed request is either logged or counted; within the budget of the seconds the flood took.
+    const counted = summaries.reduce((n, l) => n + Number(l.notLogged), 0)
+    expect(logged.length + counted).to.equal(2 * each)
+    expect(logged.length).to.be.at.most(5 * seconds)
+    expect(summaries.length).to.be.at.least(1)
+    for (const l of summaries) expect(l).to.include({ level: 40, perSecond: 5 })
   })
 
   it('a bad --log-format is refused at start (exit 2)', async () => {

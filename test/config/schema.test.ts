@@ -46,6 +46,7 @@ const EXPECTED_DEFAULTS: Config = {
   readyFile: '',
   logLevel: 'info',
   logFormat: 'auto',
+  logFailedRequestsPerSecond: 100,
   watchRingSize: 10_000,
   watchCatchUpBatch: 1000,
   watchProgressInterval: 10_000,
