@@ -37,6 +37,19 @@ const SYNC_EVERY = 64
  * it was served by, an ordered consumer can stay silent).
  */
 const STALL_CHECK_MS = 3000
+/**
+ * The consumer's pull requests expire after this long, and the nats client expects an idle heartbeat
+ * every half of it: a consumer lost with its nats-server (ordered consumers have one replica) is noticed
+ * within about this, and the client's own attempts to make it again come this far apart (its default,
+ * 30 s, left the copy behind for half a minute or more after a nats-server's loss).
+ */
+const CONSUMER_EXPIRES_MS = 5000
+/**
+ * How long making the consumer again may take before the watchdog gives up on that attempt (the next
+ * check makes another); and how long stop() waits for the old one to close. While the stream elects a
+ * leader, or its server is gone, neither may ever answer.
+ */
+const CONSUMER_OP_TIMEOUT_MS = 5000
 
 export interface AppliedMarker {
   seq: number
@@ -78,9 +91,11 @@ export class Applier {
   private readonly waiters = new Map<string, (outcome: Outcome) => void>()
   private seqWaiters: SeqWaiter[] = []
   private messages: ConsumerMessages | undefined
-  private loop: Promise<void> | undefined
   private stopping = false
-  private restarting = false
+  /** Raised each time the consumer is replaced: a loop of an older generation applies nothing more. */
+  private generation = 0
+  /** The message being applied now (settles without throwing): a replacement waits for it. */
+  private applying: Promise<void> = Promise.resolve()
   private watchdog: NodeJS.Timeout | undefined
   private seenApplied = -1
   private checking = false
@@ -108,13 +123,33 @@ export class Applier {
     this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS)
   }
 
-  private async consume(): Promise<void> {
+  private async consume(generation = this.generation): Promise<void> {
     const consumer = await this.js.consumers.get(this.names.stream, {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.applied + 1,
     })
-    this.messages = await consumer.consume({ max_messages: 512 })
-    this.loop = this.run(this.messages)
+    const messages = await consumer.consume({ max_messages: 512, expires: CONSUMER_EXPIRES_MS })
+    if (generation !== this.generation || this.stopping) {
+      // Made after the watchdog gave up on it and made a newer one (or the applier stops): not used.
+      void messages.close().catch(() => undefined)
+      return
+    }
+    this.messages = messages
+    void this.run(messages, generation)
+  }
+
+  /**
+   * Replaces the consumer with one from the next sequence. The old one is not waited for: a consumer
+   * whose nats-server is gone may never close. Its loop applies nothing more once the message it is
+   * applying (if any) is done, which is awaited, so two loops never apply at once.
+   */
+  private async replaceConsumer(): Promise<void> {
+    const generation = ++this.generation
+    const old = this.messages
+    this.messages = undefined
+    await this.applying
+    void old?.close().catch(() => undefined)
+    await within(this.consume(generation), CONSUMER_OP_TIMEOUT_MS, 'making the log consumer again')
   }
 
   /** No progress since the last check while the stream holds more: make the consumer again. */
@@ -129,37 +164,36 @@ export class Applier {
       this.say(
         `kvlog: the log's consumer delivered nothing while the stream holds up to ${last} (applied ${this.applied}); making it again`,
       )
-      this.restarting = true
-      await this.messages?.close()
-      await this.loop
-      this.restarting = false
-      if (!this.stopping && this.failure === undefined) await this.consume()
+      if (!this.stopping && this.failure === undefined) await this.replaceConsumer()
     } catch {
-      // NATS unreachable: the next check tries again
+      // NATS unreachable, or the consumer not made in time: the next check tries again
     } finally {
-      this.restarting = false
       this.checking = false
     }
   }
 
-  private async run(messages: ConsumerMessages): Promise<void> {
+  private async run(messages: ConsumerMessages, generation: number): Promise<void> {
+    const current = () => !this.stopping && generation === this.generation
     try {
       for await (const m of messages) {
-        if (this.stopping) break
-        const seq = m.seq
-        this.streamLast = Math.max(this.streamLast, seq + m.info.pending)
-        if (seq <= this.applied) {
-          await this.checkKept(seq, m.data)
-          continue
-        }
-        if (seq !== this.applied + 1) await this.fillHole(seq)
-        await this.applyBytes(seq, m.data, m.info.pending === 0)
+        if (!current()) break
+        const step = this.step(m.seq, m.info.pending, m.data)
+        this.applying = step.catch(() => undefined)
+        await step
       }
     } catch (err) {
-      if (this.stopping || this.restarting) return
+      if (!current()) return
       this.failure = err as Error
       this.say(`kvlog: member stopped applying the log at sequence ${this.applied}: ${String(err)}`)
     }
+  }
+
+  /** One delivered message: checked if applied already, else applied (after filling a hole before it). */
+  private async step(seq: number, pending: number, data: Uint8Array): Promise<void> {
+    this.streamLast = Math.max(this.streamLast, seq + pending)
+    if (seq <= this.applied) return this.checkKept(seq, data)
+    if (seq !== this.applied + 1) await this.fillHole(seq)
+    await this.applyBytes(seq, data, pending === 0)
   }
 
   /**
@@ -343,8 +377,9 @@ export class Applier {
   async stop(): Promise<void> {
     this.stopping = true
     clearInterval(this.watchdog)
-    await this.messages?.close()
-    await this.loop
+    // The loop ends after the message it is applying; the consumer may not answer if its server is gone.
+    await this.applying
+    await within(this.messages?.close() ?? Promise.resolve(), CONSUMER_OP_TIMEOUT_MS, 'closing the log consumer').catch(() => undefined)
     for (const [rid, waiter] of this.waiters) {
       this.waiters.delete(rid)
       waiter({ status: 'rejected', reason: new KvlogError('CLOSED', 'the store is closed') })
@@ -360,4 +395,14 @@ export class Applier {
  */
 export function genesisHash(view: Pick<LevelLog, 'revision' | 'compactRevision'>): string {
   return view.revision <= 1 && view.compactRevision === 0 ? '' : `seed.${view.revision}.${view.compactRevision}`
+}
+
+/** `p`, or a rejection naming `what` if it has not settled within `ms` (p goes on; its outcome is dropped). */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms)
+  })
+  p.catch(() => undefined)
+  return Promise.race([p, late]).finally(() => clearTimeout(timer))
 }

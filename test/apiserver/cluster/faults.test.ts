@@ -28,6 +28,22 @@ describe('kvlog cluster: faults (3 nats-servers, 3 kvlog serve processes)', func
     await nats?.stop()
   })
 
+  /** What each member says of itself (readiness, revision, apply lag) and what it logged: for a failure's message. */
+  const clusterState = async (): Promise<string> => {
+    const parts = await Promise.all(
+      cluster.members.map(async (m) => {
+        if (m.proc === undefined) return `${m.name}: not running`
+        const ready = await fetch(`${m.http}/readyz`).then((r) => r.text(), String)
+        const metrics = await fetch(`${m.http}/metrics`).then((r) => r.text(), String)
+        const figures = metrics
+          .split('\n')
+          .filter((l) => /^kvlog_(revision|cluster_(apply_lag|leader_changes|publish_count|forward_count))/.test(l))
+        return `${m.name}: ${ready}\n  ${figures.join('\n  ')}\n  stderr: ${m.proc.stderr().slice(-4000)}`
+      }),
+    )
+    return parts.join('\n')
+  }
+
   const leaderIndex = async (): Promise<number> => {
     const running = cluster.members.find((m) => m.proc !== undefined)!
     const s = (await (await fetch(`${running.http}/v1/status`)).json()) as { cluster: { leader: string } }
@@ -141,7 +157,8 @@ describe('kvlog cluster: faults (3 nats-servers, 3 kvlog serve processes)', func
     stop = true
     await writers
     expect(before).to.be.above(0)
-    expect(acked.length, `acknowledged after the kill (${failed} failed)`).to.be.at.least(killedAt + 200)
+    const why = acked.length >= killedAt + 200 ? '' : await clusterState()
+    expect(acked.length, `acknowledged after the kill (${failed} failed)\n${why}`).to.be.at.least(killedAt + 200)
     await nats.restart(1)
     for (const m of members) {
       const have = new Set((await listPrefix(m, 'ns/')).kvs.map((kv) => kv.key))
