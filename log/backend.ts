@@ -5,6 +5,7 @@
  * Who may call what: front doors and compaction/ call these methods; nobody reaches around them to the
  * storage underneath. All methods may be called concurrently; writes are serialized by the backend.
  */
+import type { MetaCondition } from './meta-condition.js'
 import type {
   Author,
   BytesLike,
@@ -91,7 +92,11 @@ export interface Log {
   reclaimSpace(): Promise<void>
   /** Durable records for layers above the log (e.g. compaction/'s cursors); undefined removes one. */
   readMeta(name: string): Promise<unknown>
-  writeMeta(name: string, value: unknown): Promise<void>
+  /**
+   * With a `condition`, the record is written only if the stored one still has the given `revision`
+   * field, else CONFLICT (meta-condition.ts): checked where the write is applied, in log order.
+   */
+  writeMeta(name: string, value: unknown, condition?: MetaCondition): Promise<void>
   /**
    * Calls `listener` after each meta record change this copy applies, whoever made it: in a cluster, a
    * change made through another member arrives here once this member has applied it. Returns the

@@ -102,9 +102,9 @@ export function guardLog(log: Log, auth: Authorizer): Log {
       return log.reclaimSpace()
     },
     readMeta: (name) => log.readMeta(name),
-    writeMeta(name, value) {
+    writeMeta(name, value, condition) {
       auth.checkAdmin(who())
-      return log.writeMeta(name, value)
+      return log.writeMeta(name, value, condition)
     },
     alarms: () => log.alarms(),
     setAlarm(kind, active) {

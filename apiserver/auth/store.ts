@@ -13,12 +13,15 @@
  * before a change queues, never while others wait behind it.
  */
 import type { Log } from '../../log/backend.js'
+import { KvlogError } from '../../log/errors.js'
 import { authError } from './errors.js'
 import { PasswordHasher } from './passwords.js'
 import * as S from './state.js'
 import { SimpleTokens, type TokenProvider } from './tokens.js'
 
 const META = 'auth'
+/** Tries of one change against changes made at the same moment through other members. */
+const MAX_CHANGE_ATTEMPTS = 10
 
 export interface AuthOptions {
   /** How long a simple token lives after its last use. */
@@ -36,6 +39,8 @@ export interface AuthOptions {
 export class AuthStore {
   private current: S.AuthState
   private chain: Promise<unknown> = Promise.resolve()
+  /** Whether the log holds an auth record yet (the first change writes it on condition that none does). */
+  private recorded = false
   readonly tokens: TokenProvider
   private readonly hasher: PasswordHasher
   private unsubscribe: (() => void) | undefined
@@ -67,10 +72,16 @@ export class AuthStore {
    */
   private applied(raw: unknown): void {
     const next = S.reviveState(raw)
+    this.recorded = true
     if (next.revision < this.current.revision) return
-    const wasEnabled = this.current.enabled
+    const before = this.current
     this.current = next
-    if (wasEnabled && !next.enabled) this.tokens.clear()
+    if (before.enabled && !next.enabled) return this.tokens.clear()
+    // A user deleted, or given a new password, through any member: the tokens this member issued to
+    // them end here too (etcd ends a user's tokens on both).
+    for (const u of before.users) {
+      if (S.findUser(next, u.name)?.password !== u.password) this.tokens.revokeUser(u.name)
+    }
   }
 
   /** The current state: treat as read-only (it is replaced, never changed in place). */
@@ -82,17 +93,34 @@ export class AuthStore {
     return this.current.enabled
   }
 
-  /** Applies `change` to a copy, persists it with the auth revision raised, and makes it current. */
+  /**
+   * Applies `change` to a copy, persists it with the auth revision raised, and makes it current. The
+   * write is conditional on the auth revision it started from: in a cluster, when another member's change
+   * was applied first (CONFLICT), this copy has applied that one by the time the refusal comes back, and
+   * `change` is applied again to the record as it now is (its checks too: a user added meanwhile exists).
+   */
   change(change: (draft: S.AuthState) => void): Promise<S.AuthState> {
     const run = this.chain.then(async () => {
-      const draft = S.cloneState(this.current)
-      change(draft)
-      draft.revision = this.current.revision + 1
-      await this.log.writeMeta(META, draft)
-      // With onMeta the record the copy applied last is already current (in a cluster it may be another
-      // member's change, applied after this one: all members end with the same record).
-      if (this.unsubscribe === undefined) this.current = draft
-      return draft
+      for (let attempt = 1; ; attempt++) {
+        const base = this.current
+        // Before the first change there is no record (meta-condition.ts counts that as revision 0).
+        const ifRevision = this.recorded ? base.revision : 0
+        const draft = S.cloneState(base)
+        change(draft)
+        draft.revision = base.revision + 1
+        try {
+          await this.log.writeMeta(META, draft, { ifRevision })
+        } catch (err) {
+          const changedMeanwhile = err instanceof KvlogError && err.code === 'CONFLICT' && this.current !== base
+          if (changedMeanwhile && attempt < MAX_CHANGE_ATTEMPTS) continue
+          throw err
+        }
+        // With onMeta the record the copy applied last is already current (in a cluster it may be another
+        // member's change, applied after this one: all members end with the same record).
+        if (this.unsubscribe === undefined) this.current = draft
+        this.recorded = true
+        return draft
+      }
     })
     this.chain = run.catch(() => undefined)
     return run

@@ -286,7 +286,7 @@ export class Applier {
         // The floor is durable when this resolves; the removal goes on in the background on every member.
         return this.view.compact(cmd.revision, { physical: false })
       case 'meta':
-        await this.view.writeMeta(cmd.name, cmd.value)
+        await this.view.writeMeta(cmd.name, cmd.value, cmd.ifRevision === undefined ? undefined : { ifRevision: cmd.ifRevision })
         return undefined
       case 'alarm':
         await this.view.setAlarm(cmd.kind, cmd.active)

@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto'
 import type { JetStreamManager, KV, NatsConnection, Subscription } from 'nats'
 import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
 import { KvlogError } from '../errors.js'
+import type { MetaCondition } from '../meta-condition.js'
 import type { LevelLog, ReplicatedResult } from '../level/level-log.js'
 import { checkLeaseId } from '../level/leases.js'
 import type {
@@ -565,8 +566,9 @@ export class JetStreamLog implements Log {
     return this.view.readMeta(name)
   }
 
-  async writeMeta(name: string, value: unknown): Promise<void> {
-    await this.submit({ type: 'meta', name, value })
+  /** A condition is checked by each member as it applies the command (LevelLog.writeMeta), in log order. */
+  async writeMeta(name: string, value: unknown, condition?: MetaCondition): Promise<void> {
+    await this.submit({ type: 'meta', name, value, ...(condition === undefined ? {} : { ifRevision: condition.ifRevision }) })
   }
 
   /** Every member's copy applies each meta command (applier.ts), so changes made elsewhere arrive here too. */

@@ -18,7 +18,7 @@ export type { ReplicatedWrite } from '../level/level-log.js'
 /** Idempotent commands, each alone in its message. */
 export type SoloCommand =
   | { type: 'compact'; revision: number }
-  | { type: 'meta'; name: string; value: unknown }
+  | { type: 'meta'; name: string; value: unknown; ifRevision?: number }
   | { type: 'alarm'; kind: 'NOSPACE'; active: boolean }
   /** Adds a member to the roster whose majority acknowledges writes (durability.ts). */
   | { type: 'join'; name: string }

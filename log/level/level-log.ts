@@ -14,6 +14,7 @@ import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResp
 import { Compactor, compactionBatchSize } from './compaction/compactor.js'
 import { CompactionThread } from './compaction/compact-thread.js'
 import { compacted, futureRevision, KvlogError } from '../errors.js'
+import { checkMetaCondition, type MetaCondition } from '../meta-condition.js'
 import { readHistory } from './history-read.js'
 import { HistView } from './hist-view.js'
 import { LOG_END, LOG_START, logKey, logKeyRevision, metaKey } from './keyspace.js'
@@ -163,6 +164,7 @@ export class LevelLog implements Log {
   /** Leases being revoked for expiry, so a slow revoke is not queued twice. */
   private readonly expiring = new Set<bigint>()
   private readonly metaListeners = new Set<(name: string, value: unknown) => void>()
+  private metaTurn: Promise<void> = Promise.resolve()
 
   private constructor(
     private readonly db: Db,
@@ -608,9 +610,15 @@ export class LevelLog implements Log {
     return this.meta.read(name)
   }
 
-  async writeMeta(name: string, value: unknown): Promise<void> {
+  async writeMeta(name: string, value: unknown, condition?: MetaCondition): Promise<void> {
     this.checkOpen()
-    await this.meta.write(name, value)
+    // Meta writes take turns, so that a condition is checked against the record the write replaces.
+    const write = this.metaTurn.then(async () => {
+      if (condition !== undefined) checkMetaCondition(name, await this.meta.read(name), condition)
+      await this.meta.write(name, value)
+    })
+    this.metaTurn = write.catch(() => undefined)
+    await write
     for (const listener of this.metaListeners) listener(name, value)
   }
 

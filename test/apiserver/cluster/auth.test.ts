@@ -74,6 +74,16 @@ describe('kvlog cluster: auth changes made through one member are enforced by ev
     const r0 = await m0.call('KV', 'Range', { key: b('/app/x') }, tokenMd(root))
     expect(((r0 as { kvs: Array<{ value: Buffer }> }).kvs ?? []).map((kv) => kv.value.toString())).to.deep.equal(['2'])
 
+    // A new password for alice, set through m0, ends the token m1 issued to her (once m1 applied it).
+    expect(await codeOf(auth0('UserChangePassword', { name: 'alice', password: 'newpw' }, tokenMd(root)))).to.equal('ok')
+    await eventually(
+      "m1 refuses alice's old token",
+      async () => (await codeOf(m1.call('KV', 'Put', { key: b('/app/x'), value: b('3') }, tokenMd(alice)))) === 'UNAUTHENTICATED',
+      30_000,
+    )
+    const alice2 = String(((await m1.call('Auth', 'Authenticate', { name: 'alice', password: 'newpw' })) as { token: string }).token)
+    expect(await codeOf(m1.call('KV', 'Put', { key: b('/app/x'), value: b('4') }, tokenMd(alice2)))).to.equal('ok')
+
     // Disabling through m1 reaches m0.
     const root1 = String(((await m1.call('Auth', 'Authenticate', { name: 'root', password: 'rootpw' })) as { token: string }).token)
     expect(await codeOf(m1.call('Auth', 'AuthDisable', {}, tokenMd(root1)))).to.equal('ok')
@@ -83,5 +93,34 @@ describe('kvlog cluster: auth changes made through one member are enforced by ev
       30_000,
     )
     expect(await codeOf(m0.call('KV', 'Put', { key: b('/app/y'), value: b('anon') }))).to.equal('ok')
+  })
+
+  it('auth changes made at the same moment through both members all take effect (none overwrites another)', async () => {
+    const names = (member: string) => Array.from({ length: 12 }, (_, i) => `concurrent-${member}-${i}`)
+    const added = await Promise.all([
+      ...names('m0').map((name) => codeOf(m0.call('Auth', 'RoleAdd', { name }))),
+      ...names('m1').map((name) => codeOf(m1.call('Auth', 'RoleAdd', { name }))),
+    ])
+    expect(
+      added.every((c) => c === 'ok'),
+      added.join(' '),
+    ).to.equal(true)
+    const want = [...names('m0'), ...names('m1')].sort()
+    for (const [member, client] of [
+      ['m0', m0],
+      ['m1', m1],
+    ] as const) {
+      let roles: string[] = []
+      await eventually(
+        `${member} lists every role added through either member`,
+        async () => {
+          const list = (await client.call('Auth', 'RoleList', {})) as { roles?: string[] }
+          roles = (list.roles ?? []).filter((r) => r.startsWith('concurrent-')).sort()
+          return roles.length === want.length
+        },
+        30_000,
+      ).catch(() => undefined)
+      expect(roles).to.deep.equal(want)
+    }
   })
 })

@@ -12,6 +12,7 @@ import { deleteTests } from './delete.js'
 import type { ConformanceLimits, OpenLog } from './helpers.js'
 import { historyTests } from './history.js'
 import { leaseTests } from './leases.js'
+import { metaTests } from './meta.js'
 import { putTests } from './put.js'
 import { rangeTests } from './range.js'
 import { revisionTests } from './revisions.js'
@@ -43,6 +44,7 @@ export function logConformanceSuite(name: string, open: OpenLog, limits: Conform
     concurrencyTests(ctx)
     subscribeTests(ctx)
     statusTests(ctx)
+    metaTests(ctx)
     closeTests(ctx)
   })
 }

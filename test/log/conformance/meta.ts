@@ -1,0 +1,47 @@
+/**
+ * meta records: written and read back, announced to onMeta listeners, and written on condition
+ * (meta-condition.ts): only over the record with the expected `revision` field, else CONFLICT with the
+ * record left as it was; of writes racing from the same revision exactly one wins.
+ */
+import { expect } from 'chai'
+import { expectCode, useLog, type SuiteContext } from './helpers.js'
+
+export function metaTests(ctx: SuiteContext): void {
+  describe('meta records', () => {
+    const h = useLog(ctx)
+
+    it('reads back what was written, tells onMeta listeners, and leaves the revision alone', async () => {
+      const seen: Array<[string, unknown]> = []
+      const off = h.log.onMeta?.((name, value) => seen.push([name, value]))
+      const before = h.log.revision
+      expect(await h.log.readMeta('conformance.m')).to.equal(undefined)
+      await h.log.writeMeta('conformance.m', { revision: 1, a: [1, 2] })
+      expect(await h.log.readMeta('conformance.m')).to.deep.equal({ revision: 1, a: [1, 2] })
+      expect(h.log.revision).to.equal(before)
+      if (off !== undefined) {
+        expect(seen).to.deep.include(['conformance.m', { revision: 1, a: [1, 2] }])
+        off()
+      }
+    })
+
+    it('writes on condition only over the expected revision (a missing record counts as 0), else CONFLICT', async () => {
+      await expectCode(() => h.log.writeMeta('conformance.c', { revision: 2 }, { ifRevision: 1 }), 'CONFLICT', 'absent is 0')
+      expect(await h.log.readMeta('conformance.c')).to.equal(undefined)
+      await h.log.writeMeta('conformance.c', { revision: 1, v: 'a' }, { ifRevision: 0 })
+      await h.log.writeMeta('conformance.c', { revision: 2, v: 'b' }, { ifRevision: 1 })
+      await expectCode(() => h.log.writeMeta('conformance.c', { revision: 2, v: 'stale' }, { ifRevision: 1 }), 'CONFLICT', 'stale')
+      expect(await h.log.readMeta('conformance.c')).to.deep.equal({ revision: 2, v: 'b' })
+    })
+
+    it('of writes racing from the same revision, exactly one is written', async () => {
+      await h.log.writeMeta('conformance.r', { revision: 5 })
+      const outcomes = await Promise.allSettled(
+        ['x', 'y', 'z', 'w'].map((v) => h.log.writeMeta('conformance.r', { revision: 6, v }, { ifRevision: 5 })),
+      )
+      const won = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [['x', 'y', 'z', 'w'][i]] : []))
+      expect(won).to.have.length(1)
+      for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as { code?: string }).code).to.equal('CONFLICT')
+      expect(await h.log.readMeta('conformance.r')).to.deep.equal({ revision: 6, v: won[0] })
+    })
+  })
+}
