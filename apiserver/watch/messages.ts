@@ -32,6 +32,8 @@ function encodeEvents(batch: WatchBatch): string {
       const e = batch.events[i]
       const json = eventToJson(e, e.kv.modRevision, e.prevKv !== undefined)
       json.time = new Date(batch.times[i]).toISOString()
+      const author = batch.authors[i]
+      if (author !== undefined) json.author = author
       events[i] = json
     }
     text = JSON.stringify(events)

@@ -21,7 +21,7 @@
  * prefix and range), ring.ts (the most recent committed entries), types.ts (specs, sinks, handles, stats).
  */
 import { compacted, KvlogError } from '../errors.js'
-import type { Event, LogEntry } from '../types.js'
+import type { Author, Event, LogEntry } from '../types.js'
 import { CatchUp } from './catch-up.js'
 import { Ring } from './ring.js'
 import type { WatchBatch, WatchHandle, WatchHubOptions, WatchHubStats, WatchSink, WatchSource, WatchSpec } from './types.js'
@@ -33,6 +33,7 @@ interface Pending {
   events: Event[]
   revisions: number[]
   times: number[]
+  authors: Array<Author | undefined>
 }
 
 export class WatchHub implements WatcherHost {
@@ -192,17 +193,18 @@ export class WatchHub implements WatcherHost {
           for (const view of group.views.values()) {
             if (event.type === 'PUT' ? view.noPut : view.noDelete) continue
             let p = pending.get(view)
-            if (p === undefined) pending.set(view, (p = { events: [], revisions: [], times: [] }))
+            if (p === undefined) pending.set(view, (p = { events: [], revisions: [], times: [], authors: [] }))
             p.events.push(view.prevKv ? event : (bare ??= withoutPrevKv(event)))
             p.revisions.push(entry.revision)
             p.times.push(entry.timestamp)
+            p.authors.push(entry.author)
           }
         }
       }
     }
     const after = entries[entries.length - 1].revision + 1
     for (const [view, p] of pending) {
-      const shared: WatchBatch = { events: p.events, revision: p.revisions[p.revisions.length - 1], times: p.times }
+      const shared: WatchBatch = { events: p.events, revision: p.revisions[p.revisions.length - 1], times: p.times, authors: p.authors }
       // Live iteration: a watcher removed by a sink call is skipped; one added (by a re-entrant watch())
       // starts after this batch and the revision check below gives it nothing.
       for (const w of view.members) {
@@ -328,5 +330,10 @@ function tail(p: Pending, from: number): WatchBatch | undefined {
   let i = 0
   while (i < p.revisions.length && p.revisions[i] < from) i++
   if (i === p.revisions.length) return undefined
-  return { events: p.events.slice(i), revision: p.revisions[p.revisions.length - 1], times: p.times.slice(i) }
+  return {
+    events: p.events.slice(i),
+    revision: p.revisions[p.revisions.length - 1],
+    times: p.times.slice(i),
+    authors: p.authors.slice(i),
+  }
 }

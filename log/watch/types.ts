@@ -15,7 +15,7 @@
  */
 import type { Log } from '../backend.js'
 import type { KvlogError } from '../errors.js'
-import type { BytesLike, Event } from '../types.js'
+import type { Author, BytesLike, Event } from '../types.js'
 
 export interface WatchFilters {
   /** Leave out PUT events. */
@@ -46,6 +46,8 @@ export interface WatchBatch {
   revision: number
   /** Commit time of each event (ms since the epoch), parallel to `events`. */
   times: readonly number[]
+  /** Who wrote each event's revision (LogEntry.author; undefined for the store's own writes), parallel to `events`. */
+  authors: readonly (Author | undefined)[]
 }
 
 /**

@@ -18,8 +18,8 @@
 import { invalid } from '../errors.js'
 import { inBounds, toBytes, type Bounds } from '../keys.js'
 import { checkRevision, normalizeBounds } from '../validate.js'
-import type { Event, LogEntry } from '../types.js'
-import type { WatchHandle, WatchSink, WatchSpec } from './types.js'
+import type { Author, Event, LogEntry } from '../types.js'
+import type { WatchBatch, WatchHandle, WatchSink, WatchSpec } from './types.js'
 import { classify, type WatchView } from './watcher-index.js'
 
 export type WatcherState = 'unsynced' | 'synced' | 'paused' | 'canceled'
@@ -151,9 +151,10 @@ export class Watcher implements WatchHandle {
    * The events of `entries` with revision >= `from` that the watcher wants, shaped by its prevKv option,
    * and the revision of the last of them (0 when there are none).
    */
-  select(entries: Iterable<LogEntry>, from: number): { events: Event[]; revision: number; times: number[] } {
+  select(entries: Iterable<LogEntry>, from: number): WatchBatch {
     const events: Event[] = []
     const times: number[] = []
+    const authors: Array<Author | undefined> = []
     let revision = 0
     for (const entry of entries) {
       if (entry.revision < from) continue
@@ -161,9 +162,10 @@ export class Watcher implements WatchHandle {
         if (!this.wants(event)) continue
         events.push(this.spec.prevKv ? event : withoutPrevKv(event))
         times.push(entry.timestamp)
+        authors.push(entry.author)
         revision = entry.revision
       }
     }
-    return { events, revision, times }
+    return { events, revision, times, authors }
   }
 }

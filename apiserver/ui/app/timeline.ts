@@ -6,7 +6,7 @@
  */
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import type uPlot from 'uplot'
-import { api, text, type HistoryEvent, type Status } from './api.js'
+import { api, authorText, text, type HistoryEvent, type Status } from './api.js'
 import { Chart } from './chart.js'
 import { fmtTime, html, Problem, RevisionPicker, useAsync } from './common.js'
 import { href, revParam, type Route } from './route.js'
@@ -151,7 +151,7 @@ export function TimelineView({
       <h2>Latest writes <span class="live">(live)</span></h2>
       <ul class="plain" data-testid="recent">
         ${recent.length === 0 ? html`<li class="muted">Waiting for writes…</li>` : ''}
-        ${recent.map((e) => html`<li><a href=${href('revision', { rev: e.revision })}>${e.revision}</a> ${e.type} <a href=${href('key', { key: text(e.kv, 'key') })}>${text(e.kv, 'key')}</a> <span class="muted">${fmtTime(e.time)}</span></li>`)}
+        ${recent.map((e) => html`<li><a href=${href('revision', { rev: e.revision })}>${e.revision}</a> ${e.type} <a href=${href('key', { key: text(e.kv, 'key') })}>${text(e.kv, 'key')}</a> <span class="muted">${fmtTime(e.time)}</span>${authorText(e) ? html` <span class="muted" data-testid="recent-who">by ${authorText(e)}</span>` : ''}</li>`)}
       </ul>
     </section>
   </div>`

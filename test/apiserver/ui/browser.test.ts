@@ -2,7 +2,7 @@
  * The history browser at /ui in a real headless Chromium (Debian's /usr/bin/chromium, driven by
  * playwright-core, which downloads no browser) against a real `kvlog serve`: the views render, the tree
  * navigates, an old revision shows the old value, a key's history shows its diffs and who wrote each
- * version (door and user; the store itself for a lease expiry), a live write appears
+ * version (door and user; the store itself for a lease expiry), a live write appears (with its author)
  * within a second, a compacted revision says so, a shared URL reopens the same view, the keyboard works,
  * a phone-width page does not overflow, and no view logs a console error. Screenshots go to
  * <tmpdir>/kvlog-ui-screenshots.
@@ -162,6 +162,9 @@ describe('history browser /ui (real Chromium)', function () {
     await kv.put('/live/now', 'hello')
     await page.getByTestId('recent').locator('a', { hasText: '/live/now' }).waitFor({ timeout: 1000 })
     expect(Date.now() - started).to.be.below(1000)
+    // Who wrote it, as the history shows it: the watch event carries its author.
+    const row = page.getByTestId('recent').locator('li', { hasText: '/live/now' })
+    expect(await row.getByTestId('recent-who').textContent()).to.equal('by anonymous via http')
   })
 
   it('a compacted revision says the history was compacted and from which revision it is available', async () => {
