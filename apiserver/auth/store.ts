@@ -20,7 +20,7 @@ import * as S from './state.js'
 import { SimpleTokens, type TokenProvider } from './tokens.js'
 
 const META = 'auth'
-/** Tries of one change against changes made at the same moment through other members. */
+/** Attempts at one change while changes made at the same moment through other members come first. */
 const MAX_CHANGE_ATTEMPTS = 10
 
 export interface AuthOptions {

@@ -6,6 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { percentile } from '../lib/report.js'
 import type { LoadResult, PutsCommand, RangesCommand, WatchCommand, WatchReport } from './load-worker.js'
+import { cpuSecondsOf } from './systems.js'
 
 const WORKER = fileURLToPath(new URL('./load-worker.js', import.meta.url))
 
@@ -142,6 +143,12 @@ export class WatchGenerators {
 
   report(latencies = false): Promise<WatchReport[]> {
     return Promise.all(this.workers.map((w) => ask<WatchReport>(w, { cmd: 'report', latencies }, 'report')))
+  }
+
+  /** CPU seconds the generator processes have used so far (decoding what the server sends is most of it). */
+  async cpuSeconds(): Promise<number> {
+    const each = await Promise.all(this.workers.map((w) => cpuSecondsOf(w.pid!)))
+    return each.reduce((a, b) => a + b, 0)
   }
 
   stop(): void {

@@ -67,7 +67,7 @@ export function checkEtcdInstalled(): string {
  * CPU seconds (user + system) a process has used, from /proc/<pid>/stat (clock ticks, USER_HZ = 100), or
  * its main thread alone from /proc/<pid>/task/<pid>/stat.
  */
-async function cpuSecondsOf(pid: number, mainThread = false): Promise<number> {
+export async function cpuSecondsOf(pid: number, mainThread = false): Promise<number> {
   const stat = await readFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) / 100

@@ -74,16 +74,22 @@ async function measure(
 }
 
 /** The writer: `rate` revisions/s, or closed-loop (as fast as the system accepts) when rate is undefined. */
-function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: string, rate: number | undefined = scale.watchRate) {
+/**
+ * The writer's pace: revisions/s, or 'saturation' for a closed-loop writer (as fast as the system accepts).
+ * A string, not `undefined`: an explicit undefined argument would take the parameter's default.
+ */
+type WriterRate = number | 'saturation'
+
+function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: string, rate: WriterRate = scale.watchRate) {
   return () =>
     runLoad(
       {
         cmd,
         target,
-        clients: rate === undefined ? scale.saturationClients : 64,
+        clients: rate === 'saturation' ? scale.saturationClients : 64,
         connections: 4,
         durationMs: scale.watchSeconds * 1000,
-        rate,
+        rate: rate === 'saturation' ? undefined : rate,
         keyPrefix: prefix,
         keys: 100,
         valueBytes: 0,
@@ -94,13 +100,13 @@ function paced(target: string, cmd: 'puts' | 'http-puts', scale: Scale, prefix: 
 }
 
 /**
- * gRPC watch fan-out with the writer at `rate` revisions/s (undefined: at saturation). A comma-separated
+ * gRPC watch fan-out with the writer at `rate` revisions/s ('saturation': closed-loop). A comma-separated
  * `system.grpc` spreads the streams and the writer's connections over members.
  */
 export async function grpcFanOut(
   system: Pick<System, 'grpc'> & Partial<Pick<System, 'cpuSeconds'>>,
   scale: Scale,
-  rate: number | undefined = scale.watchRate,
+  rate: WriterRate = scale.watchRate,
 ): Promise<FanOut> {
   const prefix = '/bench/watch/'
   const g = WatchGenerators.fork(2)
@@ -163,7 +169,18 @@ async function nativeFanOut(system: System, scale: Scale): Promise<FanOut> {
   }
 }
 
-async function resume(system: System, scale: Scale): Promise<number> {
+interface Resumed {
+  ms: number
+  /** CPU seconds of the server, and of the watch clients, from the watches' creation until they have everything. */
+  serverCpu: number
+  clientCpu: number
+}
+
+/**
+ * Workload 5. The CPU figures show where the time goes: the watch clients (grpc-js and protobufjs decoding
+ * every event, the same code for both systems) share the two cores with the server.
+ */
+async function resume(system: System, scale: Scale): Promise<Resumed> {
   const prefix = '/bench/resume/'
   const client = connect(system.grpc)
   const from = await put(client, `${prefix}first`, Buffer.alloc(256, 'v'))
@@ -184,6 +201,7 @@ async function resume(system: System, scale: Scale): Promise<number> {
   )
   const g = WatchGenerators.fork(2)
   try {
+    const [server0, client0] = [await system.cpuSeconds(), await g.cpuSeconds()]
     const t0 = now()
     await g.watch({
       cmd: 'watch',
@@ -196,7 +214,10 @@ async function resume(system: System, scale: Scale): Promise<number> {
     })
     for (;;) {
       const r = await g.report()
-      if (r.every((x) => x.doneAt !== undefined)) return Math.max(...r.map((x) => x.doneAt!)) - t0
+      if (r.every((x) => x.doneAt !== undefined)) {
+        const ms = Math.max(...r.map((x) => x.doneAt!)) - t0
+        return { ms, serverCpu: (await system.cpuSeconds()) - server0, clientCpu: (await g.cpuSeconds()) - client0 }
+      }
       if (now() - t0 > 300_000) throw new Error(`${system.name}: resume did not finish in 300 s`)
       await new Promise((res) => setTimeout(res, 20))
     }
@@ -207,7 +228,7 @@ async function resume(system: System, scale: Scale): Promise<number> {
 
 /** Watch fan-out with the writer as fast as each system accepts: deliveries/s and p99, medians of rounds. */
 async function saturated(pair: Pair, scale: Scale): Promise<Figure[]> {
-  const runs = await rounds(pair, scale, (s) => grpcFanOut(s, scale, undefined))
+  const runs = await rounds(pair, scale, (s) => grpcFanOut(s, scale, 'saturation'))
   const m = (side: 'kvlog' | 'etcd', f: (x: FanOut) => number) => median(runs[side].map(f))
   const w = `${scale.watchers}w`
   return [
@@ -265,10 +286,11 @@ export async function watch(pair: Pair, scale: Scale): Promise<Figure[]> {
     { name: `native-ws-watch-${w}-p99-ms`, kvlog: native.p99, etcd: fan.etcd.p99, unit: 'ms', higherIsBetter: false, note: nativeNote },
     {
       name: `watch-resume-${scale.resumeWatchers}w-${scale.resumeRevisions}-behind-ms`,
-      kvlog: resumed.kvlog,
-      etcd: resumed.etcd,
+      kvlog: resumed.kvlog.ms,
+      etcd: resumed.etcd.ms,
       unit: 'ms',
       higherIsBetter: false,
+      note: `CPU s server ${resumed.kvlog.serverCpu.toFixed(2)} / ${resumed.etcd.serverCpu.toFixed(2)}, watch clients ${resumed.kvlog.clientCpu.toFixed(2)} / ${resumed.etcd.clientCpu.toFixed(2)}`,
     },
     ...atSaturation,
   ]
