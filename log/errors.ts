@@ -30,7 +30,8 @@ export const ERROR_CODES = {
   TOO_MANY_WATCHERS: 'The connection already has maxWatchersPerConnection watches.',
   UNAVAILABLE: 'The server cannot serve the request right now; retry later.',
   ALREADY_EXISTS: 'The object to create already exists (resource API).',
-  CONFLICT: 'A precondition (resourceVersion or uid) does not hold: the object was modified or replaced meanwhile. Reread and retry.',
+  CONFLICT:
+    'A precondition does not hold: the object was modified or replaced meanwhile (a resourceVersion or uid; an auth change made at the same moment through another cluster member). Reread and retry.',
   INVALID_OBJECT: 'The object fails validation: a bad name, label, annotation or field (resource API; details.causes lists the fields).',
   METHOD_NOT_ALLOWED: 'The resource does not support this method on this path (resource API).',
   FORBIDDEN:

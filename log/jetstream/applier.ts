@@ -149,7 +149,11 @@ export class Applier {
     this.messages = undefined
     await this.applying
     void old?.close().catch(() => undefined)
-    await within(this.consume(generation), CONSUMER_OP_TIMEOUT_MS, 'making the log consumer again')
+    await within(
+      this.consume(generation),
+      CONSUMER_OP_TIMEOUT_MS,
+      () => new Error(`making the log consumer again took over ${CONSUMER_OP_TIMEOUT_MS} ms`),
+    )
   }
 
   /** No progress since the last check while the stream holds more: make the consumer again. */
@@ -322,20 +326,12 @@ export class Applier {
    * unknown) if that takes too long.
    */
   async result<T>(rid: string, outcome: Promise<Outcome>, timeoutMs: number): Promise<{ value: T; seq: number }> {
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.forget(rid)
-        reject(new KvlogError('UNAVAILABLE', `the write was sent but not seen in the log within ${timeoutMs} ms; its outcome is unknown`))
-      }, timeoutMs)
+    const o = await within(outcome, timeoutMs, () => {
+      this.forget(rid)
+      return new KvlogError('UNAVAILABLE', `the write was sent but not seen in the log within ${timeoutMs} ms; its outcome is unknown`)
     })
-    try {
-      const o = await Promise.race([outcome, timeout])
-      if (o.status === 'rejected') throw o.reason
-      return { value: o.value as T, seq: o.seq ?? this.applied }
-    } finally {
-      clearTimeout(timer)
-    }
+    if (o.status === 'rejected') throw o.reason
+    return { value: o.value as T, seq: o.seq ?? this.applied }
   }
 
   /** Resolves once this member has applied `seq`; UNAVAILABLE after `timeoutMs`. */
@@ -379,7 +375,9 @@ export class Applier {
     clearInterval(this.watchdog)
     // The loop ends after the message it is applying; the consumer may not answer if its server is gone.
     await this.applying
-    await within(this.messages?.close() ?? Promise.resolve(), CONSUMER_OP_TIMEOUT_MS, 'closing the log consumer').catch(() => undefined)
+    await within(this.messages?.close() ?? Promise.resolve(), CONSUMER_OP_TIMEOUT_MS, () => new Error('closing the log consumer')).catch(
+      () => undefined,
+    )
     for (const [rid, waiter] of this.waiters) {
       this.waiters.delete(rid)
       waiter({ status: 'rejected', reason: new KvlogError('CLOSED', 'the store is closed') })
@@ -397,12 +395,12 @@ export function genesisHash(view: Pick<LevelLog, 'revision' | 'compactRevision'>
   return view.revision <= 1 && view.compactRevision === 0 ? '' : `seed.${view.revision}.${view.compactRevision}`
 }
 
-/** `p`, or a rejection naming `what` if it has not settled within `ms` (p goes on; its outcome is dropped). */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** `p`, or a rejection with `late()` if it has not settled within `ms` (p goes on; its outcome is dropped). */
+function within<T>(p: Promise<T>, ms: number, late: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms)
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms)
   })
   p.catch(() => undefined)
-  return Promise.race([p, late]).finally(() => clearTimeout(timer))
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer))
 }
