@@ -716,7 +716,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 'kvlog',
     values: GRPC_SERVERS,
     description:
-      "What serves the etcd client port: 'kvlog' (gRPC on node:http2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
+      "What serves the etcd client port: 'kvlog' (gRPC on kvlog's own HTTP/2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
     flag: '--grpc-server',
     env: 'KVLOG_GRPC_SERVER',
   },

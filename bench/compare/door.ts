@@ -3,7 +3,7 @@
  *   [--baseline DIR]
  *
  * What serves the etcd client port, side by side in one run: kvlog with `--grpc-server kvlog` (its own
- * gRPC on node:http2, the gateway on the same port), kvlog with `--grpc-server grpc-js`, and etcd 3.4 as
+ * gRPC on its own HTTP/2, the gateway on the same port), kvlog with `--grpc-server grpc-js`, and etcd 3.4 as
  * the reference. The same durable put load as bench:compare's puts workload (256-byte values over 10,000
  * keys, closed loop, load-worker.ts) at each client count; each round runs the three servers in a
  * rotated order. Reports puts/s, p50/p99 latency and the server's CPU per put (user + system time of
@@ -55,7 +55,7 @@ async function measure(system: System, clients: number): Promise<Sample> {
 async function main(): Promise<void> {
   const etcdVersion = checkEtcdInstalled()
   const systems: Array<[string, System]> = []
-  if (servers.includes('kvlog')) systems.push(['kvlog (own gRPC on node:http2)', await startKvlog(['--grpc-server', 'kvlog'])])
+  if (servers.includes('kvlog')) systems.push(['kvlog (own gRPC and HTTP/2)', await startKvlog(['--grpc-server', 'kvlog'])])
   if (servers.includes('grpc-js')) systems.push(['kvlog (grpc-js)', await startKvlog(['--grpc-server', 'grpc-js'])])
   const baseline = args.flags.get('baseline')
   if (baseline !== undefined) {

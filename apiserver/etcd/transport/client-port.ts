@@ -9,21 +9,22 @@
  * The split is made on the connection's first bytes (a client speaking HTTP/2 sends the 24-byte preface
  * first, with or without TLS), so cleartext HTTP/1.1 and HTTP/2 with prior knowledge both work.
  *
- * Keepalive: every session is pinged each `keepaliveIntervalMs`; one that does not answer within
- * `keepaliveTimeoutMs` is dropped (etcd's --grpc-keepalive-interval/-timeout). Node answers the
- * client's pings itself.
- * Shutdown: close() stops accepting, sends GOAWAY on every session (open streams may finish) and closes
- * idle HTTP/1.1 connections; whatever is still open after the grace period is cut.
+ * HTTP/2 is kvlog's own (h2/connection.ts), on the socket itself. Keepalive: every connection is pinged
+ * each `keepaliveIntervalMs`; one that does not answer within `keepaliveTimeoutMs` is dropped (etcd's
+ * --grpc-keepalive-interval/-timeout).
+ * Shutdown: close() stops accepting, sends GOAWAY on every HTTP/2 connection (open streams may finish) and
+ * closes idle HTTP/1.1 connections; whatever is still open after the grace period is cut.
  */
 import { createServer as createHttp1Server, type IncomingMessage, type ServerResponse } from 'node:http'
-import { createServer as createHttp2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2'
+import type { IncomingHttpHeaders } from 'node:http2'
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net'
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls'
 import { secureContextOptions, type TlsFiles } from '../../tls.js'
 import { isGrpcRequest } from './grpc-call.js'
 import { h1Exchange, h2Exchange, type Exchange } from './exchange.js'
-
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')
+import { H2Connection } from './h2/connection.js'
+import { CLIENT_PREFACE as PREFACE } from './h2/frames.js'
+import type { H2Stream } from './h2/stream.js'
 const HEADERS_TIMEOUT_MS = 10_000
 
 export interface ClientPortOptions {
@@ -32,7 +33,7 @@ export interface ClientPortOptions {
   tls: TlsFiles | undefined
   keepaliveIntervalMs: number
   keepaliveTimeoutMs: number
-  grpc(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void
+  grpc(stream: H2Stream, headers: IncomingHttpHeaders): void
   /** Every request that is not gRPC (HTTP/1.1, or HTTP/2 with another content type). */
   http(exchange: Exchange): void
 }
@@ -47,28 +48,20 @@ export interface ClientPort {
 }
 
 export async function listenClientPort(options: ClientPortOptions): Promise<ClientPort> {
-  const sessions = new Set<Http2Session>()
+  const sessions = new Set<H2Connection>()
   const sockets = new Set<Socket>()
-  const h2 = createHttp2Server({
-    // Node's default (10 MB per session) refuses new streams under a burst of watch traffic.
-    maxSessionMemory: 256,
-    settings: { maxConcurrentStreams: 2 ** 31 - 1 },
-  })
-  h2.on('session', (session: Http2Session) => {
-    sessions.add(session)
-    const stopKeepalive = keepalive(session, options.keepaliveIntervalMs, options.keepaliveTimeoutMs)
-    session.on('close', () => {
-      sessions.delete(session)
-      stopKeepalive()
+  const startH2 = (socket: Socket) => {
+    const session = new H2Connection(socket, {
+      keepaliveIntervalMs: options.keepaliveIntervalMs,
+      keepaliveTimeoutMs: options.keepaliveTimeoutMs,
+      onStream: (stream, headers) => {
+        if (isGrpcRequest(headers)) options.grpc(stream, headers)
+        else options.http(h2Exchange(stream, headers))
+      },
     })
-    session.on('error', () => undefined)
-  })
-  h2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-    stream.on('error', () => undefined)
-    if (isGrpcRequest(headers)) options.grpc(stream, headers)
-    else options.http(h2Exchange(stream, headers))
-  })
-  h2.on('sessionError', () => undefined)
+    sessions.add(session)
+    session.onClose(() => sessions.delete(session))
+  }
   // A slow client may not hold a connection open forever: headers within 10 s, the whole request within
   // 30 s (the gateway answers a body that is not complete after 10 s itself), checked every second.
   const h1 = createHttp1Server(
@@ -107,7 +100,8 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
       socket.pause()
       socket.unshift(seen)
       if (prefix) {
-        h2.emit('connection', socket)
+        startH2(socket)
+        socket.resume()
       } else {
         arm(socket)
         socket.on('close', () => disarm(socket))
@@ -139,7 +133,7 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
       new Promise<void>((resolve) => {
         server.close()
         h1.close() // stops its timeout checks
-        for (const s of sessions) s.close()
+        for (const s of sessions) s.goAway()
         h1.closeIdleConnections()
         const done = () => {
           if (sessions.size === 0 && sockets.size === 0) {
@@ -165,30 +159,5 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
       ;(server as TlsServer).setSecureContext(secureContextOptions(files)) // ALPN stays the server's
       return true
     },
-  }
-}
-
-/** Pings the session every intervalMs; destroys it when a ping is not answered within timeoutMs. */
-function keepalive(session: Http2Session, intervalMs: number, timeoutMs: number): () => void {
-  if (intervalMs <= 0) return () => undefined
-  let waiting: NodeJS.Timeout | undefined
-  const timer = setInterval(() => {
-    if (waiting !== undefined || session.destroyed) return
-    waiting = setTimeout(() => session.destroy(), timeoutMs)
-    waiting.unref()
-    const sent = session.ping((err) => {
-      clearTimeout(waiting)
-      waiting = undefined
-      if (err && !session.destroyed) session.destroy()
-    })
-    if (!sent) {
-      clearTimeout(waiting)
-      waiting = undefined
-    }
-  }, intervalMs)
-  timer.unref()
-  return () => {
-    clearInterval(timer)
-    if (waiting !== undefined) clearTimeout(waiting)
   }
 }

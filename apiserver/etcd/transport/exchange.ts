@@ -3,8 +3,9 @@
  * HTTP/2 stream that is not gRPC: what the JSON gateway is written against.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2'
-import type { Readable } from 'node:stream'
+import type { IncomingHttpHeaders } from 'node:http2'
+import { Readable } from 'node:stream'
+import type { H2Stream } from './h2/stream.js'
 
 export interface Exchange {
   method: string
@@ -48,27 +49,44 @@ export function h1Exchange(req: IncomingMessage, res: ServerResponse): Exchange 
   }
 }
 
-export function h2Exchange(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Exchange {
-  let closed = false
-  stream.on('close', () => (closed = true))
+export function h2Exchange(stream: H2Stream, headers: IncomingHttpHeaders): Exchange {
+  // The body as a Readable, fed as DATA arrives (HTTP/2's flow control has already bounded it).
+  const body = new Readable({ read: () => undefined })
+  stream.on('data', (chunk: Buffer) => body.push(chunk))
+  stream.on('end', () => body.push(null))
+  stream.on('close', () => {
+    if (!stream.remoteEnded) body.destroy()
+  })
+  const text = (chunk: string | Buffer) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+  // As HTTP/1.1's response does, a body written before any headers goes out under status 200.
+  const headersFirst = () => {
+    if (!stream.headersSent) stream.respond([[':status', '200']])
+  }
   return {
     method: String(headers[':method'] ?? 'GET'),
     url: String(headers[':path'] ?? '/'),
     headers,
-    body: stream,
+    body,
     respond: (status, h) => {
       // HTTP/2 has no connection header (the stream ends, not the connection).
-      const { connection: _connection, ...rest } = h
-      if (!stream.headersSent && !closed) stream.respond({ ':status': status, ...rest })
+      const fields: Array<[string, string]> = [[':status', String(status)]]
+      for (const [name, value] of Object.entries(h)) if (name.toLowerCase() !== 'connection') fields.push([name, value])
+      stream.respond(fields)
     },
-    write: (chunk) => (closed ? false : stream.write(chunk)),
+    write: (chunk) => {
+      headersFirst()
+      return stream.write(text(chunk))
+    },
     end: (chunk) => {
-      if (!closed) stream.end(chunk)
+      if (!stream.writable) return
+      headersFirst()
+      if (chunk !== undefined && chunk.length > 0) stream.write(text(chunk))
+      stream.end()
     },
     onDrain: (fn) => stream.once('drain', fn),
     onClose: (fn) => stream.once('close', fn),
     get closed() {
-      return closed || stream.writableEnded
+      return !stream.writable
     },
   }
 }

@@ -17,12 +17,14 @@
  * cancels, is not a failure) is reported once to `onFailed`, for the server's log.
  */
 import { EventEmitter } from 'node:events'
-import { constants, type Http2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2'
+import type { IncomingHttpHeaders } from 'node:http2'
 import type * as protobuf from 'protobufjs'
 import { decode, encode, type Message } from '../proto.js'
 import { statusOf } from '../errors.js'
 import { headerMetadata, socketAuthContext, type AuthContextLike, type MetadataLike } from '../caller.js'
 import { STATUS, percentEncode } from './grpc-status.js'
+import { encodeHeaders } from './h2/hpack.js'
+import type { H2Stream } from './h2/stream.js'
 
 export interface MethodInfo {
   request: protobuf.Type
@@ -31,11 +33,14 @@ export interface MethodInfo {
   responseStream: boolean
 }
 
-const RESPONSE_HEADERS: OutgoingHttpHeaders = {
-  [constants.HTTP2_HEADER_STATUS]: 200,
-  [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto',
-  'grpc-accept-encoding': 'identity',
-}
+const RESPONSE_FIELDS: ReadonlyArray<readonly [string, string]> = [
+  [':status', '200'],
+  ['content-type', 'application/grpc+proto'],
+  ['grpc-accept-encoding', 'identity'],
+]
+/** The headers of every answer, and the trailers of every OK answer: the same bytes each time. */
+const RESPONSE_HEADERS = encodeHeaders(RESPONSE_FIELDS)
+const OK_TRAILERS = encodeHeaders([['grpc-status', '0']])
 
 /** grpc-timeout: digits and a unit (H, M, S, m, u, n); undefined if absent or malformed. */
 export function parseTimeout(value: string | string[] | undefined): number | undefined {
@@ -78,7 +83,7 @@ export class GrpcCall extends EventEmitter {
   private readonly path: string
 
   constructor(
-    private readonly stream: ServerHttp2Stream,
+    private readonly stream: H2Stream,
     readonly method: MethodInfo,
     private readonly maxReceiveBytes: number,
     timeoutMs: number | undefined,
@@ -96,7 +101,6 @@ export class GrpcCall extends EventEmitter {
       this.emit('end')
     })
     stream.on('drain', () => this.emit('drain'))
-    stream.on('error', () => undefined) // a reset stream surfaces as 'close' below
     stream.on('close', () => {
       if (this.deadline) clearTimeout(this.deadline)
       if (!this.finished) {
@@ -121,7 +125,7 @@ export class GrpcCall extends EventEmitter {
 
   /** The connection's verified client certificate, as grpc-js offers it. */
   getAuthContext(): AuthContextLike {
-    return socketAuthContext(this.stream.session?.socket)
+    return socketAuthContext(this.stream.socket)
   }
 
   /** Sends one message (a plain object for the method's response type, or bytes already encoded). */
@@ -132,7 +136,7 @@ export class GrpcCall extends EventEmitter {
     }
     const body = Buffer.isBuffer(message) ? message : encode(this.method.response, message)
     this.sendHeaders()
-    return this.stream.write(frame(body), written)
+    return this.stream.write(Buffer.concat([lengthPrefix(body.length), body]), written)
   }
 
   /** Ends the call with OK. */
@@ -155,11 +159,7 @@ export class GrpcCall extends EventEmitter {
     this.headersSent = true
     this.finished = true
     if (this.deadline) clearTimeout(this.deadline)
-    const stream = this.stream
-    if (stream.destroyed || stream.closed) return
-    stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
-    stream.once('wantTrailers', () => sendTrailers(stream, { 'grpc-status': '0' }))
-    stream.end(frame(body))
+    this.stream.unary(RESPONSE_HEADERS, lengthPrefix(body.length), body, OK_TRAILERS)
   }
 
   fail(code: number, message: string, kvlog?: string): void {
@@ -169,7 +169,7 @@ export class GrpcCall extends EventEmitter {
   private sendHeaders(): void {
     if (this.headersSent) return
     this.headersSent = true
-    this.stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
+    this.stream.respond(RESPONSE_HEADERS)
   }
 
   private finish(code: number, message: string, kvlog?: string): void {
@@ -178,25 +178,22 @@ export class GrpcCall extends EventEmitter {
     if (this.deadline) clearTimeout(this.deadline)
     if (code !== STATUS.OK && code !== STATUS.CANCELLED) this.reportFailure(code, message, kvlog)
     const stream = this.stream
-    if (stream.destroyed || stream.closed) return
-    const trailers: OutgoingHttpHeaders = { 'grpc-status': String(code) }
-    if (message !== '') trailers['grpc-message'] = percentEncode(message)
-    if (kvlog !== undefined) trailers['kvlog-code'] = kvlog
+    if (!stream.writable) return
+    const trailers: Array<readonly [string, string]> = [['grpc-status', String(code)]]
+    if (message !== '') trailers.push(['grpc-message', percentEncode(message)])
+    if (kvlog !== undefined) trailers.push(['kvlog-code', kvlog])
     if (!this.headersSent) {
       // Trailers-only: the status rides in the one HEADERS frame.
       this.headersSent = true
-      stream.respond({ ...RESPONSE_HEADERS, ...trailers }, { endStream: true })
-      closeReadSide(stream)
+      stream.respond([...RESPONSE_FIELDS, ...trailers], true)
       return
     }
-    stream.once('wantTrailers', () => sendTrailers(stream, trailers))
-    stream.end()
-    closeReadSide(stream)
+    stream.end(encodeHeaders(trailers))
   }
 
   private reportFailure(code: number, message: string, kvlog: string | undefined): void {
     if (this.onFailed === undefined) return
-    const socket = this.stream.session?.socket
+    const socket = this.stream.socket
     const host = socket?.remoteAddress ?? ''
     this.onFailed({
       method: this.path,
@@ -242,29 +239,15 @@ export class GrpcCall extends EventEmitter {
   }
 }
 
-function frame(body: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(5 + body.length)
+/** gRPC's message prefix: not compressed, then the length (4 bytes, big-endian). */
+function lengthPrefix(length: number): Buffer {
+  const out = Buffer.allocUnsafe(5)
   out[0] = 0
-  out.writeUInt32BE(body.length, 1)
-  body.copy(out, 5)
+  out.writeUInt32BE(length, 1)
   return out
 }
 
-function sendTrailers(stream: Http2Stream, trailers: OutgoingHttpHeaders): void {
-  try {
-    stream.sendTrailers(trailers)
-  } catch {
-    // the stream was reset meanwhile
-  }
-}
-
-/** Ignores what the client still sends once the answer is complete (HTTP/2 lets a stream half-close). */
-function closeReadSide(stream: ServerHttp2Stream): void {
-  stream.removeAllListeners('data')
-  stream.resume()
-}
-
 export function isGrpcRequest(headers: IncomingHttpHeaders): boolean {
-  const type = headers[constants.HTTP2_HEADER_CONTENT_TYPE]
+  const type = headers['content-type']
   return typeof type === 'string' && type.startsWith('application/grpc')
 }
