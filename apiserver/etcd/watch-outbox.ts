@@ -55,8 +55,8 @@ export class WatchOutbox {
 
   constructor(
     private readonly options: OutboxOptions,
-    /** Hands a response to the transport; `written` once it is out of its buffer. */
-    private readonly write: (response: Buffer, written: () => void) => void,
+    /** Hands a response (its parts, in order) to the transport; `written` once it is out of its buffer. */
+    private readonly write: (response: Buffer[], written: () => void) => void,
     /** The head (header at `revision` + watch_id) of an events response for `id`. */
     private readonly eventsHead: (id: number, revision: number) => Buffer,
     private readonly drained: () => void,
@@ -139,7 +139,7 @@ export class WatchOutbox {
   }
 
   private send(queued: Queued): void {
-    const response = queued.revision < 0 ? queued.parts[0] : Buffer.concat([this.eventsHead(queued.id!, queued.revision), ...queued.parts])
+    const response = queued.revision < 0 ? queued.parts : [this.eventsHead(queued.id!, queued.revision), ...queued.parts]
     this.inflight++
     this.write(response, () => {
       this.inflight--

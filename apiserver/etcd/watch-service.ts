@@ -35,6 +35,11 @@ const OUTBOX_INFLIGHT = 8
 /** How often a pending progress request checks whether the stream's watches are synced. */
 const PROGRESS_POLL_MS = 10
 
+/** A call that sends a message given as parts (transport/grpc-call.ts). */
+interface PartsWriter {
+  writeParts(parts: readonly Buffer[], written?: () => void): boolean
+}
+
 export function watchService(deps: EtcdDeps): UntypedServiceImplementation {
   return { Watch: (call: ServerDuplexStream<Message, Buffer>) => serveWatch(call, deps) }
 }
@@ -50,9 +55,12 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
       maxBytes: config.grpcMaxQueuedBytes,
       maxResponseBytes: config.maxRequestBytes,
     },
-    (response, written) => {
+    (parts, written) => {
       if (closed || !call.writable) return
-      call.write(response, written)
+      // kvlog's transport writes the parts as they are; grpc-js takes one buffer.
+      const writeParts = (call as Partial<PartsWriter>).writeParts
+      if (writeParts !== undefined) writeParts.call(call, parts, written)
+      else call.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts), written)
     },
     (id, revision) => messages.head(id, revision),
     () => stream.drained(),

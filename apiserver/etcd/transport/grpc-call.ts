@@ -136,7 +136,26 @@ export class GrpcCall extends EventEmitter {
     }
     const body = Buffer.isBuffer(message) ? message : encode(this.method.response, message)
     this.sendHeaders()
-    return this.stream.write(Buffer.concat([lengthPrefix(body.length), body]), written)
+    // Prefix and message as two chunks: a large message (a catch-up's coalesced events) is not copied.
+    this.stream.write(lengthPrefix(body.length))
+    return this.stream.write(body, written)
+  }
+
+  /**
+   * Sends one message given as its parts in order (already encoded), without joining them: the watch
+   * outbox's responses, a head and the events of several batches.
+   */
+  writeParts(parts: readonly Buffer[], written?: (err?: Error | null) => void): boolean {
+    if (!this.writable) {
+      if (written) queueMicrotask(() => written())
+      return false
+    }
+    let length = 0
+    for (const part of parts) length += part.length
+    this.sendHeaders()
+    let ok = this.stream.write(lengthPrefix(length), parts.length === 0 ? written : undefined)
+    parts.forEach((part, i) => (ok = this.stream.write(part, i === parts.length - 1 ? written : undefined)))
+    return ok
   }
 
   /** Ends the call with OK. */

@@ -9,7 +9,7 @@ function harness(options: Partial<OutboxOptions> = {}) {
   const outbox = new WatchOutbox(
     { inflight: 1, maxMessages: 100, maxBytes: 1 << 20, maxResponseBytes: 1 << 20, ...options },
     (response, done) => {
-      written.push(response.toString())
+      written.push(Buffer.concat(response).toString())
       pending.push(done)
     },
     (id, revision) => Buffer.from(`[${id}@${revision}]`),

@@ -66,6 +66,8 @@ export class H2Connection implements StreamOwner {
   private peerInitialWindow = DEFAULT_WINDOW_BYTES
   private readonly streams = new Map<number, H2Stream>()
   private readonly waiting = new Set<H2Stream>()
+  /** Streams written to during this tick: framed just before the tick's output is written. */
+  private readonly written = new Set<H2Stream>()
   private readonly decoder = new HpackDecoder()
   private input: Buffer | undefined
   private prefaceSeen = false
@@ -77,6 +79,8 @@ export class H2Connection implements StreamOwner {
   private receivedUnacked = 0
   private readonly out: Buffer[] = []
   private outBytes = 0
+  /** Write callbacks of the bytes in `out`: they run when the socket has written them. */
+  private afterOut: Array<(err?: Error | null) => void> = []
   private flushQueued = false
   private keepaliveTimer: NodeJS.Timeout | undefined
   private pingTimeout: NodeJS.Timeout | undefined
@@ -117,10 +121,25 @@ export class H2Connection implements StreamOwner {
     if (this.destroyed) return
     this.out.push(bytes)
     this.outBytes += bytes.length
+    this.scheduleFlush()
+  }
+
+  flushSoon(stream: H2Stream): void {
+    if (this.destroyed) return
+    this.written.add(stream)
+    this.scheduleFlush()
+  }
+
+  private scheduleFlush(): void {
     if (!this.flushQueued) {
       this.flushQueued = true
       process.nextTick(() => this.flushOut())
     }
+  }
+
+  afterWrite(fn: (err?: Error | null) => void): void {
+    if (this.destroyed) process.nextTick(fn, new Error('connection closed'))
+    else this.afterOut.push(fn)
   }
 
   waitForRoom(stream: H2Stream): void {
@@ -130,6 +149,7 @@ export class H2Connection implements StreamOwner {
   released(stream: H2Stream): void {
     this.streams.delete(stream.id)
     this.waiting.delete(stream)
+    this.written.delete(stream)
     if (this.closing && this.streams.size === 0) this.endSocket()
   }
 
@@ -355,15 +375,29 @@ export class H2Connection implements StreamOwner {
 
   private flushOut(): void {
     this.flushQueued = false
-    if (this.out.length === 0 || this.destroyed) return
+    if (this.destroyed) return
+    if (this.written.size > 0) {
+      const streams = [...this.written]
+      this.written.clear()
+      for (const stream of streams) if (!this.waiting.has(stream)) stream.flush()
+    }
+    if (this.out.length === 0) return
     const parts = this.out.splice(0)
     const bytes = this.outBytes
     this.outBytes = 0
-    if (parts.length === 1) this.socket.write(parts[0]!)
-    else if (bytes <= JOIN_BYTES) this.socket.write(Buffer.concat(parts, bytes))
+    const callbacks = this.afterOut
+    this.afterOut = []
+    const written =
+      callbacks.length === 0
+        ? undefined
+        : (err?: Error | null) => {
+            for (const fn of callbacks) fn(err)
+          }
+    if (parts.length === 1) this.socket.write(parts[0]!, written)
+    else if (bytes <= JOIN_BYTES) this.socket.write(Buffer.concat(parts, bytes), written)
     else {
       this.socket.cork()
-      for (const p of parts) this.socket.write(p)
+      for (let i = 0; i < parts.length; i++) this.socket.write(parts[i]!, i === parts.length - 1 ? written : undefined)
       this.socket.uncork()
     }
   }
@@ -397,6 +431,8 @@ export class H2Connection implements StreamOwner {
     clearTimeout(this.pingTimeout)
     for (const stream of [...this.streams.values()]) stream.close()
     this.waiting.clear()
+    this.written.clear()
+    for (const fn of this.afterOut.splice(0)) process.nextTick(fn, new Error('connection closed'))
     for (const fn of this.closeListeners.splice(0)) fn()
   }
 

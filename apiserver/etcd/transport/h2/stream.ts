@@ -5,8 +5,9 @@
  * Out: `respond` sends HEADERS; `write` queues DATA, sent as far as the client's windows (this stream's
  * and the connection's) allow and the socket is not backed up; the rest waits for the client's
  * WINDOW_UPDATE or the socket's 'drain'. `write` returns false once more than WRITE_HIGH_WATER bytes wait,
- * and 'drain' follows when they are sent. A write's callback runs once its bytes are framed to the
- * socket (with an error if the stream closes first). `end` (optionally with trailers) ends the stream
+ * and 'drain' follows when they are sent. A write's callback runs once its bytes are written to the
+ * socket (with an error if the stream closes first), so a writer that waits for it (the watch outbox)
+ * gathers what comes meanwhile into its next message. `end` (optionally with trailers) ends the stream
  * after what is queued. `unary` sends headers, one DATA frame and trailers in one socket write when the
  * windows allow: a unary gRPC answer in one `write` instead of three.
  *
@@ -33,8 +34,12 @@ export interface StreamOwner {
   readonly socketBusy: boolean
   /** Queues bytes for the socket; they leave together at the end of the tick. */
   send(bytes: Buffer): void
+  /** Runs `fn` once the bytes queued so far have been written to the socket. */
+  afterWrite(fn: Written): void
   /** Asks to be flushed again when the connection's window grows or the socket drains. */
   waitForRoom(stream: H2Stream): void
+  /** Asks to be flushed at the end of the tick, before the connection writes to the socket. */
+  flushSoon(stream: H2Stream): void
   /** The stream is over: forget it. */
   released(stream: H2Stream): void
 }
@@ -98,7 +103,8 @@ export class H2Stream extends EventEmitter {
     }
     this.queue.push({ bytes, written })
     this.queuedBytes += bytes.length
-    this.flush()
+    // Framed at the end of the tick, so that the writes of one tick share DATA frames.
+    this.owner.flushSoon(this)
     if (this.queuedBytes > WRITE_HIGH_WATER) this.needDrain = true
     return !this.needDrain
   }
@@ -109,7 +115,7 @@ export class H2Stream extends EventEmitter {
     this.localEnded = true
     this.endAfterQueue = true
     this.trailers = trailers
-    this.flush()
+    this.owner.flushSoon(this)
   }
 
   /**
@@ -173,30 +179,42 @@ export class H2Stream extends EventEmitter {
     this.emit('end')
   }
 
-  /** Sends what the windows allow now; called again by the connection when they grow. */
+  /**
+   * Sends what the windows allow now; called again by the connection when they grow. Each DATA frame
+   * takes as many queued chunks as fit (small writes, e.g. a watch response's parts, share a frame), and
+   * chunks go to the socket as they are, not copied.
+   */
   flush(): void {
     const owner = this.owner
     while (this.queue.length > 0) {
-      const chunk = this.queue[0]!
       const room = Math.min(this.sendWindow, owner.sendWindow, owner.peerMaxFrameBytes)
-      if ((room <= 0 && chunk.bytes.length > 0) || owner.socketBusy) {
+      if (owner.socketBusy || (room <= 0 && this.queuedBytes > 0)) {
         owner.waitForRoom(this)
         return
       }
-      const n = Math.min(room, chunk.bytes.length)
-      const piece = chunk.bytes.subarray(0, n)
-      const last = n === chunk.bytes.length
-      const endNow = last && this.queue.length === 1 && this.endAfterQueue && this.trailers === undefined
-      this.sendData(piece, endNow)
-      if (!last) {
-        chunk.bytes = chunk.bytes.subarray(n)
-        this.queuedBytes -= n
-        continue
+      const pieces: Buffer[] = []
+      let size = 0
+      while (this.queue.length > 0 && (size < room || this.queue[0]!.bytes.length === 0)) {
+        const chunk = this.queue[0]!
+        const n = Math.min(room - size, chunk.bytes.length)
+        if (n < chunk.bytes.length) {
+          pieces.push(chunk.bytes.subarray(0, n))
+          chunk.bytes = chunk.bytes.subarray(n)
+          size += n
+          break
+        }
+        pieces.push(chunk.bytes)
+        size += n
+        this.queue.shift()
+        if (chunk.written) owner.afterWrite(chunk.written)
       }
-      this.queue.shift()
-      this.queuedBytes -= n
-      if (chunk.written) process.nextTick(chunk.written)
-      if (endNow) return this.endedLocally()
+      this.queuedBytes -= size
+      const endNow = this.queue.length === 0 && this.endAfterQueue && this.trailers === undefined
+      this.sendData(pieces, size, endNow)
+      if (endNow) {
+        this.endAfterQueue = false
+        return this.endedLocally()
+      }
     }
     if (this.needDrain) {
       this.needDrain = false
@@ -208,7 +226,7 @@ export class H2Stream extends EventEmitter {
         owner.send(headerFrames(this.id, this.trailers, true, owner.peerMaxFrameBytes))
         this.trailers = undefined
       } else {
-        this.sendData(Buffer.alloc(0), true)
+        this.sendData([], 0, true)
       }
       this.endedLocally()
     }
@@ -226,13 +244,14 @@ export class H2Stream extends EventEmitter {
     this.emit('close')
   }
 
-  private sendData(bytes: Buffer, endStream: boolean): void {
-    const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + bytes.length)
-    writeFrameHeader(out, 0, bytes.length, FRAME.DATA, endStream ? FLAG.END_STREAM : 0, this.id)
-    bytes.copy(out, FRAME_HEADER_BYTES)
-    this.sendWindow -= bytes.length
-    this.owner.sendWindow -= bytes.length
-    this.owner.send(out)
+  /** A DATA frame: its header, then the payload's pieces as they are (not copied). */
+  private sendData(pieces: readonly Buffer[], size: number, endStream: boolean): void {
+    const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES)
+    writeFrameHeader(header, 0, size, FRAME.DATA, endStream ? FLAG.END_STREAM : 0, this.id)
+    this.sendWindow -= size
+    this.owner.sendWindow -= size
+    this.owner.send(header)
+    for (const piece of pieces) if (piece.length > 0) this.owner.send(piece)
   }
 
   /**

@@ -23,7 +23,10 @@ interface Harness {
   close(): Promise<void>
 }
 
-/** Serves /echo (the body back, then trailers), /big?bytes=N (N bytes in 16 KiB writes) and /hold (no answer). */
+/**
+ * Serves /echo (the body back, then trailers), /big?bytes=N (N bytes in 16 KiB writes), /parts?n=N (N
+ * writes of 10 bytes, written together) and /hold (no answer).
+ */
 async function serve(keepaliveIntervalMs = 0, keepaliveTimeoutMs = 0): Promise<Harness> {
   const connections: H2Connection[] = []
   const backpressure: Harness['backpressure'] = []
@@ -66,6 +69,11 @@ async function serve(keepaliveIntervalMs = 0, keepaliveTimeoutMs = 0): Promise<H
             stream.end()
           }
           pump()
+        } else if (url.pathname === '/parts') {
+          stream.respond([[':status', '200']])
+          const n = Number(url.searchParams.get('n'))
+          for (let i = 0; i < n; i++) stream.write(Buffer.from(String(i).padStart(10, '.')))
+          stream.end()
         } else {
           held.push(stream)
         }
@@ -114,20 +122,23 @@ function request(
 }
 
 /** Reads frames a raw socket receives until `stop` says so (or the socket closes). */
-function readFrames(socket: Socket, stop: (type: number, payload: Buffer) => boolean): Promise<Array<{ type: number; payload: Buffer }>> {
+function readFrames(
+  socket: Socket,
+  stop: (type: number, payload: Buffer, flags: number) => boolean,
+): Promise<Array<{ type: number; payload: Buffer; flags: number }>> {
   return new Promise((resolve) => {
     let buf = Buffer.alloc(0)
-    const frames: Array<{ type: number; payload: Buffer }> = []
+    const frames: Array<{ type: number; payload: Buffer; flags: number }> = []
     const done = () => resolve(frames)
     socket.on('data', (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk])
       while (buf.length >= 9) {
         const length = buf.readUIntBE(0, 3)
         if (buf.length < 9 + length) break
-        const f = { type: buf[3]!, payload: buf.subarray(9, 9 + length) }
+        const f = { type: buf[3]!, payload: buf.subarray(9, 9 + length), flags: buf[4]! }
         buf = buf.subarray(9 + length)
         frames.push(f)
-        if (stop(f.type, f.payload)) return done()
+        if (stop(f.type, f.payload, f.flags)) return done()
       }
     })
     socket.on('close', done)
@@ -173,6 +184,31 @@ describe('apiserver/etcd/transport/h2: the HTTP/2 connection', function () {
     await once(req, 'end')
     expect(received).to.equal(4_000_000)
     expect(h.backpressure[0]!.drained).to.equal(true)
+  })
+
+  it('small writes of one tick share DATA frames, in order', async () => {
+    const socket = connectTcp(h.port, '127.0.0.1')
+    socket.write(CLIENT_PREFACE)
+    socket.write(frame(FRAME.SETTINGS, 0, 0))
+    socket.write(
+      frame(
+        FRAME.HEADERS,
+        0x4 | 0x1,
+        1,
+        encodeHeaders([
+          [':method', 'GET'],
+          [':path', '/parts?n=1000'],
+          [':scheme', 'http'],
+        ]),
+      ),
+    )
+    const frames = await readFrames(socket, (type, _payload, flags) => type === FRAME.DATA && (flags & 0x1) !== 0)
+    const data = frames.filter((f) => f.type === FRAME.DATA)
+    const body = Buffer.concat(data.map((f) => f.payload)).toString()
+    expect(body).to.equal(Array.from({ length: 1000 }, (_, i) => String(i).padStart(10, '.')).join(''))
+    // 10,000 bytes within the default 65,535-byte windows and 16,384-byte frames: one frame, with END_STREAM.
+    expect(data.length, 'DATA frames').to.equal(1)
+    socket.destroy()
   })
 
   it('answers pings', async () => {
