@@ -98,16 +98,29 @@ class Fields {
   }
 }
 
-/** ResponseHeaders for one member: the constant part is encoded once. */
+/**
+ * ResponseHeaders for one member: the constant fields are encoded once, and the last header is kept for
+ * its revision (a watch fan-out asks for the same revision's header once per watcher). A returned header
+ * is shared: callers copy it into their messages and never change it.
+ */
 export class HeaderEncoder {
-  constructor(
-    private readonly clusterId: bigint,
-    private readonly memberId: bigint,
-    private readonly raftTerm: number,
-  ) {}
+  /** cluster_id and member_id (fields 1 and 2), then raft_term (field 4): revision (3) goes between. */
+  private readonly before: Buffer
+  private readonly after: Buffer
+  private lastRevision = -1
+  private last: Buffer = Buffer.alloc(0)
+
+  constructor(clusterId: bigint, memberId: bigint, raftTerm: number) {
+    this.before = new Fields().varint(1, clusterId).varint(2, memberId).finish()
+    this.after = new Fields().varint(4, raftTerm).finish()
+  }
 
   header(revision: number): Buffer {
-    return new Fields().varint(1, this.clusterId).varint(2, this.memberId).varint(3, revision).varint(4, this.raftTerm).finish()
+    if (revision !== this.lastRevision) {
+      this.last = Buffer.concat([this.before, new Fields().varint(3, revision).finish(), this.after])
+      this.lastRevision = revision
+    }
+    return this.last
   }
 }
 

@@ -121,6 +121,25 @@ function request(
   })
 }
 
+/** A raw client connection that has sent the preface, empty SETTINGS and then `frames`. */
+function rawConnection(port: number, ...frames: Buffer[]): Socket {
+  const socket = connectTcp(port, '127.0.0.1')
+  socket.write(CLIENT_PREFACE)
+  socket.write(frame(FRAME.SETTINGS, 0, 0))
+  for (const f of frames) socket.write(f)
+  return socket
+}
+
+/** A GET on stream 1 (END_HEADERS, and END_STREAM unless `open`). */
+function getFrame(path: string, open = false): Buffer {
+  const block = encodeHeaders([
+    [':method', 'GET'],
+    [':path', path],
+    [':scheme', 'http'],
+  ])
+  return frame(FRAME.HEADERS, 0x4 | (open ? 0 : 0x1), 1, block)
+}
+
 /** Reads frames a raw socket receives until `stop` says so (or the socket closes). */
 function readFrames(
   socket: Socket,
@@ -187,21 +206,7 @@ describe('apiserver/etcd/transport/h2: the HTTP/2 connection', function () {
   })
 
   it('small writes of one tick share DATA frames, in order', async () => {
-    const socket = connectTcp(h.port, '127.0.0.1')
-    socket.write(CLIENT_PREFACE)
-    socket.write(frame(FRAME.SETTINGS, 0, 0))
-    socket.write(
-      frame(
-        FRAME.HEADERS,
-        0x4 | 0x1,
-        1,
-        encodeHeaders([
-          [':method', 'GET'],
-          [':path', '/parts?n=1000'],
-          [':scheme', 'http'],
-        ]),
-      ),
-    )
+    const socket = rawConnection(h.port, getFrame('/parts?n=1000'))
     const frames = await readFrames(socket, (type, _payload, flags) => type === FRAME.DATA && (flags & 0x1) !== 0)
     const data = frames.filter((f) => f.type === FRAME.DATA)
     const body = Buffer.concat(data.map((f) => f.payload)).toString()
@@ -253,10 +258,7 @@ describe('apiserver/etcd/transport/h2: the HTTP/2 connection', function () {
   it('a protocol error ends the connection with GOAWAY and its code; other connections go on', async () => {
     client = connectH2(h.url)
     await once(client, 'connect')
-    const socket = connectTcp(h.port, '127.0.0.1')
-    socket.write(CLIENT_PREFACE)
-    socket.write(frame(FRAME.SETTINGS, 0, 0))
-    socket.write(frame(FRAME.DATA, 0, 0, Buffer.from('on stream 0')))
+    const socket = rawConnection(h.port, frame(FRAME.DATA, 0, 0, Buffer.from('on stream 0')))
     const frames = await readFrames(socket, (type) => type === FRAME.GOAWAY)
     const goAway = frames.find((f) => f.type === FRAME.GOAWAY)
     expect(goAway, 'a GOAWAY frame').to.not.equal(undefined)
@@ -267,10 +269,7 @@ describe('apiserver/etcd/transport/h2: the HTTP/2 connection', function () {
   })
 
   it('a header block that is not valid HPACK ends the connection with COMPRESSION_ERROR', async () => {
-    const socket = connectTcp(h.port, '127.0.0.1')
-    socket.write(CLIENT_PREFACE)
-    socket.write(frame(FRAME.SETTINGS, 0, 0))
-    socket.write(frame(FRAME.HEADERS, 0x4 | 0x1, 1, Buffer.from([0x80])))
+    const socket = rawConnection(h.port, frame(FRAME.HEADERS, 0x4 | 0x1, 1, Buffer.from([0x80])))
     const frames = await readFrames(socket, (type) => type === FRAME.GOAWAY)
     expect(frames.find((f) => f.type === FRAME.GOAWAY)!.payload.readUInt32BE(4)).to.equal(H2_ERROR.COMPRESSION_ERROR)
     socket.destroy()
@@ -281,21 +280,7 @@ describe('apiserver/etcd/transport/h2: the HTTP/2 connection', function () {
     const held = client.request({ ':method': 'GET', ':path': '/hold' })
     held.on('error', () => undefined)
     while (h.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
-    const socket = connectTcp(h.port, '127.0.0.1')
-    socket.write(CLIENT_PREFACE)
-    socket.write(frame(FRAME.SETTINGS, 0, 0))
-    socket.write(
-      frame(
-        FRAME.HEADERS,
-        0x4,
-        1,
-        encodeHeaders([
-          [':method', 'GET'],
-          [':path', '/hold'],
-          [':scheme', 'http'],
-        ]),
-      ),
-    )
+    const socket = rawConnection(h.port, getFrame('/hold', true))
     const increment = Buffer.alloc(4)
     increment.writeUInt32BE(2 ** 31 - 1)
     socket.write(frame(FRAME.WINDOW_UPDATE, 0, 1, increment))
@@ -307,9 +292,7 @@ describe('apiserver/etcd/transport/h2: the HTTP/2 connection', function () {
   it('keepalive: a connection that does not answer pings is closed', async () => {
     const k = await serve(100, 100)
     try {
-      const socket = connectTcp(k.port, '127.0.0.1')
-      socket.write(CLIENT_PREFACE)
-      socket.write(frame(FRAME.SETTINGS, 0, 0))
+      const socket = rawConnection(k.port)
       const frames = await readFrames(socket, () => false) // never answers; resolves when closed
       expect(frames.some((f) => f.type === FRAME.PING)).to.equal(true)
     } finally {
