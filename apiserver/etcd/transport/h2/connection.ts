@@ -400,6 +400,9 @@ export class H2Connection implements StreamOwner {
       for (let i = 0; i < parts.length; i++) this.socket.write(parts[i]!, i === parts.length - 1 ? written : undefined)
       this.socket.uncork()
     }
+    // Streams that waited because this output was large: the socket took it without filling its buffer
+    // (so it will not emit 'drain'), and they may go on.
+    if (this.waiting.size > 0 && !this.socketBusy) process.nextTick(() => this.flushWaiting())
   }
 
   /** Sends what is queued, then closes kvlog's side of the socket. */
