@@ -20,8 +20,19 @@ import * as S from './state.js'
 import { SimpleTokens, type TokenProvider } from './tokens.js'
 
 const META = 'auth'
-/** Attempts at one change while changes made at the same moment through other members come first. */
-const MAX_CHANGE_ATTEMPTS = 10
+/**
+ * Attempts at one change while changes made at the same moment through other members come first. Each
+ * attempt after the first waits for one of those to be applied here, so this bounds how many changes made
+ * through other members meanwhile one change may lose to (a member adding a dozen roles at once makes a
+ * dozen).
+ */
+const MAX_CHANGE_ATTEMPTS = 100
+/**
+ * How long a change refused with CONFLICT waits for this member's copy to apply the change that came
+ * first, when the refusal arrives before it (the leader checks the condition against what it has
+ * evaluated, which this member may not have applied yet).
+ */
+const CONFLICT_APPLY_WAIT_MS = 5000
 
 export interface AuthOptions {
   /** How long a simple token lives after its last use. */
@@ -44,6 +55,8 @@ export class AuthStore {
   readonly tokens: TokenProvider
   private readonly hasher: PasswordHasher
   private unsubscribe: (() => void) | undefined
+  /** Called when the copy applies a record (changes waiting for the one that beat them). */
+  private readonly onApplied = new Set<() => void>()
 
   private constructor(
     private readonly log: Log,
@@ -76,12 +89,34 @@ export class AuthStore {
     if (next.revision < this.current.revision) return
     const before = this.current
     this.current = next
+    for (const fn of [...this.onApplied]) fn()
     if (before.enabled && !next.enabled) return this.tokens.clear()
     // A user deleted, or given a new password, through any member: the tokens this member issued to
     // them end here too (etcd ends a user's tokens on both).
     for (const u of before.users) {
       if (S.findUser(next, u.name)?.password !== u.password) this.tokens.revokeUser(u.name)
     }
+  }
+
+  /**
+   * True once the copy has applied a record newer than `base` (at once if it already has); false if none
+   * comes within CONFLICT_APPLY_WAIT_MS, or the store applies only its own changes (no onMeta).
+   */
+  private appliedSince(base: S.AuthState): Promise<boolean> {
+    if (this.current !== base) return Promise.resolve(true)
+    if (this.unsubscribe === undefined) return Promise.resolve(false)
+    return new Promise((resolve) => {
+      const done = (applied: boolean) => {
+        clearTimeout(timer)
+        this.onApplied.delete(check)
+        resolve(applied)
+      }
+      const check = () => {
+        if (this.current !== base) done(true)
+      }
+      const timer = setTimeout(() => done(false), CONFLICT_APPLY_WAIT_MS)
+      this.onApplied.add(check)
+    })
   }
 
   /** The current state: treat as read-only (it is replaced, never changed in place). */
@@ -96,8 +131,9 @@ export class AuthStore {
   /**
    * Applies `change` to a copy, persists it with the auth revision raised, and makes it current. The
    * write is conditional on the auth revision it started from: in a cluster, when another member's change
-   * was applied first (CONFLICT), this copy has applied that one by the time the refusal comes back, and
-   * `change` is applied again to the record as it now is (its checks too: a user added meanwhile exists).
+   * was applied first (CONFLICT), `change` waits until this copy has applied that one (it may learn of the
+   * refusal first) and is applied again to the record as it now is (its checks too: a user added
+   * meanwhile exists).
    */
   change(change: (draft: S.AuthState) => void): Promise<S.AuthState> {
     const run = this.chain.then(async () => {
@@ -111,8 +147,8 @@ export class AuthStore {
         try {
           await this.log.writeMeta(META, draft, { ifRevision })
         } catch (err) {
-          const changedMeanwhile = err instanceof KvlogError && err.code === 'CONFLICT' && this.current !== base
-          if (changedMeanwhile && attempt < MAX_CHANGE_ATTEMPTS) continue
+          const conflict = err instanceof KvlogError && err.code === 'CONFLICT'
+          if (conflict && attempt < MAX_CHANGE_ATTEMPTS && (await this.appliedSince(base))) continue
           throw err
         }
         // With onMeta the record the copy applied last is already current (in a cluster it may be another
