@@ -109,10 +109,6 @@ export class H2Connection implements StreamOwner {
     return this.socket.writableLength + this.outBytes > SOCKET_HIGH_WATER
   }
 
-  get openStreams(): number {
-    return this.streams.size
-  }
-
   onClose(fn: () => void): void {
     this.closeListeners.push(fn)
   }
