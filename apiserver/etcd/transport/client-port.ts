@@ -25,6 +25,7 @@ import { h1Exchange, h2Exchange, type Exchange } from './exchange.js'
 import { H2Connection } from './h2/connection.js'
 import { CLIENT_PREFACE as PREFACE } from './h2/frames.js'
 import type { H2Stream } from './h2/stream.js'
+
 const HEADERS_TIMEOUT_MS = 10_000
 
 export interface ClientPortOptions {

@@ -130,20 +130,13 @@ export class GrpcCall extends EventEmitter {
 
   /** Sends one message (a plain object for the method's response type, or bytes already encoded). */
   write(message: Message | Buffer, written?: (err?: Error | null) => void): boolean {
-    if (!this.writable) {
-      if (written) queueMicrotask(() => written())
-      return false
-    }
-    const body = Buffer.isBuffer(message) ? message : encode(this.method.response, message)
-    this.sendHeaders()
-    // Prefix and message as two chunks: a large message (a catch-up's coalesced events) is not copied.
-    this.stream.write(lengthPrefix(body.length))
-    return this.stream.write(body, written)
+    return this.writeParts([Buffer.isBuffer(message) ? message : encode(this.method.response, message)], written)
   }
 
   /**
-   * Sends one message given as its parts in order (already encoded), without joining them: the watch
-   * outbox's responses, a head and the events of several batches.
+   * Sends one message given as its parts in order (already encoded), without joining them (the watch
+   * outbox's responses: a head and the events of several batches): the length prefix and each part are
+   * queued as they are, so a large message is not copied.
    */
   writeParts(parts: readonly Buffer[], written?: (err?: Error | null) => void): boolean {
     if (!this.writable) {

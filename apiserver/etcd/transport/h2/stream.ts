@@ -135,7 +135,8 @@ export class H2Stream extends EventEmitter {
       !owner.socketBusy
     if (!fits) {
       this.respond(headers)
-      this.write(Buffer.concat([prefix, message]))
+      this.write(prefix)
+      this.write(message)
       this.end(trailers)
       return
     }
