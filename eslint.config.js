@@ -109,6 +109,8 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  // Plain scripts that run before the TypeScript is compiled (npm's postinstall) run on Node.
+  { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   {
     files: ['**/*.ts'],
     plugins: { 'import-x': importX },

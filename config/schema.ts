@@ -53,6 +53,7 @@ export interface Config {
   maxTxnOps: number
   maxTxnDepth: number
   maxBatchTxns: number
+  inlineWriteMaxTxns: number
   compactionBatchRevisions: number
   compactionMinBatchRevisions: number
   compactionBatchesPerRead: number
@@ -242,6 +243,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Most transactions the writer puts into one group-commit batch.',
     flag: '--max-batch-txns',
     env: 'KVLOG_MAX_BATCH_TXNS',
+  },
+  inlineWriteMaxTxns: {
+    key: 'inlineWriteMaxTxns',
+    type: 'integer',
+    default: 1,
+    min: 0,
+    max: 100_000,
+    description:
+      "Most transactions in a group written and fsynced on the main thread while nothing else is written (0: LevelDB's thread pool always).",
+    flag: '--inline-write-max-txns',
+    env: 'KVLOG_INLINE_WRITE_MAX_TXNS',
   },
   compactionBatchRevisions: {
     key: 'compactionBatchRevisions',

@@ -29,6 +29,7 @@ import { ReadViews, type ReadView } from './read-views.js'
 import { decodeEntry } from './records.js'
 import { DeferredDeletes } from './io/deferred-deletes.js'
 import { TableWriteback } from './io/table-writeback.js'
+import { inlineWrite } from './io/inline-write.js'
 import { SegmentTable } from './segments.js'
 import { snapshotChunks } from './snapshot.js'
 import { type SnapshotStream } from '../types.js'
@@ -201,6 +202,8 @@ export class LevelLog implements Log {
       segments,
       sync: o.fsync === 'always',
       maxBatchTxns: o.maxBatchTxns,
+      inlineWriteMaxTxns: o.inlineWriteMaxTxns,
+      writeInline: inlineWrite(db),
       compactRevision: () => late.compactor?.floor ?? 0,
       leaseExists: (id) => leases.has(id),
       track: (ops, batch) => leases.track(ops, batch),

@@ -4,7 +4,7 @@
  * values (tiny segments, tiny batches) over DEFAULT_LEVEL_LOG_OPTIONS.
  *
  * Where each is used:
- *   fsync, maxBatchTxns                                   the writer's group commit (writer.ts)
+ *   fsync, maxBatchTxns, inlineWriteMaxTxns               the writer's group commit (writer.ts, io/inline-write.ts)
  *   segmentMaxEntries, segmentMaxBytes                    segment roll-over (segments.ts)
  *   maxRequestBytes, maxTxnOps, maxTxnDepth               request validation (../validate.ts)
  *   compactionBatchRevisions, compactionMinBatchRevisions batch sizes that follow the writers' groups
@@ -27,6 +27,7 @@ export const LEVEL_LOG_SETTINGS = [
   'maxTxnOps',
   'maxTxnDepth',
   'maxBatchTxns',
+  'inlineWriteMaxTxns',
   'compactionBatchRevisions',
   'compactionMinBatchRevisions',
   'compactionBatchesPerRead',

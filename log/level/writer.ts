@@ -9,6 +9,9 @@
  *
  *   queue ──▶ take group ──▶ evaluate txns (overlay) ──▶ db.batch(sync) ──▶ advance snapshot ──▶ ack + publish
  *
+ * The batch goes to LevelDB's thread (libuv's pool) while the main thread prepares the next group; a lone
+ * write while nothing else is being written is written inline instead (io/inline-write.ts, writesInline).
+ *
  * If LevelDB fails a batch, the outcome on disk is unknown to us, so the writer stops: every queued and
  * later write fails with UNAVAILABLE, and a restart recovers the durable prefix.
  */
@@ -21,6 +24,7 @@ import { ReadViews } from './read-views.js'
 import { encodeEntry, encodeKvRecord, encodeMaterialized, HIST_IN_LOG_RECORD, HIST_TOMBSTONE_RECORD } from './records.js'
 import { OP_PUT, type LoggedOp } from '../ops.js'
 import { SegmentTable, writeBatch, type BatchOp } from './segments.js'
+import type { InlineWrite } from './io/inline-write.js'
 import { OverlayView, type StateView } from '../state-view.js'
 import { evaluateTxn } from '../txn-eval.js'
 import type { Author, CommitListener, Event, LogEntry, Segment, TxnResult } from '../types.js'
@@ -69,6 +73,12 @@ export interface WriterDeps {
   segments: SegmentTable
   sync: boolean
   maxBatchTxns: number
+  /**
+   * A group of at most this many transactions (and no raw jobs), issued while nothing else is being
+   * written, is written by writeInline on the main thread (0: never).
+   */
+  inlineWriteMaxTxns: number
+  writeInline: InlineWrite | undefined
   compactRevision(): number
   leaseExists(lease: bigint): boolean
   /** Called with each writing transaction's ops as it is evaluated; may add records to its batch. */
@@ -86,6 +96,8 @@ export interface WriterStats {
    * which follows a change of load within a few dozen groups. It sizes compaction batches (compactor.ts).
    */
   recentGroupTxns: number
+  /** Batches written on the main thread (io/inline-write.ts) rather than LevelDB's thread pool. */
+  inlineBatches: number
 }
 
 /** Weight of the newest group in WriterStats.recentGroupTxns. */
@@ -98,7 +110,7 @@ export class Writer {
   private failure: KvlogError | undefined
   private lastTimestamp: number
   private readonly listeners = new Set<CommitListener>()
-  readonly stats: WriterStats = { batches: 0, txns: 0, batchedTxns: 0, recentGroupTxns: 0 }
+  readonly stats: WriterStats = { batches: 0, txns: 0, batchedTxns: 0, recentGroupTxns: 0, inlineBatches: 0 }
 
   constructor(private readonly deps: WriterDeps) {
     this.lastTimestamp = deps.lastTimestamp
@@ -168,7 +180,7 @@ export class Writer {
       }
       const prepared = await this.prepare(this.takeGroup(inflight === undefined), inflight)
       if (inflight === undefined) {
-        inflight = this.start(prepared)
+        inflight = this.start(prepared, true)
         continue
       }
       // Issue the next batch the moment this one is durable, then answer this one's callers while the
@@ -303,17 +315,41 @@ export class Writer {
     return prepared
   }
 
-  /** Issues the group's batch (after the previous one finished, so LevelDB applies them in order). */
-  private start(prepared: PreparedGroup): PreparedGroup {
+  /**
+   * Issues the group's batch (after the previous one finished, so LevelDB applies them in order). `idle`:
+   * nothing is being written, so a small group may be written inline and is durable on return.
+   */
+  private start(prepared: PreparedGroup, idle = false): PreparedGroup {
     if (this.failure !== undefined) {
       prepared.written = Promise.reject(this.failure)
     } else if (prepared.batch.length === 0) {
       prepared.written = Promise.resolve()
+    } else if (idle && this.writesInline(prepared)) {
+      try {
+        this.deps.writeInline!(prepared.batch, prepared.sync)
+        this.stats.inlineBatches++
+        prepared.written = Promise.resolve()
+      } catch (err) {
+        prepared.written = Promise.reject(err instanceof Error ? err : new Error(String(err)))
+      }
     } else {
       prepared.written = writeBatch(this.deps.db, prepared.batch, prepared.sync)
     }
     prepared.written.catch(() => undefined)
     return prepared
+  }
+
+  /**
+   * A lone write (or a group as small as inlineWriteMaxTxns) waits for its fsync either way; inline, the
+   * event loop waits with it instead of two thread hand-offs. Only while the recent groups were that small
+   * too: under load a group of one is the first of many requests arriving, and an inline fsync would hold
+   * back the rest of them (their group would start one fsync later). Compaction's raw jobs are big batches
+   * nobody waits on, so they keep the thread pool.
+   */
+  private writesInline(prepared: PreparedGroup): boolean {
+    const n = prepared.group.length
+    const max = this.deps.inlineWriteMaxTxns
+    return this.deps.writeInline !== undefined && prepared.raws.length === 0 && n > 0 && n <= max && this.stats.recentGroupTxns < max + 1
   }
 
   /** Waits for the group's batch; then advances the snapshot, answers the callers and publishes. */

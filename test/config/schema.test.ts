@@ -18,6 +18,7 @@ const EXPECTED_DEFAULTS: Config = {
   maxTxnOps: 128,
   maxTxnDepth: 32,
   maxBatchTxns: 2048,
+  inlineWriteMaxTxns: 1,
   compactionBatchRevisions: 250,
   compactionMinBatchRevisions: 50,
   compactionBatchesPerRead: 5,

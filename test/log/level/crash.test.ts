@@ -7,7 +7,8 @@
  *     a prefix of what was written, and the current revision is at least the highest acknowledged one;
  *   - revisions are never reused: each cycle's acknowledgements lie above what the previous check saw;
  *   - the latest state equals the history folded from the start, and the segment table is contiguous.
- * About 15 cycles on the same directory, each continuing where the last one stopped.
+ * About 15 cycles on the same directory, each continuing where the last one stopped; every fourth cycle has a
+ * single writer, whose groups are written inline on the main thread (io/inline-write.ts).
  */
 import { expect } from 'chai'
 import { spawn } from 'node:child_process'
@@ -33,12 +34,14 @@ interface Ack {
 interface CycleOutcome {
   acks: Ack[]
   ready: boolean
+  /** Batches the child had written inline by its last acknowledgement. */
+  inline: number
 }
 
 /** Runs one child, kills it with SIGKILL after `killAfterMs` (counted from ready, or from spawn if early). */
-function runChild(dir: string, cycle: number, killAfterMs: number, early: boolean): Promise<CycleOutcome> {
+function runChild(dir: string, cycle: number, killAfterMs: number, early: boolean, writers: number): Promise<CycleOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, dir, String(cycle)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [CHILD, dir, String(cycle), String(writers)], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     let killed = false
@@ -75,12 +78,16 @@ function runChild(dir: string, cycle: number, killAfterMs: number, early: boolea
       const lines = out.split('\n').slice(0, -1)
       const acks: Ack[] = []
       let sawReady = false
+      let inline = 0
       for (const line of lines) {
-        const msg = JSON.parse(line) as { ready?: boolean; key?: string; value?: string | null; revision: number }
+        const msg = JSON.parse(line) as { ready?: boolean; key?: string; value?: string | null; revision: number; inline?: number }
         if (msg.ready === true) sawReady = true
-        else acks.push({ key: msg.key!, value: msg.value ?? null, revision: msg.revision, cycle })
+        else {
+          acks.push({ key: msg.key!, value: msg.value ?? null, revision: msg.revision, cycle })
+          inline = msg.inline ?? inline
+        }
       }
-      resolve({ acks, ready: sawReady })
+      resolve({ acks, ready: sawReady, inline })
     })
   })
 }
@@ -116,11 +123,17 @@ describe('LevelLog crash safety (SIGKILL of a writing process)', function () {
     let total = 0
     let killedEarly = 0
     let unacked = 0
+    let loneAcks = 0
     for (let cycle = 1; cycle <= CYCLES; cycle++) {
       const early = cycle % 5 === 3
       const delay = early ? Math.floor(Math.random() * 150) : 20 + Math.floor(Math.random() * 300)
-      const outcome = await runChild(dir, cycle, delay, early)
+      const lone = cycle % 4 === 2
+      const outcome = await runChild(dir, cycle, delay, early, lone ? 1 : 64)
       if (!outcome.ready) killedEarly++
+      if (lone && outcome.acks.length > 0) {
+        expect(outcome.inline, `cycle ${cycle}: a lone writer's batches were written inline`).to.be.greaterThan(0)
+        loneAcks += outcome.acks.length
+      }
       for (const a of outcome.acks) {
         expect(
           a.revision,
@@ -201,9 +214,10 @@ describe('LevelLog crash safety (SIGKILL of a writing process)', function () {
       await log.close()
     }
     expect(total, 'the children acknowledged writes').to.be.greaterThan(CYCLES * 10)
+    expect(loneAcks, 'the lone writers acknowledged writes').to.be.greaterThan(0)
     if (process.env.KVLOG_CRASH_STATS !== undefined) {
       process.stderr.write(
-        `crash test: ${total} acknowledged writes, revision ${verified}, ${killedEarly} kills before ready, ${unacked} durable but unacknowledged\n`,
+        `crash test: ${total} acknowledged writes (${loneAcks} by lone writers), revision ${verified}, ${killedEarly} kills before ready, ${unacked} durable but unacknowledged\n`,
       )
     }
   })

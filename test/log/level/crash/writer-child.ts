@@ -1,26 +1,29 @@
 /**
- * The victim of the crash test (test/log/level/crash.test.ts): `node writer-child.js <dir> [cycle]`.
+ * The victim of the crash test (test/log/level/crash.test.ts): `node writer-child.js <dir> [cycle] [writers]`.
  *
- * Opens a LevelLog with fsync 'always' on <dir> and runs 64 concurrent writers (puts, 2-key txns, deletes)
- * until it is killed. Protocol on stdout, one JSON object per line:
+ * Opens a LevelLog with fsync 'always' on <dir> and runs `writers` (default 64) concurrent writers (puts,
+ * 2-key txns, deletes) until it is killed. One writer's groups are written inline (io/inline-write.ts).
+ * Protocol on stdout, one JSON object per line:
  *   {"ready":true,"revision":R}              after open (R = the recovered revision)
- *   {"key":K,"value":V,"revision":R}          after each acknowledged write (V = null for a delete)
+ *   {"key":K,"value":V,"revision":R,"inline":N}  after each acknowledged write (V = null for a delete; N =
+ *                                            batches written inline so far)
  * A line is printed only after the write resolved, with one process.stdout.write per acknowledgement (a pipe
  * write is synchronous on Linux, so a printed line is never lost to SIGKILL; a txn's two lines go together).
  */
 import { openLevelLog } from '../../../../log/level/level-log.js'
 
-const WRITERS = 64
 const KEYS = 32
 
 async function main(): Promise<void> {
   const dir = process.argv[2]
   const cycle = process.argv[3] ?? '0'
+  const writers = Number(process.argv[4] ?? 64)
   if (dir === undefined) throw new Error('usage: writer-child.js <dir> [cycle]')
   const log = await openLevelLog({ dir, fsync: 'always', segmentMaxEntries: 200 })
   process.stdout.write(`${JSON.stringify({ ready: true, revision: log.revision })}\n`)
   const ack = (lines: Array<{ key: string; value: string | null; revision: number }>): void => {
-    process.stdout.write(lines.map((l) => `${JSON.stringify(l)}\n`).join(''))
+    const inline = log.writerStats.inlineBatches
+    process.stdout.write(lines.map((l) => `${JSON.stringify({ ...l, inline })}\n`).join(''))
   }
   const writer = async (w: number): Promise<void> => {
     for (let n = 0; ; n++) {
@@ -50,7 +53,7 @@ async function main(): Promise<void> {
       }
     }
   }
-  await Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)))
+  await Promise.all(Array.from({ length: writers }, (_, w) => writer(w)))
 }
 
 main().catch((err: unknown) => {
