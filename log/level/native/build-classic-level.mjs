@@ -30,7 +30,7 @@ function nodeGypPath() {
 function warn(reason) {
   console.warn(`kvlog: classic-level keeps its prebuilt addon (${reason}).`)
   console.warn(
-    "kvlog: every write goes through LevelDB's thread pool; install g++, make and python3 and run `npm rebuild kvlog` for lone writes on the main thread.",
+    "kvlog: every write goes through LevelDB's thread pool; install g++, make and python3 then `npm run postinstall` in a checkout (`npm rebuild kvlog` where kvlog is installed) builds it.",
   )
 }
 
