@@ -1,23 +1,54 @@
-// Builds classic-level from its sources once patch-package has applied patches/ (npm's postinstall), so
-// that the store can write a lone group commit on the main thread: ClassicLevel#batchSync, the addon's
-// batch_do_sync. Its prebuilt addon has only the thread-pool write, which costs two thread hand-offs per
-// group (docs/benchmarks.md, "Lone writes on the main thread").
+// Builds classic-level with log/level/native/patches applied (npm's postinstall), so that the store can
+// write a lone group commit on the main thread: ClassicLevel#batchSync, the addon's batch_do_sync. Its
+// prebuilt addon has only the thread-pool write, which costs two thread hand-offs per group
+// (docs/benchmarks.md, "Lone writes on the main thread").
 //
-// Without a C++ toolchain (g++, make, python3) or Node's headers the prebuilt addon stays: kvlog works, every
-// group goes through LevelDB's thread pool, and this prints a warning instead of failing the install.
+// The patch is applied with patch-package, run from the project that holds classic-level's node_modules
+// (this checkout, or the application kvlog is installed into). Without a C++ toolchain (g++, make,
+// python3) or Node's headers the prebuilt addon stays: kvlog works, every group goes through LevelDB's
+// thread pool, and this prints a warning. It never fails the install.
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { dirname, join } from 'node:path'
+import { createRequire } from 'node:module'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
-const packageDir = join(root, 'node_modules', 'classic-level')
+const here = dirname(fileURLToPath(import.meta.url))
+const require = createRequire(import.meta.url)
 
-/** Whether classic-level, as Node loads it from the project, has batchSync (a fresh process: no cache). */
-function hasBatchSync() {
-  const probe = "process.exit(typeof require('classic-level').ClassicLevel.prototype.batchSync === 'function' ? 0 : 1)"
-  return spawnSync(process.execPath, ['-e', probe], { cwd: root, stdio: 'ignore' }).status === 0
+/** The folder of a package as kvlog resolves it (in its own node_modules or hoisted above). */
+function packageDir(name) {
+  try {
+    return dirname(require.resolve(`${name}/package.json`))
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether classic-level, as kvlog loads it, has batchSync (in a fresh process: no module cache). */
+function hasBatchSync(dir) {
+  const probe = `process.exit(typeof require(${JSON.stringify(dir)}).ClassicLevel.prototype.batchSync === 'function' ? 0 : 1)`
+  return spawnSync(process.execPath, ['-e', probe], { stdio: 'ignore' }).status === 0
+}
+
+/** The last lines of a child's output, for a warning. */
+function tail(result) {
+  return `${result.stdout ?? ''}${result.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n')
+}
+
+/** Applies the patch with patch-package from the project whose node_modules holds classic-level. */
+function applyPatch(dir) {
+  const patchPackage = packageDir('patch-package')
+  if (patchPackage === undefined) return 'patch-package is not installed'
+  const project = dirname(dirname(dir))
+  const result = spawnSync(process.execPath, [join(patchPackage, 'index.js'), '--patch-dir', relative(project, join(here, 'patches'))], {
+    cwd: project,
+    encoding: 'utf8',
+  })
+  if (result.status === 0) return undefined
+  console.warn(tail(result))
+  return `patch-package exited with ${result.status ?? result.signal}`
 }
 
 /** npm's own node-gyp: npm names it in the environment of the scripts it runs. */
@@ -35,8 +66,11 @@ function warn(reason) {
 }
 
 function main() {
-  if (!existsSync(packageDir)) return warn(`not found at ${packageDir}`)
-  if (hasBatchSync()) return
+  const dir = packageDir('classic-level')
+  if (dir === undefined) return warn('classic-level is not installed')
+  if (hasBatchSync(dir)) return
+  const unpatched = applyPatch(dir)
+  if (unpatched !== undefined) return warn(unpatched)
   const nodeGyp = nodeGypPath()
   if (nodeGyp === undefined || !existsSync(nodeGyp)) return warn("npm's node-gyp was not found")
   // Node's headers next to the running node (Debian's and nodejs.org's layouts): node-gyp would otherwise
@@ -47,16 +81,15 @@ function main() {
   const started = Date.now()
   process.stderr.write('kvlog: building classic-level (LevelDB and Snappy) from source, about 20 s on 2 cores...\n')
   const build = spawnSync(process.execPath, [nodeGyp, 'rebuild', `--nodedir=${nodeDir}`, '-j', String(availableParallelism())], {
-    cwd: packageDir,
+    cwd: dir,
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   })
   if (build.status !== 0) {
-    const output = `${build.stdout ?? ''}${build.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n')
-    console.warn(output)
+    console.warn(tail(build))
     return warn(`node-gyp exited with ${build.status ?? build.signal}`)
   }
-  if (!hasBatchSync()) return warn('the build has no batchSync: is the patch applied?')
+  if (!hasBatchSync(dir)) return warn('the build has no batchSync')
   process.stderr.write(`kvlog: classic-level built in ${((Date.now() - started) / 1000).toFixed(0)} s, with batchSync.\n`)
 }
 
