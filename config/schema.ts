@@ -67,6 +67,7 @@ export interface Config {
   leveldbWriteBufferSize: number
   leveldbCacheSize: number
   leveldbMaxFileSize: number
+  leveldbWalPreallocateBytes: number
   v8AllocationSitePretenuring: boolean
   autoCompactionMode: AutoCompactionMode
   autoCompactionRetention: string
@@ -388,6 +389,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "LevelDB starts a new table file once one reaches this size (LevelDB's own default: 2 MiB). Larger: fewer files and fewer, larger compactions.",
     flag: '--leveldb-max-file-size',
     env: 'KVLOG_LEVELDB_MAX_FILE_SIZE',
+  },
+  leveldbWalPreallocateBytes: {
+    key: 'leveldbWalPreallocateBytes',
+    type: 'bytes',
+    default: 4 * MiB,
+    min: 0,
+    max: GiB,
+    description:
+      "With fsync 'always': LevelDB's write-ahead log is allocated this much at a time ahead of its writes, as etcd preallocates its WAL, so that a synced write does not grow the file and its fdatasync skips the filesystem's journal (a synced 300-byte LevelDB write: ~175 µs instead of ~255 µs here). The log is cut back to what was written when closed; after a crash LevelDB skips the zeroed tail. 0: appended as LevelDB does.",
+    flag: '--leveldb-wal-preallocate-bytes',
+    env: 'KVLOG_LEVELDB_WAL_PREALLOCATE_BYTES',
   },
   v8AllocationSitePretenuring: {
     key: 'v8AllocationSitePretenuring',

@@ -86,7 +86,10 @@ export class StoreImport {
     if (!Number.isSafeInteger(o.floor) || o.floor < 0)
       throw new KvlogError('INVALID_ARGUMENT', `import: bad floor ${o.floor}`, { field: 'floor' })
     const settings = { ...DEFAULT_LEVEL_LOG_OPTIONS, ...o.settings }
-    const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...leveldbOptions(settings) })
+    // Batches go unsynced until the last (an interrupted import is not used), so the log is appended as
+    // LevelDB does: preallocation is for logs whose every write is synced (leveldbOptions).
+    const leveldb = leveldbOptions({ ...settings, fsync: 'never' })
+    const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...leveldb })
     await db.open()
     const found = await db.keys({ limit: 1 }).all()
     if (found.length > 0) {

@@ -91,16 +91,22 @@ function unlimited(limits: Limits): Limits {
  *   compressing makes durable batches slower (etcd's bbolt does not compress either).
  * - 8 MiB table files (LevelDB's default 2 MiB): fewer, larger compactions, and more durable puts/s in
  *   bench:store, the raw baseline moving alike (docs/benchmarks.md).
+ * - The write-ahead log allocated ahead of its writes (leveldbWalPreallocateBytes; classic-level as built
+ *   by log/level/native/), only when every write is synced: then a crash can tear only the last write,
+ *   while unsynced writes into allocated space could reach the disk out of order.
  * - Not here, because they work from outside LevelDB (and so the raw baseline does without them): table
  *   files synced while LevelDB writes them (tableSyncInterval, table-writeback.ts) and file deletes taken
  *   off its lock (deferFileDeletes, deferred-deletes.ts).
  */
-export function leveldbOptions(o: Pick<LevelLogOptions, 'leveldbWriteBufferSize' | 'leveldbCacheSize' | 'leveldbMaxFileSize'>) {
+export function leveldbOptions(
+  o: Pick<LevelLogOptions, 'leveldbWriteBufferSize' | 'leveldbCacheSize' | 'leveldbMaxFileSize' | 'leveldbWalPreallocateBytes' | 'fsync'>,
+) {
   return {
     writeBufferSize: o.leveldbWriteBufferSize,
     cacheSize: o.leveldbCacheSize,
     compression: false,
     maxFileSize: o.leveldbMaxFileSize,
+    walPreallocateBytes: o.fsync === 'always' ? o.leveldbWalPreallocateBytes : 0,
   } as const
 }
 const FORMAT_KEY = metaKey('format')

@@ -14,7 +14,7 @@
  *   deferFileDeletes, fileDeleteBytesPerSecond            deletes off LevelDB's lock (io/deferred-deletes.ts)
  *   tableSyncInterval                                     table files synced as written (io/table-writeback.ts)
  *   leveldbWriteBufferSize, leveldbCacheSize,
- *   leveldbMaxFileSize                                    LevelDB's own options (level-log.ts, leveldbOptions)
+ *   leveldbMaxFileSize, leveldbWalPreallocateBytes        LevelDB's own options (level-log.ts, leveldbOptions)
  *   leaseMinTtl, leaseCheckInterval                       leases (leases.ts)
  */
 import { DEFAULT_CONFIG, type Config } from '../../config/index.js'
@@ -41,6 +41,7 @@ export const LEVEL_LOG_SETTINGS = [
   'leveldbWriteBufferSize',
   'leveldbCacheSize',
   'leveldbMaxFileSize',
+  'leveldbWalPreallocateBytes',
   'leaseMinTtl',
   'leaseCheckInterval',
 ] as const satisfies readonly (keyof Config)[]

@@ -32,6 +32,7 @@ const EXPECTED_DEFAULTS: Config = {
   leveldbWriteBufferSize: 32 * MiB,
   leveldbCacheSize: 64 * MiB,
   leveldbMaxFileSize: 8 * MiB,
+  leveldbWalPreallocateBytes: 4 * MiB,
   v8AllocationSitePretenuring: false,
   autoCompactionMode: 'off',
   autoCompactionRetention: '0',

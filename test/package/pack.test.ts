@@ -1,6 +1,6 @@
 /**
  * The npm package as a user gets it: `npm pack` of this checkout, installed into an empty project in a temp
- * folder, whose classic-level the install builds with batchSync (log/level/native/). README's in-process example (imported from 'kvlog/log') and a client program (imported from
+ * folder, whose classic-level the install builds with kvlog's patch (log/level/native/). README's in-process example (imported from 'kvlog/log') and a client program (imported from
  * 'kvlog') are type-checked against the installed package's types and run there; the client talks to a
  * `kvlog serve` started from the installed package's bin.
  */
@@ -103,10 +103,11 @@ describe('package: npm pack, installed in an empty project', function () {
     expect(files.filter((f) => /\.test\.(js|ts|d\.ts)$/.test(f))).to.deep.equal([])
   })
 
-  it("builds the application's classic-level with batchSync on install (log/level/native/)", async () => {
-    const probe = "console.log(typeof require('classic-level').ClassicLevel.prototype.batchSync)"
+  it("builds the application's classic-level with kvlog's patch on install (log/level/native/)", async () => {
+    const probe =
+      "const { ClassicLevel } = require('classic-level'); console.log(typeof ClassicLevel.prototype.batchSync, ClassicLevel.kvlogPatchLevel)"
     const { stdout } = await run(process.execPath, ['-e', probe], { cwd: app })
-    expect(stdout.trim()).to.equal('function')
+    expect(stdout.trim()).to.equal('function 2')
     expect(files).to.include('log/level/native/patches/classic-level+3.0.0.patch')
   })
 

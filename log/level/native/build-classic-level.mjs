@@ -1,7 +1,10 @@
-// Builds classic-level with log/level/native/patches applied (npm's postinstall), so that the store can
-// write a lone group commit on the main thread: ClassicLevel#batchSync, the addon's batch_do_sync. Its
-// prebuilt addon has only the thread-pool write, which costs two thread hand-offs per group
-// (docs/benchmarks.md, "Lone writes on the main thread").
+// Builds classic-level with log/level/native/patches applied (npm's postinstall). The patch adds:
+// - ClassicLevel#batchSync (the addon's batch_do_sync), so that the store can write a lone group commit on
+//   the main thread: the prebuilt addon has only the thread-pool write, which costs two thread hand-offs
+//   per group (docs/benchmarks.md, "Lone writes on the main thread");
+// - the open option walPreallocateBytes (wal_preallocation.h): LevelDB's write-ahead log allocated ahead
+//   of its writes, so that a synced write's fdatasync does not also commit the filesystem's journal.
+// ClassicLevel.kvlogPatchLevel says which of these the loaded addon has; a build is skipped when current.
 //
 // The patch is applied with patch-package, run from the project that holds classic-level's node_modules
 // (this checkout, or the application kvlog is installed into). Without a C++ toolchain (g++, make,
@@ -26,9 +29,12 @@ function packageDir(name) {
   }
 }
 
-/** Whether classic-level, as kvlog loads it, has batchSync (in a fresh process: no module cache). */
-function hasBatchSync(dir) {
-  const probe = `process.exit(typeof require(${JSON.stringify(dir)}).ClassicLevel.prototype.batchSync === 'function' ? 0 : 1)`
+/** kvlog_patch_level in the patched binding.cc. */
+const PATCH_LEVEL = 2
+
+/** Whether classic-level, as kvlog loads it, is this patch's build (in a fresh process: no module cache). */
+function isCurrent(dir) {
+  const probe = `process.exit(require(${JSON.stringify(dir)}).ClassicLevel.kvlogPatchLevel === ${PATCH_LEVEL} ? 0 : 1)`
   return spawnSync(process.execPath, ['-e', probe], { stdio: 'ignore' }).status === 0
 }
 
@@ -61,14 +67,14 @@ function nodeGypPath() {
 function warn(reason) {
   console.warn(`kvlog: classic-level keeps its prebuilt addon (${reason}).`)
   console.warn(
-    "kvlog: every write goes through LevelDB's thread pool; install g++, make and python3 then `npm run postinstall` in a checkout (`npm rebuild kvlog` where kvlog is installed) builds it.",
+    "kvlog: every write goes through LevelDB's thread pool and its log is appended as it grows; install g++, make and python3 then `npm run postinstall` in a checkout (`npm rebuild kvlog` where kvlog is installed) builds it.",
   )
 }
 
 function main() {
   const dir = packageDir('classic-level')
   if (dir === undefined) return warn('classic-level is not installed')
-  if (hasBatchSync(dir)) return
+  if (isCurrent(dir)) return
   const unpatched = applyPatch(dir)
   if (unpatched !== undefined) return warn(unpatched)
   const nodeGyp = nodeGypPath()
@@ -89,8 +95,8 @@ function main() {
     console.warn(tail(build))
     return warn(`node-gyp exited with ${build.status ?? build.signal}`)
   }
-  if (!hasBatchSync(dir)) return warn('the build has no batchSync')
-  process.stderr.write(`kvlog: classic-level built in ${((Date.now() - started) / 1000).toFixed(0)} s, with batchSync.\n`)
+  if (!isCurrent(dir)) return warn(`the build is not patch level ${PATCH_LEVEL}`)
+  process.stderr.write(`kvlog: classic-level built in ${((Date.now() - started) / 1000).toFixed(0)} s, patch level ${PATCH_LEVEL}.\n`)
 }
 
 main()

@@ -8,16 +8,19 @@
  *   - revisions are never reused: each cycle's acknowledgements lie above what the previous check saw;
  *   - the latest state equals the history folded from the start, and the segment table is contiguous.
  * About 15 cycles on the same directory, each continuing where the last one stopped; every fourth cycle has a
- * single writer, whose groups are written inline on the main thread (io/inline-write.ts).
+ * single writer, whose groups are written inline on the main thread (io/inline-write.ts). LevelDB's log is
+ * allocated ahead of its writes (leveldbWalPreallocateBytes), so most kills leave it with a zeroed tail,
+ * which the reopen reads past; the test counts those.
  */
 import { expect } from 'chai'
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openLevelLog } from '../../../log/level/level-log.js'
 import type { LevelLog } from '../../../log/level/level-log.js'
+import { DEFAULT_LEVEL_LOG_OPTIONS } from '../../../log/level/options.js'
 import type { LogEntry } from '../../../log/types.js'
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'crash', 'writer-child.js')
@@ -92,6 +95,16 @@ function runChild(dir: string, cycle: number, killAfterMs: number, early: boolea
   })
 }
 
+/** Whether a write-ahead log (NNNNNN.log) in `dir` is allocated ahead of its records (whole chunks). */
+async function logPreallocated(dir: string): Promise<boolean> {
+  const chunk = DEFAULT_LEVEL_LOG_OPTIONS.leveldbWalPreallocateBytes
+  for (const name of (await readdir(dir)).filter((f) => /^\d+\.log$/.test(f))) {
+    const { size } = await stat(join(dir, name))
+    if (size > 0 && size % chunk === 0) return true
+  }
+  return false
+}
+
 /** Reads history (fromRevision..current) in pages; asserts every revision in that span is present. */
 async function readAll(log: LevelLog, fromRevision: number): Promise<LogEntry[]> {
   const entries: LogEntry[] = []
@@ -124,6 +137,7 @@ describe('LevelLog crash safety (SIGKILL of a writing process)', function () {
     let killedEarly = 0
     let unacked = 0
     let loneAcks = 0
+    let zeroedTails = 0
     for (let cycle = 1; cycle <= CYCLES; cycle++) {
       const early = cycle % 5 === 3
       const delay = early ? Math.floor(Math.random() * 150) : 20 + Math.floor(Math.random() * 300)
@@ -149,6 +163,7 @@ describe('LevelLog crash safety (SIGKILL of a writing process)', function () {
         maxAcked = Math.max(maxAcked, a.revision)
       }
       total += outcome.acks.length
+      if (await logPreallocated(dir)) zeroedTails++
 
       const log = await openLevelLog({ dir, fsync: 'always', segmentMaxEntries: 200 })
       try {
@@ -215,9 +230,10 @@ describe('LevelLog crash safety (SIGKILL of a writing process)', function () {
     }
     expect(total, 'the children acknowledged writes').to.be.greaterThan(CYCLES * 10)
     expect(loneAcks, 'the lone writers acknowledged writes').to.be.greaterThan(0)
+    expect(zeroedTails, 'kills that left the log with a preallocated, zeroed tail').to.be.greaterThan(CYCLES / 2)
     if (process.env.KVLOG_CRASH_STATS !== undefined) {
       process.stderr.write(
-        `crash test: ${total} acknowledged writes (${loneAcks} by lone writers), revision ${verified}, ${killedEarly} kills before ready, ${unacked} durable but unacknowledged\n`,
+        `crash test: ${total} acknowledged writes (${loneAcks} by lone writers), revision ${verified}, ${killedEarly} kills before ready, ${zeroedTails} with a zeroed log tail, ${unacked} durable but unacknowledged\n`,
       )
     }
   })

@@ -39,8 +39,20 @@ describe('log/level-log leveldbOptions', function () {
   })
 
   it('maps the settings onto LevelDB options', () => {
-    const o = leveldbOptions({ leveldbWriteBufferSize: 1 << 20, leveldbCacheSize: 3 << 20, leveldbMaxFileSize: 5 << 20 })
-    expect(o).to.include({ writeBufferSize: 1 << 20, cacheSize: 3 << 20, maxFileSize: 5 << 20, compression: false })
+    const o = leveldbOptions({
+      leveldbWriteBufferSize: 1 << 20,
+      leveldbCacheSize: 3 << 20,
+      leveldbMaxFileSize: 5 << 20,
+      leveldbWalPreallocateBytes: 7 << 20,
+      fsync: 'always',
+    })
+    expect(o).to.include({
+      writeBufferSize: 1 << 20,
+      cacheSize: 3 << 20,
+      maxFileSize: 5 << 20,
+      compression: false,
+      walPreallocateBytes: 7 << 20,
+    })
   })
 
   it('a 64 KiB write buffer makes table files from 1 MiB of writes', async () => {
