@@ -7,8 +7,7 @@
  * batch as everything they change, so the durable state is always a prefix of acknowledged batches);
  * nothing is replayed. An interrupted compaction resumes in the background.
  */
-import { readdir, stat } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { ClassicLevel } from 'classic-level'
 import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
 import { Compactor, compactionBatchSize } from './compaction/compactor.js'
@@ -28,6 +27,7 @@ import { compactRangeBetweenFlushes } from './io/range-compaction.js'
 import { ReadViews, type ReadView } from './read-views.js'
 import { decodeEntry } from './records.js'
 import { DeferredDeletes } from './io/deferred-deletes.js'
+import { dataFileBytes } from './io/data-size.js'
 import { TableWriteback } from './io/table-writeback.js'
 import { inlineWrite } from './io/inline-write.js'
 import { SegmentTable } from './segments.js'
@@ -532,7 +532,7 @@ export class LevelLog implements Log {
     return {
       revision: this.revision,
       compactRevision: this.compactor.floor,
-      dbSize: await directorySize(this.options.dir),
+      dbSize: await dataFileBytes(this.options.dir),
       segments: this.segments.list(),
       belowFloor: this.compactor.belowFloor,
       ...(job ? { compaction: job } : {}),
@@ -661,19 +661,4 @@ export class LevelLog implements Log {
     openDirs.delete(resolve(this.options.dir))
     await this.deletes?.close()
   }
-}
-
-/**
- * Bytes of the data files: tables (*.ldb, *.sst) and the write-ahead log (*.log). LevelDB's text info log
- * (LOG, LOG.old), LOCK, CURRENT and MANIFEST are left out: the info log grows with every compaction, so
- * counting it would make reclaiming space look like growth (and could hold the NOSPACE alarm on).
- */
-async function directorySize(dir: string): Promise<number> {
-  let total = 0
-  for (const name of await readdir(dir)) {
-    if (!/\.(ldb|sst|log)$/.test(name)) continue
-    const s = await stat(join(dir, name)).catch(() => undefined)
-    if (s?.isFile()) total += s.size
-  }
-  return total
 }
