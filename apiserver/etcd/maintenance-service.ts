@@ -20,6 +20,7 @@ import { callerOf } from './caller.js'
 import { unary } from './unary.js'
 import { nameId } from '../cluster-info.js'
 import { exportEtcdSnapshot } from '../etcd-snapshot/export.js'
+import { drainedOrGone } from '../drained.js'
 
 const ALL_KEYS = Buffer.from([0])
 /** Bytes per Snapshot message (etcd sends 32 KiB). */
@@ -139,7 +140,7 @@ async function streamSnapshot(call: ServerWritableStream<Message, Message>, { lo
       if (call.cancelled) break
       sent += blob.length
       const ok = call.write({ header: headers.header(snap.revision), remaining_bytes: snap.size - sent, blob, version: config.etcdVersion })
-      if (!ok) await new Promise((resolve) => call.once('drain', resolve))
+      if (!ok) await drainedOrGone(call)
     }
     if (!call.cancelled) call.write({ header: headers.header(snap.revision), remaining_bytes: 0, blob: Buffer.alloc(0) })
     call.end()

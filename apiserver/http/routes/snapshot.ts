@@ -9,9 +9,9 @@
  * connection, so the client sees a truncated stream (which the trailing checksum catches), never a
  * stream that looks complete.
  */
-import type { ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
+import { drainedOrGone } from '../../drained.js'
 import { onlyFields, type Query } from '../../params.js'
 
 const SNAPSHOT_REVISION_HEADER = 'x-kvlog-revision'
@@ -35,25 +35,12 @@ export function snapshotRoute(app: FastifyInstance, log: Log): void {
     try {
       for await (const chunk of snap.chunks) {
         if (gone) break
-        if (!res.write(chunk)) await drainedOrClosed(res)
+        if (!res.write(chunk)) await drainedOrGone(res)
       }
       if (!gone) res.end()
     } catch (err) {
       request.log.error({ err }, 'snapshot stream failed')
       res.destroy()
     }
-  })
-}
-
-/** Resolves when the socket wants more, or is gone; leaves no listener behind either way. */
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done)
-      res.off('close', done)
-      resolve()
-    }
-    res.on('drain', done)
-    res.on('close', done)
   })
 }
