@@ -174,12 +174,23 @@ describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', fu
   it('refuses corrupted and foreign snapshot objects, and a member no usable snapshot can restore refuses to start', async () => {
     const { members } = cluster
     // A snapshot due after the last writes is taken within a check or two; none comes without writes.
-    let stored = await snapshots()
-    for (let same = 0; same < 2;) {
-      await sleep(1000)
-      const again = await snapshots()
-      same = JSON.stringify(again) === JSON.stringify(stored) ? same + 1 : 0
-      stored = again
+    const settled = async () => {
+      let stored = await snapshots()
+      for (let same = 0; same < 2;) {
+        await sleep(1000)
+        const again = await snapshots()
+        same = JSON.stringify(again) === JSON.stringify(stored) ? same + 1 : 0
+        stored = again
+      }
+      return stored
+    }
+    let stored = await settled()
+    // The foreign object below claims a sequence past the newest snapshot, which the stream must hold for
+    // its history check to run. If the last writes ended in a snapshot there is none yet: one put adds it,
+    // and brings no snapshot (that takes 100 messages since the newest).
+    if ((await streamState()).last_seq === stored.at(-1)?.seq) {
+      await putKey(members[0], 'k/after-snapshots', 'x')
+      stored = await settled()
     }
     expect(stored.length).to.equal(2)
     const [older, newest] = stored
@@ -191,6 +202,7 @@ describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', fu
     await os.putBlob({ name: newest.name, description: described }, bytes)
     // Something else, named and described like a newer snapshot.
     const last = (await streamState()).last_seq
+    expect(last, 'a stream message after the newest snapshot').to.be.greaterThan(newest.seq)
     const foreign = { ...JSON.parse(described ?? '{}'), seq: last, name: undefined }
     await os.putBlob({ name: `seq-${String(last).padStart(16, '0')}`, description: JSON.stringify(foreign) }, Buffer.from('not a snapshot'))
 
