@@ -88,7 +88,7 @@ export class StoreImport {
     const settings = { ...DEFAULT_LEVEL_LOG_OPTIONS, ...o.settings }
     // Batches go unsynced until the last (an interrupted import is not used), so the log is appended as
     // LevelDB does: preallocation is for logs whose every write is synced (leveldbOptions).
-    const leveldb = leveldbOptions({ ...settings, fsync: 'never' })
+    const leveldb = leveldbOptions({ ...settings, leveldbWalPreallocateBytes: 0 })
     const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...leveldb })
     await db.open()
     const found = await db.keys({ limit: 1 }).all()
