@@ -105,9 +105,9 @@ describe('package: npm pack, installed in an empty project', function () {
 
   it("builds the application's classic-level with kvlog's patch on install (log/level/native/)", async () => {
     const probe =
-      "const { ClassicLevel } = require('classic-level'); console.log(typeof ClassicLevel.prototype.batchSync, ClassicLevel.kvlogPatchLevel)"
+      "const { ClassicLevel } = require('classic-level'); const p = ClassicLevel.prototype; console.log(typeof p.batchSync, typeof p.dropFilesInRange, ClassicLevel.kvlogPatchLevel)"
     const { stdout } = await run(process.execPath, ['-e', probe], { cwd: app })
-    expect(stdout.trim()).to.equal('function 2')
+    expect(stdout.trim()).to.equal('function function 3')
     expect(files).to.include('log/level/native/patches/classic-level+3.0.0.patch')
   })
 

@@ -3,7 +3,9 @@
 //   the main thread: the prebuilt addon has only the thread-pool write, which costs two thread hand-offs
 //   per group (docs/benchmarks.md, "Lone writes on the main thread");
 // - the open option walPreallocateBytes (wal_preallocation.h): LevelDB's write-ahead log allocated ahead
-//   of its writes, so that a synced write's fdatasync does not also commit the filesystem's journal.
+//   of its writes, so that a synced write's fdatasync does not also commit the filesystem's journal;
+// - ClassicLevel#dropFilesInRange (LevelDB's DB::DropFilesInRange): the table files whose keys all lie in
+//   a range removed in one edit of the version, for compaction method "drop" (log/level/io/drop-files.ts).
 // ClassicLevel.kvlogPatchLevel says which of these the loaded addon has; a build is skipped when current.
 //
 // The patch is applied with patch-package, run from the project that holds classic-level's node_modules
@@ -30,7 +32,7 @@ function packageDir(name) {
 }
 
 /** kvlog_patch_level in the patched binding.cc. */
-const PATCH_LEVEL = 2
+const PATCH_LEVEL = 3
 
 /** Whether classic-level, as kvlog loads it, is this patch's build (in a fresh process: no module cache). */
 function isCurrent(dir) {
