@@ -2,7 +2,7 @@
  * npm run bench:compaction [-- --json] [--quick] [--revisions N] [--writers W] [--rate PUTS_PER_S] [--seconds S] [--warmup S]
  *                                [--batch REVISIONS] [--min-batch REVISIONS] [--duty PERCENT] [--batches-per-read N]
  *                                [--write-buffer BYTES] [--max-file-size BYTES]
- *                                [--compacts-range false] [--defer-file-deletes false] [--compaction-thread false]
+ *                                [--method drop|scan] [--compacts-range false] [--defer-file-deletes false] [--compaction-thread false]
  *                                [--compaction-thread-nice N]
  *                                [--table-sync-interval MS]
  *                                [--v8-pretenuring true]
@@ -24,7 +24,8 @@
  *    a stall counts for every put it delays (no coordinated omission); from when it was issued if a timer
  *    fired before the scheduled time (bench/lib/pacing.ts). The load keeps its own garbage out of V8's old
  *    generation (one timer at a time, samples in typed arrays: bench/lib/paced-load.ts).
- * 3. The same load continues; after 0.5 s, compact(current - 1000). Latencies of puts scheduled while
+ * 3. The same load continues; after 0.5 s, compact(current - 1000), by compactionMethod (drop unless --method
+ *    scan; log/level/compaction/drop-job.ts, compact-scan.ts). Latencies of puts scheduled while
  *    compact() runs are the "during compaction" figures. compact() ends with a LevelDB compaction of the
  *    removed log range (compactionCompactsRange, the default), and that is measured too; not with
  *    --compacts-range false. LevelDB's file deletes are deferred off its lock (deferFileDeletes, the
@@ -79,6 +80,7 @@ const KEYS = 1000
 const VALUE_BYTES = 256
 const LOAD_IN_FLIGHT = 2048
 const KEEP = 1000
+const METHOD = args.flags.get('method') === 'scan' ? 'scan' : DEFAULT_LEVEL_LOG_OPTIONS.compactionMethod
 const COMPACTS_RANGE = args.flags.get('compacts-range') !== 'false'
 const COMPACTION_THREAD = args.flags.get('compaction-thread') !== 'false'
 const COMPACTION_THREAD_NICE = numberFlag(args, 'compaction-thread-nice', DEFAULT_LEVEL_LOG_OPTIONS.compactionThreadNice)
@@ -240,6 +242,7 @@ async function main(): Promise<void> {
   const log = await openLevelLog({
     dir,
     fsync: 'always',
+    compactionMethod: METHOD,
     compactionCompactsRange: COMPACTS_RANGE,
     compactionThread: COMPACTION_THREAD,
     compactionThreadNice: COMPACTION_THREAD_NICE,
@@ -354,6 +357,7 @@ async function main(): Promise<void> {
       compactionBatchesPerRead: BATCHES_PER_READ,
       leveldbWriteBufferSize: WRITE_BUFFER,
       leveldbMaxFileSize: MAX_FILE_SIZE,
+      compactionMethod: METHOD,
       compactionCompactsRange: COMPACTS_RANGE,
       compactionThread: COMPACTION_THREAD,
       compactionThreadNice: COMPACTION_THREAD_NICE,

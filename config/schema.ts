@@ -20,6 +20,8 @@ export type ConfigSource = 'default' | 'file' | 'env' | 'flag'
 
 export const FSYNC_MODES = ['always', 'never'] as const
 export type FsyncMode = (typeof FSYNC_MODES)[number]
+export const COMPACTION_METHODS = ['drop', 'scan'] as const
+export type CompactionMethod = (typeof COMPACTION_METHODS)[number]
 
 /** pino's levels; 'silent' turns logging off. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -61,6 +63,7 @@ export interface Config {
   compactionThread: boolean
   compactionThreadNice: number
   compactionCompactsRange: boolean
+  compactionMethod: CompactionMethod
   deferFileDeletes: boolean
   fileDeleteBytesPerSecond: number
   tableSyncInterval: number
@@ -318,6 +321,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "The compaction thread's CPU priority as a nice value (higher runs later; Linux, where each thread has its own; elsewhere it runs at the process's): the scan's JavaScript, and V8's collections of its garbage on that thread, give the cores to the writers whenever both want them, as RocksDB runs its compaction threads at nice 19. The scan's reads (in libuv's pool) and the batches' writes keep the writers' priority. On a machine the writers keep busy, compaction then advances slowly. 0: the writers' priority.",
     flag: '--compaction-thread-nice',
     env: 'KVLOG_COMPACTION_THREAD_NICE',
+  },
+  compactionMethod: {
+    key: 'compactionMethod',
+    type: 'enum',
+    default: 'drop',
+    values: COMPACTION_METHODS,
+    description:
+      "How compaction removes history. 'drop': walk the small hist index (delete superseded versions, copy the survivors that left the log's keeping into hist), then drop the log's table files below the new floor whole and delete what is left of that range, like Kafka deleting segment files; the log's values are neither read nor marked deleted one by one. 'scan': read every log entry below the new floor and remove each superseded version from hist and from its entry, keeping survivors in their entries (compactionThread, compactionBatchesPerRead apply to it).",
+    flag: '--compaction-method',
+    env: 'KVLOG_COMPACTION_METHOD',
   },
   compactionCompactsRange: {
     key: 'compactionCompactsRange',

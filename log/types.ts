@@ -258,7 +258,10 @@ export interface LogStatus {
   /** The readable log, at or above the compact revision. */
   segments: Segment[]
   belowFloor: BelowFloor
-  /** Compaction in progress (scheduled, not finished), if any. */
+  /**
+   * Compaction in progress (scheduled, not finished), if any: progress is the revision it has removed
+   * history up to (method 'drop': where it started until its walk of the hist index is done, then the target).
+   */
   compaction?: { target: number; progress: number }
   /** The on-disk format version. */
   formatVersion: number
@@ -293,11 +296,15 @@ export interface CompactResult {
   compactRevision: number
   /**
    * Revisions compacted by this call: the log entries below the new floor it went through. Their history
-   * is gone; an entry that holds a surviving version stays (see LogStatus.belowFloor).
+   * is gone. Method 'scan' keeps an entry that holds a surviving version (see LogStatus.belowFloor);
+   * method 'drop' removes every entry below the floor, surviving versions being copied into hist first.
    */
   removedRevisions: number
   /** History index entries removed by this call. */
   removedVersions: number
+  /** Method 'drop': the log's table files removed whole (without reading them), and their bytes. */
+  droppedFiles?: number
+  droppedBytes?: number
   durationMs: number
 }
 

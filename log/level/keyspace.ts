@@ -79,6 +79,9 @@ export function kvBounds(b: Bounds): { gte: Buffer; lt: Buffer } {
 // ---------------------------------------------------------------------------------------------------------
 // hist table
 
+export const HIST_START = Buffer.from([TAG_HIST])
+export const HIST_END = Buffer.from([TAG_HIST + 1])
+
 /** esc(key) 00 00, prefixed with the hist tag: every version of `key` starts with this. */
 export function histKeyPrefix(key: Buffer): Buffer {
   const out = Buffer.allocUnsafe(histPrefixLength(key))
@@ -135,10 +138,20 @@ export function histKeyAfter(prefix: Buffer): Buffer {
 
 /** Splits a hist key into its user-key prefix (as histKeyPrefix returns it) and revision. */
 export function parseHistKey(k: Buffer): { prefix: Buffer; rev: number } {
+  return { prefix: k.subarray(0, k.length - 8), rev: histKeyRevision(k) }
+}
+
+/** The revision of a hist key (without making its prefix). */
+export function histKeyRevision(k: Buffer): number {
   const split = k.length - 8
   const hi = 0xffffffff - k.readUInt32BE(split)
   const lo = 0xffffffff - k.readUInt32BE(split + 4)
-  return { prefix: k.subarray(0, split), rev: hi * TWO_32 + lo }
+  return hi * TWO_32 + lo
+}
+
+/** Whether two hist keys are versions of the same user key (without making their prefixes). */
+export function sameHistKey(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && a.compare(b, 0, b.length - 8, 0, a.length - 8) === 0
 }
 
 /** Decodes the user key from a hist prefix (undoes the escaping). */

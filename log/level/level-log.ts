@@ -215,7 +215,7 @@ export class LevelLog implements Log {
       track: (ops, batch) => leases.track(ops, batch),
       lastTimestamp: timestamp,
     })
-    const thread = o.compactionThread ? new CompactionThread(o.dir, o.compactionThreadNice) : undefined
+    const thread = o.compactionThread && o.compactionMethod === 'scan' ? new CompactionThread(o.dir, o.compactionThreadNice) : undefined
     const compactor = new Compactor({
       db,
       writer,
@@ -224,6 +224,8 @@ export class LevelLog implements Log {
       batchesPerRead: o.compactionBatchesPerRead,
       batchRevisions: () => compactionBatchSize(writer.stats.recentGroupTxns, o.compactionMinBatchRevisions, o.compactionBatchRevisions),
       compactsRange: o.compactionCompactsRange,
+      method: o.compactionMethod,
+      readersDone: () => views.released(),
       compactRange: (start, end) => compactRangeBetweenFlushes(db, o.dir, start, end),
       filesFreed: async () => deletes?.drained(),
       currentRevision: () => views.revision,

@@ -11,6 +11,7 @@
  *   compactionBatchesPerRead, compactionMaxDutyPercent    the scan's reads and the pause after each batch
  *   compactionThread, compactionThreadNice                the scan in a worker thread (compaction/)
  *   compactionCompactsRange                               LevelDB range compaction at the end of a job
+ *   compactionMethod                                      the log scanned (compact-scan.ts) or dropped (drop-job.ts)
  *   deferFileDeletes, fileDeleteBytesPerSecond            deletes off LevelDB's lock (io/deferred-deletes.ts)
  *   tableSyncInterval                                     table files synced as written (io/table-writeback.ts)
  *   leveldbWriteBufferSize, leveldbCacheSize,
@@ -35,6 +36,7 @@ export const LEVEL_LOG_SETTINGS = [
   'compactionThread',
   'compactionThreadNice',
   'compactionCompactsRange',
+  'compactionMethod',
   'deferFileDeletes',
   'fileDeleteBytesPerSecond',
   'tableSyncInterval',

@@ -26,6 +26,7 @@ const EXPECTED_DEFAULTS: Config = {
   compactionThread: true,
   compactionThreadNice: 19,
   compactionCompactsRange: true,
+  compactionMethod: 'drop',
   deferFileDeletes: true,
   fileDeleteBytesPerSecond: 1024 * 1024 * 1024,
   tableSyncInterval: 20,

@@ -2,6 +2,11 @@
  * The compaction primitive: compact(R) raises the compact revision (the floor) to R and removes what no
  * read at or above R needs. Policies and scheduling live in compaction/; this is the mechanism.
  *
+ * Two methods (compactionMethod). 'drop', the default, walks the hist index and then drops the log below R
+ * as whole LevelDB table files (drop-job.ts has how, and its crash safety): the job around it is runDrop
+ * below, with the same floor record, queue, duty cycle and closing range compaction. 'scan' reads the log
+ * below R entry by entry and is what the rest of this header describes.
+ *
  * What survives: every log entry at or above R, and for every key its newest version below R unless that
  * is a delete. (That is one version more than etcd keeps for keys written at exactly R, so a watch resumed
  * from R still gets the prevKv of those events.) A surviving version is stored once: if it is still the
@@ -56,9 +61,12 @@ import { SingleOpEntries } from './compact-batch.js'
 import { scanJob, writeInTurn } from './compact-scan.js'
 import type { CompactionThread } from './compact-thread.js'
 import type { PlannedWrite } from './compact-transfer.js'
-import { LOG_START, logKey, metaKey } from '../keyspace.js'
+import { dropLogBelow, walkHist, type DropJobDeps } from './drop-job.js'
+import { HIST_END, HIST_START, LOG_START, logKey, metaKey } from '../keyspace.js'
 import type { Db } from '../latest-view.js'
-import type { SegmentTable } from '../segments.js'
+import { decodeEntry } from '../records.js'
+import type { BatchOp, SegmentTable } from '../segments.js'
+import type { CompactionMethod } from '../../../config/schema.js'
 import type { BelowFloor, CompactResult } from '../../types.js'
 import type { Writer } from '../writer.js'
 
@@ -70,6 +78,10 @@ interface Job {
   next: number
   /** Where the job started scanning (absent in jobs scheduled before entries were kept). */
   from?: number
+  /** Method "drop": the last hist key the walk looked at (drop-job.ts). */
+  after?: Buffer
+  /** Method "drop": the walk is done, the log below `to` is being removed. */
+  walked?: boolean
 }
 
 interface CompactState {
@@ -84,6 +96,14 @@ export function compactStateRecord(floor: number): { type: 'put'; key: Buffer; v
   const state: CompactState = { floor }
   return { type: 'put', key: COMPACT_KEY, value: packr.pack(state) }
 }
+
+/**
+ * Hist records a batch of method "drop" changes per revision of compactionBatchSize. A scan batch's
+ * revision is a log entry read and deleted or rewritten plus one or two hist deletions; a walk batch's
+ * record is one small hist deletion, so many of them cost the writers' group what one of those does.
+ * bench:compaction (300,000 revisions): 4 per revision, 8-12 s; 10, 6-7 s; the writers' p99 the same.
+ */
+const WALK_RECORDS_PER_REVISION = 10
 
 /** Compaction revisions per transaction of the writers' groups (compactionBatchSize). */
 const REVISIONS_PER_GROUP_TXN = 10
@@ -119,6 +139,10 @@ export interface CompactorDeps {
   currentRevision(): number
   /** Where each job's scan runs: in the compaction thread (compact-thread.ts), or on this thread if undefined. */
   thread: CompactionThread | undefined
+  /** 'scan' the log below the floor (compact-scan.ts), or walk the hist index and 'drop' it (drop-job.ts). */
+  method: CompactionMethod
+  /** Resolves once no reader holds a view older than the last write (read-views.ts: released). */
+  readersDone(): Promise<void>
 }
 
 export class Compactor {
@@ -131,8 +155,13 @@ export class Compactor {
    * Used when the scan runs on this thread; the compaction thread keeps its own.
    */
   private readonly singles = new SingleOpEntries()
+  /** Settles when stop() is called: a job waiting for readers (drop-job.ts) stops waiting. */
+  private readonly stopped: Promise<void>
+  private signalStop!: () => void
 
-  constructor(private readonly deps: CompactorDeps) {}
+  constructor(private readonly deps: CompactorDeps) {
+    this.stopped = new Promise((resolve) => (this.signalStop = resolve))
+  }
 
   async load(): Promise<void> {
     const bytes = await this.deps.db.get(COMPACT_KEY)
@@ -188,6 +217,7 @@ export class Compactor {
    */
   async stop(): Promise<void> {
     this.stopping = true
+    this.signalStop()
     this.deps.thread?.stop()
     await this.chain.catch(() => undefined)
     await this.deps.thread?.close()
@@ -215,6 +245,7 @@ export class Compactor {
     const result: CompactResult = { compactRevision: this.state.floor, removedRevisions: 0, removedVersions: 0, durationMs: 0 }
     const job = this.state.job
     if (job === undefined) return result
+    if (this.deps.method === 'drop') return this.runDrop(job, started, result)
     const { db, thread, batchesPerRead } = this.deps
     const batchRevisions = () => this.deps.batchRevisions()
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1
@@ -247,6 +278,76 @@ export class Compactor {
     }
     result.durationMs = Date.now() - started
     return result
+  }
+
+  /** A job of method "drop": the hist walk, then the log below the floor dropped (drop-job.ts). */
+  private async runDrop(job: Job, started: number, result: CompactResult): Promise<CompactResult> {
+    const { writer } = this.deps
+    const deps: DropJobDeps = {
+      db: this.deps.db,
+      batchRecords: () => WALK_RECORDS_PER_REVISION * this.deps.batchRevisions(),
+      pauseFactor: 100 / this.deps.maxDutyPercent - 1,
+      stopping: () => this.stopping,
+      write: (ops, position) =>
+        writer.submitRaw(() => {
+          const current = this.state.job ?? job
+          this.state = { ...this.state, job: { ...current, ...(position === undefined ? {} : { after: position }) } }
+          ops.push({ type: 'put', key: COMPACT_KEY, value: packr.pack(this.state) })
+          return ops
+        }),
+      deleteKeys: (keys) => writer.submitRaw(() => keys.map((key) => ({ type: 'del', key }))),
+      readersDone: () => Promise.race([this.deps.readersDone(), this.stopped]),
+    }
+    if (job.walked !== true) {
+      const walk = await walkHist(deps, job.to, job.after)
+      result.removedVersions = walk.removedVersions
+      if (!walk.finished || this.stopping) return result
+      // The walk has no revision to report as progress: the job's progress goes to its target once it is done.
+      await this.save({ ...this.state, job: { ...(this.state.job ?? job), walked: true, next: job.to } })
+    }
+    const dropped = await dropLogBelow(deps, job.to)
+    result.droppedFiles = dropped.files
+    result.droppedBytes = dropped.bytes
+    if (this.stopping) return result
+    await writer.submitRaw(() => {
+      const ops: BatchOp[] = []
+      result.removedRevisions = this.trimBelow(job.to, ops)
+      this.state = { floor: this.state.floor }
+      ops.push({ type: 'put', key: COMPACT_KEY, value: packr.pack(this.state) })
+      return ops
+    })
+    if (this.deps.compactsRange) {
+      // What was left of the log's range (its deletion markers, the files that straddled its end), then
+      // the hist index's deletion markers. The kv table between them is not rewritten.
+      await this.deps.compactRange(LOG_START, logKey(job.to))
+      await this.deps.compactRange(HIST_START, HIST_END)
+      await this.deps.filesFreed()
+    }
+    result.durationMs = Date.now() - started
+    return result
+  }
+
+  /**
+   * The segment table once every entry below `to` is gone: whole segments leave, the one holding `to` is
+   * trimmed (its bytes prorated over its entries; its first timestamp becomes entry `to`'s). Returns how
+   * many entries were removed, counting those kept below the floor by earlier scans.
+   */
+  private trimBelow(to: number, ops: BatchOp[]): number {
+    let removed = this.belowFloor.entries
+    const trimmed = new Map<number, { entries: number; bytes: number; lastTimestamp: number }>()
+    for (const s of this.deps.segments.list()) {
+      if (s.lastRevision < to) {
+        removed += s.entries
+      } else if (s.firstRevision < to) {
+        const entries = Math.min(s.entries, to - s.firstRevision)
+        const bytes = s.entries > 0 ? Math.round((s.bytes * entries) / s.entries) : 0
+        const first = this.deps.db.getSync(logKey(to))
+        trimmed.set(s.id, { entries, bytes, lastTimestamp: first === undefined ? 0 : decodeEntry(first).timestamp })
+        removed += entries
+      }
+    }
+    this.deps.segments.trim(to, trimmed, ops)
+    return removed
   }
 
   /** Writes a batch's plan, its segment accounting and the job's progress (up to `last`) as one LevelDB write. */

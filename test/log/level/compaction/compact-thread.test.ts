@@ -229,7 +229,7 @@ describe('log/level-log: a log with the compaction thread', function () {
     expect(target, 'room to raise the nice value').to.be.greaterThan(before)
     const atNice = () => [...processThreadsNice().values()].filter((n) => n === target).length
     expect(atNice(), 'no thread at the target nice value before the log opens').to.equal(0)
-    const log = await openLevelLog({ dir, fsync: 'never', compactionThreadNice: target })
+    const log = await openLevelLog({ dir, fsync: 'never', compactionMethod: 'scan', compactionThreadNice: target })
     try {
       await waitFor(`the compaction thread at nice ${target}`, () => atNice() === 1, 5_000)
       expect(threadNice()).to.equal(before)
@@ -240,7 +240,7 @@ describe('log/level-log: a log with the compaction thread', function () {
   })
 
   it('compacts, closes (ending the thread) and opens again with the floor kept', async () => {
-    const log = await openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: 7 })
+    const log = await openLevelLog({ dir, fsync: 'never', compactionMethod: 'scan', compactionBatchRevisions: 7 })
     for (let i = 0; i < 100; i++) await log.put(`k${i % 3}`, `v${i}`)
     const floor = log.revision - 5
     const result = await log.compact(floor)

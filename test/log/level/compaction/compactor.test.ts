@@ -42,6 +42,7 @@ describe('log/compactor: each surviving version is stored once', function () {
     openLevelLog({
       dir,
       fsync: 'never',
+      compactionMethod: 'scan',
       compactionBatchRevisions: batch,
       compactionMaxDutyPercent: duty,
       segmentMaxEntries: 40,
@@ -403,7 +404,7 @@ describe('log/compact-batch', function () {
   })
 
   it('a batch that runs again after a crash tolerates superseded versions already removed from their entries', async () => {
-    const log = await openLevelLog({ dir, fsync: 'never' })
+    const log = await openLevelLog({ dir, fsync: 'never', compactionMethod: 'scan' })
     const t = await log.txn({
       success: [
         { type: 'put', key: 'a', value: '1' },
@@ -452,7 +453,7 @@ describe('log/compact-batch', function () {
   })
 
   it("a job reads each key's kv record once, and finds the same live versions as reading it every batch", async () => {
-    const log = await openLevelLog({ dir, fsync: 'never' })
+    const log = await openLevelLog({ dir, fsync: 'never', compactionMethod: 'scan' })
     const from = log.revision + 1
     for (let i = 0; i < 40; i++) await log.put(`k/${i % 4}`, `v${i}`)
     await log.delete('k/3')

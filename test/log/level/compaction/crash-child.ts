@@ -29,10 +29,10 @@ function emit(line: unknown): void {
 }
 
 async function main(): Promise<void> {
-  const [dir, rArg, cycle = '0'] = process.argv.slice(2)
+  const [dir, rArg, cycle = '0', method = 'drop'] = process.argv.slice(2)
   const R = Number(rArg)
   if (dir === undefined || !Number.isSafeInteger(R)) throw new Error('usage: crash-child.js <dir> <R> [cycle]')
-  const log = await openLevelLog({ dir, ...CRASH_LOG_OPTIONS })
+  const log = await openLevelLog({ dir, ...CRASH_LOG_OPTIONS, compactionMethod: method === 'scan' ? 'scan' : 'drop' })
   const status = await log.status()
   emit({ ready: true, revision: log.revision, floor: log.compactRevision, job: status.compaction ?? null })
 

@@ -19,6 +19,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { COMPACTION_METHODS, type CompactionMethod } from '../../../../config/schema.js'
 import { openLevelLog, type LevelLog } from '../../../../log/level/level-log.js'
 import { expectCode } from '../../conformance/helpers.js'
 import { belowFloorOf, readRawTables, withRawDb } from '../raw-db.js'
@@ -56,9 +57,9 @@ interface KillPlan {
 }
 
 /** Runs one child until the plan kills it; returns its complete stdout lines. */
-function runChild(dir: string, R: number, cycle: number, plan: KillPlan): Promise<Line[]> {
+function runChild(dir: string, R: number, cycle: number, plan: KillPlan, method: CompactionMethod): Promise<Line[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, dir, String(R), String(cycle)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [CHILD, dir, String(R), String(cycle), method], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     let killed = false
@@ -254,106 +255,112 @@ async function verifyAgainstModel(log: LevelLog, model: Model, random: () => num
   return at.size
 }
 
-describe('compaction crash safety (SIGKILL mid-compaction, real disk)', function () {
-  this.timeout(120_000)
-  let dir = ''
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'kvlog-compaction-crash-'))
-  })
-  after(async () => {
-    if (dir !== '') await rm(dir, { recursive: true, force: true })
-  })
+// 'scan' reports its progress batch by batch; 'drop' once at the start and once when its walk of the hist
+// index is done (drop-job.ts), so its kills land in the walk after a random delay, or in the log's drop.
+for (const method of COMPACTION_METHODS)
+  describe(`compaction crash safety (SIGKILL mid-compaction, real disk, method ${method})`, function () {
+    this.timeout(120_000)
+    let dir = ''
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'kvlog-compaction-crash-'))
+    })
+    after(async () => {
+      if (dir !== '') await rm(dir, { recursive: true, force: true })
+    })
 
-  it(`resumes and completes an interrupted compaction, losing no acknowledged write, over ${CYCLES} kill -9 cycles (seed ${SEED})`, async () => {
-    const random = rng(SEED)
-    const model = new Model()
-    let verified = await writeInitial(dir, model)
-    let floor = 0
-    let pendingR: number | undefined
-    const stats = { interrupted: 0, killedWhileResuming: 0, beforeScheduled: 0, finishedByChild: 0, acked: 0, unacked: 0, ranges: 0 }
+    it(`resumes and completes an interrupted compaction, losing no acknowledged write, over ${CYCLES} kill -9 cycles (seed ${SEED})`, async () => {
+      const random = rng(SEED)
+      const model = new Model()
+      let verified = await writeInitial(dir, model)
+      let floor = 0
+      let pendingR: number | undefined
+      const stats = { interrupted: 0, killedWhileResuming: 0, beforeScheduled: 0, finishedByChild: 0, acked: 0, unacked: 0, ranges: 0 }
 
-    for (let cycle = 1; cycle <= CYCLES; cycle++) {
-      const R = pendingR ?? Math.min(verified, Math.max(floor, 1) + 300 + Math.floor(random() * 500))
-      const batches = Math.ceil((R - Math.max(floor, 2)) / CRASH_LOG_OPTIONS.compactionBatchRevisions)
-      // The child sees about every other batch's progress (it polls status()), so aim within the first half.
-      const plan: KillPlan = {
-        afterProgress: Math.floor(random() * (Math.ceil(batches * 0.45) + 1)),
-        delayMs: random() < 0.5 ? 0 : Math.floor(random() * 8),
-      }
-      const lines = await runChild(dir, R, cycle, plan)
-      const durable = Math.max(-1, ...lines.map((l) => l.durable ?? -1))
-      const done = lines.some((l) => l.done !== undefined)
-      const resuming = lines.some((l) => l.resuming !== undefined)
-      if (done) stats.finishedByChild++
-      else if (resuming) stats.killedWhileResuming++
+      for (let cycle = 1; cycle <= CYCLES; cycle++) {
+        const R = pendingR ?? Math.min(verified, Math.max(floor, 1) + 300 + Math.floor(random() * 500))
+        const batches = Math.ceil((R - Math.max(floor, 2)) / CRASH_LOG_OPTIONS.compactionBatchRevisions)
+        // The child sees about every other batch's progress (it polls status()), so aim within the first half.
+        const plan: KillPlan =
+          method === 'scan'
+            ? {
+                afterProgress: Math.floor(random() * (Math.ceil(batches * 0.45) + 1)),
+                delayMs: random() < 0.5 ? 0 : Math.floor(random() * 8),
+              }
+            : { afterProgress: Math.floor(random() * 3), delayMs: Math.floor(random() * 40) }
+        const lines = await runChild(dir, R, cycle, plan, method)
+        const durable = Math.max(-1, ...lines.map((l) => l.durable ?? -1))
+        const done = lines.some((l) => l.done !== undefined)
+        const resuming = lines.some((l) => l.resuming !== undefined)
+        if (done) stats.finishedByChild++
+        else if (resuming) stats.killedWhileResuming++
 
-      const log = await openLevelLog({ dir, ...CRASH_LOG_OPTIONS })
-      /** status().belowFloor once no compaction runs: checked against the disk after close. */
-      let kept: { floor: number; entries: number; bytes: number } | undefined
-      try {
-        const status = await log.status()
-        // never lowered; R once the child saw durable progress (or finished)
-        expect(log.compactRevision, `cycle ${cycle}: floor went down`).to.be.at.least(floor)
-        expect([floor, R], `cycle ${cycle}: floor after the kill`).to.include(log.compactRevision)
-        if (durable >= 0 || done) expect(log.compactRevision, `cycle ${cycle}: durable progress ${durable} but floor`).to.equal(R)
-        if (status.compaction !== undefined) {
-          // in progress: the scheduled job, resumed by open, at least as far as the child durably got
-          stats.interrupted++
-          expect(status.compaction.target, `cycle ${cycle}: job target`).to.equal(R)
-          expect(log.compactRevision).to.equal(R)
-          expect(done, `cycle ${cycle}: the child saw compact() resolve, yet a job is left`).to.equal(false)
-          expect(status.compaction.progress, `cycle ${cycle}: progress went back`).to.be.at.least(durable)
-        } else if (log.compactRevision < R) {
-          stats.beforeScheduled++
+        const log = await openLevelLog({ dir, ...CRASH_LOG_OPTIONS, compactionMethod: method })
+        /** status().belowFloor once no compaction runs: checked against the disk after close. */
+        let kept: { floor: number; entries: number; bytes: number } | undefined
+        try {
+          const status = await log.status()
+          // never lowered; R once the child saw durable progress (or finished)
+          expect(log.compactRevision, `cycle ${cycle}: floor went down`).to.be.at.least(floor)
+          expect([floor, R], `cycle ${cycle}: floor after the kill`).to.include(log.compactRevision)
+          if (durable >= 0 || done) expect(log.compactRevision, `cycle ${cycle}: durable progress ${durable} but floor`).to.equal(R)
+          if (status.compaction !== undefined) {
+            // in progress: the scheduled job, resumed by open, at least as far as the child durably got
+            stats.interrupted++
+            expect(status.compaction.target, `cycle ${cycle}: job target`).to.equal(R)
+            expect(log.compactRevision).to.equal(R)
+            expect(done, `cycle ${cycle}: the child saw compact() resolve, yet a job is left`).to.equal(false)
+            expect(status.compaction.progress, `cycle ${cycle}: progress went back`).to.be.at.least(durable)
+          } else if (log.compactRevision < R) {
+            stats.beforeScheduled++
+          }
+          floor = log.compactRevision
+
+          const placed = await placeWrites(log, lines, verified, model, cycle)
+          stats.acked += placed.acked
+          stats.unacked += placed.unacked
+          verified = log.revision
+
+          // Either let this open finish the job, or (sometimes) leave it to the next child to resume.
+          const complete = cycle === CYCLES || random() < 0.6
+          if (complete) {
+            await waitUntil(
+              async () => ((await log.status()).compaction === undefined ? true : undefined),
+              30_000,
+              `cycle ${cycle}: the resumed compaction to finish`,
+              10,
+            )
+            if (log.compactRevision < R) await log.compact(R)
+            expect(log.compactRevision).to.equal(R)
+            const after = await log.status()
+            expect(after.compaction).to.equal(undefined)
+            expect(after.segments[0].firstRevision, `cycle ${cycle}: segments start at the floor`).to.equal(R)
+            expect(after.segments.reduce((n, s) => n + s.entries, 0)).to.equal(verified - R + 1)
+            kept = { floor: R, ...after.belowFloor }
+            floor = R
+            pendingR = undefined
+          } else {
+            pendingR = log.compactRevision < R || (await log.status()).compaction !== undefined ? R : undefined
+          }
+          const st = await log.status()
+          for (let i = 1; i < st.segments.length; i++) expect(st.segments[i].firstRevision).to.equal(st.segments[i - 1].lastRevision + 1)
+          expect(st.segments[st.segments.length - 1].lastRevision).to.equal(verified)
+          stats.ranges += await verifyAgainstModel(log, model, random, cycle)
+          floor = log.compactRevision
+        } finally {
+          await log.close()
         }
-        floor = log.compactRevision
-
-        const placed = await placeWrites(log, lines, verified, model, cycle)
-        stats.acked += placed.acked
-        stats.unacked += placed.unacked
-        verified = log.revision
-
-        // Either let this open finish the job, or (sometimes) leave it to the next child to resume.
-        const complete = cycle === CYCLES || random() < 0.6
-        if (complete) {
-          await waitUntil(
-            async () => ((await log.status()).compaction === undefined ? true : undefined),
-            30_000,
-            `cycle ${cycle}: the resumed compaction to finish`,
-            10,
-          )
-          if (log.compactRevision < R) await log.compact(R)
-          expect(log.compactRevision).to.equal(R)
-          const after = await log.status()
-          expect(after.compaction).to.equal(undefined)
-          expect(after.segments[0].firstRevision, `cycle ${cycle}: segments start at the floor`).to.equal(R)
-          expect(after.segments.reduce((n, s) => n + s.entries, 0)).to.equal(verified - R + 1)
-          kept = { floor: R, ...after.belowFloor }
-          floor = R
-          pendingR = undefined
-        } else {
-          pendingR = log.compactRevision < R || (await log.status()).compaction !== undefined ? R : undefined
+        if (kept !== undefined) {
+          const onDisk = belowFloorOf(await withRawDb(dir, readRawTables), kept.floor)
+          expect(onDisk, `cycle ${cycle}: entries kept below the floor, as status() counted them`).to.deep.equal({
+            entries: kept.entries,
+            bytes: kept.bytes,
+          })
         }
-        const st = await log.status()
-        for (let i = 1; i < st.segments.length; i++) expect(st.segments[i].firstRevision).to.equal(st.segments[i - 1].lastRevision + 1)
-        expect(st.segments[st.segments.length - 1].lastRevision).to.equal(verified)
-        stats.ranges += await verifyAgainstModel(log, model, random, cycle)
-        floor = log.compactRevision
-      } finally {
-        await log.close()
       }
-      if (kept !== undefined) {
-        const onDisk = belowFloorOf(await withRawDb(dir, readRawTables), kept.floor)
-        expect(onDisk, `cycle ${cycle}: entries kept below the floor, as status() counted them`).to.deep.equal({
-          entries: kept.entries,
-          bytes: kept.bytes,
-        })
-      }
-    }
-    if (process.env.KVLOG_CRASH_STATS !== undefined)
-      process.stderr.write(`compaction crash test: ${JSON.stringify({ ...stats, revision: verified, floor })}\n`)
-    expect(stats.interrupted + stats.killedWhileResuming, 'some kills landed in the middle of a compaction').to.be.at.least(2)
-    // Each child has HEAD_START_ACKS writes acknowledged before it compacts, and it is killed only after that.
-    expect(stats.acked, 'the children acknowledged writes').to.be.at.least(CYCLES * HEAD_START_ACKS)
+      if (process.env.KVLOG_CRASH_STATS !== undefined)
+        process.stderr.write(`compaction crash test: ${JSON.stringify({ ...stats, revision: verified, floor })}\n`)
+      expect(stats.interrupted + stats.killedWhileResuming, 'some kills landed in the middle of a compaction').to.be.at.least(2)
+      // Each child has HEAD_START_ACKS writes acknowledged before it compacts, and it is killed only after that.
+      expect(stats.acked, 'the children acknowledged writes').to.be.at.least(CYCLES * HEAD_START_ACKS)
+    })
   })
-})

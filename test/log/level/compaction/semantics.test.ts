@@ -127,15 +127,21 @@ function fold(state: Map<string, PlainKv>, entries: readonly PlainEntry[], upTo:
 
 const sorted = (m: Map<string, PlainKv>): PlainKv[] => [...m.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0))
 
-// The scan runs in the compaction thread by default (log/level/compaction/compact-thread.ts); the same semantics hold on
-// the main thread (compactionThread false).
-for (const compactionThread of [true, false])
-  describe(`compaction semantics (LevelLog, batches of 7, scan ${compactionThread ? 'in the compaction thread' : 'on the main thread'})`, function () {
+// The same semantics hold for both methods: the hist walk with the log dropped (drop-job.ts, the default), and
+// the log scan, in the compaction thread (compact-thread.ts) or on the main thread (compactionThread false).
+const CONFIGURATIONS = [
+  { name: 'drop', compactionMethod: 'drop', compactionThread: true },
+  { name: 'scan in the compaction thread', compactionMethod: 'scan', compactionThread: true },
+  { name: 'scan on the main thread', compactionMethod: 'scan', compactionThread: false },
+] as const
+for (const { name, compactionMethod, compactionThread } of CONFIGURATIONS)
+  describe(`compaction semantics (LevelLog, batches of 7, ${name})`, function () {
     this.timeout(60_000)
     let dir = ''
     let log: LevelLog
 
-    const open = () => openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: BATCH, segmentMaxEntries: SEGMENT, compactionThread })
+    const open = () =>
+      openLevelLog({ dir, fsync: 'never', compactionBatchRevisions: BATCH, segmentMaxEntries: SEGMENT, compactionMethod, compactionThread })
 
     beforeEach(async () => {
       dir = await mkdtemp(join(tmpdir(), 'kvlog-compaction-'))
