@@ -39,6 +39,10 @@ type ServiceClient = grpc.Client & Record<string, Unary>
 type ClientCtor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions) => ServiceClient
 
 const PROTO = join(dirname(createRequire(import.meta.url).resolve('etcd3')), '..', 'proto', 'rpc.proto')
+
+/** Logins per call when the token in use has ended (see call()). */
+const LOGIN_ATTEMPTS = 3
+
 type Service = 'KV' | 'Watch' | 'Lease' | 'Maintenance' | 'Auth'
 let services: Record<Service, ClientCtor> | undefined
 
@@ -200,16 +204,20 @@ export class GrpcDriver implements Driver {
 
   private async call(client: ServiceClient, method: string, request: Json): Promise<Json> {
     if (this.credentials === undefined) return this.send(client, method, request, undefined)
-    const token = await this.login()
-    try {
-      return await this.send(client, method, request, token)
-    } catch (err) {
-      // An ended token; or none sent (auth was off at login) to a server that now has auth on.
-      const e = err as grpc.ServiceError
-      const ended = e.code === grpc.status.UNAUTHENTICATED || (token === undefined && /user name is empty/.test(e.details ?? ''))
-      if (this.auth === undefined || !ended) throw err
-      if (this.token !== undefined && (await this.token.catch(() => undefined)) === token) this.token = undefined
-      return this.send(client, method, request, await this.login())
+    // The server refuses a call with an ended token before applying it, so the call is sent again with a
+    // new one. That token can end too before the call reaches the server (a restart, or a pause longer
+    // than the TTL, in between), so this logs in again up to LOGIN_ATTEMPTS times.
+    for (let attempt = 1; ; attempt++) {
+      const token = await this.login()
+      try {
+        return await this.send(client, method, request, token)
+      } catch (err) {
+        // An ended token; or none sent (auth was off at login) to a server that now has auth on.
+        const e = err as grpc.ServiceError
+        const ended = e.code === grpc.status.UNAUTHENTICATED || (token === undefined && /user name is empty/.test(e.details ?? ''))
+        if (this.auth === undefined || !ended || attempt >= LOGIN_ATTEMPTS) throw err
+        if (this.token !== undefined && (await this.token.catch(() => undefined)) === token) this.token = undefined
+      }
     }
   }
 
