@@ -18,8 +18,11 @@
  *      LevelDB's version, nothing read or rewritten), then delete what is left of that range: entries
  *      in the memtables and in the files that straddle the range's ends.
  *
- *   hist  a@9 a@7 a@5 a@2 │ b@8(del) b@3 │ c@12 c@4 ...      compact(6):
- *         keep  ·   ·  drop│ drop   drop │ keep  keep(IN_LOG → MATERIALIZED if c's live version is 12)
+ *   compact(6)
+ *   hist  a@9   a@7   a@5   a@2  │ b@5(del)  b@3  │ d@4  ...
+ *         stay  stay  copy  drop │ drop 2nd  drop │ stay (d's live version: its kv record holds it)
+ *         (b's surviving tombstone goes after b@3, so that no read sees b@3 come back)
+ *         (a@5 is a's survivor and a was written since: its value is copied into its hist record)
  *   log   [1 2 3 4 5 | 6 7 8 ...]   table files wholly below 6 are dropped, the rest of 1..5 deleted
  *
  * The walk's cost follows the number of versions, in records of a few dozen bytes, not the log's bytes;
@@ -30,9 +33,9 @@
  * R has been looked at, so the position alone says whether the next versions of that key are older ones
  * (it is below R) or not yet. A survivor that is a tombstone is deleted after the key's older versions
  * (before, a read would find the older put): when the walk stops within such a key, the tombstone stays
- * until the next compaction, harmless (the key reads as deleted either way). Dropping and deleting below R are repeated from the start if interrupted.
- * A write that replaces a survivor that is its key's live version copies it into hist first (writer.ts),
- * as with the scan: the floor is R for the whole job.
+ * until the next compaction, harmless (the key reads as deleted either way). Dropping and deleting below
+ * R are repeated from the start if interrupted. A write that replaces a survivor that is its key's live
+ * version copies it into hist first (writer.ts), as with the scan: the floor is R for the whole job.
  */
 import { HIST_END, HIST_START, histKeyRevision, histPrefixUserKey, LOG_START, logKey, sameHistKey } from '../keyspace.js'
 import { dropFilesInRange } from '../io/drop-files.js'
