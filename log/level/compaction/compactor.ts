@@ -246,7 +246,10 @@ export class Compactor {
     const result: CompactResult = { compactRevision: this.state.floor, removedRevisions: 0, removedVersions: 0, durationMs: 0 }
     const job = this.state.job
     if (job === undefined) return result
-    if (this.deps.method === 'drop') return this.runDrop(job, started, result)
+    // A walked job ends with the drop whatever the method is now: its survivors are no longer in the log's
+    // keeping, and the scan (which starts at the job's progress, its target by then) would leave the log
+    // below the floor in place.
+    if (this.deps.method === 'drop' || job.walked === true) return this.runDrop(job, started, result)
     const { db, thread, batchesPerRead } = this.deps
     const batchRevisions = () => this.deps.batchRevisions()
     const pauseFactor = 100 / this.deps.maxDutyPercent - 1

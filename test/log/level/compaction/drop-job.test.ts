@@ -10,6 +10,8 @@ import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Packr } from 'msgpackr'
+import { metaKey } from '../../../../log/level/keyspace.js'
 import { openLevelLog, type LevelLog } from '../../../../log/level/level-log.js'
 import { restoreSnapshot } from '../../../../log/level/snapshot.js'
 import { HIST_IN_LOG, HIST_MATERIALIZED } from '../../../../log/level/records.js'
@@ -116,5 +118,32 @@ describe('log/compactor: method drop', function () {
     } finally {
       await restored.close()
     }
+  })
+
+  it('a job whose walk is done ends with the drop when the store is opened again with method scan', async () => {
+    const log = await openLevelLog({ dir, fsync: 'never', compactionMethod: 'drop' })
+    await writeRevisions(log, 2_000, 'a')
+    // A key of its own at R: every other key's newest version is below R and live, so a walk would copy
+    // nothing, and a job recorded as walked is what a walk would have left.
+    await log.put('z', 'at R')
+    const R = log.revision
+    await log.close()
+    await withRawDb(dir, (db) =>
+      db.put(metaKey('compact'), new Packr({ useRecords: false }).pack({ floor: R, job: { to: R, next: R, walked: true } })),
+    )
+
+    const again = await openLevelLog({ dir, fsync: 'never', compactionMethod: 'scan' })
+    try {
+      await again.compactionIdle()
+      const status = await again.status()
+      expect(status.compaction, 'the job finished').to.equal(undefined)
+      expect(status.segments[0].firstRevision).to.equal(R)
+      const at = await again.range(Buffer.from([0]), { rangeEnd: Buffer.from([0]), revision: R })
+      expect(at.kvs).to.have.length(KEYS + 1)
+    } finally {
+      await again.close()
+    }
+    const tables = await withRawDb(dir, readRawTables)
+    expect(belowFloorOf(tables, R), 'log entries below the floor').to.deep.equal({ entries: 0, bytes: 0 })
   })
 })
