@@ -328,7 +328,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 'drop',
     values: COMPACTION_METHODS,
     description:
-      "How compaction removes history. 'drop': walk the small hist index (delete superseded versions, copy the survivors that left the log's keeping into hist), then drop the log's table files below the new floor whole and delete what is left of that range, like Kafka deleting segment files; the log's values are neither read nor marked deleted one by one. 'scan': read every log entry below the new floor and remove each superseded version from hist and from its entry, keeping survivors in their entries (compactionThread, compactionBatchesPerRead apply to it).",
+      "How compaction removes history. 'drop': walk the small hist index (delete superseded versions; copy into hist each surviving version whose key was written since), then drop the log's table files below the new floor whole and delete what is left of that range, like Kafka deleting segment files; the log's values are neither read nor marked deleted one by one. 'scan': read every log entry below the new floor and remove each superseded version from hist and from its entry, keeping survivors in their entries (compactionThread, compactionBatchesPerRead apply to it).",
     flag: '--compaction-method',
     env: 'KVLOG_COMPACTION_METHOD',
   },
