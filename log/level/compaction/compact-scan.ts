@@ -151,9 +151,17 @@ export async function writeInTurn<B>(batches: readonly B[], write: (batch: B) =>
   for (const batch of batches) {
     const t0 = performance.now()
     await write(batch)
-    // Background work yields: writers get (100 - duty)% of the time between batches.
-    if (pauseFactor > 0) await new Promise((r) => setTimeout(r, (performance.now() - t0) * pauseFactor))
+    await dutyPause(t0, pauseFactor)
   }
+}
+
+/**
+ * The duty cycle's pause after a write that started at `t0`: `pauseFactor` times as long as it took, so
+ * that background work yields and writers get (100 - duty)% of the time between batches.
+ */
+export function dutyPause(t0: number, pauseFactor: number): Promise<void> {
+  if (pauseFactor <= 0) return Promise.resolve()
+  return new Promise((resolve) => setTimeout(resolve, (performance.now() - t0) * pauseFactor))
 }
 
 /**

@@ -38,7 +38,8 @@
  * version copies it into hist first (writer.ts), as with the scan: the floor is R for the whole job.
  */
 import { HIST_END, HIST_START, histKeyRevision, histPrefixUserKey, LOG_START, logKey, sameHistKey } from '../keyspace.js'
-import { dropFilesInRange } from '../io/drop-files.js'
+import { dutyPause } from './compact-scan.js'
+import { dropFilesInRange, type DroppedFiles } from '../io/drop-files.js'
 import { ITERATOR_STEP_BYTES, type Db } from '../latest-view.js'
 import { decodeEntry, encodeMaterialized, HIST_IN_LOG, HIST_TOMBSTONE } from '../records.js'
 import { opKeyValue, OP_PUT } from '../../ops.js'
@@ -65,15 +66,8 @@ export interface DropJobDeps {
   readersDone(): Promise<void>
 }
 
-/** The duty cycle's pause after a write that started at t0 (as compact-scan.ts pauses after each batch). */
-function pauseAfter(deps: DropJobDeps, t0: number): Promise<void> {
-  if (deps.pauseFactor <= 0) return Promise.resolve()
-  return new Promise((resolve) => setTimeout(resolve, (performance.now() - t0) * deps.pauseFactor))
-}
-
 export interface WalkResult {
   removedVersions: number
-  materialized: number
   finished: boolean
 }
 
@@ -86,7 +80,7 @@ interface PendingSurvivor {
 /** Step 1: the hist walk below `to`, from after `position` (a hist key) or from the start. */
 export async function walkHist(deps: DropJobDeps, to: number, position: Buffer | undefined): Promise<WalkResult> {
   const { db } = deps
-  const result: WalkResult = { removedVersions: 0, materialized: 0, finished: false }
+  const result: WalkResult = { removedVersions: 0, finished: false }
   let ops: BatchOp[] = []
   let pending: PendingSurvivor[] = []
   // A hist key of the user key being walked, and whether its survivor has been looked at.
@@ -111,12 +105,12 @@ export async function walkHist(deps: DropJobDeps, to: number, position: Buffer |
   let last = position
 
   const flush = async () => {
-    result.materialized += await materialize(db, pending, ops)
+    await materialize(db, pending, ops)
     pending = []
     const t0 = performance.now()
     await deps.write(ops, last)
     ops = []
-    await pauseAfter(deps, t0)
+    await dutyPause(t0, deps.pauseFactor)
   }
 
   // One iterator per batch, read a step at a time (each step is a turn of the event loop, so writers are
@@ -175,13 +169,12 @@ export async function walkHist(deps: DropJobDeps, to: number, position: Buffer |
 }
 
 /**
- * Copies survivors that are no longer their key's live version (the walk saw a newer one) into their hist
- * records, from their log entries; returns how many.
+ * Adds to `ops` the copies of survivors that are no longer their key's live version (the walk saw a newer
+ * one) into their hist records, from their log entries.
  */
-async function materialize(db: Db, replaced: PendingSurvivor[], ops: BatchOp[]): Promise<number> {
-  if (replaced.length === 0) return 0
+async function materialize(db: Db, replaced: PendingSurvivor[], ops: BatchOp[]): Promise<void> {
+  if (replaced.length === 0) return
   const entries = await db.getMany(replaced.map((s) => logKey(s.rev)))
-  let n = 0
   for (let i = 0; i < replaced.length; i++) {
     const bytes = entries[i]
     // Not in the log: copied into hist already, or by a kvlog before this method. Nothing to do.
@@ -190,32 +183,22 @@ async function materialize(db: Db, replaced: PendingSurvivor[], ops: BatchOp[]):
     const op = decodeEntry(bytes).ops.find((o) => o.key.equals(s.key))
     if (op === undefined || op.kind !== OP_PUT) continue
     ops.push({ type: 'put', key: s.histKey, value: encodeMaterialized(opKeyValue(op, s.rev)) })
-    n++
   }
-  return n
-}
-
-export interface DropResult {
-  files: number
-  bytes: number
-  leftover: number
 }
 
 /** Steps 2 and 3: removes every log entry below `to`, dropping whole table files where it can. */
-export async function dropLogBelow(deps: DropJobDeps, to: number): Promise<DropResult> {
+export async function dropLogBelow(deps: DropJobDeps, to: number): Promise<DroppedFiles> {
   const { db } = deps
   await deps.readersDone()
-  if (deps.stopping()) return { files: 0, bytes: 0, leftover: 0 }
+  if (deps.stopping()) return { files: 0, bytes: 0 }
   const end = logKey(to)
-  const { files, bytes } = await dropFilesInRange(db, LOG_START, end)
-  let leftover = 0
+  const dropped = await dropFilesInRange(db, LOG_START, end)
   while (!deps.stopping()) {
     const keys = await db.keys({ gte: LOG_START, lt: end, limit: Math.min(LEFTOVER_KEYS, Math.max(1, deps.batchRecords())) }).all()
     if (keys.length === 0) break
     const t0 = performance.now()
     await deps.deleteKeys(keys)
-    leftover += keys.length
-    await pauseAfter(deps, t0)
+    await dutyPause(t0, deps.pauseFactor)
   }
-  return { files, bytes, leftover }
+  return dropped
 }
