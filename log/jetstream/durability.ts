@@ -46,6 +46,10 @@ interface QuorumWaiter {
 }
 
 const HEARTBEAT_MS = 1000
+/** How long a survey waits for the other members once a majority has answered (see survey()). */
+const SURVEY_GRACE_MS = 200
+/** How often a survey asks again while answers are missing. */
+const SURVEY_ASK_AGAIN_MS = 250
 const FETCH_REPLY_BYTES = 256 * 1024
 
 export class Durability {
@@ -188,11 +192,16 @@ export class Durability {
   }
 
   /**
-   * Every reachable member's durable position: waits until a majority of the roster answered (then a
-   * little longer for the others, except those in `absent`: known to have no NATS connection), at most
+   * Every reachable member's durable position: waits until a majority of the roster answered, then a
+   * little longer for the others (except those in `absent`: known to have no NATS connection), at most
    * `timeoutMs`. Throws when fewer than a majority answer.
+   *
+   * Once an answer is past `streamLast` the stream lost its tail, and which member is furthest ahead
+   * decides what comes back (refill.ts): then it waits for every expected member until `timeoutMs`, not a
+   * moment. After a cold start of the whole cluster the members come up seconds apart, and one left out
+   * could be the only one holding the last messages.
    */
-  async survey(timeoutMs: number, absent: ReadonlySet<string> = new Set()): Promise<DurablePosition[]> {
+  async survey(timeoutMs: number, absent: ReadonlySet<string> = new Set(), streamLast = Infinity): Promise<DurablePosition[]> {
     const voters = new Set(this.voters())
     const expected = [...voters].filter((n) => !absent.has(n))
     const need = this.quorum()
@@ -204,23 +213,28 @@ export class Durability {
     const finished = new Promise<void>((r) => (done = r))
     let grace: NodeJS.Timeout | undefined
     const counted = () => [...answers.keys()].filter((n) => voters.has(n)).length
+    const lostTail = () => [...answers.values()].some((p) => p.seq > streamLast)
     const sub = this.nc.subscribe(inbox, {
       callback: (err, msg) => {
         if (err !== null) return
         const p = decode<DurablePosition>(msg.data)
         answers.set(p.name, p)
         if (counted() >= need && expected.every((n) => answers.has(n))) done()
-        else if (counted() >= need && grace === undefined) grace = setTimeout(done, 200)
+        else if (counted() >= need && grace === undefined && !lostTail()) grace = setTimeout(done, SURVEY_GRACE_MS)
       },
     })
     const deadline = setTimeout(done, timeoutMs)
+    const ask = () => this.nc.publish(this.names.tail, new Uint8Array(0), { reply: inbox })
+    // Asked again while waiting: a member that subscribes after a request never sees it.
+    const again = setInterval(ask, SURVEY_ASK_AGAIN_MS)
     try {
-      this.nc.publish(this.names.tail, new Uint8Array(0), { reply: inbox })
+      ask()
       if (counted() >= need && expected.every((n) => answers.has(n))) done()
       await finished
     } finally {
       clearTimeout(deadline)
       clearTimeout(grace)
+      clearInterval(again)
       sub.unsubscribe()
     }
     if (counted() < need) {

@@ -581,6 +581,11 @@ export class JetStreamLog implements Log {
   }
 
   async setAlarm(kind: AlarmKind, active: boolean): Promise<void> {
+    // As on one node (meta.ts): no message when nothing changes. The automatic compaction sets the alarm
+    // after every check, which would otherwise be a stream message every compactionCheckInterval. Read
+    // linearizably: this member's copy may not have applied a change made through another one yet.
+    await this.barrier.wait()
+    if (this.view.alarms().includes(kind) === active) return
     await this.submit({ type: 'alarm', kind, active })
   }
 

@@ -8,6 +8,11 @@
  * A majority of the roster must answer: every acknowledged write is durable on a majority, so any
  * majority includes a member that holds it. What cannot be republished (older than the kept tail, or not
  * following the stream's history) stops the takeover with a message: writing on would fork the history.
+ *
+ * A member may also hold messages no majority has (published, applied by it, never acknowledged). The
+ * survey waits for every member it can reach (durability.ts), so those come back too when it answers;
+ * one that cannot answer within requestTimeoutMs and comes back later finds the stream went on without
+ * them, and stops with a message instead of following a different history.
  */
 import type { JetStreamClient, JetStreamManager } from 'nats'
 import { apiErrorCode } from './connection.js'
@@ -35,7 +40,7 @@ const PUBLISH_RETRIES = 5
 
 /** Returns the stream's last sequence after the refill (`last` when nothing was missing). */
 export async function refillTail(ctx: RefillContext, last: number): Promise<number> {
-  const positions = await ctx.durability.survey(ctx.timeoutMs, ctx.absent)
+  const positions = await ctx.durability.survey(ctx.timeoutMs, ctx.absent, last)
   if (!positions.some((p) => p.seq > last)) return last
   // Asked again after the survey: a deposed leader may have published since (then the fence stops us).
   last = Math.max(last, (await ctx.jsm.streams.info(ctx.names.stream)).state.last_seq)

@@ -1,7 +1,8 @@
 /**
  * meta records: written and read back, announced to onMeta listeners, and written on condition
  * (meta-condition.ts): only over the record with the expected `revision` field, else CONFLICT with the
- * record left as it was; of writes racing from the same revision exactly one wins.
+ * record left as it was; of writes racing from the same revision exactly one wins. Alarms (kept with
+ * them) are raised and cleared, and setting one to the state it is in writes nothing.
  */
 import { expect } from 'chai'
 import { expectCode, useLog, type SuiteContext } from './helpers.js'
@@ -31,6 +32,22 @@ export function metaTests(ctx: SuiteContext): void {
       await h.log.writeMeta('conformance.c', { revision: 2, v: 'b' }, { ifRevision: 1 })
       await expectCode(() => h.log.writeMeta('conformance.c', { revision: 2, v: 'stale' }, { ifRevision: 1 }), 'CONFLICT', 'stale')
       expect(await h.log.readMeta('conformance.c')).to.deep.equal({ revision: 2, v: 'b' })
+    })
+
+    it('raises and clears an alarm; setting it to the state it is in writes nothing (no stream message in a cluster)', async () => {
+      /** The cluster's applied stream sequence, when there is one: a message would move it. */
+      const applied = async () => (await h.log.status()).cluster?.applied
+      expect(h.log.alarms()).to.deep.equal([])
+      let before = await applied()
+      await h.log.setAlarm('NOSPACE', false)
+      expect(await applied()).to.equal(before)
+      await h.log.setAlarm('NOSPACE', true)
+      expect(h.log.alarms()).to.deep.equal(['NOSPACE'])
+      before = await applied()
+      await h.log.setAlarm('NOSPACE', true)
+      expect(await applied()).to.equal(before)
+      await h.log.setAlarm('NOSPACE', false)
+      expect(h.log.alarms()).to.deep.equal([])
     })
 
     it('of writes racing from the same revision, exactly one is written', async () => {

@@ -5,6 +5,8 @@
  *   members closed it fails UNAVAILABLE (outcome unknown), and succeeds again once one comes back;
  * - a stream that lost every message (deleted and made again) is refilled by the next leader from the
  *   members' kept copies, the same bytes at the same sequences, before it takes writes;
+ * - the leader that finds the stream lost its tail waits for every member, so a message only the last
+ *   member to come back holds (published, never acknowledged) comes back too and no copy forks;
  * - when the members' kept tail is shorter than what the stream lost, no member takes writes and none
  *   forks: their copies stay as they were.
  */
@@ -118,6 +120,46 @@ describe('JetStreamLog: durable acknowledgements and tail refill', function () {
       expect(now.kvs.filter((kv) => kv.key.toString() !== 'r/next')).to.deep.equal(before.kvs)
     }
     expect(lines.some((l) => /republished stream messages 1\.\.\d+/.test(l))).to.equal(true)
+  })
+
+  it('waits for every member once the stream lost its tail: the one that alone holds the last message brings it back, and nothing forks', async () => {
+    const lines: string[] = []
+    // Long enough for the last member to start while the leader surveys; the grace after a majority is 200 ms.
+    const extra = { requestTimeoutMs: 8000 }
+    let [a, b, c] = await startThree('late', extra, lines, true)
+    for (let i = 0; i < 6; i++) await a.put(`l/${i}`, `v${i}`)
+    await close(b)
+    await close(c)
+    // Published and applied by a alone: never acknowledged, yet a's copy holds it.
+    expect(await code(a.put('l/alone', 'x'))).to.equal('UNAVAILABLE')
+    const aloneRevision = a.revision
+    await close(a)
+    await deleteStream('late')
+
+    // b and c (a majority) come back together; a only once one of them has begun a takeover (its survey).
+    const mark = lines.length
+    ;[b, c] = await Promise.all([start('late', 'b', extra, lines), start('late', 'c', extra, lines)])
+    const takingOver = () => {
+      const events = lines.slice(mark).filter((l) => /kvlog: [bc] (leads cluster|could not take over|accepts writes)/.test(l))
+      return events.at(-1)?.includes('leads cluster') === true
+    }
+    await waitFor('b or c to begin a takeover', takingOver, 20_000)
+    a = await start('late', 'a', extra, lines)
+    const deadline = Date.now() + 30_000
+    let r: { revision: number } | undefined
+    while (r === undefined) {
+      r = await b.put('l/next', 'n').catch((err: { code?: string }) => {
+        if (err.code !== 'UNAVAILABLE' || Date.now() > deadline) throw err
+        return undefined
+      })
+    }
+    expect(r.revision, 'the next write follows the message a alone held').to.equal(aloneRevision + 1)
+    expect(lines.some((l) => /republished stream messages 1\.\.\d+ from a's copy/.test(l))).to.equal(true)
+    for (const l of [a, b, c]) {
+      const now = await l.range('l/', { rangeEnd: 'l0' })
+      expect(now.kvs.map((kv) => kv.key.toString())).to.include.members(['l/alone', 'l/next'])
+    }
+    expect(lines.filter((l) => /stopped applying/.test(l))).to.deep.equal([])
   })
 
   it('takes no writes, and forks nothing, when the stream lost more than the members keep', async () => {
