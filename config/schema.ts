@@ -307,7 +307,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'boolean',
     default: true,
     description:
-      "Each compaction's scan (reading the removed log entries, decoding them, planning each batch) runs in a worker thread with its own event loop and heap, sharing LevelDB's handle (classic-level's multithreading); the main thread only writes the batches, so the writers are not held up by the scan nor paused to collect its garbage. false: the scan runs on the main thread.",
+      "Each compaction's reading part (method drop: the hist walk; scan: reading the removed log entries, decoding them, planning each batch) runs in a worker thread with its own event loop and heap, sharing LevelDB's handle (classic-level's multithreading); the main thread only writes the batches, so the writers are not held up by that work nor paused to collect its garbage. false: it runs on the main thread.",
     flag: '--compaction-thread',
     env: 'KVLOG_COMPACTION_THREAD',
   },
@@ -318,7 +318,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     min: 0,
     max: 19,
     description:
-      "The compaction thread's CPU priority as a nice value (higher runs later; Linux, where each thread has its own; elsewhere it runs at the process's): the scan's JavaScript, and V8's collections of its garbage on that thread, give the cores to the writers whenever both want them, as RocksDB runs its compaction threads at nice 19. The scan's reads (in libuv's pool) and the batches' writes keep the writers' priority. On a machine the writers keep busy, compaction then advances slowly. 0: the writers' priority.",
+      "The compaction thread's CPU priority as a nice value (higher runs later; Linux, where each thread has its own; elsewhere it runs at the process's): the walk's or scan's JavaScript, and V8's collections of its garbage on that thread, give the cores to the writers whenever both want them, as RocksDB runs its compaction threads at nice 19. Its reads (in libuv's pool) and the batches' writes keep the writers' priority. On a machine the writers keep busy, compaction then advances slowly. 0: the writers' priority.",
     flag: '--compaction-thread-nice',
     env: 'KVLOG_COMPACTION_THREAD_NICE',
   },
@@ -328,7 +328,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 'drop',
     values: COMPACTION_METHODS,
     description:
-      "How compaction removes history. 'drop': walk the small hist index (delete superseded versions; copy into hist each surviving version whose key was written since), then drop the log's table files below the new floor whole and delete what is left of that range, like Kafka deleting segment files; the log's values are neither read nor marked deleted one by one. 'scan': read every log entry below the new floor and remove each superseded version from hist and from its entry, keeping survivors in their entries (compactionThread, compactionBatchesPerRead apply to it).",
+      "How compaction removes history. 'drop': walk the small hist index (delete superseded versions; copy into hist each surviving version whose key was written since), then drop the log's table files below the new floor whole and delete what is left of that range, like Kafka deleting segment files; the log's values are neither read nor marked deleted one by one. 'scan': read every log entry below the new floor and remove each superseded version from hist and from its entry, keeping survivors in their entries (compactionBatchesPerRead applies to it).",
     flag: '--compaction-method',
     env: 'KVLOG_COMPACTION_METHOD',
   },

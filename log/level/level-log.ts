@@ -215,7 +215,7 @@ export class LevelLog implements Log {
       track: (ops, batch) => leases.track(ops, batch),
       lastTimestamp: timestamp,
     })
-    const thread = o.compactionThread && o.compactionMethod === 'scan' ? new CompactionThread(o.dir, o.compactionThreadNice) : undefined
+    const thread = o.compactionThread ? new CompactionThread(o.dir, o.compactionThreadNice) : undefined
     const compactor = new Compactor({
       db,
       writer,

@@ -9,7 +9,7 @@
  *   maxRequestBytes, maxTxnOps, maxTxnDepth               request validation (../validate.ts)
  *   compactionBatchRevisions, compactionMinBatchRevisions batch sizes that follow the writers' groups
  *   compactionBatchesPerRead, compactionMaxDutyPercent    the scan's reads and the pause after each batch
- *   compactionThread, compactionThreadNice                the scan in a worker thread (compaction/)
+ *   compactionThread, compactionThreadNice                the walk or scan in a worker thread (compaction/)
  *   compactionCompactsRange                               LevelDB range compaction at the end of a job
  *   compactionMethod                                      the log scanned (compact-scan.ts) or dropped (drop-job.ts)
  *   deferFileDeletes, fileDeleteBytesPerSecond            deletes off LevelDB's lock (io/deferred-deletes.ts)

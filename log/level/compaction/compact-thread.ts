@@ -1,9 +1,11 @@
 /**
- * The compaction thread: a worker thread that runs a job's scan (compact-scan.ts: reading the log
- * entries, decoding them, planning each batch) on its own event loop and V8 heap, sharing the process's
- * LevelDB handle (classic-level's `multithreading`). The main thread only writes the batches it is sent
- * (compactor.ts: through the writer's queue, with the job's progress), so the writers' event loop is no
- * longer held up by the scan's JavaScript nor paused by the collections of its garbage.
+ * The compaction thread: a worker thread that runs a job's reading part on its own event loop and V8
+ * heap, sharing the process's LevelDB handle (classic-level's `multithreading`): the scan of method
+ * "scan" (compact-scan.ts: reading the log entries, decoding them, planning each batch) or the hist walk
+ * of method "drop" (drop-job.ts: reading the hist index, deciding each version). The main thread only
+ * writes the batches it is sent (compactor.ts: through the writer's queue, with the job's progress), so
+ * the writers' event loop is no longer held up by that JavaScript nor paused by the collections of its
+ * garbage.
  *
  *   main thread (Compactor)                        compaction thread (compact-worker.ts)
  *     scan {job, batchRevisions, batchesPerRead} ─▶  scanJob: read, decode, plan batchesPerRead batches
@@ -14,22 +16,32 @@
  *       | writeFailed {seq}                           the reads from now on hold spans of batchRevisions
  *                                                ◀─  done {removed…} | failed {message}
  *
+ *     walk {to, after, batchRecords}             ─▶  walkHist: read hist records, decide, collect ops
+ *                                                ◀─  walkBatch {seq, ops (packed), position}
+ *     writer.submitRaw(ops + position), a pause
+ *     written {seq, batchSize}                   ─▶  (the next batch, read meanwhile, goes out)
+ *                                                ◀─  done {removedVersions, finished} | failed {message}
+ *
  * At most one job at a time (the compactor serializes them), and at most one message of batches of it in
- * flight. Each message has a sequence number that its answer repeats: a failed scan can leave a write in
- * flight on the main thread, and its late answer must not be taken for the answer to the next scan's first.
+ * flight. Each message has a sequence number that its answer repeats: a failed job can leave a write in
+ * flight on the main thread, and its late answer must not be taken for the answer to the next job's first.
  * The thread starts when the log opens (warm()) or with the first job, holds the process open only while
  * a job runs, and ends on close(). If it dies, the job fails (and resumes on the next open, like any
  * failed job); the next job starts a new thread.
  */
 import { once } from 'node:events'
 import { Worker } from 'node:worker_threads'
-import { writeInTurn, type ScanDeps, type ScanJob, type ScanResult } from './compact-scan.js'
-import { unpackPlan, type PackedPlan, type PlannedWrite } from './compact-transfer.js'
+import { dutyPause, writeInTurn, type ScanDeps, type ScanJob, type ScanResult } from './compact-scan.js'
+import { unpackOps, unpackPlan, type PackedPlan, type PlannedWrite } from './compact-transfer.js'
+import type { WalkResult } from './drop-job.js'
+import type { BatchOp } from '../segments.js'
 
 /** Messages to the compaction thread. */
 export type ToCompactionThread =
   | { kind: 'scan'; job: ScanJob; batchRevisions: number; batchesPerRead: number }
-  | { kind: 'written'; seq: number; batchRevisions: number }
+  | { kind: 'walk'; to: number; after: Uint8Array | undefined; batchRecords: number }
+  /** `batchSize`: what the reads from now on take per batch, revisions for a scan and hist records for a walk. */
+  | { kind: 'written'; seq: number; batchSize: number }
   | { kind: 'writeFailed'; seq: number; message: string }
   | { kind: 'stop' }
   | { kind: 'close' }
@@ -37,7 +49,9 @@ export type ToCompactionThread =
 /** Messages from the compaction thread. */
 export type FromCompactionThread =
   | { kind: 'batches'; seq: number; batches: Array<{ last: number; plan: PackedPlan }> }
-  | { kind: 'done'; result: ScanResult }
+  /** `position`: the last hist key the walk looked at, to be made durable with the ops (drop-job.ts). */
+  | { kind: 'walkBatch'; seq: number; ops: ArrayBuffer; position: Uint8Array | undefined }
+  | { kind: 'done'; result: ScanResult | WalkResult }
   | { kind: 'failed'; message: string; code?: string }
 
 /** How long close() waits for the thread to close its database handle before terminating it. */
@@ -49,11 +63,18 @@ const CLOSE_TIMEOUT_MS = 10_000
  */
 export type ScanOptions = Pick<ScanDeps, 'batchRevisions' | 'batchesPerRead'> & { pauseFactor: number }
 
-interface Running {
-  write(last: number, plan: PlannedWrite): Promise<void>
-  batchRevisions(): number
+/** A walk's settings: hist records per batch, asked again after each write, and the pause after each write. */
+export interface WalkOptions {
+  batchRecords(): number
   pauseFactor: number
-  resolve(result: ScanResult): void
+}
+
+/** The running job's side on the main thread: how it writes what the thread sends. */
+interface Running {
+  /** Writes (and pauses after) what one message brought. */
+  write(m: Extract<FromCompactionThread, { kind: 'batches' | 'walkBatch' }>): Promise<void>
+  batchSize(): number
+  resolve(result: ScanResult | WalkResult): void
   reject(err: Error): void
 }
 
@@ -76,25 +97,51 @@ export class CompactionThread {
   }
 
   /** Runs a job's scan in the thread; `write` makes each batch it plans durable, one after another. */
-  scan(job: ScanJob, options: ScanOptions, write: Running['write']): Promise<ScanResult> {
-    if (this.running !== undefined) return Promise.reject(new Error('compaction thread: a scan is already running'))
-    const worker = this.start()
-    return new Promise<ScanResult>((resolve, reject) => {
-      this.running = { write, batchRevisions: options.batchRevisions, pauseFactor: options.pauseFactor, resolve, reject }
-      worker.ref()
-      this.post({ kind: 'scan', job, batchRevisions: options.batchRevisions(), batchesPerRead: options.batchesPerRead })
-    }).finally(() => {
-      this.running = undefined
-      this.worker?.unref()
-    })
+  scan(job: ScanJob, options: ScanOptions, write: (last: number, plan: PlannedWrite) => Promise<void>): Promise<ScanResult> {
+    return this.run(
+      {
+        write: async (m) => {
+          if (m.kind !== 'batches') throw new Error(`compaction thread: a scan got ${m.kind}`)
+          // Unpacked in an async function, so that a batch that cannot be unpacked fails the scan, not the process.
+          await writeInTurn(m.batches, async (b) => write(b.last, unpackPlan(b.plan)), options.pauseFactor)
+        },
+        batchSize: options.batchRevisions,
+      },
+      { kind: 'scan', job, batchRevisions: options.batchRevisions(), batchesPerRead: options.batchesPerRead },
+    ) as Promise<ScanResult>
   }
 
-  /** Asks a running scan to end once the batches it has sent are written (one read's: compactionBatchesPerRead). */
+  /**
+   * Runs a job's hist walk (drop-job.ts: walkHist) below `to` from after `after` in the thread; `write`
+   * makes each batch's ops durable together with the walk's position, one batch after another.
+   */
+  walk(
+    to: number,
+    after: Buffer | undefined,
+    options: WalkOptions,
+    write: (ops: BatchOp[], position: Buffer | undefined) => Promise<void>,
+  ): Promise<WalkResult> {
+    return this.run(
+      {
+        write: async (m) => {
+          if (m.kind !== 'walkBatch') throw new Error(`compaction thread: a walk got ${m.kind}`)
+          const t0 = performance.now()
+          const position = m.position && Buffer.from(m.position.buffer, m.position.byteOffset, m.position.byteLength)
+          await write(unpackOps(m.ops), position)
+          await dutyPause(t0, options.pauseFactor)
+        },
+        batchSize: options.batchRecords,
+      },
+      { kind: 'walk', to, after, batchRecords: options.batchRecords() },
+    ) as Promise<WalkResult>
+  }
+
+  /** Asks a running job to end once the batches it has sent are written (for a scan, one read's: compactionBatchesPerRead). */
   stop(): void {
     if (this.running !== undefined) this.post({ kind: 'stop' })
   }
 
-  /** Ends the thread (after any scan has ended): it closes its database handle first. */
+  /** Ends the thread (after any job has ended): it closes its database handle first. */
   async close(): Promise<void> {
     const worker = this.worker
     if (worker === undefined) return
@@ -123,14 +170,27 @@ export class CompactionThread {
     return worker
   }
 
+  private run(running: Omit<Running, 'resolve' | 'reject'>, start: ToCompactionThread): Promise<ScanResult | WalkResult> {
+    if (this.running !== undefined) return Promise.reject(new Error('compaction thread: a job is already running'))
+    const worker = this.start()
+    return new Promise<ScanResult | WalkResult>((resolve, reject) => {
+      this.running = { ...running, resolve, reject }
+      worker.ref()
+      this.post(start)
+    }).finally(() => {
+      this.running = undefined
+      this.worker?.unref()
+    })
+  }
+
   private receive(m: FromCompactionThread): void {
     const running = this.running
     if (running === undefined) return
     switch (m.kind) {
       case 'batches':
-        // Unpacked in an async function, so that a batch that cannot be unpacked fails the scan, not the process.
-        writeInTurn(m.batches, async (b) => running.write(b.last, unpackPlan(b.plan)), running.pauseFactor).then(
-          () => this.post({ kind: 'written', seq: m.seq, batchRevisions: running.batchRevisions() }),
+      case 'walkBatch':
+        running.write(m).then(
+          () => this.post({ kind: 'written', seq: m.seq, batchSize: running.batchSize() }),
           (err: unknown) => this.post({ kind: 'writeFailed', seq: m.seq, message: err instanceof Error ? err.message : String(err) }),
         )
         break
@@ -143,7 +203,7 @@ export class CompactionThread {
     }
   }
 
-  /** The thread died: a running scan fails. */
+  /** The thread died: a running job fails. */
   private fail(err: Error): void {
     this.running?.reject(err)
   }

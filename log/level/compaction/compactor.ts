@@ -4,7 +4,8 @@
  *
  * Two methods (compactionMethod). 'drop', the default, walks the hist index and then drops the log below R
  * as whole LevelDB table files (drop-job.ts has how, and its crash safety): the job around it is runDrop
- * below, with the same floor record, queue, duty cycle and closing range compaction. 'scan' reads the log
+ * below, with the same floor record, queue, duty cycle and closing range compaction; the walk runs in the
+ * compaction thread as the scan does (compact-thread.ts), the writes on this one. 'scan' reads the log
  * below R entry by entry and is what the rest of this header describes.
  *
  * What survives: every log entry at or above R, and for every key its newest version below R unless that
@@ -138,7 +139,7 @@ export interface CompactorDeps {
   /** Resolves once the files LevelDB has dropped are freed (deferred-deletes.ts), so the space is back. */
   filesFreed(): Promise<void>
   currentRevision(): number
-  /** Where each job's scan runs: in the compaction thread (compact-thread.ts), or on this thread if undefined. */
+  /** Where each job's scan or hist walk runs: in the compaction thread (compact-thread.ts), or on this thread if undefined. */
   thread: CompactionThread | undefined
   /** 'scan' the log below the floor (compact-scan.ts), or walk the hist index and 'drop' it (drop-job.ts). */
   method: CompactionMethod
@@ -303,7 +304,10 @@ export class Compactor {
       readersDone: () => Promise.race([this.deps.readersDone(), this.stopped]),
     }
     if (job.walked !== true) {
-      const walk = await walkHist(deps, job.to, job.after)
+      // Stopped before it began: the thread's walk only hears of a stop asked while it runs.
+      if (this.stopping) return result
+      const { thread } = this.deps
+      const walk = thread !== undefined ? await thread.walk(job.to, job.after, deps, deps.write) : await walkHist(deps, job.to, job.after)
       result.removedVersions = walk.removedVersions
       if (!walk.finished || this.stopping) return result
       // The walk has no revision to report as progress: the job's progress goes to its target once it is done.

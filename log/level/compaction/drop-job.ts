@@ -26,7 +26,9 @@
  *   log   [1 2 3 4 5 | 6 7 8 ...]   table files wholly below 6 are dropped, the rest of 1..5 deleted
  *
  * The walk's cost follows the number of versions, in records of a few dozen bytes, not the log's bytes;
- * the log's bulk goes without being read and without a deletion marker per entry.
+ * the log's bulk goes without being read and without a deletion marker per entry. The walk runs in the
+ * compaction thread (compact-thread.ts) unless compactionThread is off: its reads and their garbage stay
+ * off the writers' event loop, which only writes each batch it is sent.
  *
  * Crash safety: each walk batch writes its hist changes together with the walk's position (the last hist
  * key it looked at); the walk resumes after it. A key's survivor is decided once its first version below
@@ -66,6 +68,9 @@ export interface DropJobDeps {
   readersDone(): Promise<void>
 }
 
+/** What the hist walk needs (it runs in the compaction thread too, where nothing else is). */
+export type WalkDeps = Pick<DropJobDeps, 'db' | 'batchRecords' | 'pauseFactor' | 'stopping' | 'write'>
+
 export interface WalkResult {
   removedVersions: number
   finished: boolean
@@ -78,7 +83,7 @@ interface PendingSurvivor {
 }
 
 /** Step 1: the hist walk below `to`, from after `position` (a hist key) or from the start. */
-export async function walkHist(deps: DropJobDeps, to: number, position: Buffer | undefined): Promise<WalkResult> {
+export async function walkHist(deps: WalkDeps, to: number, position: Buffer | undefined): Promise<WalkResult> {
   const { db } = deps
   const result: WalkResult = { removedVersions: 0, finished: false }
   let ops: BatchOp[] = []
@@ -103,12 +108,15 @@ export async function walkHist(deps: DropJobDeps, to: number, position: Buffer |
     newer = !decided
   }
   let last = position
+  // The position the last batch made durable: the walk's end writes one only if it moved since.
+  let written = position
 
   const flush = async () => {
     await materialize(db, pending, ops)
     pending = []
     const t0 = performance.now()
     await deps.write(ops, last)
+    written = last
     ops = []
     await dutyPause(t0, deps.pauseFactor)
   }
@@ -163,7 +171,7 @@ export async function walkHist(deps: DropJobDeps, to: number, position: Buffer |
     if (deps.stopping()) return result
   }
   dropTombstone()
-  if (ops.length > 0 || pending.length > 0 || last !== position) await flush()
+  if (ops.length > 0 || pending.length > 0 || last !== written) await flush()
   result.finished = true
   return result
 }

@@ -17,6 +17,7 @@ import { Worker } from 'node:worker_threads'
 import { CompactionThread, type FromCompactionThread, type ToCompactionThread } from '../../../../log/level/compaction/compact-thread.js'
 import { unpackPlan, type PlannedWrite } from '../../../../log/level/compaction/compact-transfer.js'
 import { openLevelLog, type LevelLog } from '../../../../log/level/level-log.js'
+import type { BatchOp } from '../../../../log/level/segments.js'
 import { processThreadsNice, threadNice } from '../../../support/threads.js'
 import { waitFor } from '../../../support/wait.js'
 
@@ -158,9 +159,9 @@ describe('log/compact-thread: the compaction thread', function () {
       }))
       expect(spans.map((b) => b.revs)).to.deep.equal([0, 1, 2].map((i) => Array.from({ length: BATCH }, (_, j) => first + i * BATCH + j)))
       expect(spans.map((b) => b.last)).to.deep.equal(spans.map((b) => b.revs[BATCH - 1]))
-      post({ kind: 'written', seq: 0, batchRevisions: BATCH })
+      post({ kind: 'written', seq: 0, batchSize: BATCH })
       expect(await next(300), 'no batches after an answer to another message').to.equal(undefined)
-      post({ kind: 'written', seq: 1, batchRevisions: BATCH })
+      post({ kind: 'written', seq: 1, batchSize: BATCH })
       const b2 = await next(5_000)
       expect(b2).to.include({ kind: 'batches', seq: 2 })
       const firsts = (b2 as Extract<FromCompactionThread, { kind: 'batches' }>).batches.map((b) => unpackPlan(b.plan).scanned[0].rev)
@@ -195,7 +196,64 @@ describe('log/compact-thread: the compaction thread', function () {
     expect(result.removedRevisions).to.equal(log.revision - first)
   })
 
-  it('refuses a second scan while one runs', async () => {
+  /** Records every walk batch it is sent; `onWrite` may fail or stop one. */
+  function walkRecorder(onWrite: (n: number) => void = () => undefined) {
+    const batches: Array<{ position: Buffer | undefined; dels: number; puts: number }> = []
+    const write = async (ops: BatchOp[], position: Buffer | undefined) => {
+      batches.push({ position, dels: ops.filter((o) => o.type === 'del').length, puts: ops.filter((o) => o.type === 'put').length })
+      onWrite(batches.length)
+    }
+    return { batches, write }
+  }
+
+  /** More versions of the 5 keys: the walk reads 256 hist records a step, so a batch holds at least that many. */
+  async function moreVersions(): Promise<void> {
+    for (let i = 0; i < 2_000; i += 100) await Promise.all(Array.from({ length: 100 }, (_, j) => log.put(`k${(i + j) % 5}`, `w${i + j}`)))
+  }
+
+  it('walks the hist index in batches, each with its position in key order, one write at a time, and reports what it removed', async () => {
+    await moreVersions()
+    const to = log.revision - 4
+    const { batches, write } = walkRecorder()
+    const result = await thread.walk(to, undefined, { batchRecords: () => BATCH, pauseFactor: 0 }, write)
+    expect(result.finished).to.equal(true)
+    expect(batches.length).to.be.greaterThan(5)
+    const positions = batches.map((b) => b.position!)
+    for (let i = 1; i < positions.length; i++) expect(Buffer.compare(positions[i - 1], positions[i]), `batch ${i}`).to.equal(-1)
+    // 5 keys written in turn: every version below the target but each key's newest goes; each key was
+    // written at or above the target, so its survivor is copied into hist (a put).
+    expect(batches.reduce((n, b) => n + b.dels, 0)).to.equal(to - first - 5)
+    expect(batches.reduce((n, b) => n + b.puts, 0)).to.equal(5)
+    expect(result.removedVersions).to.equal(to - first - 5)
+
+    // Resumed after a batch's position, it goes on from there.
+    const rest = walkRecorder()
+    const again = await thread.walk(to, positions[2], { batchRecords: () => BATCH, pauseFactor: 0 }, rest.write)
+    const after = batches.slice(3)
+    expect(rest.batches.reduce((n, b) => n + b.dels, 0)).to.equal(after.reduce((n, b) => n + b.dels, 0))
+    expect(again.finished).to.equal(true)
+  })
+
+  it("fails the walk with the write's error once no write is in flight, and stops at a batch boundary when asked", async () => {
+    await moreVersions()
+    const to = log.revision - 4
+    const options = { batchRecords: () => BATCH, pauseFactor: 0 }
+    const failing = walkRecorder((n) => {
+      if (n === 2) throw new Error('the disk is on fire')
+    })
+    let err: unknown
+    await thread.walk(to, undefined, options, failing.write).catch((e: unknown) => (err = e))
+    expect((err as Error).message).to.equal('the disk is on fire')
+    expect(failing.batches).to.have.length(2)
+
+    // The batch read while the one that asked to stop was written still goes out, and no more.
+    const stopping = walkRecorder(() => thread.stop())
+    const stopped = await thread.walk(to, undefined, options, stopping.write)
+    expect(stopped.finished).to.equal(false)
+    expect(stopping.batches.length).to.be.within(1, 2)
+  })
+
+  it('refuses a second job while one runs', async () => {
     const slow = recorder()
     const running = thread.scan(
       { to: log.revision, next: first },
@@ -206,7 +264,7 @@ describe('log/compact-thread: the compaction thread', function () {
     await thread
       .scan({ to: log.revision, next: first }, { batchRevisions: () => BATCH, batchesPerRead: 1, pauseFactor: 0 }, slow.write)
       .catch((e: unknown) => (err = e))
-    expect((err as Error).message).to.match(/a scan is already running/)
+    expect((err as Error).message).to.match(/a job is already running/)
     await running
   })
 })

@@ -128,9 +128,10 @@ function fold(state: Map<string, PlainKv>, entries: readonly PlainEntry[], upTo:
 const sorted = (m: Map<string, PlainKv>): PlainKv[] => [...m.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0))
 
 // The same semantics hold for both methods: the hist walk with the log dropped (drop-job.ts, the default), and
-// the log scan, in the compaction thread (compact-thread.ts) or on the main thread (compactionThread false).
+// the log scan; each in the compaction thread (compact-thread.ts) or on the main thread (compactionThread false).
 const CONFIGURATIONS = [
-  { name: 'drop', compactionMethod: 'drop', compactionThread: true },
+  { name: 'drop, the walk in the compaction thread', compactionMethod: 'drop', compactionThread: true },
+  { name: 'drop, the walk on the main thread', compactionMethod: 'drop', compactionThread: false },
   { name: 'scan in the compaction thread', compactionMethod: 'scan', compactionThread: true },
   { name: 'scan on the main thread', compactionMethod: 'scan', compactionThread: false },
 ] as const
