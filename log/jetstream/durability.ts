@@ -220,7 +220,8 @@ export class Durability {
         const p = decode<DurablePosition>(msg.data)
         answers.set(p.name, p)
         if (counted() >= need && expected.every((n) => answers.has(n))) done()
-        else if (counted() >= need && grace === undefined && !lostTail()) grace = setTimeout(done, SURVEY_GRACE_MS)
+        else if (lostTail()) clearTimeout(grace)
+        else if (counted() >= need && grace === undefined) grace = setTimeout(done, SURVEY_GRACE_MS)
       },
     })
     const deadline = setTimeout(done, timeoutMs)
