@@ -86,6 +86,29 @@ export async function chainMismatch(
     : `the stream's history at sequence ${s.seq} is ${found || 'empty'}, not ${s.hash}: it comes from another history`
 }
 
+/** Tries of an object listing whose stream lookup found no stream or timed out (listObjects). */
+const LIST_LOOKUPS = 8
+
+/**
+ * The bucket's objects. nats.js finds the bucket's stream by subject for each listing, and that lookup can
+ * come back empty for a moment although the stream exists, or time out: seen right after the bucket was
+ * made, with the JetStream cluster starting or under load (a fresh member failed to start on it). The
+ * bucket is made by open(), so such a lookup is retried a few times before it counts, as the other
+ * set-up steps are (connection.ts: whileUnavailable).
+ */
+export async function listObjects(os: Pick<ObjectStore, 'list'>): Promise<ObjectInfo[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await os.list()
+    } catch (err) {
+      const code = (err as { code?: string }).code
+      const transient = /no stream matches subject/.test(String(err)) || code === 'TIMEOUT' || code === '503'
+      if (attempt >= LIST_LOOKUPS || !transient) throw err
+      await new Promise((r) => setTimeout(r, 100 * attempt))
+    }
+  }
+}
+
 export class SnapshotStore {
   private constructor(
     private readonly os: ObjectStore,
@@ -109,7 +132,7 @@ export class SnapshotStore {
    */
   async list(skip?: (name: string) => void): Promise<StoredSnapshot[]> {
     const out: StoredSnapshot[] = []
-    for (const info of await this.os.list()) {
+    for (const info of await listObjects(this.os)) {
       if (info.deleted) continue
       const r = parseRecord(info, this.cluster)
       if (r === undefined || info.name !== snapshotName(r.seq)) {

@@ -37,6 +37,19 @@ export function metaTests(ctx: SuiteContext): void {
     it('raises and clears an alarm; setting it to the state it is in writes nothing (no stream message in a cluster)', async () => {
       /** The cluster's applied stream sequence, when there is one: a message would move it. */
       const applied = async () => (await h.log.status()).cluster?.applied
+      // A cluster just opened may still be applying its members' joins: wait for this member's, then
+      // until nothing moves.
+      const joined = async () => {
+        const c = (await h.log.status()).cluster
+        return c === undefined || c.roster.includes(c.member)
+      }
+      for (let i = 0; i < 100 && !(await joined()); i++) await new Promise((r) => setTimeout(r, 100))
+      for (let same = 0, last = await applied(); same < 5;) {
+        await new Promise((r) => setTimeout(r, 100))
+        const now = await applied()
+        same = now === last ? same + 1 : 0
+        last = now
+      }
       expect(h.log.alarms()).to.deep.equal([])
       let before = await applied()
       await h.log.setAlarm('NOSPACE', false)
