@@ -226,8 +226,15 @@ export class Durability {
     })
     const deadline = setTimeout(done, timeoutMs)
     const ask = () => this.nc.publish(this.names.tail, new Uint8Array(0), { reply: inbox })
-    // Asked again while waiting: a member that subscribes after a request never sees it.
-    const again = setInterval(ask, SURVEY_ASK_AGAIN_MS)
+    // Asked again while waiting: a member that subscribes after a request never sees it. (A connection
+    // closed meanwhile throws here, in a timer: the deadline ends the survey instead.)
+    const again = setInterval(() => {
+      try {
+        ask()
+      } catch {
+        // closed: see above
+      }
+    }, SURVEY_ASK_AGAIN_MS)
     try {
       ask()
       if (counted() >= need && expected.every((n) => answers.has(n))) done()
