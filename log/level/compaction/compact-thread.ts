@@ -31,7 +31,7 @@
  */
 import { once } from 'node:events'
 import { Worker } from 'node:worker_threads'
-import { dutyPause, writeInTurn, type ScanDeps, type ScanJob, type ScanResult } from './compact-scan.js'
+import { writeInTurn, type ScanDeps, type ScanJob, type ScanResult } from './compact-scan.js'
 import { unpackOps, unpackPlan, type PackedPlan, type PlannedWrite } from './compact-transfer.js'
 import type { WalkResult } from './drop-job.js'
 import type { BatchOp } from '../segments.js'
@@ -125,10 +125,8 @@ export class CompactionThread {
       {
         write: async (m) => {
           if (m.kind !== 'walkBatch') throw new Error(`compaction thread: a walk got ${m.kind}`)
-          const t0 = performance.now()
           const position = m.position && Buffer.from(m.position.buffer, m.position.byteOffset, m.position.byteLength)
-          await write(unpackOps(m.ops), position)
-          await dutyPause(t0, options.pauseFactor)
+          await writeInTurn([m.ops], async (ops) => write(unpackOps(ops), position), options.pauseFactor)
         },
         batchSize: options.batchRecords,
       },
