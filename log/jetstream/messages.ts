@@ -11,9 +11,7 @@
  */
 import { createHash } from 'node:crypto'
 import { Packr } from 'msgpackr'
-import type { ReplicatedWrite } from '../level/level-log.js'
-
-export type { ReplicatedWrite } from '../level/level-log.js'
+import type { ReplicatedWrite } from '../replica.js'
 
 /** Idempotent commands, each alone in its message. */
 export type SoloCommand =
