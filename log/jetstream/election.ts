@@ -3,7 +3,7 @@
  * a deposed or duplicated leader from forking the log, so two members briefly both believing they lead is
  * safe (one of them gets fence rejections and steps down).
  *
- * The lease is the `leader` entry of the cluster's bucket, whose messages expire after leaderLeaseMs. The
+ * The lease is the `leader` entry of the cluster's bucket, whose messages expire after leaderLease (ms). The
  * leader renews it every third of that with a compare-and-set on the entry's revision; another member
  * takes over with a create once the entry has expired. The epoch (etcd's raftTerm) is the entry's
  * revision at creation: it grows with every new leadership.

@@ -1,10 +1,10 @@
 /**
- * JetStreamLog: the Log of one member of a kvlog cluster (DESIGN.md, "Cluster engine").
+ * JetStreamLog: the Log of one member of a kvlog cluster (the protocol: docs/cluster-protocol.md).
  *
  *   write ─▶ (forward to the leader) ─▶ Publisher: one message per group, fenced ─▶ stream (R3)
- *   every member ◀─ Applier: in stream order, into its LevelLog, with the message's timestamp ◀─┘
+ *   every member ◀─ Applier: in stream order, into its copy, with the message's timestamp ◀─┘
  *
- * The stream is the source of truth; this member's LevelLog (the local copy) is a materialized view of
+ * The stream is the source of truth; this member's copy (a Replica, ../replica.ts) is a materialized view of
  * it: reads, history, watches (subscribe) and snapshots are served from it. A write is submitted with a
  * cluster-unique id; the caller is answered when this member applies the message that holds it, with the
  * result of that application (so a read on this member sees the write).

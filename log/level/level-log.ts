@@ -430,14 +430,8 @@ export class LevelLog implements Replica {
   // The replication contract (../replica.ts): log/jetstream/ and the etcd follower apply to this copy
 
   /**
-   * Applies the writes of one replicated message as ONE durable batch whose entries carry `timestamp`
-   * (the leader's clock, carried in the message), together with the meta record(s) `marker` (readMeta
-   * reads them back): after a crash either all of it is there or none. Everything non-deterministic comes from
-   * the arguments (timestamp, lease ids, deadlines = timestamp + TTL), so every replica that applies the
-   * same writes in the same order gets the same revisions and results. Each write settles on its own
-   * (a failed one, e.g. LEASE_NOT_FOUND, leaves no trace), in order. With `sync` false the batch is not
-   * fsynced by itself (while catching up: the next synced batch makes it durable, LevelDB's log being
-   * written in order, and a crash before that loses a suffix of batches, markers included).
+   * Replica.applyReplicated (../replica.ts): one writer group whose entries carry `timestamp`, the marker
+   * records written as raw ops of its batch; lease records ride as transactions without ops.
    */
   async applyReplicated(
     timestamp: number,
@@ -503,7 +497,6 @@ export class LevelLog implements Replica {
     return settled
   }
 
-  /** Leases whose deadline is at or before `now` (the cluster engine's leader expires them through its log). */
   expiredLeases(now: number): bigint[] {
     return this.leaseTable.expired(now)
   }
