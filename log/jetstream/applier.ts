@@ -15,6 +15,8 @@
  * filled from other members' kept tails, checked against the chain; if none keeps them the applier stops:
  * applying past it would fork the copy, so the member stays not ready until it is restored. A message at
  * a sequence already applied must be the bytes applied there.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Records in each copy".
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'

@@ -19,6 +19,8 @@
  * rather than "no responders" and is waited out by the lease. A false verdict (the leader's connection
  * moving between servers at that moment) costs one leader change, never safety: the deposed leader's
  * renewal and publishes fail on their compare-and-set and fence.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Election".
  */
 import type { KV, NatsConnection, Subscription } from 'nats'
 import { decode, encode } from './messages.js'

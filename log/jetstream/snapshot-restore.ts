@@ -17,6 +17,8 @@
  * replaces the data dir: a crash midway leaves either the old copy or an empty data dir, never a partial
  * copy that claims a sequence. The old copy is dropped: it ends before the stream's first message, so
  * the stream and the snapshot hold everything it had.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Refill at start: a member from a snapshot".
  */
 import { readdir, rename, rm } from 'node:fs/promises'
 import { resolve } from 'node:path'

@@ -14,6 +14,8 @@
  *
  * A failed round (NATS unreachable, the leadership lost midway) is logged and retried at the next check;
  * nothing is purged unless the snapshots that cover it are stored.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Snapshots and retention".
  */
 import type { JetStreamManager } from 'nats'
 import type { Replica } from '../replica.js'

@@ -13,6 +13,8 @@
  *
  * Messages older than the ring cannot be republished: a member whose copy is ahead of the stream by more
  * than that stops with a message instead of following a different history.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Records in each copy".
  */
 import type { Replica } from '../replica.js'
 import { messageHash } from './messages.js'

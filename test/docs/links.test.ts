@@ -30,9 +30,14 @@ async function exists(path: string): Promise<boolean> {
   )
 }
 
+/** A markdown text without its fenced code blocks. */
+function withoutCode(text: string): string {
+  return text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '')
+}
+
 /** The relative link targets of a markdown text, outside fenced and inline code. */
 export function markdownLinks(text: string): string[] {
-  const prose = text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/`[^`\n]*`/g, '')
+  const prose = withoutCode(text).replace(/`[^`\n]*`/g, '')
   const out: string[] = []
   for (const m of prose.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
     const target = m[1]
@@ -53,12 +58,22 @@ export function citedDocuments(text: string): string[] {
   return out
 }
 
-/** A cited name is found beside the citing file, at the repository's root, or in docs/. */
-async function resolves(file: string, name: string): Promise<boolean> {
+/** Where a cited name is: beside the citing file, at the repository's root, or in docs/. */
+async function resolve(file: string, name: string): Promise<string | undefined> {
   const places = [join(dirname(file), name), join(REPO, name)]
   if (!name.includes('/')) places.push(join(REPO, 'docs', name))
-  for (const place of places) if (await exists(place)) return true
-  return false
+  for (const place of places) if (await exists(place)) return place
+  return undefined
+}
+
+/** Citations of a section in a code comment: a document's name, a comma, the heading in double quotes. */
+export function citedSections(text: string): Array<{ name: string; section: string }> {
+  return [...text.matchAll(/([A-Za-z0-9_./-]*[A-Za-z0-9_-]\.md),\s*\n?\s*\*?\s*"([^"\n]+)"/g)].map((m) => ({ name: m[1], section: m[2] }))
+}
+
+/** The headings of a markdown text. */
+function headings(text: string): Set<string> {
+  return new Set([...withoutCode(text).matchAll(/^#{1,6}\s+(.+?)\s*$/gm)].map((m) => m[1]))
 }
 
 describe('docs: links and citations', function () {
@@ -76,6 +91,9 @@ describe('docs: links and citations', function () {
     const slash = '/'
     const ts = `${slash}/ see docs/a.md\n${slash}** (b.md, https://x.org/c.md) */\nconst s = 'd.md'\n`
     expect(citedDocuments(ts)).to.deep.equal(['docs/a.md', 'b.md'])
+    expect(citedSections(`(see docs/a.md, "One writer, group commit")`)).to.deep.equal([
+      { name: 'docs/a.md', section: 'One writer, group commit' },
+    ])
   })
 
   it('every relative link in a markdown file resolves to a file in the repository', async () => {
@@ -94,9 +112,24 @@ describe('docs: links and citations', function () {
     expect(sources.length).to.be.greaterThan(100)
     for (const file of sources) {
       for (const name of citedDocuments(await readFile(file, 'utf8'))) {
-        if (!(await resolves(file, name))) missing.push(`${relative(REPO, file)}: ${name}`)
+        if ((await resolve(file, name)) === undefined) missing.push(`${relative(REPO, file)}: ${name}`)
       }
     }
+    expect(missing).to.deep.equal([])
+  })
+
+  it('every section a code comment cites (docs/x.md, "Section") is a heading of that document', async () => {
+    const missing: string[] = []
+    let cited = 0
+    for (const file of all.filter((f) => CODE.test(f))) {
+      for (const { name, section } of citedSections(await readFile(file, 'utf8'))) {
+        const doc = await resolve(file, name)
+        if (doc === undefined) continue // reported by the test above
+        cited++
+        if (!headings(await readFile(doc, 'utf8')).has(section)) missing.push(`${relative(REPO, file)}: ${name}, "${section}"`)
+      }
+    }
+    expect(cited).to.be.greaterThan(10)
     expect(missing).to.deep.equal([])
   })
 })
