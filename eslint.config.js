@@ -79,7 +79,7 @@ export const zones = [
     // Every apiserver file except the wiring and the offline tools.
     target: allBut('apiserver', [...WIRING, ...OFFLINE_TOOLS]),
     from: ENGINES,
-    message: 'apiserver/ reaches an engine through the Log contract; only server.ts and main.ts (the wiring) name one.',
+    message: 'apiserver/ reaches an engine through the Log contract; only the wiring (server.ts, main.ts) and the offline tools name one.',
   },
   // The engines do not know each other: the cluster engine's local copy is reached through the
   // replication contract (log/replica.ts), which the wiring fills with an engine.

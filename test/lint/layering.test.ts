@@ -177,7 +177,7 @@ describe('lint: the layering rules of eslint.config.js', function () {
   })
 
   for (const c of FORBIDDEN) {
-    it(`rejects ${c.file} importing '${c.from}' (${c.rule})`, () => {
+    it(`rejects ${c.file} ${c.reexports === undefined ? 'importing' : 're-exporting'} '${c.from}' (${c.rule})`, () => {
       const messages = results.get(c.file)?.messages.map((m) => ({ rule: m.ruleId, layer: m.message.includes(c.says) }))
       expect(messages).to.deep.equal([{ rule: c.rule, layer: true }])
     })
