@@ -32,7 +32,7 @@ import { importFromEtcd } from './import/import-etcd.js'
 import { runFollowCommand } from './import/follow-command.js'
 import { importEtcdSnapshot } from './etcd-snapshot/import.js'
 import { exportEtcdSnapshot } from './etcd-snapshot/export.js'
-import { openLevelLog } from '../log/index.js'
+import { openLevelLog } from '../log/level/level-log.js'
 
 export interface Terminal {
   progressBar(label: string, total: number): Progress

@@ -23,15 +23,8 @@
 import { mkdir, mkdtemp, readdir, rename, rm, rmdir } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { Cursor } from '../compaction/cursors.js'
-import {
-  DEFAULT_LEVEL_LOG_OPTIONS,
-  KvlogError,
-  openLevelLog,
-  readMetaRecords,
-  StoreImport,
-  type ImportedLease,
-  type Log,
-} from '../log/index.js'
+import { DEFAULT_LOG_OPTIONS, KvlogError, openLog, type Log } from '../log/index.js'
+import { readMetaRecords, StoreImport, type ImportedLease } from '../log/level/import.js'
 import { compacted, futureRevision } from '../log/errors.js'
 import { toWrite } from './import/import-etcd.js'
 import { restoreFile, type Progress, type RestoredFile } from './restore.js'
@@ -69,7 +62,7 @@ export async function restoreToRevision(
   try {
     const restored = await restoreFile(file, scratch, progress)
     const meta = await readMetaRecords(scratch)
-    const source = await openLevelLog({ dir: scratch, leaseCheckInterval: 0, compactionThread: false })
+    const source = await openLog({ dir: scratch, leaseCheckInterval: 0, compactionThread: false })
     let cut: Omit<RestoredToRevision, keyof RestoredFile>
     try {
       cut = await copyUpTo(source, work, await targetRevision(source, point), meta)
@@ -134,7 +127,7 @@ async function copyUpTo(
       if (l !== undefined) leases.push({ id, ttl: l.grantedTtl, deadline: now + l.ttl * 1000 })
       leaseIds.delete(id)
     }
-    for (const id of leaseIds) leases.push({ id, ttl: DEFAULT_LEVEL_LOG_OPTIONS.leaseMinTtl, deadline: now })
+    for (const id of leaseIds) leases.push({ id, ttl: DEFAULT_LOG_OPTIONS.leaseMinTtl, deadline: now })
     for (const [name, value] of meta) store.putMeta(name, name === CURSORS_RECORD ? cursorsAt(value as Cursor[], revision) : value)
     await store.finish(leases)
     return { revision: store.revision, compactRevision: floor, snapshotRevision: source.revision, keys }

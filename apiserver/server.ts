@@ -11,7 +11,10 @@ import type { Config } from '../config/index.js'
 import { parseAddress } from '../config/index.js'
 import { retentionPolicy, startCompaction } from '../compaction/index.js'
 import { openJetStreamLog, type JetStreamLog } from '../log/jetstream/jetstream-log.js'
-import { levelLogOptions, openLevelLog, type LevelLogOptions } from '../log/index.js'
+import { jetStreamLogOptions } from '../log/jetstream/options.js'
+import { openLevelLog } from '../log/level/level-log.js'
+import { levelLogOptions, type LevelLogOptions } from '../log/level/options.js'
+import { levelReplicaStorage } from '../log/level/replica-storage.js'
 import { clusterIdentity } from './cluster-info.js'
 import { prefixEnd } from '../log/keys.js'
 import { Authorizer } from './auth/authorizer.js'
@@ -186,34 +189,9 @@ async function openClusterMember(config: Config, level: LevelLogOptions): Promis
     config.memberName === 'default'
       ? `${hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${parseAddress(config.listenGrpc).port}`
       : config.memberName
-  const member = await openJetStreamLog({
-    natsUrls: config.natsUrl
-      .split(',')
-      .map((u) => u.trim())
-      .filter((u) => u !== ''),
-    clusterName: config.clusterName,
-    memberName,
-    natsReplicas: config.natsReplicas,
-    clientUrls: config.advertiseClientUrls
-      .split(',')
-      .map((u) => u.trim())
-      .filter((u) => u !== ''),
-    natsCreds: config.natsCreds,
-    natsTlsCa: config.natsTlsCa,
-    leaderLeaseMs: config.leaderLease,
-    publishTimeoutMs: config.natsPublishTimeout,
-    requestTimeoutMs: config.clusterRequestTimeout,
-    maxGroupCommands: config.clusterMaxGroupCommands,
-    maxGroupBytes: config.clusterMaxGroupBytes,
-    snapshotInterval: config.clusterSnapshotInterval,
-    snapshotKeep: config.clusterSnapshotKeep,
-    snapshotCheckIntervalMs: config.clusterSnapshotCheckInterval,
-    purgeGraceMs: config.clusterPurgeGrace,
-    tailMessages: config.clusterTailMessages,
-    leaseCheckInterval: config.leaseCheckInterval,
-    level,
-    log: (line) => process.stderr.write(line + '\n'),
-  })
+  const member = await openJetStreamLog(
+    jetStreamLogOptions(config, { memberName, copy: levelReplicaStorage(level), log: (line) => process.stderr.write(line + '\n') }),
+  )
   // The doors open once this member's copy has what the log held at start (reads would wait anyway).
   await member.waitCaughtUp().catch(async (err) => {
     await member.close()

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportEtcdSnapshot } from '../apiserver/etcd-snapshot/export.js'
 import { importEtcdSnapshot } from '../apiserver/etcd-snapshot/import.js'
-import { openLevelLog } from '../log/index.js'
+import { openLog } from '../log/index.js'
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`)
@@ -28,7 +28,7 @@ const json = process.argv.includes('--json')
 
 const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-etcd-snap-'))
 try {
-  const log = await openLevelLog({ dir: join(dir, 'src') })
+  const log = await openLog({ dir: join(dir, 'src') })
   const value = Buffer.alloc(valueBytes, 'v')
   let next = 0
   await Promise.all(

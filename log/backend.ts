@@ -1,6 +1,8 @@
 /**
- * The contract every log backend satisfies. LevelLog (LevelDB) is the first; a NATS JetStream backend is
- * planned. test/log/conformance/ holds the suite every backend must pass.
+ * The contract every log backend satisfies: LevelLog (log/level/, one machine on LevelDB) and JetStreamLog
+ * (log/jetstream/, a cluster whose log is a NATS JetStream stream). test/log/conformance/ holds the suite
+ * both pass. A replicator's extra powers over a local copy are the replication contract (replica.ts); the
+ * layers and how a write flows through them: docs/architecture.md.
  *
  * Who may call what: front doors and compaction/ call these methods; nobody reaches around them to the
  * storage underneath. All methods may be called concurrently; writes are serialized by the backend.

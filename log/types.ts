@@ -1,5 +1,5 @@
 /**
- * The data model of the log (DESIGN.md, "Data model"), shared by every backend and every front door.
+ * The data model of the log (docs/architecture.md, "Data model"), shared by every backend and every front door.
  *
  * - Revisions are safe integers. An empty store is at revision 1; the first write gets 2 (as in etcd).
  *   A transaction that writes gets exactly one new revision, shared by all its writes, in op order.
@@ -225,7 +225,7 @@ export interface TxnResult {
 // ---------------------------------------------------------------------------------------------------------
 // Status and compaction
 
-/** A span of the log (DESIGN.md, "Segments"): rolled over by entry count or bytes. */
+/** A span of the log (docs/architecture.md, "Segments"): rolled over by entry count or bytes. */
 export interface Segment {
   id: number
   firstRevision: number

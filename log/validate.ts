@@ -365,3 +365,15 @@ export function canPut(ops: NOp[]): boolean {
   }
   return false
 }
+
+/** The largest lease id (etcd's ids are int64). */
+export const MAX_LEASE_ID = (1n << 63n) - 1n
+
+/** Checks a lease id from a request: 0 = none (or "server chooses" for a grant), else 1 .. 2^63-1. */
+export function checkLeaseId(id: bigint | number, field = 'lease'): bigint {
+  const v = typeof id === 'bigint' ? id : Number.isSafeInteger(id) ? BigInt(id) : undefined
+  if (v === undefined || v < 0n || v > MAX_LEASE_ID) {
+    throw new KvlogError('INVALID_ARGUMENT', `${field}: a lease id is an integer in 0 .. 2^63-1`, { field })
+  }
+  return v
+}

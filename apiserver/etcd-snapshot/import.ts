@@ -20,7 +20,8 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { StoreImport, type ImportedWrite, type LevelLogOptions } from '../../log/index.js'
+import type { LogOptions } from '../../log/index.js'
+import { StoreImport, type ImportedWrite } from '../../log/level/import.js'
 import type { KeyValue } from '../../log/types.js'
 import { toWrite, type EtcdImportResult, type RevisionProgress } from '../import/import-etcd.js'
 import { buildInPlace, checkTarget, removeInterrupted } from '../import/fresh-dir.js'
@@ -43,7 +44,7 @@ const BASE_BATCH = 1000
 export interface SnapshotImportOptions {
   /** A progress display over the "key" bucket's entries. */
   progress?: (total: number) => RevisionProgress
-  settings?: Partial<Omit<LevelLogOptions, 'dir'>>
+  settings?: Partial<Omit<LogOptions, 'dir'>>
   /** Notes for the operator (the work directory of an interrupted import removed). */
   note?: (line: string) => void
 }

@@ -4,7 +4,7 @@
  *
  *   import     an empty data dir is first imported (import-etcd.ts: floor, base state, history, leases)
  *   follow     a watch with prevKv from the store's revision + 1; each etcd revision is applied as ONE
- *              entry through LevelLog.applyReplicated (the cluster engine's hook), which evaluates it against
+ *              entry through Replica.applyReplicated (the replication contract, log/replica.ts), which evaluates it against
  *              the mirrored state and gives it the next revision: that must be etcd's revision, or the
  *              mirror has diverged and stops (state 'failed'). A lease a put names that the mirror does not
  *              know yet is granted first, in the same batch, with the TTL etcd granted it.
@@ -23,7 +23,7 @@
  * followEtcdStatusInterval) minus the mirror's; `lagSeconds` is how long ago the oldest revision the
  * mirror knows of and has not applied yet became known (0 when caught up).
  */
-import { KvlogError, type LevelLog, type ReplicatedWrite, type TxnResult } from '../../log/index.js'
+import { KvlogError, type Replica, type ReplicatedWrite, type TxnResult } from '../../log/index.js'
 import { EtcdSource, type SourceAccess, type SourceEvent } from './etcd-source.js'
 
 /** The meta record of a store that follows (or followed) an etcd. */
@@ -80,7 +80,7 @@ export class EtcdFollower {
   private readonly waiters = new Set<() => void>()
 
   private constructor(
-    private readonly store: LevelLog,
+    private readonly store: Replica,
     private readonly source: EtcdSource,
     private readonly o: FollowOptions,
   ) {
@@ -94,7 +94,7 @@ export class EtcdFollower {
    * Checks that `store` may follow (never cut over, and imported from etcd: it carries the marker) and
    * starts following from its revision.
    */
-  static async start(store: LevelLog, o: FollowOptions): Promise<EtcdFollower> {
+  static async start(store: Replica, o: FollowOptions): Promise<EtcdFollower> {
     const marker = (await store.readMeta(FOLLOW_META)) as FollowMarker | undefined
     if (marker === undefined)
       throw new KvlogError(
@@ -127,7 +127,7 @@ export class EtcdFollower {
   }
 
   /** Marks a freshly imported store as following (before start). */
-  static async mark(store: LevelLog, endpoints: string): Promise<void> {
+  static async mark(store: Replica, endpoints: string): Promise<void> {
     const marker: FollowMarker = { state: 'following', endpoints, revision: store.revision }
     await store.writeMeta(FOLLOW_META, marker)
   }

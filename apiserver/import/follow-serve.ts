@@ -7,18 +7,18 @@
  */
 import { readdir } from 'node:fs/promises'
 import type { Config } from '../../config/index.js'
-import { KvlogError, openLevelLog, type LevelLog, type LevelLogOptions } from '../../log/index.js'
+import { KvlogError, openLog, type LogOptions, type Replica } from '../../log/index.js'
 import { EtcdFollower } from './etcd-follower.js'
 import { importFromEtcd } from './import-etcd.js'
 import { readOnlyUntil } from './read-only-log.js'
 
 export interface FollowingStore {
   /** The store for every door: writes refused until the cutover. */
-  store: LevelLog
+  store: Replica
   follower: EtcdFollower
 }
 
-export async function openFollowing(config: Config, level: LevelLogOptions, log: (line: string) => void): Promise<FollowingStore> {
+export async function openFollowing(config: Config, level: LogOptions, log: (line: string) => void): Promise<FollowingStore> {
   if (config.natsUrl !== '')
     throw new KvlogError('INVALID_ARGUMENT', 'followEtcd: a cluster member cannot follow an etcd; import into a single node', {
       field: 'followEtcd',
@@ -45,7 +45,7 @@ export async function openFollowing(config: Config, level: LevelLogOptions, log:
     })
     log(`kvlog: imported revision ${r.revision} (compact revision ${r.compactRevision}, ${r.keys} keys at the floor, ${r.leases} leases)`)
   }
-  const raw = await openLevelLog({ ...level, leaseCheckInterval: 0 })
+  const raw = await openLog({ ...level, leaseCheckInterval: 0 })
   try {
     if (empty) await EtcdFollower.mark(raw, config.followEtcd)
     const follower = await EtcdFollower.start(raw, {

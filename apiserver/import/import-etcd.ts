@@ -19,7 +19,8 @@
  * was imported), and writes the source takes after H.
  */
 import { resolve } from 'node:path'
-import { KvlogError, StoreImport, type ImportedWrite, type LevelLogOptions } from '../../log/index.js'
+import { KvlogError, type LogOptions } from '../../log/index.js'
+import { StoreImport, type ImportedWrite } from '../../log/level/import.js'
 import { OP_DELETE, OP_PUT, type LoggedOp } from '../../log/ops.js'
 import { EtcdSource, type SourceAccess, type SourceEvent } from './etcd-source.js'
 import { buildInPlace, checkTarget, removeInterrupted } from './fresh-dir.js'
@@ -44,7 +45,7 @@ export interface EtcdImportOptions {
   /** Starts over at most this many times when the source compacts during the import (default 3). */
   maxRestarts?: number
   /** Segment and LevelDB settings of the new store (the config's, by default its defaults). */
-  settings?: Partial<Omit<LevelLogOptions, 'dir'>>
+  settings?: Partial<Omit<LogOptions, 'dir'>>
 }
 
 export interface EtcdImportResult {

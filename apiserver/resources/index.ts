@@ -1,5 +1,5 @@
 /**
- * The Kubernetes-style resource API (docs/api.md, "Resource API"), served on the native HTTP listener:
+ * The Kubernetes-style resource API (docs/api.md, "Resource API (Kubernetes-style)"), served on the native HTTP listener:
  * `/api`, `/apis`, `/version`, discovery, CRUD, list and watch (HTTP stream and WebSocket) of objects
  * stored as JSON at /registry/[group/]resource/[namespace/]name.
  *

@@ -1,6 +1,6 @@
 /**
  * Create, read, update and delete of one object, over the log with exactly the transactions
- * kube-apiserver uses on etcd (REFERENCE.md):
+ * kube-apiserver uses on etcd (k8s.io/apiserver/pkg/storage/etcd3/store.go):
  *
  *   create  Txn(If(mod_revision(key) == 0)).Then(Put(key, obj))                    else 409 AlreadyExists
  *   update  Txn(If(mod_revision(key) == rv)).Then(Put(key, obj))                   else reread and retry,

@@ -6,7 +6,7 @@
  * informer decides what to do next (rewatch from the last resourceVersion, or relist on Expired).
  *
  * "Too old" is not an HTTP error here: the server answers 200 with one ERROR event whose object is a
- * Status with code 410, reason Expired (REFERENCE.md). The iterator yields it like any other event.
+ * Status with code 410, reason Expired (as kube-apiserver answers a watch from a compacted revision). The iterator yields it like any other event.
  */
 import { KvlogClientError, UnreachableError, errorFromBody } from '../errors.js'
 import type { TokenSource } from '../auth.js'

@@ -1,7 +1,7 @@
 /**
  * Applies the cluster's stream to this member's copy, in stream order, one message at a time:
  *
- * - a batch of writes goes through LevelLog.applyReplicated: one LevelDB batch with the message's
+ * - a batch of writes goes through Replica.applyReplicated (../replica.ts): one LevelDB batch with the message's
  *   timestamp that also records the message's sequence (APPLIED_MARKER) and keeps its bytes (tail.ts), so
  *   a restart resumes right after the last applied message, never replays it twice, and never replays
  *   the history from the start;
@@ -15,20 +15,19 @@
  * filled from other members' kept tails, checked against the chain; if none keeps them the applier stops:
  * applying past it would fork the copy, so the member stays not ready until it is restored. A message at
  * a sequence already applied must be the bytes applied there.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Records in each copy".
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
-import type { LevelLog, ReplicatedResult } from '../level/level-log.js'
+import type { Replica, ReplicatedResult } from '../replica.js'
 import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
 import type { ClusterNames } from './options.js'
+import { APPLIED_MARKER, ROSTER, type AppliedMarker } from './records.js'
 import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
-/** The readMeta name under which the copy records the last applied stream sequence. */
-export const APPLIED_MARKER = 'jetstream.applied'
-/** The readMeta name of the roster: the members that joined, in the order they did (durability.ts). */
-export const ROSTER = 'jetstream.roster'
 /** While messages are pending, at most this many are applied without an fsync (group commit). */
 const SYNC_EVERY = 64
 /**
@@ -50,13 +49,6 @@ const CONSUMER_EXPIRES_MS = 5000
  * leader, or its server is gone, neither may ever answer.
  */
 const CONSUMER_OP_TIMEOUT_MS = 5000
-
-export interface AppliedMarker {
-  seq: number
-  ts: number
-  /** messageHash() of the applied message. */
-  hash: string
-}
 
 type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined> & { seq?: number }
 
@@ -103,7 +95,7 @@ export class Applier {
   constructor(
     private readonly js: JetStreamClient,
     private readonly names: ClusterNames,
-    private readonly view: LevelLog,
+    private readonly view: Replica,
     private readonly metrics: ClusterMetrics,
     private readonly say: (line: string) => void,
     private readonly tail: TailStore,
@@ -391,7 +383,7 @@ export class Applier {
  * member with an empty data dir never applies a stream that continues an imported history: it would
  * number the same writes from revision 2 instead of etcd's head + 1. It stops at the first message.
  */
-export function genesisHash(view: Pick<LevelLog, 'revision' | 'compactRevision'>): string {
+export function genesisHash(view: Pick<Replica, 'revision' | 'compactRevision'>): string {
   return view.revision <= 1 && view.compactRevision === 0 ? '' : `seed.${view.revision}.${view.compactRevision}`
 }
 

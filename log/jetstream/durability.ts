@@ -13,6 +13,8 @@
  *
  * One member: its own fsync acknowledges. Two members: both must have it (a majority of two), so writes
  * wait while one is down, as with a two-member etcd cluster.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Durability reports".
  */
 import { createInbox, type NatsConnection, type Subscription } from 'nats'
 import { KvlogError } from '../errors.js'

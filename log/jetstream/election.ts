@@ -3,7 +3,7 @@
  * a deposed or duplicated leader from forking the log, so two members briefly both believing they lead is
  * safe (one of them gets fence rejections and steps down).
  *
- * The lease is the `leader` entry of the cluster's bucket, whose messages expire after leaderLeaseMs. The
+ * The lease is the `leader` entry of the cluster's bucket, whose messages expire after leaderLease (ms). The
  * leader renews it every third of that with a compare-and-set on the entry's revision; another member
  * takes over with a create once the entry has expired. The epoch (etcd's raftTerm) is the entry's
  * revision at creation: it grows with every new leadership.
@@ -19,6 +19,8 @@
  * rather than "no responders" and is waited out by the lease. A false verdict (the leader's connection
  * moving between servers at that moment) costs one leader change, never safety: the deposed leader's
  * renewal and publishes fail on their compare-and-set and fence.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Election".
  */
 import type { KV, NatsConnection, Subscription } from 'nats'
 import { decode, encode } from './messages.js'

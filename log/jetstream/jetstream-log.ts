@@ -1,10 +1,10 @@
 /**
- * JetStreamLog: the Log of one member of a kvlog cluster (DESIGN.md, "Cluster engine").
+ * JetStreamLog: the Log of one member of a kvlog cluster (the protocol: docs/cluster-protocol.md).
  *
  *   write ─▶ (forward to the leader) ─▶ Publisher: one message per group, fenced ─▶ stream (R3)
- *   every member ◀─ Applier: in stream order, into its LevelLog, with the message's timestamp ◀─┘
+ *   every member ◀─ Applier: in stream order, into its copy, with the message's timestamp ◀─┘
  *
- * The stream is the source of truth; this member's LevelLog (the local copy) is a materialized view of
+ * The stream is the source of truth; this member's copy (a Replica, ../replica.ts) is a materialized view of
  * it: reads, history, watches (subscribe) and snapshots are served from it. A write is submitted with a
  * cluster-unique id; the caller is answered when this member applies the message that holds it, with the
  * result of that application (so a read on this member sees the write).
@@ -17,8 +17,7 @@ import type { JetStreamManager, KV, NatsConnection, Subscription } from 'nats'
 import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
 import { KvlogError } from '../errors.js'
 import type { MetaCondition } from '../meta-condition.js'
-import type { LevelLog, ReplicatedResult } from '../level/level-log.js'
-import { checkLeaseId } from '../level/leases.js'
+import type { Replica, ReplicatedResult } from '../replica.js'
 import type {
   BytesLike,
   CommitListener,
@@ -35,7 +34,7 @@ import type {
   TxnRequest,
   TxnResult,
 } from '../types.js'
-import { canWrite, normalizeTxn } from '../validate.js'
+import { canWrite, checkLeaseId, normalizeTxn } from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
@@ -62,7 +61,7 @@ interface ForwardReply {
 }
 
 export async function openJetStreamLog(
-  options: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'level'>,
+  options: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'copy'>,
 ): Promise<JetStreamLog> {
   const o: JetStreamLogOptions = { ...DEFAULT_JETSTREAM_OPTIONS, ...options }
   const names = clusterNames(o.clusterName)
@@ -74,7 +73,7 @@ export async function openJetStreamLog(
       'JetStream',
       o,
       () => closed,
-      () => nc.jetstreamManager({ timeout: o.requestTimeoutMs }),
+      () => nc.jetstreamManager({ timeout: o.clusterRequestTimeout }),
     )
     const stream = await whileUnavailable(
       'the stream',
@@ -86,7 +85,7 @@ export async function openJetStreamLog(
       'the bucket',
       o,
       () => closed,
-      () => openBucket(nc, names, o.natsReplicas, o.leaderLeaseMs),
+      () => openBucket(nc, names, o.natsReplicas, o.leaderLease),
     )
     const store = await whileUnavailable(
       'the snapshot store',
@@ -95,7 +94,7 @@ export async function openJetStreamLog(
       () => SnapshotStore.open(nc.jetstream(), names, o.clusterName, o.natsReplicas),
     )
     const say = (line: string) => o.log?.(line)
-    const view = await openLocalCopy({ jsm, store, names, memberName: o.memberName, stream, level: o.level, say })
+    const view = await openLocalCopy({ jsm, store, names, memberName: o.memberName, stream, copy: o.copy, say })
     try {
       const log = new JetStreamLog(o, names, nc, jsm, view)
       await whileUnavailable(
@@ -142,10 +141,10 @@ export class JetStreamLog implements Log {
     private readonly nc: NatsConnection,
     private readonly jsm: JetStreamManager,
     /** The local copy. */
-    readonly view: LevelLog,
+    readonly view: Replica,
   ) {
     this.clientUrls = o.clientUrls
-    this.tail = new TailStore(view, o.tailMessages)
+    this.tail = new TailStore(view, o.clusterTailMessages)
     this.durability = new Durability(nc, names, o.memberName, {
       roster: () => this.applier.roster,
       position: () => ({ name: o.memberName, seq: this.applier.durable, hash: this.applier.durableHash }),
@@ -154,21 +153,21 @@ export class JetStreamLog implements Log {
     })
     this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line), this.tail, {
       durable: (seq) => this.durability.advanced(seq),
-      fill: (from, to) => this.durability.fetchFromPeers(from, to, o.publishTimeoutMs),
+      fill: (from, to) => this.durability.fetchFromPeers(from, to, o.natsPublishTimeout),
       streamLast: () => this.streamLast(),
     })
     this.barrier = new ReadBarrier(
       () => this.streamLast(),
-      (seq) => this.applier.waitApplied(seq, o.requestTimeoutMs),
+      (seq) => this.applier.waitApplied(seq, o.clusterRequestTimeout),
     )
     this.publisher = new Publisher(
       nc.jetstream(),
       {
         subject: names.subject,
         memberName: o.memberName,
-        publishTimeoutMs: o.publishTimeoutMs,
-        maxGroupCommands: o.maxGroupCommands,
-        maxGroupBytes: o.maxGroupBytes,
+        publishTimeoutMs: o.natsPublishTimeout,
+        maxGroupCommands: o.clusterMaxGroupCommands,
+        maxGroupBytes: o.clusterMaxGroupBytes,
       },
       {
         epoch: () => this.election.epoch,
@@ -183,7 +182,7 @@ export class JetStreamLog implements Log {
         lastTimestamp: () => this.applier.lastTimestamp,
         lastHash: () => this.applier.lastHash,
         // Bounded: a copy that stopped applying must not keep the queue from failing over to a leader that can.
-        applied: (seq) => this.applier.waitApplied(seq, o.publishTimeoutMs).catch(() => undefined),
+        applied: (seq) => this.applier.waitApplied(seq, o.natsPublishTimeout).catch(() => undefined),
         observe: (event, ms) => this.metrics.observe(event, ms),
         messageAt: (seq) =>
           this.jsm.streams.getMessage(names.stream, { seq }).then(
@@ -201,7 +200,7 @@ export class JetStreamLog implements Log {
   async start(kv: KV): Promise<void> {
     await this.applier.start()
     this.durability.start()
-    this.election = new Election(kv, this.nc, this.names.alive, this.o.memberName, this.o.leaderLeaseMs, {
+    this.election = new Election(kv, this.nc, this.names.alive, this.o.memberName, this.o.leaderLease, {
       elected: (epoch) => void this.lead(epoch),
       deposed: () => this.follow(),
       member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
@@ -271,8 +270,8 @@ export class JetStreamLog implements Log {
           names: this.names,
           durability: this.durability,
           tail: this.tail,
-          timeoutMs: this.o.requestTimeoutMs,
-          publishTimeoutMs: this.o.publishTimeoutMs,
+          timeoutMs: this.o.clusterRequestTimeout,
+          publishTimeoutMs: this.o.natsPublishTimeout,
           absent: new Set(this.election.departed === undefined ? [] : [this.election.departed]),
           say: (line) => this.say(line),
           leading: () => this.election.epoch === epoch && this.election.leading && !this.closed,
@@ -317,7 +316,7 @@ export class JetStreamLog implements Log {
 
   private async catchUp(): Promise<number> {
     const last = await this.streamLast()
-    await this.applier.waitApplied(last, this.o.requestTimeoutMs)
+    await this.applier.waitApplied(last, this.o.clusterRequestTimeout)
     return last
   }
 
@@ -368,16 +367,16 @@ export class JetStreamLog implements Log {
     if (first === 'applied') sent.catch(() => undefined)
     // Sent but not yet seen: a live leader publishes within a publish timeout or two; one that died after
     // receiving it may have published it or not. Past this bound the outcome is reported unknown.
-    const unknownAfter = Math.min(this.o.requestTimeoutMs, this.o.leaderLeaseMs + 2 * this.o.publishTimeoutMs)
+    const unknownAfter = Math.min(this.o.clusterRequestTimeout, this.o.leaderLease + 2 * this.o.natsPublishTimeout)
     const { value, seq } = await this.applier.result<ReplicatedResult | CompactResult | undefined>(tagged.rid, applied, unknownAfter)
     // Acknowledged only once a majority of the members has it fsynced in their copies (durability.ts).
-    await this.durability.waitQuorum(seq, this.o.requestTimeoutMs)
+    await this.durability.waitQuorum(seq, this.o.clusterRequestTimeout)
     return value
   }
 
   /** Sends a command to the leader; retries while no leader listens (nothing was delivered). */
   private async forward(bytes: Buffer): Promise<void> {
-    const deadline = Date.now() + this.o.requestTimeoutMs
+    const deadline = Date.now() + this.o.clusterRequestTimeout
     for (;;) {
       this.checkOpen()
       if (this.publisher.leading) {
@@ -389,7 +388,7 @@ export class JetStreamLog implements Log {
         const reply = decode<ForwardReply>(
           (
             await this.nc.request(this.names.forward, bytes, {
-              timeout: Math.max(100, Math.min(deadline - Date.now(), this.o.publishTimeoutMs + 1000)),
+              timeout: Math.max(100, Math.min(deadline - Date.now(), this.o.natsPublishTimeout + 1000)),
             })
           ).data,
         )
@@ -566,7 +565,7 @@ export class JetStreamLog implements Log {
     return this.view.readMeta(name)
   }
 
-  /** A condition is checked by each member as it applies the command (LevelLog.writeMeta), in log order. */
+  /** A condition is checked by each member as it applies the command (Replica.writeMeta), in log order. */
   async writeMeta(name: string, value: unknown, condition?: MetaCondition): Promise<void> {
     await this.submit({ type: 'meta', name, value, ...(condition === undefined ? {} : { ifRevision: condition.ifRevision }) })
   }
@@ -622,7 +621,7 @@ export class JetStreamLog implements Log {
 
   async close(): Promise<void> {
     if (this.closed) return
-    await this.applier.drainWaiting(this.o.requestTimeoutMs)
+    await this.applier.drainWaiting(this.o.clusterRequestTimeout)
     this.closed = true
     await this.snapshotter?.stop()
     await this.election.stop()

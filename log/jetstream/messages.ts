@@ -8,12 +8,12 @@
  * A message is either a batch of writes (txns, lease grants, keep-alives and revokes), applied as one
  * durable LevelDB batch together with its stream sequence, or exactly one idempotent command (compaction,
  * a meta record, an alarm, a member joining), applied and then recorded: a crash in between re-applies it harmlessly.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Messages and the hash chain".
  */
 import { createHash } from 'node:crypto'
 import { Packr } from 'msgpackr'
-import type { ReplicatedWrite } from '../level/level-log.js'
-
-export type { ReplicatedWrite } from '../level/level-log.js'
+import type { ReplicatedWrite } from '../replica.js'
 
 /** Idempotent commands, each alone in its message. */
 export type SoloCommand =

@@ -4,7 +4,19 @@
  * the last read), messages refilled, the apply position (sequence and the commit time of the last applied
  * message, for the lag in seconds), and the snapshots this member stored (snapshotter.ts).
  */
-import { SnapshotFigures } from './snapshotter.js'
+/** The snapshots this member stored (snapshotter.ts). */
+export class SnapshotFigures {
+  /** Snapshots this member stored, and the time they took. */
+  count = 0
+  sumMs = 0
+  failures = 0
+  /** The last snapshot this member stored: its stream sequence, size and duration. */
+  lastSeq = 0
+  lastBytes = 0
+  lastDurationMs = 0
+  /** The stream sequence this member last purged the stream below (0: never). */
+  purgedBelow = 0
+}
 
 export interface LatencyFigures {
   count: number

@@ -1,75 +1,83 @@
 /**
- * Options of the cluster engine (the config keys of the same names in config/schema.ts, where the
- * defaults are documented). The local copy is a LevelLog opened with `level`.
+ * Options of the cluster engine. Each setting is a setting of config/schema.ts of the same name, which
+ * documents it and holds its one default; the server passes its Config through jetStreamLogOptions, and
+ * tests override single values over DEFAULT_JETSTREAM_OPTIONS. The rest is decided by the wiring: the
+ * NATS URLs and advertised client URLs (split from the settings), the member's name (a default derived
+ * from the host), and where the local copy lives (a ReplicaStorage of the replication contract).
+ *
+ * Where each is used:
+ *   clusterName, natsReplicas                   the stream, bucket and subject names (clusterNames below)
+ *   natsCreds, natsTlsCa                        the NATS connection (connection.ts)
+ *   leaderLease                                 the leader's lease in the bucket (election.ts)
+ *   natsPublishTimeout, clusterRequestTimeout   publish retries, forwarded writes, reads that catch up
+ *   clusterMaxGroupCommands, clusterMaxGroupBytes   one stream message's group (publisher.ts)
+ *   clusterSnapshotInterval, clusterSnapshotKeep,
+ *   clusterSnapshotCheckInterval, clusterPurgeGrace snapshots and purges (snapshotter.ts)
+ *   clusterTailMessages                          the kept tail (tail.ts)
+ *   leaseCheckInterval                           how often the leader looks for expired leases
  */
-import type { LevelLogOptions } from '../level/options.js'
+import { DEFAULT_CONFIG, type Config } from '../../config/index.js'
+import { pickSettings } from '../settings.js'
+import type { ReplicaStorage } from '../replica.js'
 
-export interface JetStreamLogOptions {
-  /** NATS server URLs (any of the cluster's servers; the client finds the others). */
+export const JETSTREAM_LOG_SETTINGS = [
+  'clusterName',
+  'natsReplicas',
+  'natsCreds',
+  'natsTlsCa',
+  'leaderLease',
+  'natsPublishTimeout',
+  'clusterRequestTimeout',
+  'clusterMaxGroupCommands',
+  'clusterMaxGroupBytes',
+  'clusterSnapshotInterval',
+  'clusterSnapshotKeep',
+  'clusterSnapshotCheckInterval',
+  'clusterPurgeGrace',
+  'clusterTailMessages',
+  'leaseCheckInterval',
+] as const satisfies readonly (keyof Config)[]
+
+export type JetStreamLogSettings = Pick<Config, (typeof JETSTREAM_LOG_SETTINGS)[number]>
+
+export interface JetStreamLogOptions extends JetStreamLogSettings {
+  /** NATS server URLs (any of the cluster's servers; the client finds the others): config.natsUrl, split. */
   natsUrls: string[]
-  /** Names the stream (KVLOG_<name>), the bucket (kvlog_<name>) and the subjects (kvlog.<name>.*). */
-  clusterName: string
   /** This member's name, unique in the cluster. */
   memberName: string
-  /** Replicas of the stream and the bucket (1, 3 or 5; at most the number of nats-servers). */
-  natsReplicas: number
-  /** What MemberList reports for this member. */
+  /** What MemberList reports for this member: config.advertiseClientUrls, split. */
   clientUrls: string[]
-  /** A NATS credentials file (JWT + nkey seed), or '' for none. */
-  natsCreds: string
-  /** A CA file to verify the NATS servers' TLS certificates with, or '' for none. */
-  natsTlsCa: string
-  /** A leader that has not renewed its lease for this long (ms) loses it; another member may take over. */
-  leaderLeaseMs: number
-  /** How long a publish may wait for the stream's acknowledgement before it is retried (ms). */
-  publishTimeoutMs: number
-  /** How long a forwarded write, or a read waiting to catch up, may wait (ms) before UNAVAILABLE. */
-  requestTimeoutMs: number
-  /** At most this many commands, and about this many bytes, in one stream message. */
-  maxGroupCommands: number
-  maxGroupBytes: number
-  /** How often the leader looks for expired leases (ms). */
-  leaseCheckInterval: number
-  /**
-   * The leader stores a snapshot of its copy once this many stream messages were applied since the last
-   * one (0: no snapshots, and the stream is never purged).
-   */
-  snapshotInterval: number
-  /** How many snapshots the object store keeps; the stream is purged below the oldest of them. */
-  snapshotKeep: number
-  /** How often the leader checks whether a snapshot is due (ms). */
-  snapshotCheckIntervalMs: number
-  /** The stream is not purged past a member seen alive this recently (ms). */
-  purgeGraceMs: number
-  /**
-   * How many of the last applied stream messages each member keeps byte for byte (tail.ts): a new leader
-   * republishes from them what the stream lost; a member fills holes from its peers' copies.
-   */
-  tailMessages: number
-  /** The local copy (its leaseCheckInterval is ignored: leases expire through the log). */
-  level: Partial<LevelLogOptions> & { dir: string }
+  /** The local copy: its directory and the engine that holds it. */
+  copy: ReplicaStorage
   /** Where progress lines (connecting, leadership) go. */
   log?: (line: string) => void
 }
 
-export const DEFAULT_JETSTREAM_OPTIONS = {
-  clusterName: 'kvlog',
-  natsReplicas: 3,
-  clientUrls: [] as string[],
-  natsCreds: '',
-  natsTlsCa: '',
-  leaderLeaseMs: 3000,
-  publishTimeoutMs: 2000,
-  requestTimeoutMs: 10_000,
-  maxGroupCommands: 1024,
-  maxGroupBytes: 512 * 1024,
-  leaseCheckInterval: 500,
-  snapshotInterval: 10_000,
-  snapshotKeep: 2,
-  snapshotCheckIntervalMs: 10_000,
-  purgeGraceMs: 300_000,
-  tailMessages: 10_000,
+/** The engine's settings out of a full Config. */
+export function jetStreamLogSettings(config: Readonly<Config>): JetStreamLogSettings {
+  return pickSettings(config, JETSTREAM_LOG_SETTINGS)
 }
+
+/** A comma-separated list setting as its items. */
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '')
+}
+
+/** How the server opens the engine: its settings, and the member that the wiring decided. */
+export function jetStreamLogOptions(
+  config: Readonly<Config>,
+  member: Pick<JetStreamLogOptions, 'memberName' | 'copy' | 'log'>,
+): JetStreamLogOptions {
+  return { ...jetStreamLogSettings(config), natsUrls: list(config.natsUrl), clientUrls: list(config.advertiseClientUrls), ...member }
+}
+
+export const DEFAULT_JETSTREAM_OPTIONS: Readonly<JetStreamLogSettings & Pick<JetStreamLogOptions, 'clientUrls'>> = Object.freeze({
+  ...jetStreamLogSettings(DEFAULT_CONFIG),
+  clientUrls: [],
+})
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 

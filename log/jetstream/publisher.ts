@@ -18,6 +18,8 @@
  * messages it published. Each message costs every member one write of its copy whatever its size, so
  * while the copies lag, commands wait in the queue and leave together, in one bigger message, instead of
  * as many small ones that would queue up unapplied on every member.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Fence".
  */
 import type { JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'

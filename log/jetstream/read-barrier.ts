@@ -3,6 +3,8 @@
  * has applied the stream's last sequence as asked AFTER the read arrived (a look-up already in flight may
  * predate a write acknowledged before the read, so a read never joins one). All reads that arrive while a
  * look-up is in flight share the next one.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Reads and leases".
  */
 export class ReadBarrier {
   private inflight: Promise<number> | undefined

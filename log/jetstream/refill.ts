@@ -11,8 +11,10 @@
  *
  * A member may also hold messages no majority has (published, applied by it, never acknowledged). The
  * survey waits for every member it can reach (durability.ts), so those come back too when it answers;
- * one that cannot answer within requestTimeoutMs and comes back later finds the stream went on without
+ * one that cannot answer within clusterRequestTimeout and comes back later finds the stream went on without
  * them, and stops with a message instead of following a different history.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Takeover and tail refill".
  */
 import type { JetStreamClient, JetStreamManager } from 'nats'
 import { apiErrorCode } from './connection.js'

@@ -17,15 +17,15 @@
  * replaces the data dir: a crash midway leaves either the old copy or an empty data dir, never a partial
  * copy that claims a sequence. The old copy is dropped: it ends before the stream's first message, so
  * the stream and the snapshot hold everything it had.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Refill at start: a member from a snapshot".
  */
 import { readdir, rename, rm } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { JetStreamManager, StreamInfo } from 'nats'
-import { openLevelLog, type LevelLog } from '../level/level-log.js'
-import type { LevelLogOptions } from '../level/options.js'
-import { restoreSnapshot } from '../level/snapshot.js'
-import { APPLIED_MARKER, type AppliedMarker } from './applier.js'
+import type { Replica, ReplicaStorage } from '../replica.js'
 import type { ClusterNames } from './options.js'
+import { APPLIED_MARKER, type AppliedMarker } from './records.js'
 import { chainMismatch, type SnapshotStore, type StoredSnapshot } from './snapshot-store.js'
 
 export interface RestoreContext {
@@ -35,14 +35,15 @@ export interface RestoreContext {
   memberName: string
   /** The stream as found at start. */
   stream: StreamInfo
-  level: Partial<LevelLogOptions> & { dir: string }
+  /** Where the copy lives and the engine that holds it. */
+  copy: ReplicaStorage
   say(line: string): void
 }
 
 const PROGRESS_EVERY_MS = 2000
 
-export async function openLocalCopy(c: RestoreContext): Promise<LevelLog> {
-  const dir = resolve(c.level.dir)
+export async function openLocalCopy(c: RestoreContext): Promise<Replica> {
+  const dir = resolve(c.copy.dir)
   const empty = (await readdir(dir).catch(() => [])).length === 0
   let view = empty ? undefined : await openCopy(c, dir)
   const marker = view === undefined ? undefined : ((await view.readMeta(APPLIED_MARKER)) as AppliedMarker | undefined)
@@ -87,19 +88,19 @@ export async function openLocalCopy(c: RestoreContext): Promise<LevelLog> {
   )
 }
 
-function openCopy(c: RestoreContext, dir: string): Promise<LevelLog> {
-  return openLevelLog({ ...c.level, dir, leaseCheckInterval: 0 })
+function openCopy(c: RestoreContext, dir: string): Promise<Replica> {
+  return c.copy.open(dir)
 }
 
 /** Restores `s` beside `dir`, checks it, then makes it the data dir; resolves with the opened copy. */
-async function restoreInto(c: RestoreContext, s: StoredSnapshot, dir: string): Promise<LevelLog> {
+async function restoreInto(c: RestoreContext, s: StoredSnapshot, dir: string): Promise<Replica> {
   const mismatch = await chainMismatch(c.jsm, c.names.stream, s, c.stream.state.last_seq)
   if (mismatch !== undefined) throw new Error(mismatch)
   const tmp = `${dir}.restoring`
   await rm(tmp, { recursive: true, force: true })
   try {
     let lastLine = Date.now()
-    await restoreSnapshot(await c.store.read(s.name), tmp, (bytes) => {
+    await c.copy.restore(await c.store.read(s.name), tmp, (bytes) => {
       if (Date.now() - lastLine < PROGRESS_EVERY_MS) return
       lastLine = Date.now()
       c.say(`kvlog: ${c.memberName} restoring snapshot ${s.name}: ${bytes} of ${s.size} bytes`)

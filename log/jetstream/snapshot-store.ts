@@ -1,5 +1,5 @@
 /**
- * The cluster's snapshots: copies of a member's local copy (LevelLog.snapshot's byte stream, with its own
+ * The cluster's snapshots: copies of a member's local copy (the copy's Log.snapshot byte stream, with its own
  * checksum) in a JetStream object store bucket named from the cluster (kvlog_<cluster>_snapshots), with
  * the stream's replicas. Each object is named by the stream sequence the copy had applied
  * (`seq-<16 digits>`, so names sort like sequences) and described by a JSON record: the sequence, the

@@ -2,24 +2,27 @@
  * Snapshots and retention of the cluster's stream, run by the leader (every member runs the timer; only
  * the one that leads acts, so at most one member writes snapshots at a time):
  *
- * 1. once `snapshotInterval` messages were applied since the newest stored snapshot, the leader stores a
+ * 1. once `clusterSnapshotInterval` messages were applied since the newest stored snapshot, the leader stores a
  *    snapshot of its copy. It is consistent: one LevelDB snapshot of the copy, labelled with the applied
  *    marker read from that same LevelDB snapshot (sequence and chain hash), so the sequence is exactly the
  *    one the data holds;
- * 2. only the newest `snapshotKeep` snapshots are kept (counting only objects whose description matches
+ * 2. only the newest `clusterSnapshotKeep` snapshots are kept (counting only objects whose description matches
  *    the stream's chain, so a foreign object cannot make the leader drop good snapshots or purge);
  * 3. the stream is purged below the oldest kept snapshot, but never past the applied sequence of a
- *    member that is running or was seen within `purgeGraceMs`: such a member catches up from the stream;
+ *    member that is running or was seen within `clusterPurgeGrace`: such a member catches up from the stream;
  *    one that is gone for longer restores a snapshot when it starts again (snapshot-restore.ts).
  *
  * A failed round (NATS unreachable, the leadership lost midway) is logged and retried at the next check;
  * nothing is purged unless the snapshots that cover it are stored.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Snapshots and retention".
  */
 import type { JetStreamManager } from 'nats'
-import type { LevelLog } from '../level/level-log.js'
-import { APPLIED_MARKER, type AppliedMarker } from './applier.js'
+import type { Replica } from '../replica.js'
+import type { SnapshotFigures } from './metrics.js'
 import type { MemberRecord } from './election.js'
-import type { ClusterNames } from './options.js'
+import type { ClusterNames, JetStreamLogOptions } from './options.js'
+import { APPLIED_MARKER, type AppliedMarker } from './records.js'
 import {
   chainMismatch,
   SNAPSHOT_FORMAT,
@@ -31,28 +34,10 @@ import {
 
 const CHUNK_BYTES = 128 * 1024
 
-/** Figures for /metrics. */
-export class SnapshotFigures {
-  /** Snapshots this member stored, and the time they took. */
-  count = 0
-  sumMs = 0
-  failures = 0
-  /** The last snapshot this member stored: its stream sequence, size and duration. */
-  lastSeq = 0
-  lastBytes = 0
-  lastDurationMs = 0
-  /** The stream sequence this member last purged the stream below (0: never). */
-  purgedBelow = 0
-}
-
-export interface SnapshotterOptions {
-  clusterName: string
-  memberName: string
-  snapshotInterval: number
-  snapshotKeep: number
-  snapshotCheckIntervalMs: number
-  purgeGraceMs: number
-}
+export type SnapshotterOptions = Pick<
+  JetStreamLogOptions,
+  'clusterName' | 'memberName' | 'clusterSnapshotInterval' | 'clusterSnapshotKeep' | 'clusterSnapshotCheckInterval' | 'clusterPurgeGrace'
+>
 
 export interface SnapshotterHooks {
   leading(): boolean
@@ -76,14 +61,14 @@ export class Snapshotter {
     private readonly names: ClusterNames,
     private readonly jsm: JetStreamManager,
     private readonly store: SnapshotStore,
-    private readonly view: LevelLog,
+    private readonly view: Replica,
     private readonly hooks: SnapshotterHooks,
     readonly figures: SnapshotFigures,
   ) {}
 
   start(): void {
-    if (this.o.snapshotInterval <= 0) return
-    this.timer = setInterval(() => this.tick(), this.o.snapshotCheckIntervalMs)
+    if (this.o.clusterSnapshotInterval <= 0) return
+    this.timer = setInterval(() => this.tick(), this.o.clusterSnapshotCheckInterval)
   }
 
   private tick(): void {
@@ -113,7 +98,7 @@ export class Snapshotter {
     for (const m of await this.hooks.members()) this.seen.set(m.name, { applied: m.applied, at: now })
     const held: number[] = []
     for (const [name, m] of this.seen) {
-      if (now - m.at > this.o.purgeGraceMs) this.seen.delete(name)
+      if (now - m.at > this.o.clusterPurgeGrace) this.seen.delete(name)
       else held.push(m.applied)
     }
     return held
@@ -128,7 +113,7 @@ export class Snapshotter {
     const obsolete = stored.filter((s) => s.seq < first - 1)
     const trusted: Array<{ seq: number; name: string }> = []
     for (const s of stored) if (s.seq >= first - 1 && (await this.trust(s, info.state.last_seq))) trusted.push(s)
-    if (this.hooks.applied() - (trusted.at(-1)?.seq ?? 0) >= this.o.snapshotInterval) {
+    if (this.hooks.applied() - (trusted.at(-1)?.seq ?? 0) >= this.o.clusterSnapshotInterval) {
       const taken = await this.take()
       if (taken !== undefined) trusted.push({ seq: taken.seq, name: snapshotName(taken.seq) })
     }
@@ -190,9 +175,9 @@ export class Snapshotter {
     return record
   }
 
-  /** Removes obsolete snapshots and all but the newest `snapshotKeep`, then purges the stream below the oldest kept. */
+  /** Removes obsolete snapshots and all but the newest `clusterSnapshotKeep`, then purges the stream below the oldest kept. */
   private async retain(obsolete: Array<{ name: string }>, trusted: Array<{ seq: number; name: string }>, first: number): Promise<void> {
-    const keep = Math.max(1, this.o.snapshotKeep)
+    const keep = Math.max(1, this.o.clusterSnapshotKeep)
     const excess = trusted.slice(0, Math.max(0, trusted.length - keep))
     const kept = trusted.slice(excess.length)
     for (const s of [...obsolete, ...excess]) {

@@ -1,5 +1,5 @@
 /**
- * The kept tail: every member keeps the last `tailMessages` stream messages it applied, byte for byte, in
+ * The kept tail: every member keeps the last `clusterTailMessages` stream messages it applied, byte for byte, in
  * its local copy, written in the same LevelDB batch as the message's effects (a ring of meta records,
  * slot = sequence mod size, each holding its sequence). Two uses:
  *
@@ -13,11 +13,12 @@
  *
  * Messages older than the ring cannot be republished: a member whose copy is ahead of the stream by more
  * than that stops with a message instead of following a different history.
+ *
+ * In the protocol as a whole: docs/cluster-protocol.md, "Records in each copy".
  */
-import type { LevelLog } from '../level/level-log.js'
+import type { Replica } from '../replica.js'
 import { messageHash } from './messages.js'
-
-const SLOT_PREFIX = 'jetstream.tail.'
+import { TAIL_SLOT } from './records.js'
 
 export interface KeptMessage {
   seq: number
@@ -26,19 +27,19 @@ export interface KeptMessage {
 
 export class TailStore {
   constructor(
-    private readonly view: LevelLog,
+    private readonly view: Replica,
     readonly size: number,
   ) {}
 
   /** The meta record that keeps message `seq` (written with the message's effects). */
   record(seq: number, data: Uint8Array): { name: string; value: KeptMessage } {
-    return { name: SLOT_PREFIX + String(seq % this.size), value: { seq, data } }
+    return { name: TAIL_SLOT + String(seq % this.size), value: { seq, data } }
   }
 
   /** The kept bytes of message `seq`, or undefined when the ring no longer (or never) held it. */
   async get(seq: number): Promise<Uint8Array | undefined> {
     if (seq < 1 || this.size < 1) return undefined
-    const kept = (await this.view.readMeta(SLOT_PREFIX + String(seq % this.size))) as KeptMessage | undefined
+    const kept = (await this.view.readMeta(TAIL_SLOT + String(seq % this.size))) as KeptMessage | undefined
     return kept?.seq === seq ? kept.data : undefined
   }
 

@@ -27,7 +27,11 @@ export const ITERATOR_STEP_BYTES = 1 << 20
  * getSync options naming the encodings explicitly: abstract-level clones the options object on every call
  * unless they match the database's formats (measured: ~10% of a put's CPU time).
  */
-export function syncGetOptions(snapshot: Snapshot) {
+export function syncGetOptions(snapshot: Snapshot): {
+  readonly snapshot: Snapshot
+  readonly keyEncoding: 'buffer'
+  readonly valueEncoding: 'buffer'
+} {
   return { snapshot, keyEncoding: 'buffer', valueEncoding: 'buffer' } as const
 }
 

@@ -23,6 +23,7 @@ import { randomBytes } from 'node:crypto'
 import { Packr } from 'msgpackr'
 import { KvlogError } from '../errors.js'
 import type { LeaseGrant, LeaseTimeToLive } from '../types.js'
+import { MAX_LEASE_ID } from '../validate.js'
 import { TAG_META } from './keyspace.js'
 import type { Db } from './latest-view.js'
 import { OP_PUT, type LoggedOp } from '../ops.js'
@@ -35,7 +36,6 @@ const EMPTY = Buffer.alloc(0)
 
 /** etcd's MaxLeaseTTL: 9,000,000,000 seconds. */
 const MAX_LEASE_TTL = 9_000_000_000
-const MAX_ID = (1n << 63n) - 1n
 
 interface Lease {
   ttl: number
@@ -57,15 +57,6 @@ function attachKey(id: bigint, key: Buffer): Buffer {
   k.writeBigUInt64BE(id, ATTACH_PREFIX.length)
   key.copy(k, ATTACH_PREFIX.length + 8)
   return k
-}
-
-/** Checks a lease id from a request: 0 = none (or "server chooses" for a grant), else 1 .. 2^63-1. */
-export function checkLeaseId(id: bigint | number, field = 'lease'): bigint {
-  const v = typeof id === 'bigint' ? id : Number.isSafeInteger(id) ? BigInt(id) : undefined
-  if (v === undefined || v < 0n || v > MAX_ID) {
-    throw new KvlogError('INVALID_ARGUMENT', `${field}: a lease id is an integer in 0 .. 2^63-1`, { field })
-  }
-  return v
 }
 
 export class LeaseTable {
@@ -113,7 +104,7 @@ export class LeaseTable {
       return { id: requested, ttl }
     }
     let id: bigint
-    do id = randomBytes(8).readBigUInt64BE() & MAX_ID
+    do id = randomBytes(8).readBigUInt64BE() & MAX_LEASE_ID
     while (id === 0n || this.leases.has(id))
     return { id, ttl }
   }

@@ -9,7 +9,8 @@
  */
 import { resolve } from 'node:path'
 import { ClassicLevel } from 'classic-level'
-import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
+import type { AlarmKind, DeleteOptions, DeleteResponse, PutOptions, PutResponse } from '../backend.js'
+import type { Replica, ReplicaRecord, ReplicatedResult, ReplicatedWrite } from '../replica.js'
 import { Compactor, compactionBatchSize } from './compaction/compactor.js'
 import { CompactionThread } from './compaction/compact-thread.js'
 import { compacted, futureRevision, KvlogError } from '../errors.js'
@@ -17,7 +18,7 @@ import { checkMetaCondition, type MetaCondition } from '../meta-condition.js'
 import { readHistory } from './history-read.js'
 import { HistView } from './hist-view.js'
 import { LOG_END, LOG_START, logKey, logKeyRevision, metaKey } from './keyspace.js'
-import { checkLeaseId, LeaseTable } from './leases.js'
+import { LeaseTable } from './leases.js'
 import { type LeaseGrant, type LeaseTimeToLive } from '../types.js'
 import { MetaStore, META_EXT_PREFIX, packr } from './meta-store.js'
 import { LatestView, syncGetOptions, type Db } from './latest-view.js'
@@ -49,6 +50,7 @@ import type {
 } from '../types.js'
 import {
   canPut,
+  checkLeaseId,
   canWrite,
   checkRevision,
   normalizeBounds,
@@ -65,15 +67,6 @@ import { OverlayView } from '../state-view.js'
 import { evaluateTxn } from '../txn-eval.js'
 
 const NO_OPS: NTxn = { type: 'txn', compare: [], success: [], failure: [] }
-
-/** A write replicated by the cluster engine, applied with LevelLog.applyReplicated. */
-export type ReplicatedWrite =
-  /** unlimited: a write another store already took (a mirrored etcd revision), not held to maxTxnOps or maxRequestBytes. */
-  | { type: 'txn'; request: TxnRequest; unlimited?: boolean }
-  | { type: 'leaseGrant'; id: bigint; ttl: number }
-  | { type: 'leaseKeepAlive'; id: bigint }
-  | { type: 'leaseRevoke'; id: bigint }
-export type ReplicatedResult = TxnResult | LeaseGrant
 
 const FORMAT_VERSION = 1
 
@@ -164,7 +157,7 @@ async function lastEntry(db: Db): Promise<{ revision: number; timestamp: number 
   return { revision: logKeyRevision(last[0][0]), timestamp: decodeEntry(last[0][1]).timestamp }
 }
 
-export class LevelLog implements Log {
+export class LevelLog implements Replica {
   private closed = false
   private resumed: Promise<CompactResult> | undefined
   private leaseTimer: NodeJS.Timeout | undefined
@@ -434,22 +427,16 @@ export class LevelLog implements Log {
   }
 
   // -------------------------------------------------------------------------------------------------------
-  // Replication hook (log/jetstream/ uses this LevelLog as its materialized view)
+  // The replication contract (../replica.ts): log/jetstream/ and the etcd follower apply to this copy
 
   /**
-   * Applies the writes of one replicated message as ONE durable batch whose entries carry `timestamp`
-   * (the leader's clock, carried in the message), together with the meta record(s) `marker` (readMeta
-   * reads them back): after a crash either all of it is there or none. Everything non-deterministic comes from
-   * the arguments (timestamp, lease ids, deadlines = timestamp + TTL), so every replica that applies the
-   * same writes in the same order gets the same revisions and results. Each write settles on its own
-   * (a failed one, e.g. LEASE_NOT_FOUND, leaves no trace), in order. With `sync` false the batch is not
-   * fsynced by itself (while catching up: the next synced batch makes it durable, LevelDB's log being
-   * written in order, and a crash before that loses a suffix of batches, markers included).
+   * Replica.applyReplicated (../replica.ts): one writer group whose entries carry `timestamp`, the marker
+   * records written as raw ops of its batch; lease records ride as transactions without ops.
    */
   async applyReplicated(
     timestamp: number,
     writes: readonly ReplicatedWrite[],
-    marker: { name: string; value: unknown } | ReadonlyArray<{ name: string; value: unknown }>,
+    marker: ReplicaRecord | readonly ReplicaRecord[],
     sync = true,
   ): Promise<Array<PromiseSettledResult<ReplicatedResult>>> {
     this.checkOpen()
@@ -501,7 +488,7 @@ export class LevelLog implements Log {
         failNow(err)
       }
     }
-    const records = (Array.isArray(marker) ? marker : [marker]) as ReadonlyArray<{ name: string; value: unknown }>
+    const records = (Array.isArray(marker) ? marker : [marker]) as readonly ReplicaRecord[]
     const ops: BatchOp[] = records.map((r) => ({ type: 'put', key: metaKey(META_EXT_PREFIX + r.name), value: packr.pack(r.value) }))
     raws.push(() => ops)
     const out = this.writer.submitGroup(timestamp, txns, raws, sync)
@@ -510,7 +497,6 @@ export class LevelLog implements Log {
     return settled
   }
 
-  /** Leases whose deadline is at or before `now` (the cluster engine's leader expires them through its log). */
   expiredLeases(now: number): bigint[] {
     return this.leaseTable.expired(now)
   }

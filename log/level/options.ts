@@ -19,6 +19,7 @@
  *   leaseMinTtl, leaseCheckInterval                       leases (leases.ts)
  */
 import { DEFAULT_CONFIG, type Config } from '../../config/index.js'
+import { pickSettings } from '../settings.js'
 
 export const LEVEL_LOG_SETTINGS = [
   'fsync',
@@ -57,9 +58,7 @@ export interface LevelLogOptions extends LevelLogSettings {
 
 /** The engine's settings out of a full Config. */
 export function levelLogSettings(config: Readonly<Config>): LevelLogSettings {
-  const out: Partial<Record<keyof LevelLogSettings, unknown>> = {}
-  for (const key of LEVEL_LOG_SETTINGS) out[key] = config[key]
-  return out as LevelLogSettings
+  return pickSettings(config, LEVEL_LOG_SETTINGS)
 }
 
 /** How the server opens the engine: its settings, on config.dataDir. */

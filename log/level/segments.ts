@@ -1,5 +1,5 @@
 /**
- * The segment table: the log cut into spans of revisions (DESIGN.md, "Segments"), rolled over after
+ * The segment table: the log cut into spans of revisions (docs/architecture.md, "Segments"), rolled over after
  * segmentMaxEntries entries or segmentMaxBytes encoded bytes, like Kafka's segment files. Time and size
  * retention (compaction/) work segment by segment.
  *

@@ -1,5 +1,5 @@
 /**
- * The one writer, with group commit (DESIGN.md, "One writer, group commit").
+ * The one writer, with group commit (docs/architecture.md, "One writer, group commit").
  *
  * Everything that changes the database goes through this queue: transactions and compaction batches. The
  * writer takes everything queued (up to maxBatchTxns transactions), evaluates each transaction in order

@@ -1,5 +1,5 @@
 /**
- * The watch hub (DESIGN.md, "Watch"): turns the log's commits into per-watcher event streams.
+ * The watch hub (docs/architecture.md, "How a watch flows"): turns the log's commits into per-watcher event streams.
  *
  * - Synced watchers sit in a WatcherIndex and get each commit's matching events synchronously, inside the
  *   log's commit listener, one events() call per commit batch (whole revisions, never split).

@@ -1,5 +1,5 @@
 /**
- * The watch hub's public types (DESIGN.md, "Watch"). The hub lives in log/; the WebSocket and NDJSON
+ * The watch hub's public types (docs/architecture.md, "How a watch flows"). The hub lives in log/; the WebSocket and NDJSON
  * streams of apiserver/watch sit on top of it, one WatchSink per watch.
  *
  * Delivery contract, for every watch:

@@ -16,7 +16,7 @@ import { KvlogClient, type KeyValue } from '../../clients/index.js'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
 import { sleep } from '../support/wait.js'
 import { kvlog, kvlogInProcess } from '../clients/run-cli.js'
-import { openLevelLog } from '../../log/index.js'
+import { openLog } from '../../log/index.js'
 
 const ALL = { fromKey: true } as const
 const json = (text: string) => JSON.parse(text) as Record<string, unknown>
@@ -139,7 +139,7 @@ describe('kvlog snapshot restore --to-revision / --to-time (real processes)', fu
       const r = await kvlogInProcess(['snapshot', 'restore', file, '--data-dir', dir, '--to-revision', String(rev), '-o', 'json'])
       expect(r.code, r.stderr).to.equal(0)
       expect(json(r.stdout)).to.include({ revision: rev, compactRevision: floor })
-      const log = await openLevelLog({ dir, leaseCheckInterval: 0 })
+      const log = await openLog({ dir, leaseCheckInterval: 0 })
       try {
         expect([log.revision, log.compactRevision]).to.deep.equal([rev, floor])
         const copy = (await log.range(Buffer.from([0]), { rangeEnd: Buffer.from([0]), revision: rev })).kvs

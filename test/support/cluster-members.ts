@@ -1,6 +1,7 @@
 /** Options of an in-process cluster member for tests: the conformance suite's limits, short timers. */
 import { openJetStreamLog, type JetStreamLogOptions } from '../../log/jetstream/jetstream-log.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS } from '../../log/level/options.js'
+import { levelReplicaStorage } from '../../log/level/replica-storage.js'
 import { DEFAULT_LIMITS } from '../log/conformance/suite.js'
 
 export function memberOptions(
@@ -10,13 +11,13 @@ export function memberOptions(
   dir: string,
   extra: Partial<JetStreamLogOptions> = {},
 ): Parameters<typeof openJetStreamLog>[0] {
-  const o: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'level'> = {
+  const o: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'copy'> = {
     natsUrls: urls.split(','),
     clusterName,
     memberName,
     leaseCheckInterval: 50,
     ...extra,
-    level: {
+    copy: levelReplicaStorage({
       ...DEFAULT_LEVEL_LOG_OPTIONS,
       dir,
       segmentMaxEntries: DEFAULT_LIMITS.segmentMaxEntries,
@@ -25,7 +26,7 @@ export function memberOptions(
       compactionBatchRevisions: 3,
       leaseMinTtl: DEFAULT_LIMITS.leaseMinTtl,
       compactionThread: false,
-    },
+    }),
   }
   return o
 }

@@ -1,4 +1,4 @@
-/** gRPC status codes (grpc/doc/statuscodes.md) and the percent-encoding of `grpc-message`. */
+/** gRPC status codes (https://github.com/grpc/grpc/blob/master/doc/statuscodes.md) and the percent-encoding of `grpc-message`. */
 
 export const STATUS = {
   OK: 0,

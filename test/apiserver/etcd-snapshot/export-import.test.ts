@@ -12,7 +12,7 @@ import { expect } from 'chai'
 import fc from 'fast-check'
 import { exportEtcdSnapshot } from '../../../apiserver/etcd-snapshot/export.js'
 import { importEtcdSnapshot } from '../../../apiserver/etcd-snapshot/import.js'
-import { openLevelLog, type Log, type Op } from '../../../log/index.js'
+import { openLog, type Log, type Op } from '../../../log/index.js'
 
 const ALL = Buffer.from([0])
 const KEYS = ['a', 'b', 'c', 'd/1', 'd/2', 'e\0x']
@@ -60,7 +60,7 @@ describe('apiserver/etcd-snapshot: export then import', function () {
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 40 }), fc.nat(40), async (steps, compactAt) => {
         const dir = await mkdtemp(join(tmpdir(), 'kvlog-exp-imp-'))
-        const source = await openLevelLog({ dir: join(dir, 'src'), leaseCheckInterval: 0 })
+        const source = await openLog({ dir: join(dir, 'src'), leaseCheckInterval: 0 })
         let copy: Log | undefined
         try {
           await run(source, steps, compactAt)
@@ -68,7 +68,7 @@ describe('apiserver/etcd-snapshot: export then import', function () {
           await writeFile(join(dir, 'snap.db'), Buffer.concat(snap.parts))
           const r = await importEtcdSnapshot(join(dir, 'snap.db'), join(dir, 'copy'))
           expect([r.revision, r.compactRevision]).to.deep.equal([source.revision, source.compactRevision])
-          copy = await openLevelLog({ dir: join(dir, 'copy'), leaseCheckInterval: 0 })
+          copy = await openLog({ dir: join(dir, 'copy'), leaseCheckInterval: 0 })
           expect([copy.revision, copy.compactRevision]).to.deep.equal([source.revision, source.compactRevision])
           const from = Math.max(source.compactRevision, 1)
           for (let rev = from; rev <= source.revision; rev++)
@@ -90,7 +90,7 @@ describe('apiserver/etcd-snapshot: export then import', function () {
 
   it('a compaction racing the export makes it start over from the new floor', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kvlog-exp-race-'))
-    const log = await openLevelLog({ dir, leaseCheckInterval: 0 })
+    const log = await openLog({ dir, leaseCheckInterval: 0 })
     try {
       for (let i = 0; i < 20; i++) await log.put(KEYS[i % KEYS.length], `v${i}`)
       await log.compact(5)

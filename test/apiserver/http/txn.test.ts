@@ -1,6 +1,6 @@
 /**
  * POST /v1/txn against a real `kvlog serve` process started with `--max-txn-ops 4 --max-request-bytes 4KiB`:
- * the compare-and-swap patterns kube-apiserver uses (REFERENCE.md), compares on every target, failure
+ * the compare-and-swap patterns kube-apiserver uses (k8s.io/apiserver/pkg/storage/etcd3/store.go), compares on every target, failure
  * branches, nested transactions, and the validation errors (DUPLICATE_KEY, TOO_MANY_OPS, REQUEST_TOO_LARGE).
  */
 import { expect } from 'chai'

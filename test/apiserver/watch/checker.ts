@@ -1,5 +1,5 @@
 /**
- * Checks recorded watch streams against an oracle history (docs/api.md, "Watch"; DESIGN.md, "Watch").
+ * Checks recorded watch streams against an oracle history (docs/api.md, "Watch"; docs/architecture.md, "How a watch flows").
  *
  * The oracle is GET /v1/history over every key with prevKv, fetched incrementally (Oracle.fetch) before
  * anything that could hide history from it (a compaction, a restart) and at the end.

@@ -1,6 +1,6 @@
 /**
- * The conformance suite every log backend must pass (DESIGN.md: "one shared conformance suite for the log so
- * a second backend runs the same tests"). A backend's test calls logConformanceSuite with a factory that
+ * The conformance suite every log backend must pass (docs/architecture.md: both engines, LevelDB and
+ * JetStream, run the same tests). A backend's test calls logConformanceSuite with a factory that
  * opens a fresh, empty log on its own storage, opened with the limits given here (default: DEFAULT_LIMITS).
  *
  * Errors are asserted by `.code` only, never by message.

@@ -40,7 +40,7 @@ describe('JetStreamLog: durable acknowledgements and tail refill', function () {
     const log = await openJetStreamLog(
       memberOptions(nats.urls, cluster, name, join(dir, cluster, name), {
         natsReplicas: 1,
-        requestTimeoutMs: 3000,
+        clusterRequestTimeout: 3000,
         ...(lines ? { log: (line: string) => void lines.push(line) } : {}),
         ...extra,
       }),
@@ -125,7 +125,7 @@ describe('JetStreamLog: durable acknowledgements and tail refill', function () {
   it('waits for every member once the stream lost its tail: the one that alone holds the last message brings it back, and nothing forks', async () => {
     const lines: string[] = []
     // Long enough for the last member to start while the leader surveys; the grace after a majority is 200 ms.
-    const extra = { requestTimeoutMs: 8000 }
+    const extra = { clusterRequestTimeout: 8000 }
     let [a, b, c] = await startThree('late', extra, lines, true)
     for (let i = 0; i < 6; i++) await a.put(`l/${i}`, `v${i}`)
     await close(b)
@@ -164,7 +164,7 @@ describe('JetStreamLog: durable acknowledgements and tail refill', function () {
 
   it('takes no writes, and forks nothing, when the stream lost more than the members keep', async () => {
     const lines: string[] = []
-    let logs = await startThree('short', { tailMessages: 4 }, lines)
+    let logs = await startThree('short', { clusterTailMessages: 4 }, lines)
     for (let i = 0; i < 12; i++) await logs[i % 3].put(`s/${i}`, `v${i}`)
     const revisions: number[] = []
     for (const l of logs) {
@@ -173,7 +173,7 @@ describe('JetStreamLog: durable acknowledgements and tail refill', function () {
     }
     await deleteStream('short')
 
-    logs = [await start('short', 'a', { tailMessages: 4 }, lines), await start('short', 'b', { tailMessages: 4 }, lines)]
+    logs = [await start('short', 'a', { clusterTailMessages: 4 }, lines), await start('short', 'b', { clusterTailMessages: 4 }, lines)]
     expect(await code(logs[0].put('s/next', 'n'))).to.equal('UNAVAILABLE')
     await waitFor('a refusal line', () => lines.some((l) => /cannot be republished/.test(l)), 20_000)
     logs.forEach((l, i) => {

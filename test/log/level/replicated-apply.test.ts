@@ -7,7 +7,8 @@ import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openLevelLog, type LevelLog, type ReplicatedWrite } from '../../../log/level/level-log.js'
+import { openLevelLog, type LevelLog } from '../../../log/level/level-log.js'
+import type { ReplicatedWrite } from '../../../log/replica.js'
 import type { TxnResult } from '../../../log/types.js'
 
 describe('LevelLog.applyReplicated', () => {

@@ -202,7 +202,7 @@ export function checkOperations(
   return { points, stats }
 }
 
-/** An operation as the transaction it is on the log (an object write: kube-apiserver's, REFERENCE.md). */
+/** An operation as the transaction it is on the log (an object write: kube-apiserver's, as apiserver/resources/store.ts writes it). */
 function asTxn(op: OpRecord['op'], res: OpResult): { compare: TxnCompare[]; success: TxnOp[]; failure: TxnOp[] } {
   if (op.type === 'txn') return op
   if (op.type === 'object') {

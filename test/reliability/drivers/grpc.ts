@@ -115,7 +115,7 @@ function responseOp(r: Json): TxnOpResult {
 
 const revisionOf = (r: Json) => Number((r.header as Json).revision)
 
-/** etcd's error messages (REFERENCE.md) to kvlog's codes. */
+/** etcd's error messages (api/v3rpc/rpctypes/error.go) to kvlog's codes. */
 const MESSAGES: Array<[RegExp, string]> = [
   [/required revision has been compacted/, 'COMPACTED'],
   [/future revision/, 'FUTURE_REVISION'],

@@ -1,5 +1,5 @@
 /**
- * What compaction keeps (DESIGN.md, "Compaction"; log/level/compaction/compactor.ts): compacting at R keeps every read at or
+ * What compaction keeps (docs/architecture.md, "Compaction"; log/level/compaction/compactor.ts): compacting at R keeps every read at or
  * above R exactly as it was — ranges at any revision >= R (kvs with version, createRevision, modRevision,
  * count) and history from R with prevKv — while everything below R answers COMPACTED with the floor. The
  * floor never goes down, deleted keys stay gone, whole segments below R leave the segment table, and the

@@ -1,0 +1,23 @@
+/**
+ * The records the cluster engine keeps in each member's copy, beside the copy's data (their names are
+ * declared with the replication contract, ../replica.ts, so that whoever reads a copy knows them):
+ *
+ *   APPLIED_MARKER   the last applied stream message (sequence, commit time, chain hash), written in the
+ *                    same batch as the message's effects (applier.ts); a snapshot is labelled with it
+ *   ROSTER           the members that joined, in the order they did (durability.ts counts a majority of it)
+ *   TAIL_SLOT        + slot number: the kept tail's ring of applied messages, byte for byte (tail.ts)
+ *
+ * docs/cluster-protocol.md describes how each is used.
+ */
+import { CLUSTER_RECORDS } from '../replica.js'
+
+export const APPLIED_MARKER = CLUSTER_RECORDS.applied
+export const ROSTER = CLUSTER_RECORDS.roster
+export const TAIL_SLOT = CLUSTER_RECORDS.tailSlot
+
+export interface AppliedMarker {
+  seq: number
+  ts: number
+  /** messageHash() of the applied message. */
+  hash: string
+}
