@@ -1,6 +1,7 @@
 // Lint rules, including the layering of DESIGN.md ("The house"; dependencies point down only):
 //
 //   clients/ ──(network)──▶ apiserver/ ──▶ log/ ◀── compaction/        config/ is read by all
+//                           tools/ ──▶ (apiserver/ below its doors, log/, compaction/, config/)
 //
 // Project files are checked on resolved paths (import-x/no-restricted-paths with the TypeScript resolver,
 // which maps a `.js` specifier to its `.ts` source), so '../resources/x.js' from apiserver/http is caught
@@ -24,7 +25,7 @@ const SERVER = ['apiserver', 'log', 'compaction', 'config']
 export const zones = [
   {
     target: 'clients',
-    from: SERVER,
+    from: SERVER.filter((layer) => layer !== 'config'),
     message: 'clients/ imports no server code (apiserver/, log/, compaction/, config/): it speaks to kvlog over the network.',
   },
   {
@@ -79,6 +80,29 @@ export const zones = [
   },
 ]
 
+// The offline tools (tools/: restore, import and export of etcd data, the follow cutover commands) may
+// import the server's layers, as etcd's etcdutl imports etcd's packages; nothing the server runs imports
+// them, and they reach no front door. Of config/, the client side uses the one command-line parser only.
+const TOOLS = 'tools'
+export const roomZones = [
+  {
+    target: ['apiserver', 'log', 'compaction', 'config', 'clients', 'examples'],
+    from: TOOLS,
+    message: 'nothing the server runs imports the offline tools (tools/): bin/kvlog starts them.',
+  },
+  {
+    target: TOOLS,
+    from: [...DOORS, 'apiserver/watch', 'clients'],
+    message: 'tools/ reaches no front door and no client code: it works on a data directory, or speaks HTTP to a server.',
+  },
+  {
+    target: 'clients',
+    from: 'config',
+    except: ['./args.ts'],
+    message: 'clients/ imports no server code: of config/, only the command-line parser (config/args.ts).',
+  },
+]
+
 // Package names as anchored expressions: a gitignore-style group such as 'level/*' would also match the
 // relative path '../log/level/x.js'.
 const pkg = (...names) => `^(${names.join('|')})(/.*)?$`
@@ -96,7 +120,7 @@ const NETWORK = {
 }
 const packages = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] })
 
-const SOURCE = ['apiserver', 'clients', 'compaction', 'config', 'examples'].map((dir) => `${dir}/**/*.ts`)
+const SOURCE = ['apiserver', 'tools', 'clients', 'compaction', 'config', 'examples'].map((dir) => `${dir}/**/*.ts`)
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'kvlog-data/**'] },
@@ -121,7 +145,7 @@ export default tseslint.config(
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: path.join(ROOT, 'tsconfig.json') })],
     },
     rules: {
-      'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones }],
+      'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones: [...zones, ...roomZones] }],
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },

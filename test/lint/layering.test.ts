@@ -1,7 +1,8 @@
 /**
  * The layering rules of eslint.config.js fire. The project's own eslint.config.js is copied into a temp
  * folder laid out as the house (DESIGN.md): the contract at the top of log/, the engines in log/level/ and
- * log/jetstream/, the front doors under apiserver/, clients/, compaction/, config/, examples/. Each case
+ * log/jetstream/, the front doors under apiserver/, the offline tools in tools/, clients/, compaction/, config/,
+ * examples/. Each case
  * file there holds one forbidden import and must be rejected by the rule that owns it; the allowed files
  * must lint clean. Imports are real relative paths that resolve to real files, as in the code base.
  */
@@ -33,6 +34,8 @@ const TARGETS = [
   'clients/internal.ts',
   'compaction/policy.ts',
   'config/index.ts',
+  'config/args.ts',
+  'tools/restore.ts',
 ]
 
 interface Case {
@@ -56,6 +59,8 @@ const EXAMPLE_SERVER = 'examples use the client package only'
 const LEVELDB = 'only the LevelDB engine (log/level/) touches LevelDB'
 const NATS = 'only the cluster engine (log/jetstream/) talks to NATS'
 const NETWORK = 'log/ knows nothing of HTTP, WebSocket or gRPC'
+const OFFLINE_ROOM = 'nothing the server runs imports the offline tools'
+const OFFLINE_REACH = 'tools/ reaches no front door and no client code'
 
 const FORBIDDEN: Case[] = [
   { file: 'clients/cli/serve.ts', from: '../../apiserver/shared.js', rule: ZONE, says: CLIENTS },
@@ -91,6 +96,17 @@ const FORBIDDEN: Case[] = [
   { file: 'log/to-http.ts', from: 'fastify', rule: PACKAGE, says: NETWORK },
   { file: 'log/level/to-grpc.ts', from: '@grpc/grpc-js', rule: PACKAGE, says: NETWORK },
   { file: 'log/jetstream/to-ws.ts', from: 'ws', rule: PACKAGE, says: NETWORK },
+  // The offline room: no door, no server file and no lower layer imports it.
+  { file: 'apiserver/http/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/resources/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/etcd/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/ui/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/watch/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/server-to-tools.ts', from: '../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'log/to-tools.ts', from: '../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'clients/cli/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'tools/to-door.ts', from: '../apiserver/etcd/door.js', rule: ZONE, says: OFFLINE_REACH },
+  { file: 'tools/to-clients.ts', from: '../clients/index.js', rule: ZONE, says: OFFLINE_REACH },
 ]
 
 /** Files whose imports are all allowed. */
@@ -103,6 +119,16 @@ const ALLOWED: Record<string, string[]> = {
   'log/jetstream/stream.ts': ['../backend.js', '../level/engine.js', 'nats'],
   'clients/client.ts': ['./internal.js', 'ws'],
   'examples/controller.ts': ['../clients/index.js'],
+  // The offline tools reach the server's layers below the doors, as etcdutl does; the client CLI uses
+  // config/'s command-line parser.
+  'tools/restore-to.ts': [
+    '../log/level/engine.js',
+    '../log/backend.js',
+    '../apiserver/shared.js',
+    '../config/index.js',
+    '../compaction/policy.js',
+  ],
+  'clients/cli/args.ts': ['../../config/args.js'],
 }
 
 /** Two log/ files that import values from each other. */

@@ -22,7 +22,7 @@ import { resolve } from 'node:path'
 import { KvlogError, StoreImport, type ImportedWrite, type LevelLogOptions } from '../../log/index.js'
 import { OP_DELETE, OP_PUT, type LoggedOp } from '../../log/ops.js'
 import { EtcdSource, type SourceAccess, type SourceEvent } from './etcd-source.js'
-import { buildInPlace, checkTarget, removeInterrupted } from './fresh-dir.js'
+import { buildInPlace, checkTarget, removeInterrupted } from '../fresh-dir.js'
 
 /** Progress of the history copy, in revisions (main.ts gets the drawing from bin/kvlog). */
 export interface RevisionProgress {
