@@ -10,41 +10,20 @@
  */
 import { readFile } from 'node:fs/promises'
 import { UsageError } from '../config/args.js'
-import { ConfigError, loadConfig, SETTINGS } from '../config/index.js'
+import { ConfigError, loadConfig } from '../config/index.js'
+import { serveHelp, serveHelpAll } from '../config/serve-help.js'
 import { isKvlogError } from '../log/index.js'
-import { formatDefault } from '../config/print-docs.js'
 import { explainOpenFailure } from './data-dir-lock.js'
 import { startServer } from './server.js'
-
-/** `kvlog serve --help`: every setting as a flag with its description and default, from the config schema. */
-function serveHelp(): string {
-  const rows = SETTINGS.map((x) => [
-    `${x.flag} ${x.type === 'boolean' ? 'true|false' : x.type === 'enum' ? (x.values ?? []).join('|') : x.type.toUpperCase()}`,
-    `${x.description} (default ${formatDefault(x)}; env ${x.env})`,
-  ])
-  const width = Math.min(48, Math.max(...rows.map(([f]) => f.length)))
-  return `Usage: kvlog serve [flags]
-
-Runs the server. Defaults: data in ./kvlog-data, HTTP on 127.0.0.1:8379, etcd gRPC on 127.0.0.1:2379.
-Every setting can come from a config file (--config FILE, JSON or YAML), a KVLOG_* environment variable
-or a flag (flags win); docs/configuration.md lists them too. SIGTERM or SIGINT drains and exits 0.
-SIGHUP reads the TLS certificate, key and CA files again (new connections get them).
-
-Flags:
-  --config FILE${' '.repeat(Math.max(2, width - 11))}a JSON or YAML file of settings (keys as below, e.g. dataDir)
-${rows.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`).join('\n')}
-
-Examples:
-  kvlog serve
-  kvlog serve --data-dir /var/lib/kvlog --listen-http 0.0.0.0:8379 --listen-grpc 0.0.0.0:2379
-  kvlog serve --config /etc/kvlog/kvlog.yaml --log-format text
-  npm start -- --data-dir ./data`
-}
 
 export async function main(argv: string[]): Promise<number> {
   const [name = '', ...rest] = argv
   try {
     if (name !== 'serve') throw new UsageError(`not a server command: ${argv.join(' ')}`)
+    if (rest.includes('--help-all')) {
+      process.stdout.write(serveHelpAll() + '\n')
+      return 0
+    }
     if (rest.includes('--help') || rest.includes('-h')) {
       process.stdout.write(serveHelp() + '\n')
       return 0
