@@ -82,7 +82,8 @@ export const zones = [
 
 // The offline tools (tools/: restore, import and export of etcd data, the follow cutover commands) may
 // import the server's layers, as etcd's etcdutl imports etcd's packages; nothing the server runs imports
-// them, and they reach no front door. Of config/, the client side uses the one command-line parser only.
+// them, and they reach no front door. wire/ (types only) is shared by the store, the server, the client and
+// the browser UI. Of config/, the client side uses the one command-line parser only.
 const TOOLS = 'tools'
 export const roomZones = [
   {
@@ -94,6 +95,11 @@ export const roomZones = [
     target: TOOLS,
     from: [...DOORS, 'apiserver/watch', 'clients'],
     message: 'tools/ reaches no front door and no client code: it works on a data directory, or speaks HTTP to a server.',
+  },
+  {
+    target: 'wire',
+    from: ['log', 'config', 'compaction', 'apiserver', 'tools', 'clients', 'examples'],
+    message: "wire/ holds the native API's types that every side shares (the browser's too): it imports nothing.",
   },
   {
     target: 'clients',
@@ -120,7 +126,7 @@ const NETWORK = {
 }
 const packages = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] })
 
-const SOURCE = ['apiserver', 'tools', 'clients', 'compaction', 'config', 'examples'].map((dir) => `${dir}/**/*.ts`)
+const SOURCE = ['wire', 'apiserver', 'tools', 'clients', 'compaction', 'config', 'examples'].map((dir) => `${dir}/**/*.ts`)
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'kvlog-data/**'] },

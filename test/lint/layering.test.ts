@@ -36,6 +36,7 @@ const TARGETS = [
   'config/index.ts',
   'config/args.ts',
   'tools/restore.ts',
+  'wire/native-api.ts',
 ]
 
 interface Case {
@@ -61,6 +62,7 @@ const NATS = 'only the cluster engine (log/jetstream/) talks to NATS'
 const NETWORK = 'log/ knows nothing of HTTP, WebSocket or gRPC'
 const OFFLINE_ROOM = 'nothing the server runs imports the offline tools'
 const OFFLINE_REACH = 'tools/ reaches no front door and no client code'
+const WIRE = "wire/ holds the native API's types that every side shares"
 
 const FORBIDDEN: Case[] = [
   { file: 'clients/cli/serve.ts', from: '../../apiserver/shared.js', rule: ZONE, says: CLIENTS },
@@ -107,6 +109,8 @@ const FORBIDDEN: Case[] = [
   { file: 'clients/cli/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
   { file: 'tools/to-door.ts', from: '../apiserver/etcd/door.js', rule: ZONE, says: OFFLINE_REACH },
   { file: 'tools/to-clients.ts', from: '../clients/index.js', rule: ZONE, says: OFFLINE_REACH },
+  { file: 'wire/to-log.ts', from: '../log/backend.js', rule: ZONE, says: WIRE },
+  { file: 'wire/to-clients.ts', from: '../clients/index.js', rule: ZONE, says: WIRE },
 ]
 
 /** Files whose imports are all allowed. */
@@ -129,6 +133,11 @@ const ALLOWED: Record<string, string[]> = {
     '../compaction/policy.js',
   ],
   'clients/cli/args.ts': ['../../config/args.js'],
+  // The wire types: the store, the server, the client and the browser UI share them.
+  'log/watch/events.ts': ['../../wire/native-api.js'],
+  'apiserver/codec.ts': ['../wire/native-api.js', '../log/backend.js'],
+  'apiserver/ui/app/api.ts': ['../../../wire/native-api.js'],
+  'clients/codec.ts': ['../wire/native-api.js', './internal.js'],
 }
 
 /** Two log/ files that import values from each other. */
