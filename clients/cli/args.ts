@@ -8,7 +8,7 @@ import { parseCommandLine, UsageError, type FlagSpec } from '../../config/args.j
 export { UsageError }
 
 /** serve (apiserver/main.ts) and the offline tools snapshot restore, import and export (tools/main.ts) are dispatched by bin/kvlog. */
-export const SERVER_SIDE = 'serve, snapshot restore, import and export are server commands: run them with bin/kvlog'
+export const SERVER_SIDE = 'serve (the server) and snapshot restore, import and export (its offline tools) run from bin/kvlog'
 
 export type FlagType = 'string' | 'int' | 'bool'
 
