@@ -37,7 +37,9 @@ export function parseOfflineArgs(argv: string[], extra: readonly string[] = []):
   const line = parseCommandLine(argv, specs)
   const parsed: OfflineArgs = { positionals: line.positionals, access: {}, flags: {}, output: 'table', help: false }
   for (const { name, value } of line.flags) {
-    if (typeof value !== 'string') parsed.help = true
+    if (name === 'help' || name === 'h') parsed.help = value !== 'false' && value !== false
+    else if (typeof value !== 'string')
+      continue // only help and h are booleans
     else if (name === 'data-dir') parsed.dataDir = value
     else if (name === 'from-etcd') parsed.fromEtcd = value
     else if (name === 'to-revision') parsed.toRevision = value
