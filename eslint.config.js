@@ -1,6 +1,7 @@
 // Lint rules, including the layering of docs/architecture.md (dependencies point down only):
 //
 //   clients/ ──(network)──▶ apiserver/ ──▶ log/ ◀── compaction/        config/ is read by all
+//                           tools/ ──▶ (apiserver/ below its doors, log/, compaction/, config/)
 //
 // Project files are checked on resolved paths (import-x/no-restricted-paths with the TypeScript resolver,
 // which maps a `.js` specifier to its `.ts` source), so '../resources/x.js' from apiserver/http is caught
@@ -17,10 +18,10 @@ const ROOT = import.meta.dirname
 
 // The engines behind the Log contract; only the wiring (apiserver/server.ts, apiserver/main.ts) names one.
 const ENGINES = ['log/level', 'log/jetstream']
-// Offline tools that build or read a data directory of the LevelDB engine (StoreImport, readMetaRecords):
-// like the wiring, they may name it. Paths under apiserver/; a room of their own outside apiserver/ needs
-// no entry here.
-const OFFLINE_TOOLS = ['restore-to.ts', 'import/import-etcd.ts', 'etcd-snapshot/import.ts']
+// The etcd follower's first copy writes a data directory of the LevelDB engine with etcd's revisions
+// (StoreImport), as the offline tools in tools/ do: like the wiring, it may name the engine. Paths under
+// apiserver/.
+const STORE_WRITERS = ['etcd-follow/import-etcd.ts']
 const WIRING = ['server.ts', 'main.ts']
 const CONTRACT_NAMES_NO_ENGINE = 'the contract (log/*.ts) names no engine: it offers the LevelDB engine only through log/level/open.ts.'
 // The front doors: siblings that never import each other.
@@ -50,7 +51,7 @@ function allBut(dir, allowed) {
 export const zones = [
   {
     target: 'clients',
-    from: SERVER,
+    from: SERVER.filter((layer) => layer !== 'config'),
     message: 'clients/ imports no server code (apiserver/, log/, compaction/, config/): it speaks to kvlog over the network.',
   },
   {
@@ -76,10 +77,11 @@ export const zones = [
     message: 'config/ is read by all and imports none of them.',
   },
   {
-    // Every apiserver file except the wiring and the offline tools.
-    target: allBut('apiserver', [...WIRING, ...OFFLINE_TOOLS]),
+    // Every apiserver file except the wiring and the follower's store writer.
+    target: allBut('apiserver', [...WIRING, ...STORE_WRITERS]),
     from: ENGINES,
-    message: 'apiserver/ reaches an engine through the Log contract; only the wiring (server.ts, main.ts) and the offline tools name one.',
+    message:
+      'apiserver/ reaches an engine through the Log contract; only the wiring (server.ts, main.ts) and the store writer of the etcd follower name one.',
   },
   // The engines do not know each other: the cluster engine's local copy is reached through the
   // replication contract (log/replica.ts), which the wiring fills with an engine.
@@ -124,6 +126,35 @@ export const zones = [
   },
 ]
 
+// The offline tools (tools/: restore, import and export of etcd data, the follow cutover commands) may
+// import the server's layers, as etcd's etcdutl imports etcd's packages; nothing the server runs imports
+// them, and they reach no front door. wire/ (types only) is shared by the store, the server, the client and
+// the browser UI. Of config/, the client side uses the one command-line parser only.
+const TOOLS = 'tools'
+export const roomZones = [
+  {
+    target: ['apiserver', 'log', 'compaction', 'config', 'clients', 'examples'],
+    from: TOOLS,
+    message: 'nothing the server runs imports the offline tools (tools/): bin/kvlog starts them.',
+  },
+  {
+    target: TOOLS,
+    from: [...DOORS, 'apiserver/watch', 'clients'],
+    message: 'tools/ reaches no front door and no client code: it works on a data directory, or speaks HTTP to a server.',
+  },
+  {
+    target: 'wire',
+    from: ['log', 'config', 'compaction', 'apiserver', 'tools', 'clients', 'examples'],
+    message: "wire/ holds the native API's types that every side shares (the browser's too): it imports nothing.",
+  },
+  {
+    target: 'clients',
+    from: 'config',
+    except: ['./args.ts'],
+    message: 'clients/ imports no server code: of config/, only the command-line parser (config/args.ts).',
+  },
+]
+
 // Package names as anchored expressions: a gitignore-style group such as 'level/*' would also match the
 // relative path '../log/level/x.js'.
 const pkg = (...names) => `^(${names.join('|')})(/.*)?$`
@@ -141,7 +172,7 @@ const NETWORK = {
 }
 const packages = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] })
 
-const SOURCE = ['apiserver', 'clients', 'compaction', 'config', 'examples'].map((dir) => `${dir}/**/*.ts`)
+const SOURCE = ['wire', 'apiserver', 'tools', 'clients', 'compaction', 'config', 'examples'].map((dir) => `${dir}/**/*.ts`)
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'kvlog-data/**'] },
@@ -166,7 +197,7 @@ export default tseslint.config(
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: path.join(ROOT, 'tsconfig.json') })],
     },
     rules: {
-      'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones }],
+      'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones: [...zones, ...roomZones] }],
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },

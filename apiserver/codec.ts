@@ -8,6 +8,7 @@
  */
 import { invalid } from '../log/errors.js'
 import type { Event, KeyValue, LogEntry } from '../log/types.js'
+import type { EventJson, KeyValueJson } from '../wire/native-api.js'
 
 // ignoreBOM: a leading U+FEFF is part of the bytes, not a byte-order mark to strip.
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
@@ -67,26 +68,24 @@ export function leaseFromJson(value: unknown, field: string): bigint {
   throw invalid(field, 'must be a lease id: a decimal string between 0 and 2^64-1')
 }
 
-export function kvToJson(kv: KeyValue, keysOnly = false): JsonObject {
-  const out: JsonObject = {}
-  putBytes(out, 'key', kv.key)
-  if (!keysOnly) putBytes(out, 'value', kv.value)
-  out.createRevision = kv.createRevision
-  out.modRevision = kv.modRevision
-  out.version = kv.version
+export function kvToJson(kv: KeyValue, keysOnly = false): KeyValueJson {
+  const bytes: JsonObject = {}
+  putBytes(bytes, 'key', kv.key)
+  if (!keysOnly) putBytes(bytes, 'value', kv.value)
+  const out: KeyValueJson = { ...bytes, createRevision: kv.createRevision, modRevision: kv.modRevision, version: kv.version }
   if (kv.lease !== 0n) out.lease = leaseToJson(kv.lease)
   return out
 }
 
 /** One event: type, revision, kv, and prevKv when present. */
-export function eventToJson(event: Event, revision: number, withPrevKv: boolean): JsonObject {
-  const out: JsonObject = { type: event.type, revision, kv: kvToJson(event.kv) }
+export function eventToJson(event: Event, revision: number, withPrevKv: boolean): EventJson {
+  const out: EventJson = { type: event.type, revision, kv: kvToJson(event.kv) }
   if (withPrevKv && event.prevKv !== undefined) out.prevKv = kvToJson(event.prevKv)
   return out
 }
 
 /** Each event with its commit time and, when the entry records one, who wrote it: { door, user? } (no user = anonymous). */
-export function entryEventsToJson(entry: LogEntry, withPrevKv: boolean): JsonObject[] {
+export function entryEventsToJson(entry: LogEntry, withPrevKv: boolean): EventJson[] {
   const time = new Date(entry.timestamp).toISOString()
   const author = entry.author === undefined ? undefined : { ...entry.author }
   return entry.events.map((e) =>

@@ -19,8 +19,8 @@
  * 2. Baseline: a steady load of W writers (default 200) paced to R puts/s in total (default 2,000: each
  *    writer one put every W/R s, at staggered offsets), measured for S seconds (default 15) after a warm-up
  *    of --warmup seconds (default 3): right after the load phase LevelDB is still writing out and compacting
- *    what it loaded, and the first 1-2 s of puts are slow for that (p99 ~38 ms in the first 5 s, 7-16 ms in
- *    each 5 s after). Latency is measured from each put's scheduled time to its durable acknowledgement, so
+ *    what it loaded, and the first seconds of puts are slow for that (their p99 several times that of
+ *    the seconds after). Latency is measured from each put's scheduled time to its durable acknowledgement, so
  *    a stall counts for every put it delays (no coordinated omission); from when it was issued if a timer
  *    fired before the scheduled time (bench/lib/pacing.ts). The load keeps its own garbage out of V8's old
  *    generation (one timer at a time, samples in typed arrays: bench/lib/paced-load.ts).

@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportEtcdSnapshot } from '../apiserver/etcd-snapshot/export.js'
-import { importEtcdSnapshot } from '../apiserver/etcd-snapshot/import.js'
+import { importEtcdSnapshot } from '../tools/import-etcd-snapshot.js'
 import { openLog } from '../log/index.js'
 
 function flag(name: string, fallback: number): number {

@@ -17,7 +17,7 @@
  *      synced    no compactRange, and the table files synced every --table-sync-interval ms (default 20,
  *                tableSyncInterval's) while LevelDB writes them (log/level/io/table-writeback.ts)
  * 4. The writers' slowest put that was in flight in the next second, and how many took over 20 ms.
- * Per arm: the rounds whose slowest put took over 100 ms (the flush alone costs ~40-65 ms here), and
+ * Per arm: the rounds whose slowest put took over 100 ms (well above what the flush alone costs), and
  * medians over the rounds. The range holds no data, so compactRange costs only its memtable flush.
  */
 import { mkdtemp, rm } from 'node:fs/promises'

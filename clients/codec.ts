@@ -3,6 +3,8 @@
  * lease ids as decimal strings. Keys and values come back as Buffers.
  */
 
+import type { Author, EventType } from '../wire/native-api.js'
+
 export type Bytes = Uint8Array | string
 
 /** Which keys: one key; or with `prefix`, `fromKey` or `rangeEnd`, a range. */
@@ -23,7 +25,7 @@ export interface KeyValue {
 }
 
 export interface WatchEvent {
-  type: 'PUT' | 'DELETE'
+  type: EventType
   revision: number
   kv: KeyValue
   prevKv?: KeyValue
@@ -33,8 +35,8 @@ export interface WatchEvent {
 
 export interface HistoryEvent extends WatchEvent {
   time: string
-  /** Who wrote it: the door ('etcd', 'http', 'resources') and the user (absent = anonymous); absent for writes the store made itself. */
-  author?: { door: string; user?: string }
+  /** Who wrote it; absent for writes the store made itself. */
+  author?: Author
 }
 
 /** A lease id: a bigint, or its decimal string (kept exact: 64-bit ids do not fit a JS number). */

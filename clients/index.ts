@@ -21,6 +21,7 @@ export {
 export { AuthApi, type AuthStatus, type Permission, type PermissionType } from './auth-api.js'
 export type { Credentials } from './auth.js'
 export type { Bytes, HistoryEvent, KeyRange, KeyValue, LeaseId, WatchEvent } from './codec.js'
+export type { Author, EventJson, EventType, KeyValueJson } from '../wire/native-api.js'
 export { CompactedError, KvlogClientError, OutcomeUnknownError, StatusError, UnreachableError, isReason, type ErrorCode } from './errors.js'
 export { Watch, type WatchBatch, type WatchOptions } from './watch.js'
 

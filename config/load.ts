@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs'
 import { extname, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
+import { didYouMean, parseCommandLine, settingFlags, UsageError, type CommandLine, type UsageCode } from './args.js'
 import { parseSettingValue, ValueError } from './parse-values.js'
 import { DEFAULT_CONFIG, SETTINGS, type Config, type ConfigSource, type Setting } from './schema.js'
 
@@ -28,6 +29,8 @@ export class ConfigError extends Error {
     readonly source: ConfigSource,
     /** The flag as written, the environment variable, or the config file's absolute path. */
     readonly origin: string,
+    /** A flag's mistakes have the command line's codes; a file's or a variable's are BAD_SETTING. */
+    readonly code: UsageCode = 'BAD_SETTING',
   ) {
     super(message)
   }
@@ -95,7 +98,7 @@ function parse({ setting, raw, source, label, origin }: RawValue): unknown {
   } catch (err) {
     if (!(err instanceof ValueError)) throw err
     const message = err.kind === 'range' ? `${label} ${err.message}` : `invalid value for ${label}: ${err.message}`
-    throw new ConfigError(message, setting.key, source, origin)
+    throw new ConfigError(message, setting.key, source, origin, source === 'flag' ? 'BAD_VALUE' : 'BAD_SETTING')
   }
 }
 
@@ -115,55 +118,34 @@ export interface ParsedArgv {
 }
 
 /**
- * Splits argv into flag values (not yet parsed as their types) and positional arguments. Throws
- * ConfigError for unknown flags and missing values. `settings` is injectable for tests.
+ * Splits argv into flag values (not yet parsed as their types) and positional arguments, with the one
+ * command-line parser (args.ts). Throws ConfigError for unknown flags and missing values. `settings` is
+ * injectable for tests.
  */
 export function parseArgv(argv: readonly string[], settings: readonly Setting[] = SETTINGS): ParsedArgv {
-  const known = new Map<string, Setting>(settings.map((s) => [s.flag, s]))
-  const flags: FlagValue[] = []
-  const args: string[] = []
-  let configFile: string | undefined
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]
-    if (arg === '--') {
-      args.push(...argv.slice(i + 1))
-      break
-    }
-    if (!arg.startsWith('-') || arg === '-') {
-      args.push(arg)
-      continue
-    }
-    const eq = arg.indexOf('=')
-    const flag = eq === -1 ? arg : arg.slice(0, eq)
-    const inline = eq === -1 ? undefined : arg.slice(eq + 1)
-    // The next argument is the value, unless it is missing or is itself a flag: "--data-dir --fsync never"
-    // is a forgotten value, not a data directory called "--fsync". Use --data-dir=--odd-name for that.
-    const takeValue = (): string => {
-      if (inline !== undefined) return inline
-      const next = argv[i + 1]
-      if (next === undefined || (next.startsWith('--') && next.length > 2)) {
-        throw new ConfigError(`missing value for ${flag} (flag)`, flag.replace(/^-+/, ''), 'flag', flag)
-      }
-      i++
-      return next
-    }
-    if (flag === CONFIG_FLAG) {
-      configFile = takeValue()
-      continue
-    }
-    const setting = known.get(flag)
-    const negated = setting === undefined && flag.startsWith('--no-') ? known.get(`--${flag.slice(5)}`) : undefined
-    if (setting !== undefined) {
-      flags.push({ setting, raw: setting.type === 'boolean' ? (inline ?? true) : takeValue(), flag })
-    } else if (negated?.type === 'boolean') {
-      if (inline !== undefined) throw new ConfigError(`${flag} (flag) takes no value`, negated.key, 'flag', flag)
-      flags.push({ setting: negated, raw: false, flag })
-    } else {
-      const hint = didYouMean(flag, [...known.keys(), CONFIG_FLAG])
-      throw new ConfigError(`unknown flag ${flag}${hint}`, flag.replace(/^-+/, ''), 'flag', flag)
-    }
+  const known = new Map<string, Setting>(settings.map((s) => [s.flag.slice(2), s]))
+  let line: CommandLine
+  try {
+    line = parseCommandLine(argv, settingFlags(settings))
+  } catch (err) {
+    if (!(err instanceof UsageError) || err.flag === undefined) throw err
+    const flag = err.flag
+    const message =
+      err.code === 'MISSING_VALUE'
+        ? `missing value for ${flag} (flag)`
+        : err.code === 'BAD_VALUE'
+          ? `${flag} (flag) takes no value`
+          : err.message
+    const setting = err.code === 'BAD_VALUE' ? (known.get(flag.replace(/^--no-/, ''))?.key ?? '') : flag.replace(/^-+/, '')
+    throw new ConfigError(message, setting, 'flag', flag, err.code)
   }
-  return { flags, args, configFile }
+  const flags: FlagValue[] = []
+  let configFile: string | undefined
+  for (const { name, value, flag } of line.flags) {
+    if (name === 'config') configFile = String(value)
+    else flags.push({ setting: known.get(name) as Setting, raw: value, flag })
+  }
+  return { flags, args: line.positionals, configFile }
 }
 
 function readEnv(env: Readonly<Record<string, string | undefined>>): { values: RawValue[]; configFile?: string } {
@@ -237,28 +219,4 @@ function parseDocument(path: string, text: string, fail: (message: string) => ne
   } catch {
     return attempt(asYaml, 'JSON or YAML')
   }
-}
-
-/** " (did you mean --max-txn-ops?)" when a candidate is a few typos away from name, else "". */
-function didYouMean(name: string, candidates: readonly string[]): string {
-  let best = ''
-  let bestDistance = Infinity
-  for (const candidate of candidates) {
-    const d = editDistance(name.toLowerCase(), candidate.toLowerCase())
-    if (d < bestDistance) [best, bestDistance] = [candidate, d]
-  }
-  return bestDistance <= Math.max(2, Math.floor(name.length / 4)) ? ` (did you mean ${best}?)` : ''
-}
-
-/** Levenshtein distance. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length]
 }

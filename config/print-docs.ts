@@ -7,7 +7,8 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { formatBytes, formatDuration } from './parse-values.js'
-import { SETTINGS, type Setting } from './schema.js'
+import { ESSENTIALS, isEssential } from './essentials.js'
+import { SCHEMA, SETTINGS, type Setting } from './schema.js'
 
 /** A setting's default as the docs show it (and as a flag would accept it): "64MiB", "10s", '""'. */
 export function formatDefault(setting: Setting): string {
@@ -37,8 +38,8 @@ function formatType(setting: Setting): string {
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|')
 
-function renderTable(): string {
-  const rows = SETTINGS.map((s) =>
+function renderTable(settings: readonly Setting[]): string {
+  const rows = settings.map((s) =>
     [s.key, `\`${s.flag}\``, `\`${s.env}\``, formatType(s), `\`${formatDefault(s)}\``, s.description].map(cell).join(' | '),
   )
   return [
@@ -62,7 +63,9 @@ Every problem stops the server at startup with an error naming the setting and w
 from, for example \`invalid value for --max-txn-ops (flag): "abc" is not an integer\` or
 \`maxTxnOps (env KVLOG_MAX_TXN_OPS) must be between 1 and 100000, got 0\`. Unknown flags, unknown keys in
 the config file and unknown \`KVLOG_*\` environment variables are errors too, not silently ignored: every
-\`KVLOG_\` name is reserved for the settings below and \`KVLOG_CONFIG\`.
+\`KVLOG_\` name is reserved for the settings below and \`KVLOG_CONFIG\`. Each mistake has a stable code
+(\`UNKNOWN_FLAG\`, \`MISSING_VALUE\`, \`BAD_VALUE\`, \`BAD_SETTING\`: [errors.md](errors.md#command-line-errors))
+and exits with code 2.
 
 ## Sources
 
@@ -108,7 +111,17 @@ milliseconds), and booleans as \`true\`/\`false\`. Ranges are inclusive.
 
 ## Settings
 
-${renderTable()}
+The settings most servers set come first, by group, as \`kvlog serve --help\` shows them; the rest tune
+the store, compaction, the watches, the doors and the cluster engine (\`kvlog serve --help-all\` lists
+them all).
+
+### Essentials
+
+${ESSENTIALS.map((g) => `**${g.title}**\n\n${renderTable(g.settings.map(([key]) => SCHEMA[key] as Setting))}`).join('\n\n')}
+
+### Tuning
+
+${renderTable(SETTINGS.filter((s) => !isEssential(s.key)))}
 `
 }
 

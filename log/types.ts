@@ -8,6 +8,11 @@
  * - Lease ids are 64-bit: they are bigints here (0n = no lease), never numbers.
  */
 
+import type { Author, EventType } from '../wire/native-api.js'
+
+/** The event type and a write's author are the native API's wire types, shared with the client. */
+export type { Author, EventType }
+
 /** Bytes as accepted by the API. Strings are encoded as UTF-8. */
 export type BytesLike = Uint8Array | string
 
@@ -24,8 +29,6 @@ export interface KeyValue {
   lease: bigint
 }
 
-export type EventType = 'PUT' | 'DELETE'
-
 /**
  * One write to one key at one revision. For a DELETE, `kv` holds the key with an empty value, zero create
  * revision and version, and modRevision = the revision of the delete (as etcd reports it).
@@ -35,16 +38,6 @@ export interface Event {
   type: EventType
   kv: KeyValue
   prevKv?: KeyValue
-}
-
-/**
- * Who made a write: the front door it came through ('etcd', 'http', 'resources') and, when auth is
- * enabled, the authenticated user (a token's user or a client certificate's CN). No user = anonymous.
- * Writes the store makes itself (lease expiry) have no author.
- */
-export interface Author {
-  door: string
-  user?: string
 }
 
 /** Everything one revision did: its commit time (ms since the epoch), its events in op order, its author. */

@@ -7,10 +7,10 @@
  * Why not one async loop and one timer per writer: with 200 writers each timer, its promise and the loop's
  * suspended frame live for the writer's whole interval (100 ms at 2,000 ops/s), long enough to survive a
  * young-generation collection, and each sample kept as an object lives to the end. Under bench:compaction
- * that harness garbage was over a third of what reached V8's old generation during a compaction (7.1 of
- * 18.9 MB in a sampling heap profile, 2026-11-23), and what reaches it sets how soon the next mark-compact
- * stalls the server's writes too. Here one timer at a time drives the schedule and the samples go into typed
- * arrays (0.7 of 12.1 MB in the same profile).
+ * that harness garbage was over a third of what reached V8's old generation during a compaction (in a
+ * sampling heap profile), and what reaches it sets how soon the next mark-compact stalls the server's
+ * writes too. Here one timer at a time drives the schedule and the samples go into typed arrays, a small
+ * share of the same profile.
  */
 import { pacedLatency, sleepUntil } from './pacing.js'
 import { grown } from './grown.js'

@@ -5,8 +5,8 @@
  *
  * Node's timers count whole milliseconds from a loop time read at the start of the tick, so a timer can
  * fire up to ~1 ms before the time asked for. An op issued that early must not be credited with the time
- * before it was issued: measured from its schedule alone, 41% of bench:compaction's baseline puts
- * came out negative and its p50 read 0.1 ms, below what one fdatasync takes here.
+ * before it was issued: measured from its schedule alone, many of bench:compaction's baseline puts
+ * came out negative and its p50 read below what one fdatasync takes.
  */
 
 /** Sleeps until `at` (on the clock `now`), as well as a timer can; returns when the op is issued. */

@@ -1,14 +1,14 @@
 /**
  * Command-line parsing for the client commands: `--flag value`, `--flag=value`, boolean `--flag`, and
- * positionals. Unknown flags, missing values and bad numbers are usage errors (exit code 2).
+ * positionals, through the binary's one parser (config/args.ts, which loads no server code). Unknown
+ * flags, missing values and bad numbers are usage errors with a stable code (exit code 2).
  */
+import { parseCommandLine, UsageError, type FlagSpec } from '../../config/args.js'
 
-export class UsageError extends Error {
-  override readonly name = 'UsageError'
-}
+export { UsageError }
 
-/** serve, snapshot restore, import and export run in the server's process: bin/kvlog dispatches them to apiserver/main.ts. */
-export const SERVER_SIDE = 'serve, snapshot restore, import and export are server commands: run them with bin/kvlog'
+/** serve (apiserver/main.ts) and the offline tools snapshot restore, import and export (tools/main.ts) are dispatched by bin/kvlog. */
+export const SERVER_SIDE = 'serve (the server) and snapshot restore, import and export (its offline tools) run from bin/kvlog'
 
 export type FlagType = 'string' | 'int' | 'bool'
 
@@ -43,39 +43,24 @@ const COMMON_FLAGS: Record<string, FlagType> = {
 
 export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
   const types = { ...COMMON_FLAGS, ...spec.flags }
+  const specs = Object.fromEntries(
+    Object.entries(types).map(([name, type]): [string, FlagSpec] => [name, { type: type === 'bool' ? 'boolean' : 'string' }]),
+  )
+  const line = parseCommandLine(argv, specs)
   const flags = new Map<string, string | number | boolean>()
-  const args: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    if (a === '--') {
-      args.push(...argv.slice(i + 1))
-      break
-    }
-    if (!a.startsWith('-') || a === '-') {
-      args.push(a)
-      continue
-    }
-    const body = a.replace(/^--?/, '')
-    const eq = body.indexOf('=')
-    const name = eq >= 0 ? body.slice(0, eq) : body
+  for (const { name, value, flag } of line.flags) {
     const type = types[name]
-    if (type === undefined) throw new UsageError(`unknown flag ${a.split('=')[0]}`)
-    let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined
     if (type === 'bool') {
-      if (value !== undefined && value !== 'true' && value !== 'false') throw new UsageError(`${a}: expected true or false`)
+      if (value !== true && value !== 'true' && value !== 'false')
+        throw new UsageError(`${flag}: expected true or false`, 'BAD_VALUE', flag)
       flags.set(name, value !== 'false')
-      continue
-    }
-    if (value === undefined) {
-      if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
-      value = argv[++i]
-    }
-    if (type === 'int') {
-      if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)))
-        throw new UsageError(`${a}: expected a non-negative integer, got ${JSON.stringify(value)}`)
+    } else if (type === 'int') {
+      if (typeof value !== 'string' || !/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)))
+        throw new UsageError(`${flag}: expected a non-negative integer, got ${JSON.stringify(value)}`, 'BAD_VALUE', flag)
       flags.set(name, Number(value))
     } else flags.set(name, value)
   }
+  const args = line.positionals
   if (flags.get('help') !== true && flags.get('h') !== true) {
     if (args.length < spec.min) throw new UsageError(`missing ${spec.positionals.slice(args.length, spec.min).join(' ')}`)
     if (args.length > spec.positionals.length) throw new UsageError(`unexpected argument ${args[spec.positionals.length]}`)
@@ -86,7 +71,7 @@ export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
 export function outputMode(p: Parsed, extra: readonly OutputMode[] = []): OutputMode {
   const o = p.flags.get('output') ?? p.flags.get('o') ?? 'table'
   const allowed: readonly OutputMode[] = ['table', 'json', ...extra]
-  if (!allowed.includes(o as OutputMode)) throw new UsageError(`-o: expected ${allowed.join(' or ')}, got ${String(o)}`)
+  if (!allowed.includes(o as OutputMode)) throw new UsageError(`-o: expected ${allowed.join(' or ')}, got ${String(o)}`, 'BAD_VALUE', '-o')
   return o as OutputMode
 }
 

@@ -1,9 +1,9 @@
 /**
  * The `kvlog` command line. Exit codes: 0 ok, 1 error, 2 usage, 3 compacted.
  * Client commands talk to --endpoint (env KVLOG_ENDPOINT, default http://127.0.0.1:8379); every command
- * has --help, and a human form (tables) and a machine form (-o json). `serve` and the offline
- * `snapshot restore` and `import` are the server's (apiserver/main.ts; bin/kvlog dispatches them there), but the help
- * lists them with the rest.
+ * has --help, and a human form (tables) and a machine form (-o json). `serve` is the server's
+ * (apiserver/main.ts) and the offline `snapshot restore`, `import` and `export` are the tools' (tools/main.ts);
+ * bin/kvlog dispatches them there, but the help lists them with the rest.
  */
 import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError } from '../errors.js'
 import { parseArgs, SERVER_SIDE, UsageError, type CommandSpec } from './args.js'
@@ -227,8 +227,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 
 function report(command: string, err: unknown): number {
   const say = (text: string) => process.stderr.write(`kvlog ${command}: ${text}\n`)
-  if (err instanceof UsageError || (err instanceof Error && err.name === 'UsageError')) {
-    say(err.message)
+  if (err instanceof UsageError) {
+    say(`${err.code}: ${err.message}`)
     return 2
   }
   if (err instanceof CompactedError) {

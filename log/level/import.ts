@@ -1,5 +1,5 @@
 /**
- * Writing a store whose revisions were assigned elsewhere (an import from etcd: apiserver/import/). It works
+ * Writing a store whose revisions were assigned elsewhere (an import from etcd: apiserver/etcd-follow/import-etcd.ts). It works
  * offline, on a new directory that no LevelLog has open, and leaves the same records the engine writes
  * itself, so the store then opens and behaves like any other (reads, history, watches, compaction, writes).
  *

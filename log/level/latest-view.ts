@@ -17,15 +17,15 @@ const STEP = 256
 
 /**
  * How many bytes an iterator step may read in one native call (classic-level's highWaterMarkBytes). Its
- * default, 16 KiB, cuts a step of 256 kv records of 1 KiB into 16 round trips through the thread pool; the
- * compactor's reads of 250 log entries took 3.2 ms that way, longer than the batch write they overlap.
- * 1 MiB lets a step be one call.
+ * default, 16 KiB, cuts a step of 256 kv records of 1 KiB into 16 round trips through the thread pool, and
+ * the compactor's reads of a batch of log entries then took longer than the batch write they overlap.
+ * 1 MiB lets a step be one call (docs/benchmarks.md has the measurements).
  */
 export const ITERATOR_STEP_BYTES = 1 << 20
 
 /**
  * getSync options naming the encodings explicitly: abstract-level clones the options object on every call
- * unless they match the database's formats (measured: ~10% of a put's CPU time).
+ * unless they match the database's formats, a noticeable share of a put's CPU time.
  */
 export function syncGetOptions(snapshot: Snapshot): {
   readonly snapshot: Snapshot

@@ -11,7 +11,7 @@
  *   0x02 TOMBSTONE     the key was deleted at this revision
  *   0x03 MATERIALIZED  a put whose value is here (a kv record follows): written by the writer when it
  *                      replaces or deletes a live version below the compact revision (whose kv record may
- *                      be its only copy), and by compactions of kvlog before 2026-11-23 for every survivor
+ *                      be its only copy), and by the compactions of earlier kvlog versions for every survivor
  *
  * log entry: msgpackr array [timestamp, ops] or [timestamp, ops, author], op = [kind, key, value, createRev,
  *   version, lease, prevRev], author = [door] or [door, user] (who changed what; entries written before

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
-import { SETTINGS } from '../../config/index.js'
+import { SCHEMA, SETTINGS } from '../../config/index.js'
+import { ESSENTIALS } from '../../config/essentials.js'
 import { KVLOG_BIN, startServerProcess, type ServerProcess } from '../support/server-process.js'
 import { sleep } from '../support/wait.js'
 
@@ -55,8 +56,35 @@ describe('kvlog serve: the process (real processes)', function () {
     expect((await fetch(`${server.http}/readyz`)).status).to.equal(200)
   })
 
-  it('serve --help describes every setting as a flag, with its default and environment variable, and gives examples', () => {
+  it('serve --help shows the essentials on one screen, each on one line, and no tuning setting', () => {
     const r = spawnSync(process.execPath, [KVLOG_BIN, 'serve', '--help'], { encoding: 'utf8' })
+    expect(r.status).to.equal(0)
+    const lines = r.stdout.trimEnd().split('\n')
+    expect(lines.length).to.be.at.most(40)
+    for (const line of lines) expect(line.length, line).to.be.at.most(100)
+    for (const group of ESSENTIALS) {
+      expect(lines, group.title).to.include(`${group.title}:`)
+      for (const [key] of group.settings)
+        expect(lines.filter((l) => l.startsWith(`  ${SCHEMA[key].flag} `) || l === `  ${SCHEMA[key].flag}`)).to.have.length(1)
+    }
+    const essentials = ESSENTIALS.flatMap((g) => g.settings.map(([key]) => key))
+    for (const essential of [
+      'dataDir',
+      'listenHttp',
+      'listenGrpc',
+      'tlsCertFile',
+      'authToken',
+      'natsUrl',
+      'autoCompactionMode',
+      'quotaBackendBytes',
+    ] as const)
+      expect(essentials).to.include(essential)
+    for (const tuning of SETTINGS.filter((s) => !essentials.includes(s.key))) expect(r.stdout).not.to.contain(`${tuning.flag} `)
+    expect(r.stdout).to.contain('--help-all')
+  })
+
+  it('serve --help-all describes every setting as a flag, with its default and environment variable, and gives examples', () => {
+    const r = spawnSync(process.execPath, [KVLOG_BIN, 'serve', '--help-all'], { encoding: 'utf8' })
     expect(r.status).to.equal(0)
     for (const x of SETTINGS) expect(r.stdout, x.flag).to.match(new RegExp(`^  ${x.flag} \\S+ +\\S.*\\(default .*; env ${x.env}\\)$`, 'm'))
     expect(r.stdout).to.contain('\nExamples:\n  kvlog serve')

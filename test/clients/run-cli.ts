@@ -38,14 +38,19 @@ export const jsonLines = (text: string) =>
     .map((l) => JSON.parse(l) as Record<string, unknown>)
 
 /**
- * The same command run in this process through the main() bin/kvlog calls (the server's for serve and
- * snapshot restore, as bin/kvlog dispatches, else the client CLI's), capturing its output: for the many
+ * The same command run in this process through the main() bin/kvlog calls (the server's for serve, the
+ * offline tools' for snapshot restore, import and export, else the client CLI's), capturing its output: for the many
  * quick cases (usage errors) where spawning a node process each would cost most of the time.
  * Runs one at a time (it swaps process.stdout/stderr.write while the command runs).
  */
 export async function kvlogInProcess(args: string[], endpoint?: string): Promise<Run> {
-  const serverSide = args[0] === 'serve' || args[0] === 'import' || (args[0] === 'snapshot' && args[1] === 'restore')
-  const main = serverSide ? await serverMain() : (await import('../../clients/cli/main.js')).main
+  const offline = args[0] === 'import' || args[0] === 'export' || (args[0] === 'snapshot' && args[1] === 'restore')
+  const main =
+    args[0] === 'serve'
+      ? (await import('../../apiserver/main.js')).main
+      : offline
+        ? await toolsMain()
+        : (await import('../../clients/cli/main.js')).main
   const out = { stdout: '', stderr: '' }
   const writes = { stdout: process.stdout.write, stderr: process.stderr.write }
   process.stdout.write = ((chunk: string) => ((out.stdout += chunk), true)) as typeof process.stdout.write
@@ -59,8 +64,8 @@ export async function kvlogInProcess(args: string[], endpoint?: string): Promise
   }
 }
 
-async function serverMain(): Promise<(args: string[], env: NodeJS.ProcessEnv) => Promise<number>> {
-  const [{ main }, terminal] = await Promise.all([import('../../apiserver/main.js'), import('../../clients/cli/progress.js')])
+async function toolsMain(): Promise<(args: string[], env: NodeJS.ProcessEnv) => Promise<number>> {
+  const [{ main }, terminal] = await Promise.all([import('../../tools/main.js'), import('../../clients/cli/progress.js')])
   return (args) => main(args, terminal)
 }
 

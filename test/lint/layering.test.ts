@@ -2,7 +2,8 @@
  * The layering rules of eslint.config.js fire. The project's own eslint.config.js is copied into a temp
  * folder laid out as the house (docs/architecture.md): the contracts at the top of log/ (the Log contract,
  * the replication contract, the index that opens a log through log/level/open.ts), the engines in log/level/ and
- * log/jetstream/, the front doors under apiserver/, clients/, compaction/, config/, examples/. Each case
+ * log/jetstream/, the front doors under apiserver/, the offline tools in tools/, clients/, compaction/, config/,
+ * examples/. Each case
  * file there holds one forbidden import and must be rejected by the rule that owns it; the allowed files
  * must lint clean. Imports are real relative paths that resolve to real files, as in the code base.
  */
@@ -36,6 +37,9 @@ const TARGETS = [
   'clients/internal.ts',
   'compaction/policy.ts',
   'config/index.ts',
+  'config/args.ts',
+  'tools/restore.ts',
+  'wire/native-api.ts',
 ]
 
 interface Case {
@@ -63,6 +67,9 @@ const NATS = 'only the cluster engine (log/jetstream/) talks to NATS'
 const NETWORK = 'log/ knows nothing of HTTP, WebSocket or gRPC'
 const ENGINES_APART = 'engines do not know each other'
 const REEXPORT = 'the contract (log/*.ts) names no engine'
+const OFFLINE_ROOM = 'nothing the server runs imports the offline tools'
+const OFFLINE_REACH = 'tools/ reaches no front door and no client code'
+const WIRE = "wire/ holds the native API's types that every side shares"
 
 const FORBIDDEN: Case[] = [
   { file: 'clients/cli/serve.ts', from: '../../apiserver/shared.js', rule: ZONE, says: CLIENTS },
@@ -79,8 +86,8 @@ const FORBIDDEN: Case[] = [
   { file: 'apiserver/watch/to-level.ts', from: '../../log/level/engine.js', rule: ZONE, says: ENGINE },
   { file: 'apiserver/paging.ts', from: '../log/jetstream/engine.js', rule: ZONE, says: ENGINE },
   { file: 'apiserver/resources/to-level.ts', from: '../../log/level/engine.js', rule: ZONE, says: ENGINE },
-  // Beside an offline tool (apiserver/import/import-etcd.ts may name the engine), a file that may not.
-  { file: 'apiserver/import/to-level.ts', from: '../../log/level/engine.js', rule: ZONE, says: ENGINE },
+  // Beside the follower's store writer (apiserver/etcd-follow/import-etcd.ts may name the engine), a file that may not.
+  { file: 'apiserver/etcd-follow/to-level.ts', from: '../../log/level/engine.js', rule: ZONE, says: ENGINE },
   { file: 'log/jetstream/to-level.ts', from: '../level/engine.js', rule: ZONE, says: ENGINES_APART },
   { file: 'log/level/to-jetstream.ts', from: '../jetstream/engine.js', rule: ZONE, says: ENGINES_APART },
   // An engine named through a re-export: the index (or any contract file) passes an engine on.
@@ -105,6 +112,19 @@ const FORBIDDEN: Case[] = [
   { file: 'log/to-http.ts', from: 'fastify', rule: PACKAGE, says: NETWORK },
   { file: 'log/level/to-grpc.ts', from: '@grpc/grpc-js', rule: PACKAGE, says: NETWORK },
   { file: 'log/jetstream/to-ws.ts', from: 'ws', rule: PACKAGE, says: NETWORK },
+  // The offline room: no door, no server file and no lower layer imports it.
+  { file: 'apiserver/http/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/resources/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/etcd/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/ui/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/watch/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'apiserver/server-to-tools.ts', from: '../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'log/to-tools.ts', from: '../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'clients/cli/to-tools.ts', from: '../../tools/restore.js', rule: ZONE, says: OFFLINE_ROOM },
+  { file: 'tools/to-door.ts', from: '../apiserver/etcd/door.js', rule: ZONE, says: OFFLINE_REACH },
+  { file: 'tools/to-clients.ts', from: '../clients/index.js', rule: ZONE, says: OFFLINE_REACH },
+  { file: 'wire/to-log.ts', from: '../log/backend.js', rule: ZONE, says: WIRE },
+  { file: 'wire/to-clients.ts', from: '../clients/index.js', rule: ZONE, says: WIRE },
 ]
 
 /** Files whose imports are all allowed. */
@@ -117,12 +137,25 @@ const ALLOWED: Record<string, string[]> = {
   'log/jetstream/stream.ts': ['../backend.js', '../replica.js', 'nats'],
   'log/level/engine-open.ts': ['./engine.js', '../replica.js', 'classic-level'],
   'log/contract.ts': ['./level/open.js', './replica.js', './backend.js'],
-  // The offline tools may name the engine, as the wiring does (eslint.config.js, OFFLINE_TOOLS).
-  'apiserver/restore-to.ts': ['../log/level/engine.js', '../log/backend.js'],
-  'apiserver/import/import-etcd.ts': ['../../log/level/engine.js', '../../log/backend.js'],
-  'apiserver/etcd-snapshot/import.ts': ['../../log/level/engine.js'],
+  // The follower's store writer may name the engine, as the wiring does (eslint.config.js, STORE_WRITERS).
+  'apiserver/etcd-follow/import-etcd.ts': ['../../log/level/engine.js', '../../log/backend.js'],
   'clients/client.ts': ['./internal.js', 'ws'],
   'examples/controller.ts': ['../clients/index.js'],
+  // The offline tools reach the server's layers below the doors, as etcdutl does; the client CLI uses
+  // config/'s command-line parser.
+  'tools/restore-to.ts': [
+    '../log/level/engine.js',
+    '../log/backend.js',
+    '../apiserver/shared.js',
+    '../config/index.js',
+    '../compaction/policy.js',
+  ],
+  'clients/cli/args.ts': ['../../config/args.js'],
+  // The wire types: the store, the server, the client and the browser UI share them.
+  'log/watch/events.ts': ['../../wire/native-api.js'],
+  'apiserver/codec.ts': ['../wire/native-api.js', '../log/backend.js'],
+  'apiserver/ui/app/api.ts': ['../../../wire/native-api.js'],
+  'clients/codec.ts': ['../wire/native-api.js', './internal.js'],
 }
 
 /** Two log/ files that import values from each other. */

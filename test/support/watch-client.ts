@@ -6,27 +6,13 @@
  */
 import { performance } from 'node:perf_hooks'
 import WebSocket from 'ws'
+import type { EventJson, KeyValueJson } from '../../wire/native-api.js'
 
 // ---------------------------------------------------------------------------------------------------------
 // Messages (docs/api.md)
 
-export interface WireKv {
-  key?: string
-  keyBase64?: string
-  value?: string
-  valueBase64?: string
-  createRevision: number
-  modRevision: number
-  version: number
-  lease?: string
-}
-
-export interface WireEvent {
-  type: 'PUT' | 'DELETE'
-  revision: number
-  kv: WireKv
-  prevKv?: WireKv
-}
+export type WireKv = KeyValueJson
+export type WireEvent = EventJson
 
 export interface WatchMessage {
   type: 'created' | 'events' | 'progress' | 'canceled' | 'error'

@@ -3,27 +3,11 @@
  * as `key` (UTF-8) or `keyBase64`; `text()` turns either into something to show. Errors keep the
  * server's stable code (COMPACTED carries the compact revision) so views can react to the code.
  */
+import type { EventJson, KeyValueJson } from '../../../wire/native-api.js'
 
-export interface Kv {
-  key?: string
-  keyBase64?: string
-  value?: string
-  valueBase64?: string
-  createRevision: number
-  modRevision: number
-  version: number
-  lease?: string
-}
-
-export interface HistoryEvent {
-  type: 'PUT' | 'DELETE'
-  revision: number
-  time: string
-  kv: Kv
-  prevKv?: Kv
-  /** Who wrote it: the door and, with auth, the user (none: anonymous). Absent for the store's own writes (lease expiry). */
-  author?: { door: string; user?: string }
-}
+/** A key-value and a history event as the server writes them (wire/native-api.ts). */
+export type Kv = KeyValueJson
+export type HistoryEvent = EventJson & { time: string }
 
 /**
  * "alice via etcd", "anonymous via http"; "kvlog (lease expiry)" for a delete without an author of a key

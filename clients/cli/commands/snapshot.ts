@@ -3,8 +3,8 @@
  *
  * save downloads GET /v1/snapshot into FILE.part, checks the snapshot's own trailer (magic at the start,
  * sha256 of everything before the last 32 bytes at the end) so a truncated download is never kept, fsyncs,
- * renames it to FILE (replacing one that exists) and fsyncs the directory. restore is offline and runs in
- * the server's process (apiserver/main.ts, where bin/kvlog sends it); only its usage is listed here.
+ * renames it to FILE (replacing one that exists) and fsyncs the directory. restore is an offline tool
+ * (tools/main.ts, where bin/kvlog sends it); only its usage is listed here.
  */
 import { createHash } from 'node:crypto'
 import { open, rename, rm } from 'node:fs/promises'

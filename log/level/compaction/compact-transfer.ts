@@ -2,9 +2,9 @@
  * A compaction batch's writes as they cross from the compaction thread to the main thread
  * (compact-thread.ts): every op's key and value packed into one ArrayBuffer, and a scan's scanned
  * entries' figures into a Float64Array, both transferred rather than copied (a hist walk's batch is its
- * ops alone). On the main thread the ops' keys and
- * values are views into that buffer: a batch of ~500 ops arrives as two objects to deserialize instead of
- * ~1,000 Buffers, and the main thread's heap gets only the op objects the LevelDB batch is built from.
+ * ops alone). On the main thread the ops' keys and values are views into that buffer: a batch of hundreds
+ * of ops arrives as two objects to deserialize instead of a Buffer per key and value, and the main
+ * thread's heap gets only the op objects the LevelDB batch is built from.
  *
  *   ops:      [type u8][key length u32][key]([value length u32][value])  ... (value for puts only)
  *   scanned:  [rev, bytes, timestamp] ...

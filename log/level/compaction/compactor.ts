@@ -102,8 +102,8 @@ export function compactStateRecord(floor: number): { type: 'put'; key: Buffer; v
  * Hist records a batch of method "drop" changes per revision of compactionBatchSize. A scan batch's
  * revision is a log entry read and deleted or rewritten plus one or two hist deletions; a walk batch's
  * record is one small hist deletion, so many of them cost the writers' group what one of those does.
- * bench:compaction (300,000 revisions): 4 per revision, 8-12 s; 10, 6-9 s; 20, 5.5 s; the writers' p99
- * within the runs' noise of each other (docs/benchmarks.md).
+ * In bench:compaction, more records per revision made the walk faster, up to this value, with the
+ * writers' p99 within the runs' noise of each other (docs/benchmarks.md).
  */
 const WALK_RECORDS_PER_REVISION = 20
 

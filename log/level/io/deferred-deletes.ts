@@ -3,12 +3,11 @@
  *
  * LevelDB (1.20, in classic-level) deletes obsolete table and write-ahead-log files while holding the
  * database mutex that every write takes. Deleting a file of several MiB costs milliseconds (the
- * filesystem frees its blocks: ~2 ms + ~0.45 ms per MiB measured on this machine's ext4, more under load),
- * so a memtable flush or a compaction that drops a dozen files stalls every write for tens of
- * milliseconds. (bench:compaction --trace: most slow puts during a compaction overlapped an unlink.)
+ * filesystem frees its blocks, at a cost that grows with the file's size and with the load), so a memtable
+ * flush or a compaction that drops a dozen files stalls every write for tens of milliseconds. (bench:compaction --trace: most slow puts during a compaction overlapped an unlink.)
  *
  * The fix is the hard-link trick: each table (*.ldb) and log (*.log) file gets a second name in
- * `<dir>/trash/` as soon as it appears. LevelDB's unlink then only removes a directory entry (~0.02 ms),
+ * `<dir>/trash/` as soon as it appears. LevelDB's unlink then only removes a directory entry (cheap),
  * and the file's blocks are freed later, when this class removes the last name from a libuv pool thread,
  * holding no lock of LevelDB's. Freeing still costs the filesystem (with online discard, every freed block
  * is trimmed in the journal commit that the writers' fsyncs wait for), so it is paced, as RocksDB's delete

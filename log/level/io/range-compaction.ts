@@ -5,9 +5,9 @@
  * through the write queue that forces a switch to a new memtable. If the previous memtable is still being
  * written out to a table file at that moment, that forced write waits at the head of the queue until the
  * flush is done, and every write queued behind it waits too. During a large compaction the deletions fill
- * the 32 MiB memtable every few seconds, so the compaction's closing compactRange often lands in a flush:
- * bench:compaction --trace showed one writers' batch of 77 ms (and one of 31 ms in another run) right
- * when the scan ended, 169 puts over 8 ms in that one stall, half of the whole compaction's.
+ * the memtable every few seconds, so the compaction's closing compactRange often lands in a flush:
+ * bench:compaction --trace showed one long stall of a writers' batch right when the scan ended, holding
+ * about half of the whole compaction's slow puts.
  *
  * LevelDB does not say whether a flush is running, but its directory does: a switch creates the new
  * write-ahead log (NNN.log) at once, and the old one is deleted only when its memtable's table file is
@@ -19,14 +19,14 @@
  *
  * A flush could still start between the look and the call; that is rare (flushes are seconds apart
  * under the heaviest load) and costs what it cost before. `npm run bench:flush-stall` measures both ways:
- * started as soon as a flush shows, 4 of 12 compactRanges held a write over 100 ms; started after it, 0
- * of 12, as without a compactRange (the flush alone costs the writers ~45 ms here).
+ * started as soon as a flush shows, a third of the compactRanges held a write far longer than the flush
+ * alone does; started after it, none did, as without a compactRange (docs/benchmarks.md).
  */
 import { readdir } from 'node:fs/promises'
 import type { Db } from '../latest-view.js'
 
 const WRITE_AHEAD_LOG = /^\d+\.log$/
-/** How often the directory is looked at while a flush runs (a 32 MiB flush takes ~0.1-1 s here). */
+/** How often the directory is looked at while a flush runs (a flush takes a large multiple of this). */
 const POLL_MS = 5
 /** The longest wait for a flush to end before compacting anyway. */
 const MAX_WAIT_MS = 10_000

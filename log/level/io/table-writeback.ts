@@ -4,10 +4,9 @@
  *
  * LevelDB (1.20, in classic-level) writes a table file (a flushed memtable, or a compaction's output)
  * through the page cache and syncs it once, when the file is complete. A flush of the 32 MiB memtable
- * thus sends ~32 MiB to the disk at once, and every write-ahead-log fsync the writers issue meanwhile
- * waits behind it: `npm run bench:flush-stall` measured the slowest synced put in the second after a
- * flush began at 40.7 ms (median of 8 rounds), and 21.2 ms with this class syncing the growing files every
- * 20 ms (17.7 ms every 5 ms, 25.6 ms every 50 ms).
+ * thus sends the whole memtable to the disk at once, and every write-ahead-log fsync the writers issue
+ * meanwhile waits behind it. Syncing the growing files every tableSyncInterval about halves the slowest
+ * synced put after a flush begins (`npm run bench:flush-stall`; docs/benchmarks.md has the figures).
  *
  *   LevelDB appends 000123.ldb ──watch: 'change'──▶ dirty ──every intervalMs──▶ fdatasync(000123.ldb)
  *

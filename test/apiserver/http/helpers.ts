@@ -6,6 +6,7 @@
 import { request as httpRequest } from 'node:http'
 import { expect } from 'chai'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
+import type { KeyValueJson } from '../../../wire/native-api.js'
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON shapes of the native API
@@ -15,16 +16,7 @@ export interface Header {
   compactRevision?: number
 }
 
-export interface KvJson {
-  key?: string
-  keyBase64?: string
-  value?: string
-  valueBase64?: string
-  createRevision: number
-  modRevision: number
-  version: number
-  lease?: string
-}
+export type KvJson = KeyValueJson
 
 export interface RangeBody {
   header: Header

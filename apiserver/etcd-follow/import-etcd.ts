@@ -23,7 +23,7 @@ import { KvlogError, type LogOptions } from '../../log/index.js'
 import { StoreImport, type ImportedWrite } from '../../log/level/import.js'
 import { OP_DELETE, OP_PUT, type LoggedOp } from '../../log/ops.js'
 import { EtcdSource, type SourceAccess, type SourceEvent } from './etcd-source.js'
-import { buildInPlace, checkTarget, removeInterrupted } from './fresh-dir.js'
+import { buildInPlace, checkTarget, removeInterrupted } from '../fresh-dir.js'
 
 /** Progress of the history copy, in revisions (main.ts gets the drawing from bin/kvlog). */
 export interface RevisionProgress {

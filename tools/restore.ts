@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto'
 import { mkdir, open, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isKvlogError, KvlogError, restoreSnapshot } from '../log/index.js'
-import { looksLikeBbolt } from './etcd-snapshot/bbolt-read.js'
+import { looksLikeBbolt } from '../apiserver/etcd-snapshot/bbolt-read.js'
 
 /** Progress of a long transfer, drawn by the caller (main.ts gets it from bin/kvlog). */
 export interface Progress {

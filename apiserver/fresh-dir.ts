@@ -5,7 +5,7 @@
  */
 import { mkdir, mkdtemp, readdir, rename, rm, rmdir } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { KvlogError } from '../../log/errors.js'
+import { KvlogError } from '../log/errors.js'
 
 /** `target` (an absolute path) must be missing or an empty directory. */
 export async function checkTarget(target: string): Promise<void> {

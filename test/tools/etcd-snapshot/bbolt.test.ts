@@ -21,7 +21,7 @@ import {
   parseRevisionKey,
   revisionKey,
 } from '../../../apiserver/etcd-snapshot/etcd-schema.js'
-import { importEtcdSnapshot, snapshotDatabase } from '../../../apiserver/etcd-snapshot/import.js'
+import { importEtcdSnapshot, snapshotDatabase } from '../../../tools/import-etcd-snapshot.js'
 import { isKvlogError } from '../../../log/index.js'
 
 const bytes = (max: number) => fc.uint8Array({ maxLength: max }).map((a) => Buffer.from(a))

@@ -13,19 +13,19 @@
  *   leases       the "lease" bucket: ids and granted TTLs; the deadline is now + the remaining TTL if the
  *                file records one, else now + the TTL (as etcd does when it restores leases)
  *
- * Like the import from a running etcd (apiserver/import/), the store is built beside DIR and renamed into
+ * Like the import from a running etcd (apiserver/etcd-follow/import-etcd.ts), the store is built beside DIR and renamed into
  * place only when complete; a bad file gives INVALID_ARGUMENT with details.field 'snapshot' and a reason
  * (bbolt-read.ts) and leaves nothing behind.
  */
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import type { LogOptions } from '../../log/index.js'
-import { StoreImport, type ImportedWrite } from '../../log/level/import.js'
-import type { KeyValue } from '../../log/types.js'
-import { toWrite, type EtcdImportResult, type RevisionProgress } from '../import/import-etcd.js'
-import { buildInPlace, checkTarget, removeInterrupted } from '../import/fresh-dir.js'
-import { BboltReader, snapshotError } from './bbolt-read.js'
+import type { LogOptions } from '../log/index.js'
+import { StoreImport, type ImportedWrite } from '../log/level/import.js'
+import type { KeyValue } from '../log/types.js'
+import { toWrite, type EtcdImportResult, type RevisionProgress } from '../apiserver/etcd-follow/import-etcd.js'
+import { buildInPlace, checkTarget, removeInterrupted } from '../apiserver/fresh-dir.js'
+import { BboltReader, snapshotError } from '../apiserver/etcd-snapshot/bbolt-read.js'
 import {
   decodeKeyValue,
   decodeLease,
@@ -35,7 +35,7 @@ import {
   META_BUCKET,
   parseRevisionKey,
   SCHEDULED_COMPACT,
-} from './etcd-schema.js'
+} from '../apiserver/etcd-snapshot/etcd-schema.js'
 
 const SHA256_BYTES = 32
 /** Base keys handed to the store at a time. */

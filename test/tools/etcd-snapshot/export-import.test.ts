@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { expect } from 'chai'
 import fc from 'fast-check'
 import { exportEtcdSnapshot } from '../../../apiserver/etcd-snapshot/export.js'
-import { importEtcdSnapshot } from '../../../apiserver/etcd-snapshot/import.js'
+import { importEtcdSnapshot } from '../../../tools/import-etcd-snapshot.js'
 import { openLog, type Log, type Op } from '../../../log/index.js'
 
 const ALL = Buffer.from([0])

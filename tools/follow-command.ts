@@ -3,8 +3,8 @@
  * --follow-etcd (its native HTTP port: --endpoint, else $KVLOG_ENDPOINT, else http://127.0.0.1:8379) for
  * its follow status, or to cut over (follow-routes.ts). An error answer exits 1 with its stable code.
  */
-import { KvlogError, type ErrorCode } from '../../log/index.js'
-import type { FollowStatus } from './etcd-follower.js'
+import { KvlogError, type ErrorCode } from '../log/index.js'
+import type { FollowStatus } from '../apiserver/etcd-follow/etcd-follower.js'
 
 const DEFAULT_ENDPOINT = 'http://127.0.0.1:8379'
 

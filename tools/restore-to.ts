@@ -26,9 +26,9 @@ import type { Cursor } from '../compaction/cursors.js'
 import { DEFAULT_LOG_OPTIONS, KvlogError, openLog, type Log } from '../log/index.js'
 import { readMetaRecords, StoreImport, type ImportedLease } from '../log/level/import.js'
 import { compacted, futureRevision } from '../log/errors.js'
-import { toWrite } from './import/import-etcd.js'
+import { toWrite } from '../apiserver/etcd-follow/import-etcd.js'
 import { restoreFile, type Progress, type RestoredFile } from './restore.js'
-import { revisionAsOf } from './revision-as-of.js'
+import { revisionAsOf } from '../apiserver/revision-as-of.js'
 
 /** A point in the history: a revision, or a time (ms since the epoch). */
 export type RestorePoint = { revision: number } | { time: number }
