@@ -15,7 +15,7 @@ import { levelLogOptions, openLevelLog, type LevelLogOptions } from '../log/inde
 import { clusterIdentity } from './cluster-info.js'
 import { prefixEnd } from '../log/keys.js'
 import { Authorizer } from './auth/authorizer.js'
-import { guardLog } from './auth/guarded-log.js'
+import { CallerLogs, guardLog } from './auth/guarded-log.js'
 import { JwtTokens, parseAuthToken } from './auth/jwt.js'
 import { AuthStore } from './auth/store.js'
 import { loadTokenFile } from './auth/token-file.js'
@@ -86,7 +86,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxWatchersPerConnection: config.maxWatchersPerConnection,
     resolveCursor: (name) => compaction.cursors.resumeRevision(name),
     authorize: (who, spec) => auth.checkRange(who, spec.key, spec.rangeEnd, 'read'),
+    reauthorize: (who, spec) => auth.recheck(who, spec.key, spec.rangeEnd),
   })
+  // Running watches end when their user loses the right to them (deleted, password changed, permission
+  // revoked), on every door that streams through the watch service.
+  const stopRecheck = auth.onChange(() => watch.recheck())
   metrics.setWatchStats(() => watch.stats())
   metrics.setCompaction(compaction)
   const failedRequests = new FailedRequestLog(config.logFailedRequestsPerSecond)
@@ -117,7 +121,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const grpcAddress = parseAddress(config.listenGrpc)
   const grpc = await startGrpcServer(
     {
-      log,
+      logs: new CallerLogs(log, auth),
       headers,
       compactor: compaction.compactor,
       watch,
@@ -149,6 +153,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await app.close()
       clearTimeout(cut)
       failedRequests.flush()
+      stopRecheck()
       compaction.stop()
       await following?.follower.close()
       authStore.close()
