@@ -15,6 +15,7 @@ import { levelLogOptions, openLevelLog, type LevelLogOptions } from '../log/inde
 import { clusterIdentity } from './cluster-info.js'
 import { prefixEnd } from '../log/keys.js'
 import { Authorizer } from './auth/authorizer.js'
+import { routesOf } from './http/route-list.js'
 import { CallerLogs, guardLog } from './auth/guarded-log.js'
 import { JwtTokens, parseAuthToken } from './auth/jwt.js'
 import { AuthStore } from './auth/store.js'
@@ -45,6 +46,8 @@ export interface RunningServer {
   grpc: string
   /** The server's log (apiserver/logging.ts). */
   logger: FastifyBaseLogger
+  /** Every route of the HTTP listener, "METHOD /path" (http/route-list.ts). */
+  routes(): string[]
   close(): Promise<void>
   /**
    * Reads the TLS files again (SIGHUP): new connections on both ports get the new certificate, open ones
@@ -179,7 +182,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       grpcToo ? 'TLS certificate reloaded' : 'TLS certificate reloaded on the HTTP port only (grpcServer grpc-js cannot reload)',
     )
   }
-  return { http, grpc: grpc.address, logger: app.log, close, reloadTls: reload }
+  return { http, grpc: grpc.address, logger: app.log, routes: () => routesOf(app), close, reloadTls: reload }
 }
 
 /**

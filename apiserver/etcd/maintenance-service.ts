@@ -7,10 +7,11 @@
  * needs an authenticated caller (etcd's "user name is empty" otherwise). Every call reads the log as its
  * caller (auth/guarded-log.ts).
  * MoveLeader: there is no other member (FAILED_PRECONDITION, etcd's "bad leader transferee") unless the
- * target is this member. Downgrade: not served (kvlog has no cluster version to downgrade).
+ * target is this member. Downgrade: not served (kvlog has no cluster version to downgrade); role root is
+ * still checked first.
  */
 import { crc32 } from 'node:zlib'
-import { status, type sendUnaryData, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js'
+import { status, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { Log } from '../../log/backend.js'
 import { KvlogError } from '../../log/errors.js'
 import type { EtcdDeps } from './deps.js'
@@ -108,8 +109,11 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
       throw grpcError(status.FAILED_PRECONDITION, 'etcdserver: bad leader transferee')
     }),
 
-    Downgrade: (_call: unknown, callback: sendUnaryData<Message>) =>
-      callback(unimplemented('Downgrade: kvlog has no cluster version to downgrade')),
+    // etcd (3.5, where it exists) lets only role root downgrade.
+    Downgrade: unary((_request, call) => {
+      asAdmin(call)
+      throw unimplemented('Downgrade: kvlog has no cluster version to downgrade')
+    }),
   }
 }
 

@@ -220,6 +220,31 @@ describe('auth: JWT tokens (etcd 3.4 and kvlog)', function () {
       })
 
       if (name === 'kvlog') {
+        it('a root JWT issued before a root password change is refused for admin calls on every door', async () => {
+          const old = await login(c, 'root', 'rootpw')
+          await c.call('Auth', 'UserChangePassword', { name: 'root', password: 'rootpw2' }, md(old))
+          expect(await outcome(c.call('Auth', 'UserAdd', { name: 'mallory', password: 'x' }, md(old)))).to.equal(OLD)
+          expect(await outcome(c.call('Auth', 'UserGrantRole', { user: 'alice', role: 'root' }, md(old)))).to.equal(OLD)
+          expect(await outcome(c.call('Maintenance', 'Defragment', {}, md(old)))).to.equal(OLD)
+          const bearer = { authorization: `Bearer ${old}` }
+          for (const [method, path, body] of [
+            ['GET', '/v1/snapshot', undefined],
+            ['POST', '/v1/auth/users', { name: 'mallory', password: 'x' }],
+            ['PUT', '/v1/auth/users/alice/roles/root', undefined],
+          ] as const) {
+            const res = await fetch(`${t.http}${path}`, {
+              method,
+              headers: body === undefined ? bearer : { ...bearer, 'content-type': 'application/json' },
+              body: body === undefined ? undefined : JSON.stringify(body),
+            })
+            expect(res.status, `${method} ${path}`).to.equal(401)
+            expect(((await res.json()) as { error?: { code?: string } }).error?.code).to.equal('UNAUTHENTICATED')
+          }
+          const fresh = await login(c, 'root', 'rootpw2')
+          expect(await outcome(c.call('Auth', 'UserList', {}, md(fresh)))).to.equal('ok')
+          await c.call('Auth', 'UserChangePassword', { name: 'root', password: 'rootpw' }, md(fresh))
+        })
+
         it('the native door takes the JWT as a bearer token', async () => {
           const jwt = await login(c, 'alice', 'apw')
           const ok = await fetch(`${t.http}/v1/kv?key=a/1`, { headers: { authorization: `Bearer ${jwt}` } })
