@@ -105,6 +105,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
     config,
     callerOf: (request) => httpCaller(auth, request),
     authorizeRead: (who, prefix) => auth.checkRange(who, prefix, prefixEnd(Buffer.from(prefix)), 'read'),
+    whileAuthorized: (who, prefix, denied) => {
+      const stop = auth.onChange(() => {
+        try {
+          auth.recheck(who, prefix, prefixEnd(Buffer.from(prefix)))
+        } catch (err) {
+          stop()
+          denied(err)
+        }
+      })
+      return stop
+    },
   })
   if (following) {
     followRoutes(app, following.follower, auth, config.followEtcdCutoverTimeout)

@@ -43,12 +43,13 @@ export interface ResourceApiDeps {
   config: Config
   callerOf: ApiContext['callerOf']
   authorizeRead: ApiContext['authorizeRead']
+  whileAuthorized: ApiContext['whileAuthorized']
 }
 
 const API_PATH = /^\/apis?(\/|$)/
 
 export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps): void {
-  const { log, systemLog, watch, config, callerOf, authorizeRead } = deps
+  const { log, systemLog, watch, config, callerOf, authorizeRead, whileAuthorized } = deps
   const registry = new Registry()
   const crds = new CrdSync(systemLog, registry)
   const ctx: ApiContext = {
@@ -60,6 +61,7 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
     bookmarkInterval: config.watchProgressInterval,
     callerOf,
     authorizeRead,
+    whileAuthorized,
   }
 
   void app.register(async (scope) => {

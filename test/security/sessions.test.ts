@@ -1,6 +1,6 @@
 /**
- * Sessions do not outlive credentials: a running watch (etcd gRPC Watch, native WebSocket, native NDJSON)
- * is canceled with PERMISSION_DENIED when its user loses READ on the range, changes password or is
+ * Sessions do not outlive credentials: a running watch (etcd gRPC Watch, native WebSocket, native NDJSON,
+ * resource API) is canceled with PERMISSION_DENIED when its user loses READ on the range, changes password or is
  * deleted; a WebSocket opened with a token takes no new watch once that token is no longer valid.
  */
 import { expect } from 'chai'
@@ -46,13 +46,10 @@ async function wsWatch(ctx: Ctx): Promise<Running & { ws: WebSocket }> {
   return { ws, ended, close: () => ws.terminate() }
 }
 
-/** A native NDJSON watch on app/ as alice: ends with the code of its `canceled` line. */
-async function ndjsonWatch(ctx: Ctx): Promise<Running> {
+/** The JSON lines of a streaming response, as alice. */
+async function jsonLines(ctx: Ctx, path: string): Promise<{ lines: AsyncGenerator<Record<string, unknown>>; close(): void }> {
   const ac = new AbortController()
-  const res = await fetch(`${ctx.server.http}/v1/watch?key=app/&prefix=true`, {
-    headers: { authorization: `Bearer ${ctx.tokens.alice}` },
-    signal: ac.signal,
-  })
+  const res = await fetch(ctx.server.http + path, { headers: { authorization: `Bearer ${ctx.tokens.alice}` }, signal: ac.signal })
   expect(res.status).to.equal(200)
   const reader = res.body!.getReader()
   let text = ''
@@ -64,18 +61,37 @@ async function ndjsonWatch(ctx: Ctx): Promise<Running> {
         text += Buffer.from(value).toString()
       }
       const i = text.indexOf('\n')
-      yield JSON.parse(text.slice(0, i)) as { type: string; code?: string }
+      yield JSON.parse(text.slice(0, i)) as Record<string, unknown>
       text = text.slice(i + 1)
     }
   }
-  const it = lines()
-  expect((await it.next()).value?.type).to.equal('created')
+  return { lines: lines(), close: () => ac.abort() }
+}
+
+/** A native NDJSON watch on app/ as alice: ends with the code of its `canceled` line. */
+async function ndjsonWatch(ctx: Ctx): Promise<Running> {
+  const { lines, close } = await jsonLines(ctx, '/v1/watch?key=app/&prefix=true')
+  expect((await lines.next()).value?.type).to.equal('created')
   const ended = (async () => {
-    for await (const m of it) if (m.type === 'canceled') return m.code ?? ''
+    for await (const m of lines) if (m.type === 'canceled') return String(m.code)
     return 'ended without canceled'
   })()
   ended.catch(() => undefined)
-  return { ended, close: () => ac.abort() }
+  return { ended, close }
+}
+
+/** A resource watch on the team namespace's configmaps as alice: ends with its ERROR event's reason. */
+async function resourceWatch(ctx: Ctx): Promise<Running> {
+  const { lines, close } = await jsonLines(ctx, '/api/v1/namespaces/team/configmaps?watch=1')
+  const ended = (async () => {
+    for await (const m of lines) {
+      const reason = (m.object as { reason?: string } | undefined)?.reason
+      if (m.type === 'ERROR') return reason === 'Forbidden' ? 'PERMISSION_DENIED' : String(reason)
+    }
+    return 'ended without ERROR'
+  })()
+  ended.catch(() => undefined)
+  return { ended, close }
 }
 
 describe('security: sessions end when credentials change', function () {
@@ -89,7 +105,8 @@ describe('security: sessions end when credentials change', function () {
 
   after(() => stopSecuredServer(ctx))
 
-  const openAll = async () => [await etcdWatch(ctx), await wsWatch(ctx), await ndjsonWatch(ctx)]
+  const openAll = async () => [await etcdWatch(ctx), await wsWatch(ctx), await ndjsonWatch(ctx), await resourceWatch(ctx)]
+  const DENIED = ['PERMISSION_DENIED', 'PERMISSION_DENIED', 'PERMISSION_DENIED', 'PERMISSION_DENIED']
   const endedCodes = async (running: Running[]) => {
     const codes = await Promise.all(running.map((r) => r.ended))
     for (const r of running) r.close()
@@ -99,7 +116,7 @@ describe('security: sessions end when credentials change', function () {
   it("running watches are canceled with PERMISSION_DENIED when the user's role is revoked", async () => {
     const running = await openAll()
     await root('UserRevokeRole', { name: 'alice', role: 'app' })
-    expect(await endedCodes(running)).to.deep.equal(['PERMISSION_DENIED', 'PERMISSION_DENIED', 'PERMISSION_DENIED'])
+    expect(await endedCodes(running)).to.deep.equal(DENIED)
     await root('UserGrantRole', { user: 'alice', role: 'app' })
   })
 
@@ -119,7 +136,7 @@ describe('security: sessions end when credentials change', function () {
     const ws = (running[1] as Running & { ws: WebSocket }).ws
     await root('UserChangePassword', { name: 'alice', password: 'alicepw2' })
     const codes = await Promise.all(running.map((r) => r.ended))
-    expect(codes).to.deep.equal(['PERMISSION_DENIED', 'PERMISSION_DENIED', 'PERMISSION_DENIED'])
+    expect(codes).to.deep.equal(DENIED)
     const answer = nextMessage(ws)
     ws.send(JSON.stringify({ op: 'create', id: 2, key: 'app/', prefix: true }))
     const m = await answer
@@ -131,6 +148,6 @@ describe('security: sessions end when credentials change', function () {
     ctx.tokens.alice = await login(ctx, 'alice', 'alicepw2')
     const running = await openAll()
     await root('UserDelete', { name: 'alice' })
-    expect(await endedCodes(running)).to.deep.equal(['PERMISSION_DENIED', 'PERMISSION_DENIED', 'PERMISSION_DENIED'])
+    expect(await endedCodes(running)).to.deep.equal(DENIED)
   })
 })
