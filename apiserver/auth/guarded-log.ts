@@ -18,6 +18,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { DeleteOptions, Log, PutOptions } from '../../log/backend.js'
+import { KvlogError } from '../../log/errors.js'
 import type { Author, BytesLike, HistoryOptions, RangeOptions, TxnRequest } from '../../log/types.js'
 import { ANONYMOUS, type Authorizer, type Identity } from './authorizer.js'
 
@@ -222,7 +223,8 @@ class CheckedLog implements Log {
     return this.#log.subscribe(listener)
   }
 
+  /** A door never closes the store: the server does, once every door is closed. */
   close(): ReturnType<Log['close']> {
-    return this.#log.close()
+    return Promise.reject(new KvlogError('PERMISSION_DENIED', 'a door cannot close the store'))
   }
 }

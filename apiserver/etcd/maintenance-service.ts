@@ -2,9 +2,10 @@
  * etcd's Maintenance service for one member: Status, Alarm (NOSPACE from the quota), Defragment (gives
  * space back), Hash/HashKV (CRC-32 of the state), Snapshot (the store as an etcd bbolt file, which
  * `etcdctl snapshot status` and `snapshot restore` read; `kvlog snapshot save` keeps kvlog's own format).
- * With auth enabled, as etcd 3.4 (its later releases): Status, Defragment, Hash, HashKV, Snapshot,
- * MoveLeader and changing an alarm need role root (a snapshot or a hash covers every key); listing alarms
- * needs an authenticated caller (etcd's "user name is empty" otherwise). Every call reads the log as its
+ * With auth enabled, as etcd's current releases: Defragment, Hash, HashKV, Snapshot, MoveLeader, Downgrade
+ * and changing an alarm need role root (a snapshot or a hash covers every key); Status and listing alarms
+ * need an authenticated caller (etcd's "user name is empty" otherwise; kube-apiserver asks Status for the
+ * version as its own, usually not root, user). Every call reads the log as its
  * caller (auth/guarded-log.ts).
  * MoveLeader: there is no other member (FAILED_PRECONDITION, etcd's "bad leader transferee") unless the
  * target is this member. Downgrade: not served (kvlog has no cluster version to downgrade); role root is
@@ -45,7 +46,7 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
   }
   return {
     Status: unary(async (_request, call) => {
-      const log = asAdmin(call)
+      const log = logs.as(authenticated(auth, call), DOOR)
       const s = await log.status()
       // Cluster mode: the leader's id, the applied stream sequence as raft index, the leader epoch as term.
       const c = s.cluster
