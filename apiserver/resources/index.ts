@@ -37,8 +37,11 @@ import { wantsTable } from './table.js'
 export interface ResourceApiDeps {
   /** What requests read and write through: checked against the caller's permissions. */
   log: Log
-  /** The same store unchecked, for the server's own reads (the CRD registry follows every CRD). */
-  systemLog: Log
+  /**
+   * The same store unchecked, read-only, for the server's own reads (the CRD registry follows every
+   * CRD); requests never go through it.
+   */
+  systemLog: Pick<Log, 'range' | 'subscribe'>
   watch: WatchService
   config: Config
   callerOf: ApiContext['callerOf']
