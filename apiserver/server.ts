@@ -18,7 +18,8 @@ import { levelReplicaStorage } from '../log/level/replica-storage.js'
 import { clusterIdentity } from './cluster-info.js'
 import { prefixEnd } from '../log/keys.js'
 import { Authorizer } from './auth/authorizer.js'
-import { guardLog } from './auth/guarded-log.js'
+import { routesOf } from './http/route-list.js'
+import { CallerLogs, guardLog } from './auth/guarded-log.js'
 import { JwtTokens, parseAuthToken } from './auth/jwt.js'
 import { AuthStore } from './auth/store.js'
 import { loadTokenFile } from './auth/token-file.js'
@@ -48,6 +49,8 @@ export interface RunningServer {
   grpc: string
   /** The server's log (apiserver/logging.ts). */
   logger: FastifyBaseLogger
+  /** Every route of the HTTP listener, "METHOD /path" (http/route-list.ts). */
+  routes(): string[]
   close(): Promise<void>
   /**
    * Reads the TLS files again (SIGHUP): new connections on both ports get the new certificate, open ones
@@ -89,7 +92,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxWatchersPerConnection: config.maxWatchersPerConnection,
     resolveCursor: (name) => compaction.cursors.resumeRevision(name),
     authorize: (who, spec) => auth.checkRange(who, spec.key, spec.rangeEnd, 'read'),
+    reauthorize: (who, spec) => auth.recheck(who, spec.key, spec.rangeEnd),
   })
+  // Running watches end when their user loses the right to them (deleted, password changed, permission
+  // revoked), on every door that streams through the watch service.
+  const stopRecheck = auth.onChange(() => watch.recheck())
   metrics.setWatchStats(() => watch.stats())
   metrics.setCompaction(compaction)
   const failedRequests = new FailedRequestLog(config.logFailedRequestsPerSecond)
@@ -101,6 +108,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
     config,
     callerOf: (request) => httpCaller(auth, request),
     authorizeRead: (who, prefix) => auth.checkRange(who, prefix, prefixEnd(Buffer.from(prefix)), 'read'),
+    whileAuthorized: (who, prefix, denied) => {
+      const stop = auth.onChange(() => {
+        try {
+          auth.recheck(who, prefix, prefixEnd(Buffer.from(prefix)))
+        } catch (err) {
+          stop()
+          denied(err)
+        }
+      })
+      return stop
+    },
   })
   if (following) {
     followRoutes(app, following.follower, auth, config.followEtcdCutoverTimeout)
@@ -120,7 +138,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const grpcAddress = parseAddress(config.listenGrpc)
   const grpc = await startGrpcServer(
     {
-      log,
+      logs: new CallerLogs(log, auth),
       headers,
       compactor: compaction.compactor,
       watch,
@@ -152,6 +170,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await app.close()
       clearTimeout(cut)
       failedRequests.flush()
+      stopRecheck()
       compaction.stop()
       await following?.follower.close()
       authStore.close()
@@ -177,7 +196,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       grpcToo ? 'TLS certificate reloaded' : 'TLS certificate reloaded on the HTTP port only (grpcServer grpc-js cannot reload)',
     )
   }
-  return { http, grpc: grpc.address, logger: app.log, close, reloadTls: reload }
+  return { http, grpc: grpc.address, logger: app.log, routes: () => routesOf(app), close, reloadTls: reload }
 }
 
 /**

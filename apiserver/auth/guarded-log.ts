@@ -11,9 +11,14 @@
  * keep-alive and list need nothing (as etcd).
  *
  * Writes are recorded with their author: the scope's door and the caller's user (who changed what).
+ *
+ * The etcd door has no request scope that follows a call through grpc-js: its services get CallerLogs,
+ * which hands out the same checked view for an identity given explicitly (`logs.as(who, 'etcd')`) and
+ * keeps the unchecked log private, so no service on any port can reach it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { DeleteOptions, Log, PutOptions } from '../../log/backend.js'
+import { KvlogError } from '../../log/errors.js'
 import type { Author, BytesLike, HistoryOptions, RangeOptions, TxnRequest } from '../../log/types.js'
 import { ANONYMOUS, type Authorizer, type Identity } from './authorizer.js'
 
@@ -44,87 +49,182 @@ function currentAuthor(): Author {
   return s === undefined ? { door: 'http' } : authorOf(s.who, s.door)
 }
 
+/** The log as the request scope's caller (asCaller): for the native and resource doors. */
 export function guardLog(log: Log, auth: Authorizer): Log {
-  const who = currentCaller
-  const leaseKeys = (id: bigint): Buffer[] => log.leaseTimeToLive(id, { keys: true })?.keys ?? []
-  const guarded: Log = {
-    get revision() {
-      return log.revision
-    },
-    get compactRevision() {
-      return log.compactRevision
-    },
-    txn(request: TxnRequest) {
-      auth.checkTxn(who(), request)
-      return log.txn({ ...request, author: currentAuthor() })
-    },
-    put(key: BytesLike, value: BytesLike, options?: PutOptions) {
-      if (auth.enabled) {
-        const id = who()
-        auth.checkRange(id, key, undefined, 'write')
-        if (options?.prevKv === true) auth.checkRange(id, key, undefined, 'read')
-        const lease = options?.lease === undefined ? 0n : BigInt(options.lease)
-        if (lease !== 0n) for (const k of leaseKeys(lease)) auth.checkRange(id, k, undefined, 'write')
-      }
-      return log.put(key, value, { ...options, author: currentAuthor() })
-    },
-    delete(key: BytesLike, options?: DeleteOptions) {
-      if (auth.enabled) {
-        auth.checkRange(who(), key, options?.rangeEnd, 'write')
-        if (options?.prevKv === true) auth.checkRange(who(), key, options.rangeEnd, 'read')
-      }
-      return log.delete(key, { ...options, author: currentAuthor() })
-    },
-    get(key: BytesLike, options?: { revision?: number }) {
-      if (auth.enabled) auth.checkRange(who(), key, undefined, 'read')
-      return log.get(key, options)
-    },
-    range(key: BytesLike, options?: RangeOptions) {
-      if (auth.enabled) auth.checkRange(who(), key, options?.rangeEnd, 'read')
-      return log.range(key, options)
-    },
-    history(key: BytesLike, options?: HistoryOptions) {
-      if (auth.enabled) auth.checkRange(who(), key, options?.rangeEnd, 'read')
-      return log.history(key, options)
-    },
-    compact(revision, options) {
-      auth.checkAdmin(who())
-      return log.compact(revision, options)
-    },
-    status: () => log.status(),
-    revisionAt: (timestamp) => log.revisionAt(timestamp),
-    snapshot(chunkBytes) {
-      auth.checkAdmin(who())
-      return log.snapshot(chunkBytes)
-    },
-    reclaimSpace() {
-      auth.checkAdmin(who())
-      return log.reclaimSpace()
-    },
-    readMeta: (name) => log.readMeta(name),
-    writeMeta(name, value, condition) {
-      auth.checkAdmin(who())
-      return log.writeMeta(name, value, condition)
-    },
-    alarms: () => log.alarms(),
-    setAlarm(kind, active) {
-      auth.checkAdmin(who())
-      return log.setAlarm(kind, active)
-    },
-    leaseGrant: (ttl, id) => log.leaseGrant(ttl, id),
-    leaseRevoke(id) {
-      if (auth.enabled) for (const k of leaseKeys(id)) auth.checkRange(who(), k, undefined, 'write')
-      return log.leaseRevoke(id)
-    },
-    leaseKeepAlive: (id) => log.leaseKeepAlive(id),
-    leaseTimeToLive(id, options) {
-      const t = log.leaseTimeToLive(id, options)
-      if (auth.enabled && options?.keys === true) for (const k of t?.keys ?? []) auth.checkRange(who(), k, undefined, 'read')
-      return t
-    },
-    leases: () => log.leases(),
-    subscribe: (listener) => log.subscribe(listener),
-    close: () => log.close(),
+  return new CheckedLog(log, auth, currentCaller, currentAuthor)
+}
+
+/**
+ * The checked log for callers named explicitly: what the etcd door's services are given. Besides `as`, it
+ * offers only what needs no permission.
+ */
+export class CallerLogs {
+  readonly #log: Log
+
+  constructor(
+    log: Log,
+    readonly auth: Authorizer,
+  ) {
+    this.#log = log
   }
-  return guarded
+
+  /** The log as `who`, its writes recorded as coming through `door`. */
+  as(who: Identity, door: string): Log {
+    const author = authorOf(who, door)
+    return new CheckedLog(
+      this.#log,
+      this.auth,
+      () => who,
+      () => author,
+    )
+  }
+
+  get revision(): number {
+    return this.#log.revision
+  }
+
+  /** The active alarms (no permission needed, as etcd's health check). */
+  alarms(): ReturnType<Log['alarms']> {
+    return this.#log.alarms()
+  }
+
+  /** Commits as they happen, for waking waiters; what a waiter then reads goes through `as`. */
+  subscribe(listener: Parameters<Log['subscribe']>[0]): () => void {
+    return this.#log.subscribe(listener)
+  }
+}
+
+class CheckedLog implements Log {
+  readonly #log: Log
+
+  constructor(
+    log: Log,
+    private readonly auth: Authorizer,
+    private readonly who: () => Identity,
+    private readonly author: () => Author,
+  ) {
+    this.#log = log
+  }
+
+  get revision(): number {
+    return this.#log.revision
+  }
+
+  get compactRevision(): number {
+    return this.#log.compactRevision
+  }
+
+  private leaseKeys = (id: bigint): Buffer[] => this.#log.leaseTimeToLive(id, { keys: true })?.keys ?? []
+
+  txn(request: TxnRequest): ReturnType<Log['txn']> {
+    this.auth.checkTxn(this.who(), request, this.leaseKeys)
+    return this.#log.txn({ ...request, author: this.author() })
+  }
+
+  put(key: BytesLike, value: BytesLike, options?: PutOptions): ReturnType<Log['put']> {
+    if (this.auth.enabled) {
+      const id = this.who()
+      this.auth.checkRange(id, key, undefined, 'write')
+      if (options?.prevKv === true) this.auth.checkRange(id, key, undefined, 'read')
+      this.auth.checkLease(id, options?.lease, this.leaseKeys)
+    }
+    return this.#log.put(key, value, { ...options, author: this.author() })
+  }
+
+  delete(key: BytesLike, options?: DeleteOptions): ReturnType<Log['delete']> {
+    if (this.auth.enabled) {
+      const id = this.who()
+      this.auth.checkRange(id, key, options?.rangeEnd, 'write')
+      if (options?.prevKv === true) this.auth.checkRange(id, key, options.rangeEnd, 'read')
+    }
+    return this.#log.delete(key, { ...options, author: this.author() })
+  }
+
+  get(key: BytesLike, options?: { revision?: number }): ReturnType<Log['get']> {
+    if (this.auth.enabled) this.auth.checkRange(this.who(), key, undefined, 'read')
+    return this.#log.get(key, options)
+  }
+
+  range(key: BytesLike, options?: RangeOptions): ReturnType<Log['range']> {
+    if (this.auth.enabled) this.auth.checkRange(this.who(), key, options?.rangeEnd, 'read')
+    return this.#log.range(key, options)
+  }
+
+  history(key: BytesLike, options?: HistoryOptions): ReturnType<Log['history']> {
+    if (this.auth.enabled) this.auth.checkRange(this.who(), key, options?.rangeEnd, 'read')
+    return this.#log.history(key, options)
+  }
+
+  compact(...args: Parameters<Log['compact']>): ReturnType<Log['compact']> {
+    this.auth.checkAdmin(this.who())
+    return this.#log.compact(...args)
+  }
+
+  status(): ReturnType<Log['status']> {
+    return this.#log.status()
+  }
+
+  revisionAt(timestamp: number): ReturnType<Log['revisionAt']> {
+    return this.#log.revisionAt(timestamp)
+  }
+
+  snapshot(...args: Parameters<Log['snapshot']>): ReturnType<Log['snapshot']> {
+    this.auth.checkAdmin(this.who())
+    return this.#log.snapshot(...args)
+  }
+
+  reclaimSpace(): ReturnType<Log['reclaimSpace']> {
+    this.auth.checkAdmin(this.who())
+    return this.#log.reclaimSpace()
+  }
+
+  readMeta(name: string): ReturnType<Log['readMeta']> {
+    return this.#log.readMeta(name)
+  }
+
+  writeMeta(...args: Parameters<Log['writeMeta']>): ReturnType<Log['writeMeta']> {
+    this.auth.checkAdmin(this.who())
+    return this.#log.writeMeta(...args)
+  }
+
+  alarms(): ReturnType<Log['alarms']> {
+    return this.#log.alarms()
+  }
+
+  setAlarm(...args: Parameters<Log['setAlarm']>): ReturnType<Log['setAlarm']> {
+    this.auth.checkAdmin(this.who())
+    return this.#log.setAlarm(...args)
+  }
+
+  leaseGrant(...args: Parameters<Log['leaseGrant']>): ReturnType<Log['leaseGrant']> {
+    return this.#log.leaseGrant(...args)
+  }
+
+  leaseRevoke(id: bigint): ReturnType<Log['leaseRevoke']> {
+    if (this.auth.enabled) for (const k of this.leaseKeys(id)) this.auth.checkRange(this.who(), k, undefined, 'write')
+    return this.#log.leaseRevoke(id)
+  }
+
+  leaseKeepAlive(id: bigint): ReturnType<Log['leaseKeepAlive']> {
+    return this.#log.leaseKeepAlive(id)
+  }
+
+  leaseTimeToLive(...args: Parameters<Log['leaseTimeToLive']>): ReturnType<Log['leaseTimeToLive']> {
+    const t = this.#log.leaseTimeToLive(...args)
+    if (this.auth.enabled && args[1]?.keys === true) for (const k of t?.keys ?? []) this.auth.checkRange(this.who(), k, undefined, 'read')
+    return t
+  }
+
+  leases(): ReturnType<Log['leases']> {
+    return this.#log.leases()
+  }
+
+  subscribe(listener: Parameters<Log['subscribe']>[0]): () => void {
+    return this.#log.subscribe(listener)
+  }
+
+  /** A door never closes the store: the server does, once every door is closed. */
+  close(): ReturnType<Log['close']> {
+    return Promise.reject(new KvlogError('PERMISSION_DENIED', 'a door cannot close the store'))
+  }
 }

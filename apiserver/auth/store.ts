@@ -57,6 +57,8 @@ export class AuthStore {
   private unsubscribe: (() => void) | undefined
   /** Called when the copy applies a record (changes waiting for the one that beat them). */
   private readonly onApplied = new Set<() => void>()
+  /** Told after each change becomes current here (sessions re-check their identities: authorizer.ts). */
+  private readonly changeListeners = new Set<() => void>()
 
   private constructor(
     private readonly log: Log,
@@ -90,12 +92,24 @@ export class AuthStore {
     const before = this.current
     this.current = next
     for (const fn of [...this.onApplied]) fn()
-    if (before.enabled && !next.enabled) return this.tokens.clear()
+    if (before.enabled && !next.enabled) this.tokens.clear()
     // A user deleted, or given a new password, through any member: the tokens this member issued to
     // them end here too (etcd ends a user's tokens on both).
-    for (const u of before.users) {
-      if (S.findUser(next, u.name)?.password !== u.password) this.tokens.revokeUser(u.name)
-    }
+    else
+      for (const u of before.users) {
+        if (S.findUser(next, u.name)?.password !== u.password) this.tokens.revokeUser(u.name)
+      }
+    this.changed()
+  }
+
+  /** Calls `fn` after every change of the auth state, until the returned function is called. */
+  onChange(fn: () => void): () => void {
+    this.changeListeners.add(fn)
+    return () => this.changeListeners.delete(fn)
+  }
+
+  private changed(): void {
+    for (const fn of [...this.changeListeners]) fn()
   }
 
   /**
@@ -153,8 +167,11 @@ export class AuthStore {
         }
         // With onMeta the record the copy applied last is already current (in a cluster it may be another
         // member's change, applied after this one: all members end with the same record).
-        if (this.unsubscribe === undefined) this.current = draft
         this.recorded = true
+        if (this.unsubscribe === undefined) {
+          this.current = draft
+          this.changed()
+        }
         return draft
       }
     })

@@ -26,39 +26,40 @@ export function alarmMessage(a: AlarmEntry): { memberID: string; alarm: number }
 export class Alarms {
   private entries: AlarmEntry[] | undefined
 
-  constructor(
-    private readonly log: Log,
-    private readonly memberId: string,
-  ) {}
+  /** Each call takes the log as its caller (a change needs role root: auth/guarded-log.ts). */
+  constructor(private readonly memberId: string) {}
 
   /** Every active alarm, in activation order. */
-  async list(): Promise<AlarmEntry[]> {
-    const entries = await this.load()
-    if (this.log.alarms().includes('NOSPACE') && !entries.some((e) => e.alarm === 'NOSPACE')) {
+  async list(log: Log): Promise<AlarmEntry[]> {
+    const entries = await this.load(log)
+    if (log.alarms().includes('NOSPACE') && !entries.some((e) => e.alarm === 'NOSPACE')) {
       return [...entries, { memberID: this.memberId, alarm: 'NOSPACE' }]
     }
     return entries
   }
 
   /** Activates (memberID, alarm); answers the entry (new or already there), as etcd does. */
-  async activate(memberID: string, alarm: AlarmName): Promise<AlarmEntry> {
-    const entries = await this.load()
+  async activate(log: Log, memberID: string, alarm: AlarmName): Promise<AlarmEntry> {
+    const entries = await this.load(log)
     const found = entries.find((e) => e.memberID === memberID && e.alarm === alarm)
     if (found !== undefined) return found
     const entry = { memberID, alarm }
-    await this.save([...entries, entry])
-    if (alarm === 'NOSPACE') await this.log.setAlarm('NOSPACE', true)
+    await this.save(log, [...entries, entry])
+    if (alarm === 'NOSPACE') await log.setAlarm('NOSPACE', true)
     return entry
   }
 
   /** Deactivates (memberID, alarm); undefined when it was not active (etcd answers no alarm then). */
-  async deactivate(memberID: string, alarm: AlarmName): Promise<AlarmEntry | undefined> {
-    const entries = await this.list()
+  async deactivate(log: Log, memberID: string, alarm: AlarmName): Promise<AlarmEntry | undefined> {
+    const entries = await this.list(log)
     const found = entries.find((e) => e.memberID === memberID && e.alarm === alarm)
     if (found === undefined) return undefined
     const rest = entries.filter((e) => e !== found)
-    await this.save(rest.filter((e) => this.stored(e)))
-    if (alarm === 'NOSPACE' && !rest.some((e) => e.alarm === 'NOSPACE')) await this.log.setAlarm('NOSPACE', false)
+    await this.save(
+      log,
+      rest.filter((e) => this.stored(e)),
+    )
+    if (alarm === 'NOSPACE' && !rest.some((e) => e.alarm === 'NOSPACE')) await log.setAlarm('NOSPACE', false)
     return found
   }
 
@@ -66,13 +67,13 @@ export class Alarms {
     return this.entries?.includes(e) === true
   }
 
-  private async load(): Promise<AlarmEntry[]> {
-    this.entries ??= ((await this.log.readMeta(ALARMS_RECORD)) as AlarmEntry[] | undefined) ?? []
+  private async load(log: Log): Promise<AlarmEntry[]> {
+    this.entries ??= ((await log.readMeta(ALARMS_RECORD)) as AlarmEntry[] | undefined) ?? []
     return this.entries
   }
 
-  private async save(entries: AlarmEntry[]): Promise<void> {
-    await this.log.writeMeta(ALARMS_RECORD, entries)
+  private async save(log: Log, entries: AlarmEntry[]): Promise<void> {
+    await log.writeMeta(ALARMS_RECORD, entries)
     this.entries = entries
   }
 }

@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { TLSSocket } from 'node:tls'
 import type { Authorizer, Identity } from '../auth/authorizer.js'
+import { authError } from '../auth/errors.js'
 
 /** Request metadata as grpc-js offers it (and as headerMetadata adapts HTTP/2 and gateway headers). */
 export interface MetadataLike {
@@ -43,6 +44,13 @@ export function callerOf(auth: Authorizer, call: CredentialCarrier): Identity {
   if (!auth.enabled) return auth.identify({})
   const token = first(call.metadata.get('token')) ?? bearerOrRaw(first(call.metadata.get('authorization')))
   return auth.identify({ token, certCn: certCn(call) })
+}
+
+/** The caller, who must be someone when auth is enabled (etcd's "user name is empty" otherwise). */
+export function authenticated(auth: Authorizer, call: CredentialCarrier): Identity {
+  const who = callerOf(auth, call)
+  if (auth.enabled && who.user === undefined) throw authError('NO_IDENTITY')
+  return who
 }
 
 /** The gateway's `authorization` header: etcd takes the token as is; `Bearer TOKEN` is accepted too. */

@@ -4,19 +4,26 @@
  * the cluster's --nats-url and --cluster-name; MemberRemove takes a member off the roster whose majority
  * acknowledges writes (a member gone for good). Other membership changes are not served, nor is any on a
  * single node (docs/api.md).
+ *
+ * With auth enabled, as etcd: every membership change (MemberAdd, MemberRemove, MemberUpdate,
+ * MemberPromote) needs role root, checked before anything else (also where kvlog does not serve it);
+ * MemberList needs nothing.
  */
-import type { sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js'
+import type { UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { EtcdDeps } from './deps.js'
 import { status } from '@grpc/grpc-js'
 import { grpcError, unimplemented } from './errors.js'
-import type { Message } from './proto.js'
+import { callerOf } from './caller.js'
 import { unary } from './unary.js'
 import { nameId, type ClusterInfo } from '../cluster-info.js'
 
 const SINGLE_MEMBER = 'kvlog is a single member; membership changes are not supported'
 
-export function clusterService({ headers, config, clientUrl, cluster }: EtcdDeps): UntypedServiceImplementation {
-  const notServed = (_call: unknown, callback: sendUnaryData<Message>) => callback(unimplemented(SINGLE_MEMBER))
+export function clusterService({ headers, config, clientUrl, cluster, auth }: EtcdDeps): UntypedServiceImplementation {
+  const notServed = unary((_request, call) => {
+    auth.checkAdmin(callerOf(auth, call))
+    throw unimplemented(SINGLE_MEMBER)
+  })
   const members = async () =>
     cluster === undefined
       ? [{ ID: headers.identity.memberId, name: config.memberName, peerURLs: [], clientURLs: [clientUrl()], isLearner: false }]
@@ -28,7 +35,8 @@ export function clusterService({ headers, config, clientUrl, cluster }: EtcdDeps
     MemberRemove:
       cluster === undefined
         ? notServed
-        : unary(async (request) => {
+        : unary(async (request, call) => {
+            auth.checkAdmin(callerOf(auth, call))
             const id = String(request.ID)
             const name = (await clusterMembers(cluster)).find((m) => m.ID === id)?.name
             if (name === undefined) throw grpcError(status.NOT_FOUND, 'etcdserver: member not found')

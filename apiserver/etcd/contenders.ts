@@ -7,6 +7,10 @@
  * away): then the next one in line goes.
  *
  * Waiting is driven by the log's commits: a waiter re-checks when a committed event touches its prefix.
+ *
+ * Every read and write is made through the caller's view of the log (auth/guarded-log.ts), as etcd's
+ * recipes run with the caller's credentials: entering needs WRITE on the contender's key and READ on it,
+ * waiting READ on the prefix, leaving WRITE on the key. The commits that wake waiters are only a signal.
  */
 import type { Log } from '../../log/backend.js'
 import { KvlogError } from '../../log/errors.js'
@@ -27,8 +31,8 @@ export class Contenders {
   private readonly watchers = new Set<{ prefix: Buffer; wake: () => void }>()
   private readonly unsubscribe: () => void
 
-  constructor(private readonly log: Log) {
-    this.unsubscribe = log.subscribe((entries) => {
+  constructor(commits: Pick<Log, 'subscribe'>) {
+    this.unsubscribe = commits.subscribe((entries) => {
       if (this.watchers.size === 0) return
       for (const w of [...this.watchers]) {
         if (entries.some((e) => e.events.some((ev) => startsWith(ev.kv.key, w.prefix)))) w.wake()
@@ -47,8 +51,8 @@ export class Contenders {
   }
 
   /** Creates the contender's key with the value unless it exists (etcd: If(create == 0) Put Else Get). */
-  async enter(key: Buffer, lease: bigint, value: Buffer): Promise<Entered> {
-    const r = await this.log.txn({
+  async enter(log: Log, key: Buffer, lease: bigint, value: Buffer): Promise<Entered> {
+    const r = await log.txn({
       compare: [{ key, target: 'CREATE', result: 'EQUAL', value: 0 }],
       success: [
         { type: 'put', key, value, lease },
@@ -69,6 +73,7 @@ export class Contenders {
    * (the same lease contending again) takes `value`.
    */
   async contend(
+    log: Log,
     name: Buffer,
     lease: bigint,
     value: Buffer,
@@ -76,19 +81,19 @@ export class Contenders {
     replaceValue = false,
   ): Promise<{ entered: Entered; revision: number }> {
     const { prefix, key } = Contenders.keyOf(name, lease)
-    const entered = await this.enter(key, lease, value)
-    if (replaceValue && entered.existed && !entered.value.equals(value)) await this.log.put(key, value, { lease })
+    const entered = await this.enter(log, key, lease, value)
+    if (replaceValue && entered.existed && !entered.value.equals(value)) await log.put(key, value, { lease })
     try {
-      return { entered, revision: await this.waitTurn(prefix, key, entered.createRevision, signal) }
+      return { entered, revision: await this.waitTurn(log, prefix, key, entered.createRevision, signal) }
     } catch (err) {
-      await this.log.delete(key).catch(() => undefined)
+      await log.delete(key).catch(() => undefined)
       throw err
     }
   }
 
   /** The first contender under the prefix (lowest create revision), if any. */
-  async first(prefix: Buffer): Promise<KeyValue | undefined> {
-    const r = await this.log.range(prefix, { rangeEnd: prefixEnd(prefix), sortTarget: 'CREATE', sortOrder: 'ASCEND', limit: 1 })
+  async first(log: Log, prefix: Buffer): Promise<KeyValue | undefined> {
+    const r = await log.range(prefix, { rangeEnd: prefixEnd(prefix), sortTarget: 'CREATE', sortOrder: 'ASCEND', limit: 1 })
     return r.kvs[0]
   }
 
@@ -97,7 +102,7 @@ export class Contenders {
    * (the contender's turn). Fails with LEASE_NOT_FOUND if the contender's own key disappears meanwhile
    * (its lease expired or was revoked), and with CANCELLED when `signal` aborts.
    */
-  waitTurn(prefix: Buffer, key: Buffer, createRevision: number, signal: AbortSignal): Promise<number> {
+  waitTurn(log: Log, prefix: Buffer, key: Buffer, createRevision: number, signal: AbortSignal): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       let checking = false
       let again = false
@@ -121,8 +126,8 @@ export class Contenders {
             if (signal.aborted) return
             const [before, mine] = await Promise.all([
               // (count ignores the create-revision filter: look at the kvs)
-              this.log.range(prefix, { rangeEnd: prefixEnd(prefix), maxCreateRevision: createRevision - 1, limit: 1, keysOnly: true }),
-              this.log.range(key),
+              log.range(prefix, { rangeEnd: prefixEnd(prefix), maxCreateRevision: createRevision - 1, limit: 1, keysOnly: true }),
+              log.range(key),
             ])
             if (mine.kvs.length === 0 || mine.kvs[0].createRevision !== createRevision) {
               return done(new KvlogError('LEASE_NOT_FOUND', "the contender's key is gone (its lease expired or was revoked)"))

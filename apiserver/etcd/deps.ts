@@ -1,14 +1,18 @@
 /** What the etcd gRPC services are built from (composed in apiserver/server.ts). */
 import type { AutoCompactor } from '../../compaction/index.js'
 import type { Config } from '../../config/index.js'
-import type { Log } from '../../log/backend.js'
 import type { ClusterInfo } from '../cluster-info.js'
 import type { Authorizer } from '../auth/authorizer.js'
+import type { CallerLogs } from '../auth/guarded-log.js'
 import type { WatchService } from '../watch/service.js'
 import type { Headers } from './identity.js'
 
 export interface EtcdDeps {
-  log: Log
+  /**
+   * The log, only as a caller: `logs.as(callerOf(auth, call), 'etcd')` checks every read and write with
+   * the caller's permissions and records the caller as the author. The unchecked log is not reachable.
+   */
+  logs: CallerLogs
   headers: Headers
   compactor: AutoCompactor
   watch: WatchService

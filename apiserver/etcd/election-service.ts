@@ -5,14 +5,24 @@
  * leads; Leader answers the current leader's kv; Observe streams the leader's kv each time the leader or
  * its value changes. A campaign without a lease gets one of LOCK_DEFAULT_TTL seconds, as a lock does.
  * Errors as etcd's server gives them: "election: no leader", "election: not leader" (UNKNOWN).
+ *
+ * Every key is checked as the KV operation it is, with the caller's identity, as etcd's server runs the
+ * recipe through a client carrying the caller's credentials: Campaign writes its key and reads `name/`;
+ * Proclaim and Resign are transactions comparing and writing (or deleting) the leader's key; Leader and
+ * Observe read `name/`. Writes are recorded with the caller as author. With auth enabled an anonymous
+ * caller is refused ("user name is empty"); an Observe whose caller loses READ on `name/` ends with
+ * PERMISSION_DENIED at the next change it would report.
  */
 import { status } from '@grpc/grpc-js'
+import type { Log } from '../../log/backend.js'
 import type { KeyValue } from '../../log/types.js'
+import { authenticated, type CredentialCarrier } from './caller.js'
 import { Contenders } from './contenders.js'
 import { int, int64, kvMessage } from './convert.js'
 import type { EtcdDeps } from './deps.js'
 import { grpcError, toGrpcError } from './errors.js'
-import { LOCK_DEFAULT_TTL } from './lock-service.js'
+import { DOOR } from './kv-service.js'
+import { withSession } from './lock-service.js'
 import type { Message } from './proto.js'
 import type { ServiceImplementation } from './transport/grpc-router.js'
 import { unary, unaryWithCancel } from './unary.js'
@@ -20,7 +30,7 @@ import { unary, unaryWithCancel } from './unary.js'
 const NO_LEADER = 'election: no leader'
 const NOT_LEADER = 'election: not leader'
 
-interface ObserveCall {
+interface ObserveCall extends CredentialCarrier {
   request: Message
   writable: boolean
   write(message: Message): boolean
@@ -28,7 +38,8 @@ interface ObserveCall {
   once(event: 'cancelled' | 'close', fn: () => void): void
 }
 
-export function electionService({ log, headers }: EtcdDeps, contenders: Contenders): ServiceImplementation {
+export function electionService({ logs, auth, headers }: EtcdDeps, contenders: Contenders): ServiceImplementation {
+  const as = (call: CredentialCarrier) => logs.as(authenticated(auth, call), DOOR)
   /** The LeaderKey of a request, or the error etcd gives without one. */
   const leaderKey = (request: Message) => {
     const l = request.leader as Message | null
@@ -37,17 +48,20 @@ export function electionService({ log, headers }: EtcdDeps, contenders: Contende
   }
 
   return {
-    Campaign: unaryWithCancel(async (request, signal) => {
+    Campaign: unaryWithCancel(async (request, signal, call) => {
+      const log = as(call)
       const name = request.name as Buffer
       const value = request.value as Buffer
-      let lease = int64(request.lease, 'lease')
-      if (lease === 0n) lease = (await log.leaseGrant(LOCK_DEFAULT_TTL)).id
       // Campaigning again with the same lease keeps the place in line and takes the new value.
-      const { entered, revision } = await contenders.contend(name, lease, value, signal, true)
+      const { lease, entered, revision } = await withSession(log, int64(request.lease, 'lease'), async (lease) => ({
+        lease,
+        ...(await contenders.contend(log, name, lease, value, signal, true)),
+      }))
       return { header: headers.header(revision), leader: { name, key: entered.key, rev: entered.createRevision, lease: lease.toString() } }
     }),
 
-    Proclaim: unary(async (request) => {
+    Proclaim: unary(async (request, call) => {
+      const log = as(call)
       const l = leaderKey(request)
       const r = await log.txn({
         compare: [{ key: l.key, target: 'CREATE', result: 'EQUAL', value: l.rev }],
@@ -57,14 +71,22 @@ export function electionService({ log, headers }: EtcdDeps, contenders: Contende
       return { header: headers.header(r.revision) }
     }),
 
-    Leader: unary(async (request) => {
+    Leader: unary(async (request, call) => {
+      const log = as(call)
       const { prefix } = Contenders.keyOf(request.name as Buffer, 0n)
-      const kv = await contenders.first(prefix)
+      const kv = await contenders.first(log, prefix)
       if (kv === undefined) throw grpcError(status.UNKNOWN, NO_LEADER)
       return { header: headers.header(), kv: kvMessage(kv) }
     }),
 
     Observe: (call: ObserveCall) => {
+      let log: Log
+      try {
+        log = as(call)
+      } catch (err) {
+        call.destroy(toGrpcError(err))
+        return
+      }
       const { prefix } = Contenders.keyOf(call.request.name as Buffer, 0n)
       let last: KeyValue | undefined
       let busy: Promise<void> = Promise.resolve()
@@ -72,7 +94,7 @@ export function electionService({ log, headers }: EtcdDeps, contenders: Contende
         busy = busy
           .then(async () => {
             if (!call.writable) return
-            const kv = await contenders.first(prefix)
+            const kv = await contenders.first(log, prefix)
             if (kv === undefined || (last !== undefined && last.key.equals(kv.key) && last.modRevision === kv.modRevision)) return
             last = kv
             call.write({ header: headers.header(kv.modRevision), kv: kvMessage(kv) })
@@ -88,7 +110,8 @@ export function electionService({ log, headers }: EtcdDeps, contenders: Contende
       check()
     },
 
-    Resign: unary(async (request) => {
+    Resign: unary(async (request, call) => {
+      const log = as(call)
       const l = leaderKey(request)
       const r = await log.txn({
         compare: [{ key: l.key, target: 'CREATE', result: 'EQUAL', value: l.rev }],

@@ -2,27 +2,27 @@
  * etcd's KV service: Range, Put, DeleteRange, Txn, Compact, over the log. Header revisions as etcd gives
  * them: a write's own revision (or the store's, when it wrote nothing); a read's snapshot revision.
  *
- * Every call is authorized first (apiserver/auth/): READ on a Range's keys; WRITE on a Put's key and on
- * the keys already attached to its lease, and READ too with prev_kv; WRITE on a DeleteRange's range (READ
- * too with prev_kv); a Txn as a whole (authorizer.ts); Compact needs role root. Writes are recorded with
- * their author (door 'etcd' and the caller's user).
+ * Every call reads and writes the log as its caller (auth/guarded-log.ts), which authorizes it first:
+ * READ on a Range's keys; WRITE on a Put's key and on the keys already attached to its lease, and READ too
+ * with prev_kv; WRITE on a DeleteRange's range (READ too with prev_kv); a Txn as a whole, its puts' leases
+ * as a Put's (authorizer.ts). Writes are recorded with their author (door 'etcd' and the caller's user).
  */
 import type { UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { EtcdDeps } from './deps.js'
 import { deleteOp, int, kvMessage, putOp, rangeRequest, responseOps, txnRequest } from './convert.js'
-import { authorOf } from '../auth/guarded-log.js'
-import { callerOf } from './caller.js'
-
-/** The door name recorded with this door's writes. */
-const DOOR = 'etcd'
+import { callerOf, type CredentialCarrier } from './caller.js'
 import { unary } from './unary.js'
 import { putResponse, rangeResponse } from './wire.js'
 
-export function kvService({ log, headers, compactor, auth }: EtcdDeps): UntypedServiceImplementation {
+/** The door name recorded with this door's writes. */
+export const DOOR = 'etcd'
+
+export function kvService({ logs, headers, compactor, auth }: EtcdDeps): UntypedServiceImplementation {
+  const as = (call: CredentialCarrier) => logs.as(callerOf(auth, call), DOOR)
   return {
     Range: unary(async (request, call) => {
       const { key, options } = rangeRequest(request)
-      auth.checkRange(callerOf(auth, call), key, options.rangeEnd, 'read')
+      const log = as(call)
       const r = await log.range(key, options)
       // A read at an older revision still reports the store's revision, as etcd does. Encoded by hand
       // (wire.ts): a list of a thousand keys through protobufjs cost about as much as reading it.
@@ -32,15 +32,7 @@ export function kvService({ log, headers, compactor, auth }: EtcdDeps): UntypedS
     Put: unary(async (request, call) => {
       const op = putOp(request)
       if (op.type !== 'put') throw new TypeError('putOp')
-      const who = callerOf(auth, call)
-      if (auth.enabled) {
-        auth.checkRange(who, op.key, undefined, 'write')
-        if (op.prevKv === true) auth.checkRange(who, op.key, undefined, 'read')
-        const lease = op.lease === undefined ? 0n : BigInt(op.lease)
-        for (const key of lease === 0n ? [] : (log.leaseTimeToLive(lease, { keys: true })?.keys ?? []))
-          auth.checkRange(who, key, undefined, 'write')
-      }
-      const r = await log.put(op.key, op.value ?? '', { ...op, author: authorOf(who, DOOR) })
+      const r = await as(call).put(op.key, op.value ?? '', op)
       // The hottest response: encoded by hand (wire.ts).
       return putResponse(headers.encoded(r.revision), r.prevKv)
     }),
@@ -48,20 +40,12 @@ export function kvService({ log, headers, compactor, auth }: EtcdDeps): UntypedS
     DeleteRange: unary(async (request, call) => {
       const op = deleteOp(request)
       if (op.type !== 'delete') throw new TypeError('deleteOp')
-      const who = callerOf(auth, call)
-      if (auth.enabled) {
-        auth.checkRange(who, op.key, op.rangeEnd, 'write')
-        if (op.prevKv === true) auth.checkRange(who, op.key, op.rangeEnd, 'read')
-      }
-      const r = await log.delete(op.key, { ...op, author: authorOf(who, DOOR) })
+      const r = await as(call).delete(op.key, op)
       return { header: headers.header(r.revision), deleted: r.deleted, prev_kvs: (r.prevKvs ?? []).map(kvMessage) }
     }),
 
     Txn: unary(async (request, call) => {
-      const txn = txnRequest(request)
-      const who = callerOf(auth, call)
-      auth.checkTxn(who, txn)
-      const r = await log.txn({ ...txn, author: authorOf(who, DOOR) })
+      const r = await as(call).txn(txnRequest(request))
       // etcd gives the ops' own responses a header with only the revision.
       return { header: headers.header(r.revision), succeeded: r.succeeded, responses: responseOps(r.results, { revision: r.revision }) }
     }),

@@ -3,48 +3,55 @@
  * that does not exist is not an error (TTL 0 and -1), a revoke of one is (NOT_FOUND).
  *
  * With auth enabled (as etcd): a revoke needs WRITE on every key attached to the lease (it deletes them);
- * a time-to-live that lists keys needs READ on them. Grant, keep-alive and list need no permission.
+ * a time-to-live that lists keys needs READ on them (auth/guarded-log.ts checks both, as the caller).
+ * Grant, keep-alive and list need no permission.
  */
 import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js'
+import type { Log } from '../../log/backend.js'
 import { isKvlogError } from '../../log/errors.js'
 import type { EtcdDeps } from './deps.js'
 import { int, int64 } from './convert.js'
 import { toGrpcError } from './errors.js'
 import type { Message } from './proto.js'
-import { callerOf } from './caller.js'
+import { callerOf, type CredentialCarrier } from './caller.js'
+import { DOOR } from './kv-service.js'
 import { unary } from './unary.js'
 
-export function leaseService({ log, headers, auth }: EtcdDeps): UntypedServiceImplementation {
+export function leaseService({ logs, headers, auth }: EtcdDeps): UntypedServiceImplementation {
+  const as = (call: CredentialCarrier) => logs.as(callerOf(auth, call), DOOR)
   return {
-    LeaseGrant: unary(async (request) => {
-      const g = await log.leaseGrant(int(request.TTL, 'TTL'), int64(request.ID, 'ID'))
+    LeaseGrant: unary(async (request, call) => {
+      const g = await as(call).leaseGrant(int(request.TTL, 'TTL'), int64(request.ID, 'ID'))
       return { header: headers.header(), ID: g.id.toString(), TTL: g.ttl }
     }),
 
     LeaseRevoke: unary(async (request, call) => {
-      const id = int64(request.ID, 'ID')
-      if (auth.enabled) {
-        const who = callerOf(auth, call)
-        for (const key of log.leaseTimeToLive(id, { keys: true })?.keys ?? []) auth.checkRange(who, key, undefined, 'write')
-      }
-      const r = await log.leaseRevoke(id)
+      const r = await as(call).leaseRevoke(int64(request.ID, 'ID'))
       return { header: headers.header(r.revision) }
     }),
 
     LeaseTimeToLive: unary((request, call) => {
       const id = int64(request.ID, 'ID')
-      const t = log.leaseTimeToLive(id, { keys: request.keys === true })
-      if (auth.enabled && request.keys === true) {
-        const who = callerOf(auth, call)
-        for (const key of t?.keys ?? []) auth.checkRange(who, key, undefined, 'read')
-      }
+      const t = as(call).leaseTimeToLive(id, { keys: request.keys === true })
       if (t === undefined) return { header: headers.header(), ID: id.toString(), TTL: -1 }
       return { header: headers.header(), ID: id.toString(), TTL: t.ttl, grantedTTL: t.grantedTtl, keys: t.keys ?? [] }
     }),
 
-    LeaseLeases: unary(() => ({ header: headers.header(), leases: log.leases().map((id) => ({ ID: id.toString() })) })),
+    LeaseLeases: unary((_request, call) => ({
+      header: headers.header(),
+      leases: as(call)
+        .leases()
+        .map((id) => ({ ID: id.toString() })),
+    })),
 
     LeaseKeepAlive: (call: ServerDuplexStream<Message, Message>) => {
+      let log: Log
+      try {
+        log = as(call)
+      } catch (err) {
+        call.destroy(toGrpcError(err) as unknown as Error)
+        return
+      }
       // Answers go out in request order: each waits for the one before.
       let previous: Promise<void> = Promise.resolve()
       call.on('data', (request: Message) => {

@@ -2,13 +2,17 @@
  * etcd's Maintenance service for one member: Status, Alarm (NOSPACE from the quota), Defragment (gives
  * space back), Hash/HashKV (CRC-32 of the state), Snapshot (the store as an etcd bbolt file, which
  * `etcdctl snapshot status` and `snapshot restore` read; `kvlog snapshot save` keeps kvlog's own format).
- * With auth enabled, Defragment, Hash, HashKV, Snapshot, MoveLeader and changing an alarm need role root
- * (a snapshot or a hash covers every key); Status and listing alarms need nothing, as in etcd.
+ * With auth enabled, as etcd's current releases: Defragment, Hash, HashKV, Snapshot, MoveLeader, Downgrade
+ * and changing an alarm need role root (a snapshot or a hash covers every key); Status and listing alarms
+ * need an authenticated caller (etcd's "user name is empty" otherwise; kube-apiserver asks Status for the
+ * version as its own, usually not root, user). Every call reads the log as its
+ * caller (auth/guarded-log.ts).
  * MoveLeader: there is no other member (FAILED_PRECONDITION, etcd's "bad leader transferee") unless the
- * target is this member. Downgrade: not served (kvlog has no cluster version to downgrade).
+ * target is this member. Downgrade: not served (kvlog has no cluster version to downgrade); role root is
+ * still checked first.
  */
 import { crc32 } from 'node:zlib'
-import { status, type sendUnaryData, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js'
+import { status, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { Log } from '../../log/backend.js'
 import { KvlogError } from '../../log/errors.js'
 import type { EtcdDeps } from './deps.js'
@@ -16,24 +20,33 @@ import { int } from './convert.js'
 import { grpcError, toGrpcError, unimplemented } from './errors.js'
 import { Alarms, ALARM_NAMES, alarmMessage } from './alarms.js'
 import type { Message } from './proto.js'
-import { callerOf } from './caller.js'
+import { authenticated, callerOf, type CredentialCarrier } from './caller.js'
 import { unary } from './unary.js'
 import { nameId } from '../cluster-info.js'
 import { exportEtcdSnapshot } from '../etcd-snapshot/export.js'
 import { drainedOrGone } from '../drained.js'
 
 const ALL_KEYS = Buffer.from([0])
+/** The door name recorded with this door's writes. */
+const DOOR = 'etcd'
 /** Bytes per Snapshot message (etcd sends 32 KiB). */
 const SNAPSHOT_CHUNK = 32 * 1024
 /** Keys per read while hashing, so a big store is hashed in bounded memory. */
 const HASH_PAGE = 1000
 
 export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation {
-  const { log, headers, config, auth } = deps
+  const { logs, headers, config, auth } = deps
   const memberId = headers.identity.memberId
-  const alarms = new Alarms(log, memberId)
+  const alarms = new Alarms(memberId)
+  /** The caller, with role root; and the log as that caller. */
+  const asAdmin = (call: CredentialCarrier) => {
+    const who = callerOf(auth, call)
+    auth.checkAdmin(who)
+    return logs.as(who, DOOR)
+  }
   return {
-    Status: unary(async () => {
+    Status: unary(async (_request, call) => {
+      const log = logs.as(authenticated(auth, call), DOOR)
       const s = await log.status()
       // Cluster mode: the leader's id, the applied stream sequence as raft index, the leader epoch as term.
       const c = s.cluster
@@ -53,18 +66,18 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
     }),
 
     Alarm: unary(async (request, call) => {
-      if (request.action !== 'GET') auth.checkAdmin(callerOf(auth, call))
+      const log = request.action === 'GET' ? logs.as(authenticated(auth, call), DOOR) : asAdmin(call)
       const kind = ALARM_NAMES.find((a) => a === request.alarm)
       switch (request.action) {
         case 'GET':
-          return { alarms: (await alarms.list()).filter((a) => request.alarm === 'NONE' || a.alarm === request.alarm).map(alarmMessage) }
+          return { alarms: (await alarms.list(log)).filter((a) => request.alarm === 'NONE' || a.alarm === request.alarm).map(alarmMessage) }
         case 'ACTIVATE':
         case 'DEACTIVATE': {
           if (kind === undefined) return { alarms: [] }
           const changed =
             request.action === 'ACTIVATE'
-              ? await alarms.activate(String(request.memberID), kind)
-              : await alarms.deactivate(String(request.memberID), kind)
+              ? await alarms.activate(log, String(request.memberID), kind)
+              : await alarms.deactivate(log, String(request.memberID), kind)
           return { alarms: changed === undefined ? [] : [alarmMessage(changed)] }
         }
         default:
@@ -73,34 +86,35 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
     }),
 
     Defragment: unary(async (_request, call) => {
-      auth.checkAdmin(callerOf(auth, call))
-      await log.reclaimSpace()
+      await asAdmin(call).reclaimSpace()
       return { header: headers.header() }
     }),
 
     Hash: unary(async (_request, call) => {
-      auth.checkAdmin(callerOf(auth, call))
-      const { hash, revision } = await hashState(log, 0)
+      const { hash, revision } = await hashState(asAdmin(call), 0)
       return { header: headers.header(revision), hash }
     }),
 
     HashKV: unary(async (request, call) => {
-      auth.checkAdmin(callerOf(auth, call))
+      const log = asAdmin(call)
       const asked = int(request.revision, 'revision')
       const { hash, revision } = await hashState(log, asked > 0 ? asked : 0)
       return { header: headers.header(), hash, compact_revision: log.compactRevision, hash_revision: revision }
     }),
 
-    Snapshot: (call: ServerWritableStream<Message, Message>) => void streamSnapshot(call, deps),
+    Snapshot: (call: ServerWritableStream<Message, Message>) => void streamSnapshot(call, asAdmin, deps),
 
     MoveLeader: unary((request, call) => {
-      auth.checkAdmin(callerOf(auth, call))
+      asAdmin(call)
       if (String(request.targetID) === memberId) return { header: headers.header() }
       throw grpcError(status.FAILED_PRECONDITION, 'etcdserver: bad leader transferee')
     }),
 
-    Downgrade: (_call: unknown, callback: sendUnaryData<Message>) =>
-      callback(unimplemented('Downgrade: kvlog has no cluster version to downgrade')),
+    // etcd (3.5, where it exists) lets only role root downgrade.
+    Downgrade: unary((_request, call) => {
+      asAdmin(call)
+      throw unimplemented('Downgrade: kvlog has no cluster version to downgrade')
+    }),
   }
 }
 
@@ -131,10 +145,13 @@ async function hashState(log: Log, revision: number): Promise<{ hash: number; re
  * etcd's snapshot: a bbolt database in etcd's layout followed by its sha256 (../etcd-snapshot/export.ts),
  * in chunks of SNAPSHOT_CHUNK bytes, each with the bytes still to come; a last empty message says none.
  */
-async function streamSnapshot(call: ServerWritableStream<Message, Message>, { log, headers, config, auth }: EtcdDeps): Promise<void> {
+async function streamSnapshot(
+  call: ServerWritableStream<Message, Message>,
+  asAdmin: (call: CredentialCarrier) => Log,
+  { headers, config }: EtcdDeps,
+): Promise<void> {
   try {
-    auth.checkAdmin(callerOf(auth, call))
-    const snap = await exportEtcdSnapshot(log)
+    const snap = await exportEtcdSnapshot(asAdmin(call))
     let sent = 0
     for (const blob of chunks(snap.parts, SNAPSHOT_CHUNK)) {
       if (call.cancelled) break

@@ -74,3 +74,16 @@ export function serviceMethods(
 
 /** Enum values for responses (encode takes numbers). */
 export const ALARM_TYPE = { NONE: 0, NOSPACE: 1, CORRUPT: 2 } as const
+
+/** Every service of the loaded .proto files, by full name (e.g. etcdserverpb.KV, v3lockpb.Lock). */
+export function protoServices(): string[] {
+  const out: string[] = []
+  const walk = (ns: protobuf.NamespaceBase): void => {
+    for (const nested of ns.nestedArray) {
+      if (nested instanceof protobuf.Service) out.push(nested.fullName.replace(/^\./, ''))
+      else if (nested instanceof protobuf.Namespace) walk(nested)
+    }
+  }
+  walk(root)
+  return out.sort()
+}

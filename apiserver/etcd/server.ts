@@ -51,7 +51,7 @@ export interface GrpcListener {
 
 /** Every service the port serves, by proto name. */
 export function etcdServices(deps: EtcdDeps): Array<[string, ServiceImplementation]> {
-  const contenders = new Contenders(deps.log)
+  const contenders = new Contenders(deps.logs)
   return [
     ['etcdserverpb.KV', kvService(deps)],
     ['etcdserverpb.Watch', watchService(deps)],
@@ -73,7 +73,7 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
   for (const [name, implementation] of services) router.add(name, implementation)
   const http: (exchange: Exchange) => void = gateway({
     services,
-    log: deps.log,
+    log: deps.logs,
     etcdVersion: deps.config.etcdVersion,
     metrics: deps.metrics,
     // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.

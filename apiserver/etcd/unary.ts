@@ -28,10 +28,12 @@ export function unary(handler: (request: Message, call: UnaryCall) => Promise<Me
  * For handlers that wait (Lock, Campaign): the signal aborts when the call is cancelled (the client went
  * away, or its deadline passed).
  */
-export function unaryWithCancel(handler: (request: Message, signal: AbortSignal) => Promise<Message | Buffer>): UnaryHandler {
+export function unaryWithCancel(
+  handler: (request: Message, signal: AbortSignal, call: UnaryCall) => Promise<Message | Buffer>,
+): UnaryHandler {
   return (call, callback) => {
     const abort = new AbortController()
     call.once('cancelled', () => abort.abort())
-    unary((request) => handler(request, abort.signal))(call, callback)
+    unary((request) => handler(request, abort.signal, call))(call, callback)
   }
 }

@@ -16,6 +16,11 @@ import type { WatchMessages } from '../watch/stream.js'
 import type { Headers } from './identity.js'
 import { encode, messageType, type Message } from './proto.js'
 import { eventsField, eventsFields, watchHead } from './wire.js'
+import { authReason } from '../auth/errors.js'
+import { ETCD_AUTH_ERRORS } from './errors.js'
+
+/** etcd 3.4's cancel reason for a watch refused or ended by authorization, whatever the auth reason. */
+export const WATCH_PERMISSION_DENIED = `rpc error: code = PermissionDenied desc = ${ETCD_AUTH_ERRORS.PERMISSION_DENIED[1]}`
 
 const WatchResponse = messageType('etcdserverpb.WatchResponse')
 
@@ -93,7 +98,7 @@ export class EtcdWatchMessages implements WatchMessages<WatchOutput> {
       fields.compact_revision = err.details.compactRevision
       fields.header = this.headers.header(0)
     } else if (err !== undefined) {
-      fields.cancel_reason = err.message
+      fields.cancel_reason = authReason(err) !== undefined ? WATCH_PERMISSION_DENIED : err.message
     }
     return this.finished(id, fields)
   }

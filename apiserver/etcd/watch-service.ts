@@ -22,10 +22,9 @@ import type { WatchStream } from '../watch/stream.js'
 import { int } from './convert.js'
 import type { EtcdDeps } from './deps.js'
 import { callerOf } from './caller.js'
-import { ETCD_AUTH_ERRORS } from './errors.js'
 import { authReason } from '../auth/errors.js'
 import type { Message } from './proto.js'
-import { EtcdWatchMessages, type WatchOutput } from './watch-messages.js'
+import { EtcdWatchMessages, WATCH_PERMISSION_DENIED, type WatchOutput } from './watch-messages.js'
 import { WatchOutbox } from './watch-outbox.js'
 
 /** etcd's clientv3.InvalidWatchID: the id of progress responses and of rejected creates. */
@@ -155,7 +154,7 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
 /** etcd's wording for the create errors its clients may see. */
 function etcdReason(err: KvlogError): string {
   // etcd 3.4 answers any failed authorization of a create with its permission-denied status, as text.
-  if (authReason(err) !== undefined) return `rpc error: code = PermissionDenied desc = ${ETCD_AUTH_ERRORS.PERMISSION_DENIED[1]}`
+  if (authReason(err) !== undefined) return WATCH_PERMISSION_DENIED
   switch (err.code) {
     case 'WATCH_ID_EXISTS':
       return 'mvcc: duplicate watch ID provided on the WatchStream'

@@ -41,6 +41,7 @@ import { revertRoute } from './routes/revert.js'
 import { revisionAtRoute } from './routes/revision-at.js'
 import { snapshotRoute } from './routes/snapshot.js'
 import { txnRoute } from './routes/txn.js'
+import { recordRoutes } from './route-list.js'
 
 export interface HttpAppDeps {
   log: Log
@@ -69,6 +70,7 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
     requestTimeout: 60_000,
     clientErrorHandler,
   })
+  recordRoutes(app)
   // Per-request access logs only at debug: at info a busy datastore would log two lines per request.
   app.addHook('onRoute', (route) => {
     if (!route.logLevel) route.logLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? config.logLevel : 'warn'

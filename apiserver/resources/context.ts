@@ -27,6 +27,11 @@ export interface ApiContext {
   callerOf(request: IncomingMessage): Identity
   /** Throws PERMISSION_DENIED (or UNAUTHENTICATED) unless `who` may read every key of the prefix. */
   authorizeRead(who: Identity, prefix: string): void
+  /**
+   * For a running watch, after each change of the auth state: throws PERMISSION_DENIED once `who` was
+   * deleted, changed password or may no longer read the prefix. Returns the function that stops it.
+   */
+  whileAuthorized(who: Identity, prefix: string, denied: (err: unknown) => void): () => void
 }
 
 export interface ResourceRequest {

@@ -23,7 +23,7 @@ export class CrdSync {
   private unsubscribe: (() => void) | undefined
 
   constructor(
-    private readonly log: Log,
+    private readonly log: Pick<Log, 'range' | 'subscribe'>,
     private readonly registry: Registry,
   ) {}
 

@@ -37,18 +37,22 @@ import { wantsTable } from './table.js'
 export interface ResourceApiDeps {
   /** What requests read and write through: checked against the caller's permissions. */
   log: Log
-  /** The same store unchecked, for the server's own reads (the CRD registry follows every CRD). */
-  systemLog: Log
+  /**
+   * The same store unchecked, read-only, for the server's own reads (the CRD registry follows every
+   * CRD); requests never go through it.
+   */
+  systemLog: Pick<Log, 'range' | 'subscribe'>
   watch: WatchService
   config: Config
   callerOf: ApiContext['callerOf']
   authorizeRead: ApiContext['authorizeRead']
+  whileAuthorized: ApiContext['whileAuthorized']
 }
 
 const API_PATH = /^\/apis?(\/|$)/
 
 export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps): void {
-  const { log, systemLog, watch, config, callerOf, authorizeRead } = deps
+  const { log, systemLog, watch, config, callerOf, authorizeRead, whileAuthorized } = deps
   const registry = new Registry()
   const crds = new CrdSync(systemLog, registry)
   const ctx: ApiContext = {
@@ -60,6 +64,7 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
     bookmarkInterval: config.watchProgressInterval,
     callerOf,
     authorizeRead,
+    whileAuthorized,
   }
 
   void app.register(async (scope) => {

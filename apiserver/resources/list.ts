@@ -85,7 +85,7 @@ const SCAN_PAGE = 500
  * returns that revision. `stop()` returning true ends the scan early.
  */
 export async function scanPrefix(
-  log: Log,
+  log: Pick<Log, 'range'>,
   prefix: string,
   visit: (kv: KeyValue) => void,
   stop: () => boolean = () => false,

@@ -20,6 +20,11 @@ export interface WatchServiceOptions {
   resolveCursor(name: string): number
   /** Throws when `who` may not watch the range (checked at each create; default: anyone may). */
   authorize?(who: Identity, spec: WatchSpec): void
+  /**
+   * Throws when a running watch of `who` must end after a change of the auth state (its user was
+   * deleted, its password changed, it lost READ on the range): see recheck().
+   */
+  reauthorize?(who: Identity, spec: WatchSpec): void
 }
 
 export class WatchService {
@@ -48,14 +53,14 @@ export class WatchService {
     const o = options ?? ({ messages: JSON_MESSAGES, firstId: 1 } as unknown as StreamOptions<M>)
     const opener = currentCaller()
     const caller = o.caller ?? (() => opener)
-    const authorize = this.options.authorize
     const stream = new WatchStream<M>(
       this.hub,
       transport,
       this.options.maxWatchersPerConnection,
       this.options.resolveCursor,
       o,
-      authorize === undefined ? undefined : (spec) => authorize(caller(), spec),
+      caller,
+      this.options.authorize,
     )
     // A connection that arrives while the server drains gets a stream that is closed at once.
     if (this.draining) stream.close()
@@ -78,6 +83,16 @@ export class WatchService {
     for (const s of this.streams) slowWatchers += s.pausedCount
     const hub = this.hub.stats()
     return { watchers: hub.watchers, slowWatchers: Math.max(slowWatchers, hub.paused) }
+  }
+
+  /**
+   * The auth state changed: running watches whose creator may no longer watch their range are canceled
+   * (the reauthorize option's error, PERMISSION_DENIED).
+   */
+  recheck(): void {
+    const check = this.options.reauthorize
+    if (check === undefined) return
+    for (const s of this.streams) s.recheck(check)
   }
 
   /** Shutdown: a final progress notice to every synced watch, then stop them all. */

@@ -58,6 +58,9 @@ export interface Transport<M = string> {
 
 interface Watch {
   id: number
+  /** Who created it, and what it watches: checked again when the auth state changes (recheck). */
+  who: Identity
+  spec: WatchSpec
   handle: WatchHandle
   progressNotify: boolean
   /** Something was sent since the last idle tick. */
@@ -77,8 +80,12 @@ export class WatchStream<M = string> {
     private readonly maxWatchers: number,
     private readonly resolveCursor: (name: string) => number,
     options: StreamOptions<M>,
-    /** Throws when the caller may not watch the spec's range (PERMISSION_DENIED, UNAUTHENTICATED). */
-    private readonly authorize: (spec: WatchSpec) => void = () => undefined,
+    /**
+     * Who is creating a watch now, and a check that throws when that caller may not watch the spec's
+     * range (PERMISSION_DENIED, UNAUTHENTICATED).
+     */
+    private readonly caller: () => Identity,
+    private readonly authorize: (who: Identity, spec: WatchSpec) => void = () => undefined,
   ) {
     this.messages = options.messages
     this.nextId = options.firstId
@@ -116,7 +123,8 @@ export class WatchStream<M = string> {
     const id = request.id ?? this.freeId()
     if (this.watches.has(id)) throw new KvlogError('WATCH_ID_EXISTS', `watch id ${id} is already in use on this connection`, { id })
     let spec = request.spec
-    this.authorize(spec)
+    const who = this.caller()
+    this.authorize(who, spec)
     if (request.cursor !== undefined) {
       try {
         spec = { ...spec, startRevision: this.resolveCursor(request.cursor) }
@@ -131,6 +139,8 @@ export class WatchStream<M = string> {
     }
     const watch: Watch = {
       id,
+      who,
+      spec: request.spec,
       handle: undefined as unknown as WatchHandle,
       progressNotify: request.progressNotify,
       active: true,
@@ -165,6 +175,23 @@ export class WatchStream<M = string> {
     this.watches.delete(id)
     watch.handle.cancel()
     this.transport.send(this.messages.canceled(id, undefined))
+  }
+
+  /**
+   * After a change of the auth state: every watch whose creator may no longer watch its range (`check`
+   * throws) is canceled with that error, as the hub cancels one.
+   */
+  recheck(check: (who: Identity, spec: WatchSpec) => void): void {
+    for (const w of [...this.watches.values()]) {
+      try {
+        check(w.who, w.spec)
+      } catch (err) {
+        this.watches.delete(w.id)
+        w.handle.cancel()
+        this.transport.send(this.messages.canceled(w.id, isKvlogError(err) ? err : new KvlogError('PERMISSION_DENIED', String(err))))
+        if (this.watches.size === 0) this.transport.end?.()
+      }
+    }
   }
 
   /** A progress notice for every watch (each once it is synced). */

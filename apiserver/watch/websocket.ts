@@ -20,7 +20,7 @@ import { asObject, bodyInt, onlyFields } from '../params.js'
 import { errorMessage } from './messages.js'
 import { createFromJson } from './request.js'
 import type { WatchService } from './service.js'
-import type { WatchStream } from './stream.js'
+import { JSON_MESSAGES, type WatchStream } from './stream.js'
 import { onUpgrade } from './upgrade.js'
 import { webSocketSender } from './ws-sender.js'
 
@@ -47,8 +47,11 @@ export function attachWebSocketWatch(
     (path) => path === WATCH_PATH,
     (request, socket, head) => {
       const who = upgradeCaller(auth, request, socket)
-      // The stream opened in the callback (synchronously) checks each create as this caller.
-      if (who !== undefined) asCaller(who, () => wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, service, options)))
+      // Each create identifies the caller again from the upgrade's credentials: a token that expired or
+      // was revoked, or a JWT older than the auth state, opens no new watch on a connection opened with it.
+      const caller = () => httpCaller(auth, request)
+      if (who !== undefined)
+        asCaller(who, () => wss.handleUpgrade(request, socket, head, (ws) => serveConnection(ws, service, options, caller)))
     },
   )
   return {
@@ -92,7 +95,7 @@ export function upgradeCaller(auth: Authorizer, request: IncomingMessage, socket
   }
 }
 
-function serveConnection(ws: WebSocket, service: WatchService, options: WebSocketOptions): void {
+function serveConnection(ws: WebSocket, service: WatchService, options: WebSocketOptions, caller: () => Identity): void {
   // Upgraded while the server drains: turn it away the way every open connection is being closed.
   if (service.draining) {
     ws.close(1001, 'server shutting down')
@@ -100,7 +103,7 @@ function serveConnection(ws: WebSocket, service: WatchService, options: WebSocke
   }
   // The drain callback only fires after a send, so `stream` exists by then.
   const sender = webSocketSender(ws, options, () => stream.drained())
-  const stream = service.open({ send: (text) => sender.send(text) })
+  const stream = service.open({ send: (text) => sender.send(text) }, { messages: JSON_MESSAGES, firstId: 1, caller })
   ws.on('message', (data, isBinary) => handleMessage(ws, stream, data as Buffer, isBinary))
   ws.on('close', () => {
     sender.stop()

@@ -25,7 +25,8 @@ const UNIMPLEMENTED = 12
 
 export interface GatewayOptions {
   services: Array<[string, ServiceImplementation]>
-  log: Log
+  /** For /health: the active alarms. */
+  log: Pick<Log, 'alarms'>
   /** The etcd version /version reports (its cluster version is major.minor.0). */
   etcdVersion: string
   /** Largest request body, bytes (a JSON body carries bytes in base64: 4/3 of their size). */

@@ -33,7 +33,10 @@ export function keyTreeRoute(app: FastifyInstance, log: Log, maxChildren: number
     // The whole key space: from the smallest key [0x00] on (the empty key cannot be stored).
     const end = prefix.length === 0 ? ALL : prefixEnd(prefix)
     // Pin the revision first, so every read of the page sees the same state.
-    const revision = (await log.range(ALL, { rangeEnd: ALL, revision: queryInt(q, 'revision'), limit: 1, keysOnly: true })).revision
+    // (A read of the prefix's own range: a caller allowed to read the prefix may list its tree.)
+    const revision = (
+      await log.range(prefix.length === 0 ? ALL : prefix, { rangeEnd: end, revision: queryInt(q, 'revision'), limit: 1, keysOnly: true })
+    ).revision
     let cursor = after ?? (prefix.length === 0 ? ALL : prefix)
     const children: JsonObject[] = []
     let next: Buffer | undefined

@@ -41,10 +41,28 @@ function authorizeWatch(ctx: ApiContext, req: ResourceRequest, who: Identity): v
   ctx.authorizeRead(who, collectionPrefix(req.target.rt, req.target.namespace))
 }
 
+/**
+ * Ends a running watch with an ERROR event (a Forbidden Status) once its caller may no longer read its
+ * collection (deleted, password changed, permission revoked); returns the function that stops checking.
+ */
+function endWhenDenied(
+  ctx: ApiContext,
+  req: ResourceRequest,
+  who: Identity,
+  watch: ResourceWatch,
+  send: (text: string) => void,
+): () => void {
+  return ctx.whileAuthorized(who, collectionPrefix(req.target.rt, req.target.namespace), (err) => {
+    send(JSON.stringify({ type: 'ERROR', object: statusOf(err) }))
+    watch.close()
+  })
+}
+
 export async function serveHttpWatch(ctx: ApiContext, req: ResourceRequest, table: boolean, reply: FastifyReply): Promise<void> {
   const res = reply.raw
   let ended = false
-  authorizeWatch(ctx, req, currentCaller())
+  const who = currentCaller()
+  authorizeWatch(ctx, req, who)
   const watch = newWatch(ctx, req, table, {
     send: (text) => (ended ? true : res.write(text + '\n')),
     end: () => {
@@ -60,7 +78,11 @@ export async function serveHttpWatch(ctx: ApiContext, req: ResourceRequest, tabl
   res.flushHeaders()
   res.on('drain', () => watch.drained())
   // 'close' on the response: it finished, or the connection went away (kept-alive sockets outlive it).
-  res.on('close', () => watch.close())
+  const stopChecking = endWhenDenied(ctx, req, who, watch, (text) => void (ended || res.write(text + '\n')))
+  res.on('close', () => {
+    stopChecking()
+    watch.close()
+  })
   try {
     await watch.start()
   } catch (err) {
@@ -105,7 +127,9 @@ export function webSocketWatchHandler(ctx: ApiContext, options: WsWatchOptions, 
             if (ws.readyState === ws.OPEN) ws.close(1000)
           },
         })
+        const stopChecking = endWhenDenied(ctx, req, who, watch, (text) => sender.send(text))
         ws.on('close', () => {
+          stopChecking()
           sender.stop()
           watch.close()
         })
