@@ -17,7 +17,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { percentile } from '../../lib/report.js'
+import { describeSample, mergeSamples, summarize, type LatencySample, type LatencySummary } from '../../lib/latency-sample.js'
 import { bothSides, median, rounds, type Figure, type Pair, type Scale } from '../figures.js'
 import { ask, runLoad, WatchGenerators, type Throughput } from '../generators.js'
 import { connect, put } from '../grpc.js'
@@ -30,6 +30,8 @@ export interface FanOut {
   deliveriesPerSec: number
   p99: number
   p50: number
+  /** The events behind p50 and p99 (one latency per event, sampled fairly over the run). */
+  latency: LatencySummary
   writesPerSec: number
   /** Events received by all watchers. */
   deliveries: number
@@ -40,7 +42,8 @@ export interface FanOut {
 interface Progress {
   events: number
   minEvents: number
-  latencies: number[]
+  /** Each generator process's sample (empty unless asked for). */
+  latencies: LatencySample[]
 }
 
 /** Writes at the scale's rate while `progress` reports; waits for the tail; computes the figures. */
@@ -63,12 +66,14 @@ async function measure(
   const elapsed = (now() - t0) / 1000
   const serverCpuSeconds = (await cpuSeconds()) - cpuBefore
   const final = await progress(true)
+  const latency = summarize(mergeSamples(final.latencies))
   return {
     deliveries: final.events - before.events,
     serverCpuSeconds,
     deliveriesPerSec: (final.events - before.events) / elapsed,
-    p50: percentile(final.latencies, 50),
-    p99: percentile(final.latencies, 99),
+    p50: latency.p50,
+    p99: latency.p99,
+    latency,
     writesPerSec: opsPerSec,
   }
 }
@@ -117,7 +122,7 @@ export async function grpcFanOut(
       return {
         events: r.reduce((s, x) => s + x.events, 0),
         minEvents: Math.min(...r.map((x) => x.minEvents)),
-        latencies: r.flatMap((x) => x.latencies),
+        latencies: r.flatMap((x) => (x.latencies ? [x.latencies] : [])),
       }
     })
   } finally {
@@ -158,10 +163,10 @@ async function nativeFanOut(system: System, scale: Scale): Promise<FanOut> {
       },
       async () => {
         const r = await Promise.all(
-          clients.map((c) => ask<{ events: number; lastRevisionMin: number; latencies: number[] }>(c, { cmd: 'report' }, 'report')),
+          clients.map((c) => ask<{ events: number; lastRevisionMin: number; latencies: LatencySample }>(c, { cmd: 'report' }, 'report')),
         )
         const caughtUp = head > 0 && r.every((x) => x.lastRevisionMin >= head)
-        return { events: r.reduce((s, x) => s + x.events, 0), minEvents: caughtUp ? Infinity : 0, latencies: r.flatMap((x) => x.latencies) }
+        return { events: r.reduce((s, x) => s + x.events, 0), minEvents: caughtUp ? Infinity : 0, latencies: r.map((x) => x.latencies) }
       },
     )
   } finally {
@@ -226,6 +231,11 @@ async function resume(system: System, scale: Scale): Promise<Resumed> {
   }
 }
 
+/** How many events each side's p99 comes from, and the seconds they span. */
+function latencyNote(kvlog: FanOut, etcd: FanOut): string {
+  return `kvlog ${describeSample('events', kvlog.latency)}, etcd ${describeSample('events', etcd.latency)}`
+}
+
 /** Watch fan-out with the writer as fast as each system accepts: deliveries/s and p99, medians of rounds. */
 async function saturated(pair: Pair, scale: Scale): Promise<Figure[]> {
   const runs = await rounds(pair, scale, (s) => grpcFanOut(s, scale, 'saturation'))
@@ -246,7 +256,7 @@ async function saturated(pair: Pair, scale: Scale): Promise<Figure[]> {
       etcd: m('etcd', (x) => x.p99),
       unit: 'ms',
       higherIsBetter: false,
-      note: `p50 ${m('kvlog', (x) => x.p50).toFixed(1)} / ${m('etcd', (x) => x.p50).toFixed(1)} ms`,
+      note: `p50 ${m('kvlog', (x) => x.p50).toFixed(1)} / ${m('etcd', (x) => x.p50).toFixed(1)} ms; ${latencyNote(runs.kvlog[0], runs.etcd[0])} (first run)`,
     },
   ]
 }
@@ -273,7 +283,7 @@ export async function watch(pair: Pair, scale: Scale): Promise<Figure[]> {
       etcd: fan.etcd.p99,
       unit: 'ms',
       higherIsBetter: false,
-      note: `p50 ${fan.kvlog.p50.toFixed(1)} / ${fan.etcd.p50.toFixed(1)} ms`,
+      note: `p50 ${fan.kvlog.p50.toFixed(1)} / ${fan.etcd.p50.toFixed(1)} ms; ${latencyNote(fan.kvlog, fan.etcd)}`,
     },
     {
       name: `native-ws-watch-${w}-deliveries-per-sec`,
