@@ -18,9 +18,10 @@ import type { ChildProcess } from 'node:child_process'
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describeSample, mergeSamples, summarize, type LatencySample, type LatencySummary } from '../../lib/latency-sample.js'
-import { bothSides, median, rounds, type Figure, type Pair, type Scale } from '../figures.js'
+import { fromRuns, medianOf, repeat, rounds, type Figure, type Pair, type Scale } from '../figures.js'
 import { ask, runLoad, WatchGenerators, type Throughput } from '../generators.js'
 import { connect, put } from '../grpc.js'
+import type { Runs } from '../plan.js'
 import type { System } from '../systems.js'
 
 const WS_CLIENT = fileURLToPath(new URL('../../lib/watch-clients.js', import.meta.url))
@@ -231,77 +232,60 @@ async function resume(system: System, scale: Scale): Promise<Resumed> {
   }
 }
 
-/** How many events each side's p99 comes from, and the seconds they span. */
-function latencyNote(kvlog: FanOut, etcd: FanOut): string {
-  return `kvlog ${describeSample('events', kvlog.latency)}, etcd ${describeSample('events', etcd.latency)}`
+/** How many events each side's p99 comes from, and the seconds they span (the first round's). */
+function latencyNote(runs: Runs<FanOut>): string {
+  return `kvlog ${describeSample('events', runs.kvlog[0].latency)}, etcd ${describeSample('events', runs.etcd[0].latency)} (first round)`
 }
 
-/** Watch fan-out with the writer as fast as each system accepts: deliveries/s and p99, medians of rounds. */
-async function saturated(pair: Pair, scale: Scale): Promise<Figure[]> {
-  const runs = await rounds(pair, scale, (s) => grpcFanOut(s, scale, 'saturation'))
-  const m = (side: 'kvlog' | 'etcd', f: (x: FanOut) => number) => median(runs[side].map(f))
-  const w = `${scale.watchers}w`
+/** Deliveries/s and p99 of fan-out runs, the writer's rate and p50 in the notes. */
+function fanOutFigures(prefix: string, runs: Runs<FanOut>): Figure[] {
+  const m = (side: 'kvlog' | 'etcd', f: (x: FanOut) => number) => medianOf(runs, side, f)
   return [
-    {
-      name: `watch-saturated-${w}-deliveries-per-sec`,
-      kvlog: m('kvlog', (x) => x.deliveriesPerSec),
-      etcd: m('etcd', (x) => x.deliveriesPerSec),
-      unit: 'events/s',
-      higherIsBetter: true,
-      note: `writer reached ${Math.round(m('kvlog', (x) => x.writesPerSec))} / ${Math.round(m('etcd', (x) => x.writesPerSec))} rev/s`,
-    },
-    {
-      name: `watch-saturated-${w}-p99-ms`,
-      kvlog: m('kvlog', (x) => x.p99),
-      etcd: m('etcd', (x) => x.p99),
-      unit: 'ms',
-      higherIsBetter: false,
-      note: `p50 ${m('kvlog', (x) => x.p50).toFixed(1)} / ${m('etcd', (x) => x.p50).toFixed(1)} ms; ${latencyNote(runs.kvlog[0], runs.etcd[0])} (first run)`,
-    },
+    fromRuns(
+      {
+        name: `${prefix}-deliveries-per-sec`,
+        unit: 'events/s',
+        higherIsBetter: true,
+        note: `writer reached ${Math.round(m('kvlog', (x) => x.writesPerSec))} / ${Math.round(m('etcd', (x) => x.writesPerSec))} rev/s`,
+      },
+      runs,
+      (x) => x.deliveriesPerSec,
+    ),
+    fromRuns(
+      {
+        name: `${prefix}-p99-ms`,
+        unit: 'ms',
+        higherIsBetter: false,
+        note: `p50 ${m('kvlog', (x) => x.p50).toFixed(1)} / ${m('etcd', (x) => x.p50).toFixed(1)} ms; ${latencyNote(runs)}`,
+      },
+      runs,
+      (x) => x.p99,
+    ),
   ]
 }
 
 export async function watch(pair: Pair, scale: Scale): Promise<Figure[]> {
-  const fan = await bothSides(pair, 'etcd', (s) => grpcFanOut(s, scale))
-  const native = await nativeFanOut(pair.kvlog, scale)
-  const resumed = await bothSides(pair, 'kvlog', (s) => resume(s, scale))
-  const atSaturation = await saturated(pair, scale)
+  const fan = await rounds(pair, scale, (s) => grpcFanOut(s, scale))
+  const native = await repeat(scale, () => nativeFanOut(pair.kvlog, scale))
+  const resumed = await rounds(pair, scale, (s) => resume(s, scale))
+  // Fan-out with the writer as fast as each system accepts: what the server delivers, not what the writer offers.
+  const saturated = await rounds(pair, scale, (s) => grpcFanOut(s, scale, 'saturation'))
   const w = `${scale.watchers}w-${scale.watchRate}rps`
   const nativeNote = 'kvlog native WebSocket vs etcd gRPC'
+  const cpu = (side: 'kvlog' | 'etcd', f: (x: Resumed) => number) => medianOf(resumed, side, f).toFixed(2)
   return [
-    {
-      name: `watch-${w}-deliveries-per-sec`,
-      kvlog: fan.kvlog.deliveriesPerSec,
-      etcd: fan.etcd.deliveriesPerSec,
-      unit: 'events/s',
-      higherIsBetter: true,
-      note: `writer reached ${Math.round(fan.kvlog.writesPerSec)} / ${Math.round(fan.etcd.writesPerSec)} rev/s`,
-    },
-    {
-      name: `watch-${w}-p99-ms`,
-      kvlog: fan.kvlog.p99,
-      etcd: fan.etcd.p99,
-      unit: 'ms',
-      higherIsBetter: false,
-      note: `p50 ${fan.kvlog.p50.toFixed(1)} / ${fan.etcd.p50.toFixed(1)} ms; ${latencyNote(fan.kvlog, fan.etcd)}`,
-    },
-    {
-      name: `native-ws-watch-${w}-deliveries-per-sec`,
-      kvlog: native.deliveriesPerSec,
-      etcd: fan.etcd.deliveriesPerSec,
-      unit: 'events/s',
-      higherIsBetter: true,
-      note: nativeNote,
-    },
-    { name: `native-ws-watch-${w}-p99-ms`, kvlog: native.p99, etcd: fan.etcd.p99, unit: 'ms', higherIsBetter: false, note: nativeNote },
-    {
-      name: `watch-resume-${scale.resumeWatchers}w-${scale.resumeRevisions}-behind-ms`,
-      kvlog: resumed.kvlog.ms,
-      etcd: resumed.etcd.ms,
-      unit: 'ms',
-      higherIsBetter: false,
-      note: `CPU s server ${resumed.kvlog.serverCpu.toFixed(2)} / ${resumed.etcd.serverCpu.toFixed(2)}, watch clients ${resumed.kvlog.clientCpu.toFixed(2)} / ${resumed.etcd.clientCpu.toFixed(2)}`,
-    },
-    ...atSaturation,
+    ...fanOutFigures(`watch-${w}`, fan),
+    ...fanOutFigures(`native-ws-watch-${w}`, { kvlog: native, etcd: fan.etcd }).map((f) => ({ ...f, note: `${nativeNote}; ${f.note}` })),
+    fromRuns(
+      {
+        name: `watch-resume-${scale.resumeWatchers}w-${scale.resumeRevisions}-behind-ms`,
+        unit: 'ms',
+        higherIsBetter: false,
+        note: `CPU s server ${cpu('kvlog', (x) => x.serverCpu)} / ${cpu('etcd', (x) => x.serverCpu)}, watch clients ${cpu('kvlog', (x) => x.clientCpu)} / ${cpu('etcd', (x) => x.clientCpu)}`,
+      },
+      resumed,
+      (x) => x.ms,
+    ),
+    ...fanOutFigures(`watch-saturated-${scale.watchers}w`, saturated),
   ]
 }
