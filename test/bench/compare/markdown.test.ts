@@ -36,6 +36,10 @@ describe('bench/compare/markdown', () => {
     expect(md).to.include('2026-11-28 20:00 UTC')
   })
 
+  it('names figures for people, one client in the singular', () => {
+    expect(summaryTable([fig('grpc-put-1-p50-ms', [2], [1], false)], info)).to.include('| gRPC put latency p50, 1 client | 2.00 |')
+  })
+
   it('shows every ratio with the spread of its rounds', () => {
     expect(summaryTable(figures, info)).to.include('| 1.07 (1.00–1.10) |')
     expect(currentTable(figures, info)).to.include('| 1,070 (1,000–1,100) | 1,000 (1,000–1,000) | x | 1.07 (1.00–1.10) | **worse** |')
