@@ -10,7 +10,8 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
+import { mergeSamples, summarize, type LatencySample } from './lib/latency-sample.js'
+import { endProgress, numberFlag, parseBenchArgs, progress, table } from './lib/report.js'
 import { startKvlog } from './lib/server.js'
 
 const args = parseBenchArgs()
@@ -26,7 +27,7 @@ const CLIENT = fileURLToPath(new URL('./lib/watch-clients.js', import.meta.url))
 interface Report {
   events: number
   messages: number
-  latencies: number[]
+  latencies: LatencySample
   lastRevisionMin: number
   doneAt?: number
 }
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
     const elapsed = (now() - t0) / 1000
     const after = await Promise.all(clients.map((c) => request<Report>(c, { cmd: 'report' }, 'report')))
     const delivered = after.reduce((s, r) => s + r.events, 0) - before.reduce((s, r) => s + r.events, 0)
-    const latencies = after.flatMap((r) => r.latencies)
+    const latency = summarize(mergeSamples(after.map((r) => r.latencies)))
     for (const c of clients) c.kill()
 
     // 2. Catch-up: fill to CATCHUP_REVISIONS behind, then resume watchers from there.
@@ -177,8 +178,10 @@ async function main(): Promise<void> {
       deliveriesPerSec: Math.round(delivered / elapsed),
       expectedDeliveriesPerSec: WATCHERS * RATE,
       achievedRevisionsPerSec: Math.round(achievedRate),
-      deliveryP50Ms: Number(percentile(latencies, 50).toFixed(2)),
-      deliveryP99Ms: Number(percentile(latencies, 99).toFixed(2)),
+      deliveryP50Ms: Number(latency.p50.toFixed(2)),
+      deliveryP99Ms: Number(latency.p99.toFixed(2)),
+      deliveryLatencyEvents: latency.count,
+      deliveryLatencyWindowSeconds: Number(latency.windowSeconds.toFixed(1)),
       catchUpEventsPerSec: Math.round(catchUpEvents / catchUpSeconds),
       catchUpSeconds: Number(catchUpSeconds.toFixed(2)),
       watchers: WATCHERS,
@@ -196,6 +199,8 @@ async function main(): Promise<void> {
         ['  revisions/s the writer achieved (target 1,000)', result.achievedRevisionsPerSec],
         ['delivery p50 ms (request sent -> event received)', result.deliveryP50Ms],
         ['delivery p99 ms', result.deliveryP99Ms],
+        ['  events behind p50/p99 (one latency each, sampled fairly)', result.deliveryLatencyEvents],
+        ['  seconds they span', result.deliveryLatencyWindowSeconds],
         [`catch-up events/s (${CATCHUP_WATCHERS} watchers, ${CATCHUP_REVISIONS} revisions behind)`, result.catchUpEventsPerSec],
         ['catch-up time s', result.catchUpSeconds],
       ]),

@@ -1,26 +1,30 @@
 /**
- * npm run bench:compare [-- --json] [--quick] [--svg FILE] [--only NAME,...] [--seconds S] [--rounds N]
- *   [--big-keys N] [--big-revisions N]
+ * npm run bench:compare [-- --json] [--quick] [--svg FILE] [--markdown FILE,...] [--only NAME,...] [--seconds S]
+ *   [--rounds N] [--big-keys N] [--big-revisions N]
  *
  * kvlog side by side with a real etcd 3.4, both on loopback with durable writes, each on a fresh data dir,
  * the same workloads through the same client code (grpc-js with our etcd .proto definitions, in forked
- * load generator processes: load-worker.ts). Ratios are kvlog / etcd, measured in one run; each workload
- * alternates which system goes first. Workloads (see each file under workloads/):
+ * load generator processes: load-worker.ts). Ratios are kvlog / etcd, measured in one run. Every figure
+ * is the median of `--rounds` runs per side (3; 1 with --quick), each round's order the next of one
+ * sequence that alternates which system goes first (plan.ts). Workloads (see each file under workloads/):
  *   check-perf  1. etcdctl check perf --load=l and --load=xl
  *   puts        2. gRPC puts with 1, 64 and 1,000 clients (+ kvlog native HTTP)
  *   ranges      3. point gets and 1,000-key prefix lists
  *   watch       4. watch fan-out (+ kvlog native WebSocket; paced, and at saturation), 5. resume
  *   cpu         9. server CPU per put and per watch delivery at a fixed offered load
- *   big-store   7. memory, 8. restart, 6. compaction (on a second, fresh pair of data dirs)
- * Prints a table; `--json` ends with one line {"workloads":{name:{kvlog,etcd,unit,higherIsBetter,ratio}}};
- * `--svg FILE` writes the chart (docs/bench-compare.svg), `--markdown FILE` the table for docs/benchmarks.md.
- * `--quick` runs a small version of everything; `--rounds N` sets the runs per side of the figures quoted
- * as medians (CPU per operation, watch at saturation; 3 by default).
+ *   big-store   7. memory, 8. restart, 6. compaction (each round on a fresh pair of data dirs)
+ * Prints a table with each ratio's spread over the rounds; `--json` ends with one line (json.ts: a failed
+ * measurement is null there, and the run exits 1); `--svg FILE` writes the chart (docs/bench-compare.svg);
+ * `--markdown README.md,docs/benchmarks.md` rewrites those files' marked tables from this run (markdown.ts).
+ * `--quick` runs a small version of everything.
  */
-import { writeFile } from 'node:fs/promises'
-import { endProgress, runBench, formatNumber, parseBenchArgs, progress, table } from '../lib/report.js'
-import { isBetter, ratio, scaleFrom, type Figure, type Pair, type Scale } from './figures.js'
+import { readFile, writeFile } from 'node:fs/promises'
+import { endProgress, runBench, parseBenchArgs, progress, table } from '../lib/report.js'
+import { scaleFrom, verdict, type Figure, type Pair, type Scale } from './figures.js'
 import { closeGenerators } from './generators.js'
+import { failedFigures, jsonLine, type RunInfo } from './json.js'
+import { fillRegions, ratioText } from './markdown.js'
+import { rounds } from './plan.js'
 import { chart } from './svg.js'
 import { checkEtcdInstalled, startEtcd, startKvlog } from './systems.js'
 import { bigStore, bigStoreFigures } from './workloads/big-store.js'
@@ -69,56 +73,34 @@ async function main(): Promise<void> {
     }
   })
   if (wanted('big-store')) {
-    const kvlog = await withPair((pair) => bigStore(pair.kvlog, scale, note))
-    const etcd = await withPair((pair) => bigStore(pair.etcd, scale, note))
-    figures.push(...bigStoreFigures({ kvlog, etcd }, scale))
+    // Each run on a fresh pair of data dirs.
+    const runs = await rounds(scale.rounds, (side) => withPair((pair) => bigStore(pair[side], scale, note)))
+    figures.push(...bigStoreFigures(runs, scale))
   }
   endProgress()
 
-  const rows: Array<Array<string | number>> = [['workload', 'kvlog', 'etcd', 'unit', 'ratio', '', 'note']]
-  for (const f of figures) rows.push([f.name, f.kvlog, f.etcd, f.unit, ratio(f).toFixed(2), isBetter(f) ? 'better' : 'worse', f.note ?? ''])
+  const info: RunInfo = { date: new Date(T0).toISOString(), etcdVersion, quick: scale.quick, rounds: scale.rounds }
+  const rows: Array<Array<string | number>> = [['workload', 'kvlog', 'etcd', 'unit', 'ratio (rounds min–max)', '', 'note']]
+  for (const f of figures) rows.push([f.name, f.kvlog, f.etcd, f.unit, ratioText(f), verdict(f), f.note ?? ''])
   console.log(
-    `kvlog vs etcd ${etcdVersion}${scale.quick ? ' (--quick)' : ''}, ${new Date().toISOString().slice(0, 10)}, ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    `kvlog vs etcd ${etcdVersion}${scale.quick ? ' (--quick)' : ''}, ${info.date.slice(0, 10)}, ${scale.rounds} run(s) per side, ${((Date.now() - started) / 1000).toFixed(0)} s`,
   )
   console.log(table(rows))
-  const markdown = args.flags.get('markdown')
-  if (markdown !== undefined) await writeFile(markdown, markdownTable(figures))
+  const failed = failedFigures(figures)
   const svg = args.flags.get('svg')
   if (svg !== undefined) {
-    await writeFile(
-      svg,
-      chart(figures, `kvlog vs etcd ${etcdVersion} — ${new Date().toISOString().slice(0, 10)}${scale.quick ? ' (quick)' : ''}`),
-    )
+    await writeFile(svg, chart(figures, `kvlog vs etcd ${etcdVersion} — ${info.date.slice(0, 10)}${scale.quick ? ' (quick)' : ''}`))
   }
-  if (args.json) {
-    const workloads: Record<string, object> = {}
-    for (const f of figures) {
-      workloads[f.name] = {
-        kvlog: round(f.kvlog),
-        etcd: round(f.etcd),
-        unit: f.unit,
-        higherIsBetter: f.higherIsBetter,
-        ratio: round(ratio(f)),
-        ...(f.pass ? { pass: f.pass } : {}),
-      }
-    }
-    console.log(JSON.stringify({ workloads }))
+  if (args.json) console.log(jsonLine(figures, info))
+  if (failed.length > 0) {
+    // Tables are not written from a run with a failed measurement.
+    console.error(`measurements failed (null in the JSON): ${failed.join(', ')}`)
+    process.exitCode = 1
+    return
   }
-}
-
-/** The table for docs/benchmarks.md. */
-function markdownTable(figures: Figure[]): string {
-  const lines = ['| workload | kvlog | etcd | unit | kvlog / etcd | | note |', '|---|---:|---:|---|---:|---|---|']
-  for (const f of figures) {
-    lines.push(
-      `| ${f.name} | ${formatNumber(f.kvlog)} | ${formatNumber(f.etcd)} | ${f.unit} | ${ratio(f).toFixed(2)} | ${isBetter(f) ? 'better' : '**worse**'} | ${f.note ?? ''} |`,
-    )
+  for (const file of args.flags.get('markdown')?.split(',') ?? []) {
+    await writeFile(file, fillRegions(await readFile(file, 'utf8'), figures, info))
   }
-  return lines.join('\n') + '\n'
-}
-
-function round(x: number): number {
-  return Number.isFinite(x) ? Number(x.toPrecision(4)) : 0
 }
 
 await runBench(main, closeGenerators)

@@ -1,11 +1,15 @@
 /** What the comparison measures (one Figure per table row) and how big it runs (full or --quick). */
+import { rounds as plannedRounds, type Runs, type Side } from './plan.js'
 import type { System } from './systems.js'
 
 export interface Figure {
   /** Stable name, the key in the JSON line. */
   name: string
+  /** The medians of `runs`; NaN when a side measured nothing. */
   kvlog: number
   etcd: number
+  /** Every run's figure per side, in round order (round i of kvlog ran next to round i of etcd). */
+  runs: Runs<number>
   unit: string
   higherIsBetter: boolean
   /** Extra detail for the table (e.g. PASS/FAIL, p50), per system. */
@@ -40,7 +44,7 @@ export interface Scale {
   compactRate: number
   /** --quick only: how long the check perf model runs (full runs use etcdctl's minute). */
   checkPerfModelMs: number
-  /** Runs per side for the figures quoted as medians (CPU per operation, watch at saturation). */
+  /** Runs per side of every figure (each figure is the median). */
   rounds: number
   /** Closed-loop writer clients for watch fan-out at saturation. */
   saturationClients: number
@@ -119,36 +123,62 @@ export function scaleFrom(quick: boolean, flags: Map<string, string>): Scale {
   return scale
 }
 
+/** kvlog / etcd; NaN or Infinity when a side measured nothing (a failed run, never a ratio of 1). */
 export function ratio(f: Pick<Figure, 'kvlog' | 'etcd'>): number {
-  return f.etcd === 0 ? (f.kvlog === 0 ? 1 : Infinity) : f.kvlog / f.etcd
+  return f.kvlog / f.etcd
 }
 
-export function isBetter(f: Figure): boolean {
-  const r = ratio(f)
-  return f.higherIsBetter ? r >= 1 : r <= 1
+export type Verdict = 'favour' | 'against' | 'level'
+
+/**
+ * Where a figure stands for kvlog, by its ratio as printed (two decimals) and its direction: 1.00 is
+ * level, and a failed measurement is never in kvlog's favour.
+ */
+export function verdict(f: Pick<Figure, 'kvlog' | 'etcd' | 'higherIsBetter'>): Verdict {
+  const r = Number(ratio(f).toFixed(2))
+  if (!Number.isFinite(r)) return 'against'
+  if (r === 1) return 'level'
+  return r > 1 === f.higherIsBetter ? 'favour' : 'against'
 }
 
-/** Runs fn against kvlog and etcd, alternating which goes first (the machine drifts). */
-export async function bothSides<T>(pair: Pair, first: 'kvlog' | 'etcd', fn: (s: System) => Promise<T>): Promise<{ kvlog: T; etcd: T }> {
-  const second = first === 'kvlog' ? 'etcd' : 'kvlog'
-  const a = await fn(pair[first])
-  const b = await fn(pair[second])
-  return first === 'kvlog' ? { kvlog: a, etcd: b } : { kvlog: b, etcd: a }
+/** fn on both systems `scale.rounds` times, each round's order the next of the shared sequence (plan.ts). */
+export function rounds<T>(pair: Pair, scale: Scale, fn: (s: System) => Promise<T>): Promise<Runs<T>> {
+  return plannedRounds(scale.rounds, (side) => fn(pair[side]))
 }
 
-/** fn on both systems `scale.rounds` times, alternating which goes first; every run's result per side. */
-export async function rounds<T>(pair: Pair, scale: Scale, fn: (s: System) => Promise<T>): Promise<{ kvlog: T[]; etcd: T[] }> {
-  const out = { kvlog: [] as T[], etcd: [] as T[] }
-  for (let round = 0; round < scale.rounds; round++) {
-    const r = await bothSides(pair, round % 2 === 0 ? 'kvlog' : 'etcd', fn)
-    out.kvlog.push(r.kvlog)
-    out.etcd.push(r.etcd)
-  }
+/** fn on one system `scale.rounds` times (kvlog's native doors, set against etcd's gRPC runs). */
+export async function repeat<T>(scale: Scale, fn: () => Promise<T>): Promise<T[]> {
+  const out: T[] = []
+  for (let i = 0; i < scale.rounds; i++) out.push(await fn())
   return out
 }
 
-/** The median (the lower middle one of an even count). */
+/** The median (the lower middle one of an even count); NaN for none. */
 export function median(xs: number[]): number {
+  if (xs.length === 0) return NaN
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor((s.length - 1) / 2)]
+}
+
+/** [min, max]; NaN for none or when a run measured NaN. */
+export function spread(xs: number[]): [number, number] {
+  if (xs.length === 0 || xs.some((x) => Number.isNaN(x))) return [NaN, NaN]
+  return [Math.min(...xs), Math.max(...xs)]
+}
+
+/** The ratio of each round (kvlog's run i over etcd's run i), min and max. */
+export function ratioSpread(f: Pick<Figure, 'runs'>): [number, number] {
+  const n = Math.min(f.runs.kvlog.length, f.runs.etcd.length)
+  return spread(Array.from({ length: n }, (_, i) => ratio({ kvlog: f.runs.kvlog[i], etcd: f.runs.etcd[i] })))
+}
+
+/** A figure from each side's runs: the medians, and every run kept for the spread. */
+export function fromRuns<T>(f: Omit<Figure, 'kvlog' | 'etcd' | 'runs'>, runs: Runs<T>, value: (x: T) => number): Figure {
+  const values = { kvlog: runs.kvlog.map(value), etcd: runs.etcd.map(value) }
+  return { ...f, kvlog: median(values.kvlog), etcd: median(values.etcd), runs: values }
+}
+
+/** The median of one side's runs of some value. */
+export function medianOf<T>(runs: Runs<T>, side: Side, value: (x: T) => number): number {
+  return median(runs[side].map(value))
 }

@@ -4,7 +4,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { percentile } from '../lib/report.js'
+import { mergeSamples, summarize, type LatencySummary } from '../lib/latency-sample.js'
 import type { LoadResult, PutsCommand, RangesCommand, WatchCommand, WatchReport } from './load-worker.js'
 import { cpuSecondsOf } from './systems.js'
 
@@ -51,6 +51,8 @@ export interface Throughput {
   p99: number
   max: number
   stddev: number
+  /** The latencies behind p50 and p99: how many, over what window. */
+  latency: LatencySummary
 }
 
 /**
@@ -100,18 +102,17 @@ export async function runLoad(command: PutsCommand | RangesCommand, processes: n
     idle.push(...workers)
     const failed = results.find((r) => r.errors > 0)
     if (failed) throw new Error(`${failed.errors} requests failed, e.g. ${failed.firstError}`)
-    const latencies = results.flatMap((r) => r.latencies)
+    const latency = summarize(mergeSamples(results.map((r) => r.latencies)))
     const ops = results.reduce((s, r) => s + r.ops, 0)
-    const mean = latencies.reduce((s, x) => s + x, 0) / Math.max(1, latencies.length)
-    const stddev = Math.sqrt(latencies.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(1, latencies.length))
     return {
       opsPerSec: ops / Math.max(...results.map((r) => r.seconds)),
       ops,
       startedAt: Math.min(...results.map((r) => r.startedAt)),
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-      max: latencies.reduce((m, x) => Math.max(m, x), 0),
-      stddev,
+      p50: latency.p50,
+      p99: latency.p99,
+      max: latency.max,
+      stddev: latency.stddev,
+      latency,
     }
   } catch (err) {
     for (const w of workers) if (!idle.includes(w)) w.kill()

@@ -106,26 +106,27 @@ export interface WatchResponseSummary {
   created: boolean
   canceled: boolean
   events: number
-  /** The value of the first event's kv, if asked for. */
-  firstValue?: Buffer
 }
 
-/** WatchResponse: watch_id 2, created 3, canceled 4, events 11; Event.kv 2; KeyValue.value 5. */
-export function readWatchResponse(b: Buffer, wantValue: boolean): WatchResponseSummary {
+/**
+ * WatchResponse: watch_id 2, created 3, canceled 4, events 11; Event.kv 2; KeyValue.value 5.
+ * `onValue`, if given, gets each event's value in order.
+ */
+export function readWatchResponse(b: Buffer, onValue?: (value: Buffer) => void): WatchResponseSummary {
   const s: WatchResponseSummary = { watchId: 0, created: false, canceled: false, events: 0 }
   fields(b, 0, b.length, (field, wire, start, end) => {
     if (field === 2 && wire === 0) s.watchId = start
     else if (field === 3 && wire === 0) s.created = start !== 0
     else if (field === 4 && wire === 0) s.canceled = start !== 0
     else if (field === 11 && wire === 2) {
-      if (s.events++ === 0 && wantValue) {
-        fields(b, start, end, (f, w, kvStart, kvEnd) => {
-          if (f !== 2 || w !== 2) return
-          fields(b, kvStart, kvEnd, (vf, vw, vStart, vEnd) => {
-            if (vf === 5 && vw === 2) s.firstValue = b.subarray(vStart, vEnd)
-          })
+      s.events++
+      if (onValue === undefined) return
+      fields(b, start, end, (f, w, kvStart, kvEnd) => {
+        if (f !== 2 || w !== 2) return
+        fields(b, kvStart, kvEnd, (vf, vw, vStart, vEnd) => {
+          if (vf === 5 && vw === 2) onValue(b.subarray(vStart, vEnd))
         })
-      }
+      })
     }
   })
   return s

@@ -10,6 +10,7 @@ import { Agent, request as httpRequest, type RequestOptions } from 'node:http'
 import type { ClientDuplexStream } from '@grpc/grpc-js'
 import type { Message } from '../../apiserver/etcd/proto.js'
 import { connect, readWatchResponse, type EtcdClient } from './grpc.js'
+import { Reservoir, type LatencySample } from '../lib/latency-sample.js'
 import { pacedLatency, sleepUntil } from '../lib/pacing.js'
 
 export interface PutsCommand {
@@ -65,33 +66,20 @@ export interface LoadResult {
   /** ms since the epoch. */
   startedAt: number
   seconds: number
-  /** ms, every op (or a uniform sample when there are very many). */
-  latencies: number[]
+  /** ms, every op (a uniform sample of them when there are very many). */
+  latencies: LatencySample
 }
 
 export interface WatchReport {
   kind: 'report'
   events: number
-  latencies: number[]
+  /** One latency per event received (a uniform sample of them), or none unless asked for. */
+  latencies?: LatencySample
   minEvents: number
   doneAt?: number
 }
 
 const now = () => performance.timeOrigin + performance.now()
-const MAX_SAMPLES = 400_000
-
-class Samples {
-  values: number[] = []
-  private seen = 0
-  add(ms: number): void {
-    this.seen++
-    if (this.values.length < MAX_SAMPLES) this.values.push(ms)
-    else {
-      const j = Math.floor(Math.random() * this.seen)
-      if (j < MAX_SAMPLES) this.values[j] = ms
-    }
-  }
-}
 
 /** Set by { cmd: 'stop' }: loads end after their operations in flight. */
 let stopped = false
@@ -144,7 +132,7 @@ async function drive(
   rate: number | undefined,
   op: (i: number, client: number) => Promise<void>,
 ): Promise<LoadResult> {
-  const samples = new Samples()
+  const samples = new Reservoir()
   let next = 0
   let errors = 0
   let firstError: string | undefined
@@ -182,7 +170,7 @@ async function drive(
     firstError,
     startedAt: start,
     seconds: (now() - start) / 1000,
-    latencies: samples.values,
+    latencies: samples.snapshot(),
   }
 }
 
@@ -247,7 +235,19 @@ async function ranges(c: RangesCommand): Promise<LoadResult> {
 
 // ---- watch ----
 
-const watchState = { events: 0, perWatcher: [] as number[], latencies: new Samples(), expect: 0, doneAt: undefined as number | undefined }
+const watchState = { events: 0, perWatcher: [] as number[], latencies: new Reservoir(), expect: 0, doneAt: undefined as number | undefined }
+
+/**
+ * Every stamped event's latency is offered to the sample; only the ones it keeps have their stamp parsed
+ * (the generator must stay cheaper than the server).
+ */
+function sampleEventLatency(value: Buffer): void {
+  if (value[0] !== 0x7b) return
+  const slot = watchState.latencies.offer()
+  if (slot < 0) return
+  const t = Number(/"t":([0-9.]+)/.exec(value.toString('latin1'))?.[1])
+  watchState.latencies.fill(slot, now() - t)
+}
 
 async function watch(c: WatchCommand): Promise<void> {
   watchState.perWatcher = new Array(c.watchers).fill(0)
@@ -273,7 +273,7 @@ async function watch(c: WatchCommand): Promise<void> {
           const ids = new Map<number, number>()
           stream.on('error', (err) => (created < count ? reject(err) : undefined))
           stream.on('data', (bytes: Buffer) => {
-            const r = readWatchResponse(bytes, watchState.latencies.values.length < MAX_SAMPLES)
+            const r = readWatchResponse(bytes, sampleEventLatency)
             if (r.created) {
               ids.set(r.watchId, base + created)
               if (++created === count) resolve()
@@ -283,10 +283,6 @@ async function watch(c: WatchCommand): Promise<void> {
             watchState.events += r.events
             const w = ids.get(r.watchId)
             if (w !== undefined) watchState.perWatcher[w] += r.events
-            if (r.firstValue !== undefined && r.firstValue[0] === 0x7b) {
-              const t = Number(/"t":([0-9.]+)/.exec(r.firstValue.toString('latin1'))?.[1])
-              if (t > 0) watchState.latencies.add(now() - t)
-            }
             if (
               watchState.expect > 0 &&
               watchState.doneAt === undefined &&
@@ -327,7 +323,7 @@ process.on(
         const report: WatchReport = {
           kind: 'report',
           events: watchState.events,
-          latencies: m.latencies ? watchState.latencies.values : [],
+          latencies: m.latencies ? watchState.latencies.snapshot() : undefined,
           minEvents: Math.min(...watchState.perWatcher),
           doneAt: watchState.doneAt,
         }

@@ -3,7 +3,7 @@
  * scale around 1× (right and green = kvlog better, left and red = worse), whatever the unit: for
  * lower-is-better figures the advantage is etcd / kvlog.
  */
-import { isBetter, ratio, type Figure } from './figures.js'
+import { ratio, verdict, type Figure } from './figures.js'
 
 const ROW = 22
 const LABEL = 370
@@ -43,7 +43,7 @@ export function chart(figures: Figure[], title: string): string {
     const y = top + i * ROW
     const adv = advantage(f)
     const bx = x(adv)
-    const color = isBetter(f) ? '#2e9d4f' : '#d0453a'
+    const color = verdict(f) === 'against' ? '#d0453a' : '#2e9d4f'
     out.push(`<text x="${LABEL - 8}" y="${y + 14}" text-anchor="end">${escape(f.name)}</text>`)
     out.push(
       `<rect x="${Math.min(bx, center)}" y="${y + 3}" width="${Math.max(1, Math.abs(bx - center))}" height="${ROW - 6}" fill="${color}"/>`,

@@ -3,10 +3,11 @@
  * does not share the parent's event loop. Started by bench/watch.bench.ts with IPC:
  *   parent → { cmd: 'watch', url, connections, watchersPerConnection, prefix, startRevision?, until? }
  *   child  → { kind: 'ready' } once every watch is created, then on { cmd: 'report' }:
- *            { kind: 'report', events, messages, latencies (ms, sampled), lastRevisionMin, doneAt? }
+ *            { kind: 'report', events, messages, latencies (a LatencySample: one per event), lastRevisionMin, doneAt? }
  * Values written by the benchmark are JSON {"t": send time in ms since the epoch}; latency = receipt - t.
  */
 import WebSocket from 'ws'
+import { Reservoir } from './latency-sample.js'
 
 interface WatchCommand {
   cmd: 'watch'
@@ -22,17 +23,17 @@ interface WatchCommand {
 const now = () => performance.timeOrigin + performance.now()
 let events = 0
 let messages = 0
-const latencies: number[] = []
+const latencies = new Reservoir()
 let lastRevision: number[] = []
 let doneAt: number | undefined
 let until: number | undefined
 
 const HEAD = /^\{"type":"events","id":(\d+),"revision":(\d+),"events":/
-const SENT = /"value":"\{\\"t\\":([0-9.]+)\}"/
+const SENT = /"value":"\{\\"t\\":([0-9.]+)\}"/g
 
 /**
  * Reads an events frame without a full JSON.parse (the generator must stay cheaper than the server):
- * id and revision from the fixed prefix, events counted by their type tags, latency from the first value.
+ * id and revision from the fixed prefix, events counted by their type tags, a latency offered per stamped event.
  */
 function onEvents(base: number, text: string): void {
   const head = HEAD.exec(text)
@@ -43,9 +44,10 @@ function onEvents(base: number, text: string): void {
   events += n
   const revision = Number(head[2])
   lastRevision[base + Number(head[1]) - 1] = revision
-  if (latencies.length < 200_000) {
-    const sent = SENT.exec(text)
-    if (sent !== null) latencies.push(now() - Number(sent[1]))
+  SENT.lastIndex = 0
+  for (let sent = SENT.exec(text); sent !== null; sent = SENT.exec(text)) {
+    const slot = latencies.offer()
+    if (slot >= 0) latencies.fill(slot, now() - Number(sent[1]))
   }
   if (until !== undefined && doneAt === undefined && revision >= until && lastRevision.every((r) => r >= until!)) {
     doneAt = now()
@@ -91,6 +93,6 @@ process.on('message', (m: WatchCommand | { cmd: 'report' } | { cmd: 'exit' }) =>
       process.send!({ kind: 'error', message: String(err) })
     })
   else if (m.cmd === 'report') {
-    process.send!({ kind: 'report', events, messages, latencies, lastRevisionMin: Math.min(...lastRevision), doneAt })
+    process.send!({ kind: 'report', events, messages, latencies: latencies.snapshot(), lastRevisionMin: Math.min(...lastRevision), doneAt })
   } else process.exit(0)
 })

@@ -14,11 +14,12 @@ import type { OracleEvent } from '../apiserver/watch/checker.js'
 import type { Received } from '../support/watch-client.js'
 import { checkHistory } from './checker/index.js'
 import { allowed, checkPermissions } from './soak/auth.js'
-import type { History } from './history.js'
+import { isWrite, type History } from './history.js'
 import { FAULT_KINDS } from './soak/faults.js'
-import { runSoak, type SoakReport } from './soak/run.js'
+import { MAX_UNKNOWN_SHARE, runSoak, summarize, type SoakReport } from './soak/run.js'
 
 const SEED = Number(process.env.KVLOG_TEST_SEED ?? 20261123)
+const NO_FAULTS = { compactions: 0, injected: {}, noSpaceAnswers: 0, snapshotChunks: 0 }
 
 describe('reliability: short soak (real server, every fault kind, history checker)', function () {
   this.timeout(300_000)
@@ -124,6 +125,18 @@ describe('reliability: short soak (real server, every fault kind, history checke
     const watches = history.watches.map((l) => (l === w ? { ...l, segments } : l))
     // A gap: [reliable], or [bookmarkable] when a later progress notice vouched for the missing revision.
     expect(Object.keys(checkHistory({ ...history, watches }).byKind)).to.include.oneOf(['reliable', 'bookmarkable'])
+  })
+
+  it('bounds the share of writes with an unknown outcome', () => {
+    expect(report.unknownOutcomes.maxShare).to.equal(MAX_UNKNOWN_SHARE)
+    expect(report.unknownOutcomes.share).to.be.at.most(MAX_UNKNOWN_SHARE)
+    // The same run with most of its writes' answers lost fails on the bound.
+    const writes = history.ops.filter((o) => isWrite(o.op))
+    const lost = new Set(writes.slice(0, Math.ceil(writes.length * (MAX_UNKNOWN_SHARE + 0.1))))
+    const ops = history.ops.map((o) => (lost.has(o) ? { ...o, outcome: 'unknown' as const, result: undefined } : o))
+    const doctored = summarize({ seed: SEED }, { ...history, ops }, checkHistory({ ...history, ops }), NO_FAULTS, 0, [], 1)
+    expect(doctored.unknownOutcomes.share).to.be.greaterThan(MAX_UNKNOWN_SHARE)
+    expect(doctored.violationsByKind).to.have.property('outcome')
   })
 
   it('catches a resource write answered as failed that was applied', () => {

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { etcdGrpc, type EtcdGrpc } from './etcd-grpc.js'
+import { rejection } from './rejection.js'
 import { sleep } from './wait.js'
 
 const require = createRequire(import.meta.url)
@@ -44,12 +45,7 @@ export function prefixEnd(prefix: string | Buffer): Buffer {
 
 /** The rejection of a call, for asserting on its gRPC status code. */
 export async function grpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
-  try {
-    await p
-  } catch (e) {
-    return e as grpc.ServiceError
-  }
-  throw new Error('expected the call to fail')
+  return (await rejection(p, 'the call')) as unknown as grpc.ServiceError
 }
 
 type Msg = Record<string, unknown>

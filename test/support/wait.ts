@@ -9,3 +9,19 @@ export async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_
     await sleep(10)
   }
 }
+
+/**
+ * `p`'s value, or a failure naming `what` if it has not settled after `timeoutMs`: for "ends at once"
+ * checks, a deadline a hang misses and a slow machine does not.
+ */
+export async function settlesWithin<T>(what: string, p: Promise<T>, timeoutMs = 20_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle in ${timeoutMs} ms`)), timeoutMs)
+  })
+  try {
+    return await Promise.race([p, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}

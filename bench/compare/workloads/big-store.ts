@@ -11,9 +11,10 @@
  *    footprint of the live data alone: Compact to the head again and Defragment (no writers).
  */
 import type { Message } from '../../../apiserver/etcd/proto.js'
-import type { Figure, Scale } from '../figures.js'
+import { fromRuns, type Figure, type Scale } from '../figures.js'
 import { runLoad } from '../generators.js'
 import { call, connect, put } from '../grpc.js'
+import type { Runs } from '../plan.js'
 import type { System } from '../systems.js'
 
 export interface BigStoreResult {
@@ -111,68 +112,79 @@ export async function bigStore(system: System, scale: Scale, note: (text: string
   }
 }
 
-export function bigStoreFigures(r: { kvlog: BigStoreResult; etcd: BigStoreResult }, scale: Scale): Figure[] {
+export function bigStoreFigures(r: Runs<BigStoreResult>, scale: Scale): Figure[] {
   const mb = (x: number) => x / MB
+  const first = { kvlog: r.kvlog[0], etcd: r.etcd[0] }
+  const f = (base: Omit<Figure, 'kvlog' | 'etcd' | 'runs'>, value: (x: BigStoreResult) => number) => fromRuns(base, r, value)
   return [
-    {
-      name: `memory-rss-${scale.bigKeys}-keys-1KiB-mb`,
-      kvlog: mb(r.kvlog.rssBytes),
-      etcd: mb(r.etcd.rssBytes),
-      unit: 'MB',
-      higherIsBetter: false,
-    },
-    {
-      name: `restart-${scale.bigKeys}-keys-${scale.bigRevisions}-revisions-ms`,
-      kvlog: r.kvlog.restartMs,
-      etcd: r.etcd.restartMs,
-      unit: 'ms',
-      higherIsBetter: false,
-    },
-    {
-      name: `compaction-${scale.bigRevisions}-revisions-ms`,
-      kvlog: r.kvlog.compactionMs,
-      etcd: r.etcd.compactionMs,
-      unit: 'ms',
-      higherIsBetter: false,
-    },
-    {
-      name: 'compaction-write-p99-ms',
-      kvlog: r.kvlog.compactionWriteP99,
-      etcd: r.etcd.compactionWriteP99,
-      unit: 'ms',
-      higherIsBetter: false,
-      note: `${scale.compactRate} puts/s while compacting`,
-    },
-    {
-      name: 'disk-after-compact-mb',
-      kvlog: mb(r.kvlog.diskAfterCompact),
-      etcd: mb(r.etcd.diskAfterCompact),
-      unit: 'MB',
-      higherIsBetter: false,
-      note: `before ${mb(r.kvlog.diskBeforeCompact).toFixed(0)} / ${mb(r.etcd.diskBeforeCompact).toFixed(0)} MB`,
-    },
-    {
-      name: 'disk-after-compact-defrag-mb',
-      kvlog: mb(r.kvlog.diskAfterDefrag),
-      etcd: mb(r.etcd.diskAfterDefrag),
-      unit: 'MB',
-      higherIsBetter: false,
-    },
-    {
-      name: 'disk-kvlog-compact-vs-etcd-compact-defrag-mb',
-      kvlog: mb(r.kvlog.diskAfterCompact),
-      etcd: mb(r.etcd.diskAfterDefrag),
-      unit: 'MB',
-      higherIsBetter: false,
-      note: `kvlog without defrag vs etcd with; write-ahead logs after compact: ${mb(r.kvlog.walAfterCompact).toFixed(1)} MB (counted) / ${mb(r.etcd.walAfterCompact).toFixed(0)} MB (not counted)`,
-    },
-    {
-      name: 'disk-live-data-mb',
-      kvlog: mb(r.kvlog.diskLiveOnly),
-      etcd: mb(r.etcd.diskLiveOnly),
-      unit: 'MB',
-      higherIsBetter: false,
-      note: 'after a second compaction to the head + defrag: no history',
-    },
+    f(
+      {
+        name: `memory-rss-${scale.bigKeys}-keys-1KiB-mb`,
+        unit: 'MB',
+        higherIsBetter: false,
+      },
+      (x) => mb(x.rssBytes),
+    ),
+    f(
+      {
+        name: `restart-${scale.bigKeys}-keys-${scale.bigRevisions}-revisions-ms`,
+        unit: 'ms',
+        higherIsBetter: false,
+      },
+      (x) => x.restartMs,
+    ),
+    f(
+      {
+        name: `compaction-${scale.bigRevisions}-revisions-ms`,
+        unit: 'ms',
+        higherIsBetter: false,
+      },
+      (x) => x.compactionMs,
+    ),
+    f(
+      {
+        name: 'compaction-write-p99-ms',
+        unit: 'ms',
+        higherIsBetter: false,
+        note: `${scale.compactRate} puts/s while compacting`,
+      },
+      (x) => x.compactionWriteP99,
+    ),
+    f(
+      {
+        name: 'disk-after-compact-mb',
+        unit: 'MB',
+        higherIsBetter: false,
+        note: `before ${mb(first.kvlog.diskBeforeCompact).toFixed(0)} / ${mb(first.etcd.diskBeforeCompact).toFixed(0)} MB`,
+      },
+      (x) => mb(x.diskAfterCompact),
+    ),
+    f(
+      {
+        name: 'disk-after-compact-defrag-mb',
+        unit: 'MB',
+        higherIsBetter: false,
+      },
+      (x) => mb(x.diskAfterDefrag),
+    ),
+    fromRuns(
+      {
+        name: 'disk-kvlog-compact-vs-etcd-compact-defrag-mb',
+        unit: 'MB',
+        higherIsBetter: false,
+        note: `kvlog without defrag vs etcd with; write-ahead logs after compact: ${mb(first.kvlog.walAfterCompact).toFixed(1)} MB (counted) / ${mb(first.etcd.walAfterCompact).toFixed(0)} MB (not counted)`,
+      },
+      { kvlog: r.kvlog.map((x) => mb(x.diskAfterCompact)), etcd: r.etcd.map((x) => mb(x.diskAfterDefrag)) },
+      (x) => x,
+    ),
+    f(
+      {
+        name: 'disk-live-data-mb',
+        unit: 'MB',
+        higherIsBetter: false,
+        note: 'after a second compaction to the head + defrag: no history',
+      },
+      (x) => mb(x.diskLiveOnly),
+    ),
   ]
 }

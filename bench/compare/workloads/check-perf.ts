@@ -7,7 +7,7 @@
  * and says so in the table.
  */
 import { spawn } from 'node:child_process'
-import { bothSides, type Figure, type Pair, type Scale } from '../figures.js'
+import { fromRuns, rounds, type Figure, type Pair, type Scale } from '../figures.js'
 import { runLoad } from '../generators.js'
 import type { System } from '../systems.js'
 
@@ -57,17 +57,12 @@ export async function checkPerf(pair: Pair, scale: Scale): Promise<Figure[]> {
   const figures: Figure[] = []
   let run = 0
   for (const load of ['l', 'xl'] as const) {
-    const r = await bothSides(pair, run % 2 === 0 ? 'etcd' : 'kvlog', (s) => (scale.quick ? model(s, load, scale, run) : etcdctl(s, load)))
-    run++
-    const verdict = (c: CheckResult) => (c.pass ? 'PASS' : 'FAIL')
+    const r = await rounds(pair, scale, (s) => (scale.quick ? model(s, load, scale, run++) : etcdctl(s, load)))
+    const verdicts = (side: CheckResult[]) => side.map((c) => (c.pass ? 'PASS' : 'FAIL')).join(' ')
     figures.push({
-      name: `check-perf-${load}`,
-      kvlog: r.kvlog.writesPerSec,
-      etcd: r.etcd.writesPerSec,
-      unit: 'writes/s',
-      higherIsBetter: true,
-      note: `${scale.quick ? 'model (quick), ' : ''}kvlog ${verdict(r.kvlog)}, etcd ${verdict(r.etcd)}`,
-      pass: { kvlog: r.kvlog.pass, etcd: r.etcd.pass },
+      ...fromRuns({ name: `check-perf-${load}`, unit: 'writes/s', higherIsBetter: true }, r, (c) => c.writesPerSec),
+      note: `${scale.quick ? 'model (quick), ' : ''}kvlog ${verdicts(r.kvlog)}, etcd ${verdicts(r.etcd)}`,
+      pass: { kvlog: r.kvlog.every((c) => c.pass), etcd: r.etcd.every((c) => c.pass) },
     })
   }
   return figures

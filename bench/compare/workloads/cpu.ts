@@ -12,7 +12,8 @@
  * offered rate was saturated, and its figure is not at the fixed load (larger write groups cost less per
  * put): the note says so.
  */
-import { median, rounds, type Figure, type Pair, type Scale } from '../figures.js'
+import { fromRuns, medianOf, rounds, type Figure, type Pair, type Scale } from '../figures.js'
+import type { Runs } from '../plan.js'
 import { runLoad } from '../generators.js'
 import type { System } from '../systems.js'
 import { grpcFanOut } from './watch.js'
@@ -51,19 +52,21 @@ async function perDelivery(system: System, scale: Scale): Promise<PerOp> {
 /** Below this share of the offered rate a system was saturated: its CPU per operation is not at the fixed load. */
 const SATURATED = 0.9
 
-function figure(name: string, unit: string, runs: { kvlog: PerOp[]; etcd: PerOp[] }, offered: string, rate: number): Figure {
-  const m = (side: 'kvlog' | 'etcd', f: (x: PerOp) => number) => median(runs[side].map(f))
-  const saturated = (['kvlog', 'etcd'] as const).filter((side) => m(side, (x) => x.achieved) < SATURATED * rate)
-  return {
-    name,
-    kvlog: m('kvlog', (x) => x.cpuUs),
-    etcd: m('etcd', (x) => x.cpuUs),
-    unit,
-    higherIsBetter: false,
-    note:
-      `${offered}; achieved ${Math.round(m('kvlog', (x) => x.achieved))} / ${Math.round(m('etcd', (x) => x.achieved))}/s` +
-      (saturated.length > 0 ? ` (saturated: ${saturated.join(', ')})` : ''),
-  }
+function figure(name: string, unit: string, runs: Runs<PerOp>, offered: string, rate: number): Figure {
+  const achieved = (side: 'kvlog' | 'etcd') => medianOf(runs, side, (x) => x.achieved)
+  const saturated = (['kvlog', 'etcd'] as const).filter((side) => achieved(side) < SATURATED * rate)
+  return fromRuns(
+    {
+      name,
+      unit,
+      higherIsBetter: false,
+      note:
+        `${offered}; achieved ${Math.round(achieved('kvlog'))} / ${Math.round(achieved('etcd'))}/s` +
+        (saturated.length > 0 ? ` (saturated: ${saturated.join(', ')})` : ''),
+    },
+    runs,
+    (x) => x.cpuUs,
+  )
 }
 
 export async function cpu(pair: Pair, scale: Scale): Promise<Figure[]> {

@@ -6,9 +6,10 @@
  * one connection per client there, since an HTTP/1.1 connection carries one request at a time (HTTP/2
  * multiplexes a gRPC connection's calls).
  */
-import { bothSides, type Figure, type Pair, type Scale } from '../figures.js'
+import { fromRuns, repeat, rounds, type Figure, type Pair, type Scale } from '../figures.js'
 import { runLoad, type Throughput } from '../generators.js'
 import type { PutsCommand } from '../load-worker.js'
+import type { Runs } from '../plan.js'
 
 const KEYS = 10_000
 const VALUE_BYTES = 256
@@ -26,27 +27,27 @@ function command(target: string, clients: number, scale: Scale, cmd: PutsCommand
   }
 }
 
-function figures(name: string, clients: number, r: { kvlog: Throughput; etcd: Throughput }): Figure[] {
+function figures(name: string, clients: number, r: Runs<Throughput>, note?: string): Figure[] {
+  const f = (suffix: string, unit: string, higherIsBetter: boolean, value: (t: Throughput) => number) =>
+    fromRuns({ name: `${name}-${clients}-${suffix}`, unit, higherIsBetter, note }, r, value)
   return [
-    { name: `${name}-${clients}-puts-per-sec`, kvlog: r.kvlog.opsPerSec, etcd: r.etcd.opsPerSec, unit: 'puts/s', higherIsBetter: true },
-    { name: `${name}-${clients}-p50-ms`, kvlog: r.kvlog.p50, etcd: r.etcd.p50, unit: 'ms', higherIsBetter: false },
-    { name: `${name}-${clients}-p99-ms`, kvlog: r.kvlog.p99, etcd: r.etcd.p99, unit: 'ms', higherIsBetter: false },
+    f('puts-per-sec', 'puts/s', true, (t) => t.opsPerSec),
+    f('p50-ms', 'ms', false, (t) => t.p50),
+    f('p99-ms', 'ms', false, (t) => t.p99),
   ]
 }
 
 export async function puts(pair: Pair, scale: Scale): Promise<Figure[]> {
   const out: Figure[] = []
-  const etcdByClients = new Map<number, Throughput>()
-  for (const [i, clients] of scale.putClients.entries()) {
-    const r = await bothSides(pair, i % 2 === 0 ? 'kvlog' : 'etcd', (s) => runLoad(command(s.grpc, clients, scale), scale.generators))
+  const etcdByClients = new Map<number, Throughput[]>()
+  for (const clients of scale.putClients) {
+    const r = await rounds(pair, scale, (s) => runLoad(command(s.grpc, clients, scale), scale.generators))
     etcdByClients.set(clients, r.etcd)
     out.push(...figures('grpc-put', clients, r))
   }
   for (const clients of scale.putClients) {
-    const native = await runLoad(command(pair.kvlog.http!, clients, scale, 'http-puts'), scale.generators)
-    const f = figures('native-http-put', clients, { kvlog: native, etcd: etcdByClients.get(clients)! })
-    for (const x of f) x.note = 'kvlog native HTTP vs etcd gRPC'
-    out.push(...f)
+    const native = await repeat(scale, () => runLoad(command(pair.kvlog.http!, clients, scale, 'http-puts'), scale.generators))
+    out.push(...figures('native-http-put', clients, { kvlog: native, etcd: etcdByClients.get(clients)! }, 'kvlog native HTTP vs etcd gRPC'))
   }
   return out
 }

@@ -3,17 +3,18 @@
  * lists of the whole 1,000-key prefix per second (8 clients), serializable=false (linearizable, etcd's
  * default), closed loop for `seconds` each.
  */
-import { bothSides, type Figure, type Pair, type Scale } from '../figures.js'
+import { fromRuns, rounds, type Figure, type Pair, type Scale } from '../figures.js'
+import { rounds as plannedRounds } from '../plan.js'
 import { runLoad } from '../generators.js'
 
 const PREFIX = '/bench/range/'
 
 export async function ranges(pair: Pair, scale: Scale): Promise<Figure[]> {
-  await bothSides(pair, 'kvlog', (s) =>
+  await plannedRounds(1, (side) =>
     runLoad(
       {
         cmd: 'puts',
-        target: s.grpc,
+        target: pair[side].grpc,
         clients: 50,
         connections: 2,
         durationMs: 600_000,
@@ -39,22 +40,14 @@ export async function ranges(pair: Pair, scale: Scale): Promise<Figure[]> {
       },
       scale.generators,
     )
-  const point = await bothSides(pair, 'etcd', (s) => load('point', 64)(s.grpc))
-  const prefix = await bothSides(pair, 'kvlog', (s) => load('prefix', 8)(s.grpc))
+  const point = await rounds(pair, scale, (s) => load('point', 64)(s.grpc))
+  const prefix = await rounds(pair, scale, (s) => load('prefix', 8)(s.grpc))
   return [
-    {
-      name: 'grpc-range-point-gets-per-sec',
-      kvlog: point.kvlog.opsPerSec,
-      etcd: point.etcd.opsPerSec,
-      unit: 'gets/s',
-      higherIsBetter: true,
-    },
-    {
-      name: `grpc-range-prefix-${scale.rangeKeys}-lists-per-sec`,
-      kvlog: prefix.kvlog.opsPerSec,
-      etcd: prefix.etcd.opsPerSec,
-      unit: 'lists/s',
-      higherIsBetter: true,
-    },
+    fromRuns({ name: 'grpc-range-point-gets-per-sec', unit: 'gets/s', higherIsBetter: true }, point, (t) => t.opsPerSec),
+    fromRuns(
+      { name: `grpc-range-prefix-${scale.rangeKeys}-lists-per-sec`, unit: 'lists/s', higherIsBetter: true },
+      prefix,
+      (t) => t.opsPerSec,
+    ),
   ]
 }

@@ -17,10 +17,11 @@
 import type { ChildProcess } from 'node:child_process'
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { percentile } from '../../lib/report.js'
-import { bothSides, median, rounds, type Figure, type Pair, type Scale } from '../figures.js'
+import { describeSample, mergeSamples, summarize, type LatencySample, type LatencySummary } from '../../lib/latency-sample.js'
+import { fromRuns, medianOf, repeat, rounds, type Figure, type Pair, type Scale } from '../figures.js'
 import { ask, runLoad, WatchGenerators, type Throughput } from '../generators.js'
 import { connect, put } from '../grpc.js'
+import type { Runs } from '../plan.js'
 import type { System } from '../systems.js'
 
 const WS_CLIENT = fileURLToPath(new URL('../../lib/watch-clients.js', import.meta.url))
@@ -30,6 +31,8 @@ export interface FanOut {
   deliveriesPerSec: number
   p99: number
   p50: number
+  /** The events behind p50 and p99 (one latency per event, sampled fairly over the run). */
+  latency: LatencySummary
   writesPerSec: number
   /** Events received by all watchers. */
   deliveries: number
@@ -40,7 +43,8 @@ export interface FanOut {
 interface Progress {
   events: number
   minEvents: number
-  latencies: number[]
+  /** Each generator process's sample (empty unless asked for). */
+  latencies: LatencySample[]
 }
 
 /** Writes at the scale's rate while `progress` reports; waits for the tail; computes the figures. */
@@ -63,12 +67,14 @@ async function measure(
   const elapsed = (now() - t0) / 1000
   const serverCpuSeconds = (await cpuSeconds()) - cpuBefore
   const final = await progress(true)
+  const latency = summarize(mergeSamples(final.latencies))
   return {
     deliveries: final.events - before.events,
     serverCpuSeconds,
     deliveriesPerSec: (final.events - before.events) / elapsed,
-    p50: percentile(final.latencies, 50),
-    p99: percentile(final.latencies, 99),
+    p50: latency.p50,
+    p99: latency.p99,
+    latency,
     writesPerSec: opsPerSec,
   }
 }
@@ -117,7 +123,7 @@ export async function grpcFanOut(
       return {
         events: r.reduce((s, x) => s + x.events, 0),
         minEvents: Math.min(...r.map((x) => x.minEvents)),
-        latencies: r.flatMap((x) => x.latencies),
+        latencies: r.flatMap((x) => (x.latencies ? [x.latencies] : [])),
       }
     })
   } finally {
@@ -158,10 +164,10 @@ async function nativeFanOut(system: System, scale: Scale): Promise<FanOut> {
       },
       async () => {
         const r = await Promise.all(
-          clients.map((c) => ask<{ events: number; lastRevisionMin: number; latencies: number[] }>(c, { cmd: 'report' }, 'report')),
+          clients.map((c) => ask<{ events: number; lastRevisionMin: number; latencies: LatencySample }>(c, { cmd: 'report' }, 'report')),
         )
         const caughtUp = head > 0 && r.every((x) => x.lastRevisionMin >= head)
-        return { events: r.reduce((s, x) => s + x.events, 0), minEvents: caughtUp ? Infinity : 0, latencies: r.flatMap((x) => x.latencies) }
+        return { events: r.reduce((s, x) => s + x.events, 0), minEvents: caughtUp ? Infinity : 0, latencies: r.map((x) => x.latencies) }
       },
     )
   } finally {
@@ -226,72 +232,60 @@ async function resume(system: System, scale: Scale): Promise<Resumed> {
   }
 }
 
-/** Watch fan-out with the writer as fast as each system accepts: deliveries/s and p99, medians of rounds. */
-async function saturated(pair: Pair, scale: Scale): Promise<Figure[]> {
-  const runs = await rounds(pair, scale, (s) => grpcFanOut(s, scale, 'saturation'))
-  const m = (side: 'kvlog' | 'etcd', f: (x: FanOut) => number) => median(runs[side].map(f))
-  const w = `${scale.watchers}w`
+/** How many events each side's p99 comes from, and the seconds they span (the first round's). */
+function latencyNote(runs: Runs<FanOut>): string {
+  return `kvlog ${describeSample('events', runs.kvlog[0].latency)}, etcd ${describeSample('events', runs.etcd[0].latency)} (first round)`
+}
+
+/** Deliveries/s and p99 of fan-out runs, the writer's rate and p50 in the notes. */
+function fanOutFigures(prefix: string, runs: Runs<FanOut>): Figure[] {
+  const m = (side: 'kvlog' | 'etcd', f: (x: FanOut) => number) => medianOf(runs, side, f)
   return [
-    {
-      name: `watch-saturated-${w}-deliveries-per-sec`,
-      kvlog: m('kvlog', (x) => x.deliveriesPerSec),
-      etcd: m('etcd', (x) => x.deliveriesPerSec),
-      unit: 'events/s',
-      higherIsBetter: true,
-      note: `writer reached ${Math.round(m('kvlog', (x) => x.writesPerSec))} / ${Math.round(m('etcd', (x) => x.writesPerSec))} rev/s`,
-    },
-    {
-      name: `watch-saturated-${w}-p99-ms`,
-      kvlog: m('kvlog', (x) => x.p99),
-      etcd: m('etcd', (x) => x.p99),
-      unit: 'ms',
-      higherIsBetter: false,
-      note: `p50 ${m('kvlog', (x) => x.p50).toFixed(1)} / ${m('etcd', (x) => x.p50).toFixed(1)} ms`,
-    },
+    fromRuns(
+      {
+        name: `${prefix}-deliveries-per-sec`,
+        unit: 'events/s',
+        higherIsBetter: true,
+        note: `writer reached ${Math.round(m('kvlog', (x) => x.writesPerSec))} / ${Math.round(m('etcd', (x) => x.writesPerSec))} rev/s`,
+      },
+      runs,
+      (x) => x.deliveriesPerSec,
+    ),
+    fromRuns(
+      {
+        name: `${prefix}-p99-ms`,
+        unit: 'ms',
+        higherIsBetter: false,
+        note: `p50 ${m('kvlog', (x) => x.p50).toFixed(1)} / ${m('etcd', (x) => x.p50).toFixed(1)} ms; ${latencyNote(runs)}`,
+      },
+      runs,
+      (x) => x.p99,
+    ),
   ]
 }
 
 export async function watch(pair: Pair, scale: Scale): Promise<Figure[]> {
-  const fan = await bothSides(pair, 'etcd', (s) => grpcFanOut(s, scale))
-  const native = await nativeFanOut(pair.kvlog, scale)
-  const resumed = await bothSides(pair, 'kvlog', (s) => resume(s, scale))
-  const atSaturation = await saturated(pair, scale)
+  const fan = await rounds(pair, scale, (s) => grpcFanOut(s, scale))
+  const native = await repeat(scale, () => nativeFanOut(pair.kvlog, scale))
+  const resumed = await rounds(pair, scale, (s) => resume(s, scale))
+  // Fan-out with the writer as fast as each system accepts: what the server delivers, not what the writer offers.
+  const saturated = await rounds(pair, scale, (s) => grpcFanOut(s, scale, 'saturation'))
   const w = `${scale.watchers}w-${scale.watchRate}rps`
   const nativeNote = 'kvlog native WebSocket vs etcd gRPC'
+  const cpu = (side: 'kvlog' | 'etcd', f: (x: Resumed) => number) => medianOf(resumed, side, f).toFixed(2)
   return [
-    {
-      name: `watch-${w}-deliveries-per-sec`,
-      kvlog: fan.kvlog.deliveriesPerSec,
-      etcd: fan.etcd.deliveriesPerSec,
-      unit: 'events/s',
-      higherIsBetter: true,
-      note: `writer reached ${Math.round(fan.kvlog.writesPerSec)} / ${Math.round(fan.etcd.writesPerSec)} rev/s`,
-    },
-    {
-      name: `watch-${w}-p99-ms`,
-      kvlog: fan.kvlog.p99,
-      etcd: fan.etcd.p99,
-      unit: 'ms',
-      higherIsBetter: false,
-      note: `p50 ${fan.kvlog.p50.toFixed(1)} / ${fan.etcd.p50.toFixed(1)} ms`,
-    },
-    {
-      name: `native-ws-watch-${w}-deliveries-per-sec`,
-      kvlog: native.deliveriesPerSec,
-      etcd: fan.etcd.deliveriesPerSec,
-      unit: 'events/s',
-      higherIsBetter: true,
-      note: nativeNote,
-    },
-    { name: `native-ws-watch-${w}-p99-ms`, kvlog: native.p99, etcd: fan.etcd.p99, unit: 'ms', higherIsBetter: false, note: nativeNote },
-    {
-      name: `watch-resume-${scale.resumeWatchers}w-${scale.resumeRevisions}-behind-ms`,
-      kvlog: resumed.kvlog.ms,
-      etcd: resumed.etcd.ms,
-      unit: 'ms',
-      higherIsBetter: false,
-      note: `CPU s server ${resumed.kvlog.serverCpu.toFixed(2)} / ${resumed.etcd.serverCpu.toFixed(2)}, watch clients ${resumed.kvlog.clientCpu.toFixed(2)} / ${resumed.etcd.clientCpu.toFixed(2)}`,
-    },
-    ...atSaturation,
+    ...fanOutFigures(`watch-${w}`, fan),
+    ...fanOutFigures(`native-ws-watch-${w}`, { kvlog: native, etcd: fan.etcd }).map((f) => ({ ...f, note: `${nativeNote}; ${f.note}` })),
+    fromRuns(
+      {
+        name: `watch-resume-${scale.resumeWatchers}w-${scale.resumeRevisions}-behind-ms`,
+        unit: 'ms',
+        higherIsBetter: false,
+        note: `CPU s server ${cpu('kvlog', (x) => x.serverCpu)} / ${cpu('etcd', (x) => x.serverCpu)}, watch clients ${cpu('kvlog', (x) => x.clientCpu)} / ${cpu('etcd', (x) => x.clientCpu)}`,
+      },
+      resumed,
+      (x) => x.ms,
+    ),
+    ...fanOutFigures(`watch-saturated-${scale.watchers}w`, saturated),
   ]
 }

@@ -13,6 +13,7 @@ import { credentials } from '@grpc/grpc-js'
 import type { Message } from '../../../apiserver/etcd/proto.js'
 import { importEtcdSnapshot } from '../../../tools/import-etcd-snapshot.js'
 import { etcdGrpc, responses, type EtcdGrpc } from '../../support/etcd-grpc.js'
+import { rejection, rejectionWithCode } from '../../support/rejection.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { makeTestCerts } from '../../support/test-certs.js'
 
@@ -140,12 +141,8 @@ describe('apiserver/etcd: the gRPC door', function () {
     ka.write({ ID: id })
     expect((await r.next()).TTL).to.equal('0')
     ka.end()
-    try {
-      await etcd.call('Lease', 'LeaseRevoke', { ID: id })
-      expect.fail('revoke of an expired lease succeeded')
-    } catch (err) {
-      expect((err as { details: string }).details).to.equal('etcdserver: requested lease not found')
-    }
+    const err = await rejection(etcd.call('Lease', 'LeaseRevoke', { ID: id }), 'revoke of an expired lease')
+    expect(err.details).to.equal('etcdserver: requested lease not found')
   })
 
   it('Hash/HashKV are equal for equal states and change with the data', async () => {
@@ -218,10 +215,8 @@ describe('apiserver/etcd: TLS with client certificates on both listeners', funct
     }
     const anonymous = etcdGrpc(server.grpc, credentials.createSsl(file('ca.crt')))
     try {
-      await anonymous.call('KV', 'Range', { key: b('tls') })
-      expect.fail('a client without a certificate was served')
-    } catch (err) {
-      expect((err as { code: number }).code).to.equal(14) // UNAVAILABLE: the handshake failed
+      // 14, UNAVAILABLE: the handshake failed.
+      await rejectionWithCode(anonymous.call('KV', 'Range', { key: b('tls') }), 14, 'a client without a certificate')
     } finally {
       anonymous.close()
     }

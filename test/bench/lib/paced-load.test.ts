@@ -1,18 +1,22 @@
 import { expect } from 'chai'
 import { LatencySamples, pacedLoad } from '../../../bench/lib/paced-load.js'
+import { waitFor } from '../../support/wait.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('bench/lib/paced-load', () => {
   it('issues ops at the rate asked for, across its writers, each op once', async () => {
     const seen: number[] = []
+    const t0 = performance.now()
     const load = pacedLoad(10, 1000, async (i) => {
       seen.push(i)
     })
-    await sleep(400)
+    await waitFor('200 ops', () => seen.length >= 200)
+    const elapsed = performance.now() - t0
     const samples = await load.stop()
-    // 1,000 ops/s for ~400 ms; timers are coarse and the machine is shared, so a wide margin.
-    expect(seen.length).to.be.within(250, 450)
+    // Op i is due i ms after the start at 1,000 ops/s: 200 ops never come sooner than ~199 ms (a timer
+    // fires at most ~1 ms early); a busy machine only makes them later.
+    expect(elapsed).to.be.at.least(197)
     expect(new Set(seen).size).to.equal(seen.length)
     expect(seen).to.deep.equal([...seen].sort((a, b) => a - b))
     expect(samples.length).to.equal(seen.length)

@@ -16,12 +16,16 @@ describe('bench/lib/pacing', () => {
     const issued = await sleepUntil(at)
     // A timer may fire up to ~1 ms early (whole-millisecond loop time); it never fires much earlier.
     expect(issued).to.be.greaterThan(at - 2)
-    expect(issued).to.be.closeTo(performance.now(), 1)
+    // The time it woke, not the time asked for.
+    expect(issued).to.be.at.most(performance.now())
   })
 
-  it('does not sleep for a time already past', async () => {
+  it('does not sleep for a time already past: it answers before any timer', async () => {
     const before = performance.now()
-    const issued = await sleepUntil(before - 50)
-    expect(issued - before).to.be.lessThan(5)
+    const first = await Promise.race([
+      sleepUntil(before - 50).then(() => 'answered'),
+      new Promise((r) => setTimeout(() => r('a timer'), 0)),
+    ])
+    expect(first).to.equal('answered')
   })
 })

@@ -14,6 +14,7 @@ import { encode, type LogMessage } from '../../../log/jetstream/messages.js'
 import { clusterNames } from '../../../log/jetstream/options.js'
 import { memberOptions } from '../../support/cluster-members.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
+import { rejectionWithCode } from '../../support/rejection.js'
 import { waitFor } from '../../support/wait.js'
 
 describe('JetStreamLog: the message chain', function () {
@@ -64,11 +65,6 @@ describe('JetStreamLog: the message chain', function () {
     expect(await b.caughtUp()).to.equal(false)
     expect(await b.get('evil', { serializable: true })).to.equal(undefined)
     expect(b.revision).to.equal(revision)
-    try {
-      await b.get('x')
-      expect.fail('a linearizable read on a stopped member')
-    } catch (err) {
-      expect((err as { code?: string }).code).to.equal('UNAVAILABLE')
-    }
+    await rejectionWithCode(b.get('x'), 'UNAVAILABLE', 'a linearizable read on a stopped member')
   })
 })

@@ -224,6 +224,61 @@ describe('reliability: history checker', () => {
     expect(tags(g)).to.deep.equal(['linearizable'])
   })
 
+  /** The same run with an oracle read after a compaction to 3: it starts at revision 4 (the watch, at 2, left out). */
+  function late(): History {
+    const h = history()
+    return { ...h, watches: [], oracle: { first: 4, last: 7, events: oracleEvents().filter((e) => e.revision >= 4) } }
+  }
+
+  it('checks operations against an oracle that starts after the store did, on the keys it knows', () => {
+    const report = checkHistory(late())
+    expect(report.violations).to.deep.equal([])
+    // The writes at 2 and 3 are below the oracle; the ones from 4 on are checked.
+    expect(report.stats).to.include({ ackedWrites: 3, unchecked: 2, ackedWritesLost: 0 })
+  })
+
+  it('reports a wrong read and a lost write on an oracle that starts late', () => {
+    const h = late()
+    op(h, 5).result!.results = [{ type: 'range', kvs: [kv('/a', 'v1', 2, 2, 1)] }]
+    expect(tags(h)).to.deep.equal(['linearizable'])
+    const g = late()
+    op(g, 7).result = { revision: 3, kvs: [kv('/a', 'v1', 2, 2, 1)] } // /b (known from its delete's prevKv) missing at 3
+    expect(tags(g)).to.deep.equal(['linearizable'])
+    const w = late()
+    events(w).splice(
+      events(w).findIndex((e) => e.revision === 6 && e.type === 'PUT'),
+      1,
+    )
+    expect(tags(w)).to.include('durability')
+  })
+
+  it("checks an acknowledged lease revoke: the lease's keys are gone at its revision", () => {
+    nextId = 1
+    const leased = { ...kv('/e', 'v1', 2, 2, 1), lease: '7' }
+    const revoked = (): History => ({
+      ops: [
+        rec({ type: 'put', keyBase64: b64('/e'), valueBase64: b64('v1'), lease: '7' }, 'ok', { revision: 2 }),
+        rec({ type: 'leaseRevoke', lease: '7' }, 'ok', { revision: 3 }),
+      ],
+      recoveries: [],
+      watches: [],
+      oracle: {
+        first: 2,
+        last: 3,
+        events: [
+          { type: 'PUT', revision: 2, kv: leased },
+          { type: 'DELETE', revision: 3, kv: gone('/e', 3), prevKv: leased },
+        ],
+      },
+    })
+    expect(checkHistory(revoked()).violations).to.deep.equal([])
+    // The revoke acknowledged at 3, but the key is still there (its delete never made the log).
+    const h = revoked()
+    events(h).pop()
+    h.ops[1].result = { revision: 2 }
+    expect(tags(h)).to.deep.equal(['durability'])
+  })
+
   it('reports a write answered as failed that was applied, and a value applied twice ([outcome])', () => {
     const h = history()
     op(h, 10).outcome = 'fail' // v10 is in the log

@@ -50,9 +50,16 @@ interface Version {
   kv: StateKv | undefined
 }
 
-/** Every key's versions from the oracle; stateAt(r) is the store at revision r. */
+/**
+ * Every key's versions from the oracle; stateAt(r) is the store at revision r. An oracle that starts at
+ * an empty store (first = 2) knows every key. One that starts later (the log was compacted below it)
+ * knows a key from its first event there on, and the key's version before that event from the event's
+ * prevKv (or that it was absent, when the event created it): such a key is known at every revision from
+ * first - 1; a key the oracle never shows, or whose prior version it cannot tell, is not.
+ */
 export class Timeline {
   private readonly keys = new Map<string, Version[]>()
+  private readonly unknownBefore = new Set<string>()
   readonly first: number
   readonly last: number
 
@@ -62,14 +69,40 @@ export class Timeline {
     for (const e of oracle.events) {
       const kv = toStateKv(e.kv)
       let versions = this.keys.get(kv.keyBase64)
-      if (versions === undefined) this.keys.set(kv.keyBase64, (versions = []))
+      if (versions === undefined) {
+        this.keys.set(kv.keyBase64, (versions = []))
+        if (!this.complete) {
+          if (e.prevKv !== undefined) versions.push({ revision: e.prevKv.modRevision, kv: toStateKv(e.prevKv) })
+          else if (!(e.type === 'PUT' && e.kv.createRevision === e.revision)) this.unknownBefore.add(kv.keyBase64)
+        }
+      }
       versions.push({ revision: e.revision, kv: e.type === 'PUT' ? kv : undefined })
     }
   }
 
-  /** Whether the oracle knows revision r (the state at r can be replayed). */
+  /** Whether the oracle starts at an empty store (it then knows every key at every revision). */
+  get complete(): boolean {
+    return this.first === 2
+  }
+
+  /** Whether the oracle knows revision r for the keys it knows (the state at r can be replayed). */
   covers(revision: number): boolean {
-    return this.first === 2 && revision >= 1 && revision <= this.last
+    return revision >= Math.max(1, this.first - 1) && revision <= this.last
+  }
+
+  /** Whether the oracle knows the key's versions at every revision it covers. */
+  knows(keyBase64: string): boolean {
+    return this.complete || (this.keys.has(keyBase64) && !this.unknownBefore.has(keyBase64))
+  }
+
+  /** Whether a selection's keys are all known: any selection on a complete oracle, else one known key. */
+  knowsSelection(sel: KeySelection): boolean {
+    return this.complete || (!sel.prefix && !sel.fromKey && sel.rangeEndBase64 === undefined && this.knows(sel.keyBase64))
+  }
+
+  /** The kvs of known keys (a read on an oracle that starts late is checked on those). */
+  known<T extends WireKv>(kvs: readonly T[]): T[] {
+    return this.complete ? [...kvs] : kvs.filter((kv) => this.knows(toStateKv(kv).keyBase64))
   }
 
   /** The first change of a key after `revision` (a PUT or a DELETE), if the log has one. */

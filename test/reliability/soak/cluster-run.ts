@@ -46,6 +46,8 @@ export interface ClusterSoakOptions {
   log?: (line: string) => void
   /** Auth enabled: some clients as users with limited permissions, the rest as root (auth.ts). */
   auth?: boolean
+  /** The most of the writes whose outcome may stay unknown (default MAX_UNKNOWN_SHARE, run.ts). */
+  maxUnknownShare?: number
 }
 
 export interface ClusterSoakReport extends SoakReport {
@@ -162,7 +164,7 @@ export async function runClusterSoak(
     }
     const report: ClusterSoakReport = {
       ...summarize(
-        { seed: options.seed, fsync: 'always' },
+        { seed: options.seed, fsync: 'always', maxUnknownShare: options.maxUnknownShare },
         history,
         check,
         faults,

@@ -12,7 +12,7 @@ import { grpcDoor } from '../drivers/grpc.js'
 import { nativeDoor } from '../drivers/native.js'
 import { CONFIGMAP_WATCH, ResourcesDriver, resourcesDoor } from '../drivers/resources.js'
 import type { Door } from '../drivers/types.js'
-import type { History } from '../history.js'
+import { isWrite, type History } from '../history.js'
 import { SoakAuth, TOKEN_TTL_MS, checkPermissions, type AuthReport, type SoakUser } from './auth.js'
 import { Cluster } from './cluster.js'
 import { FAULT_KINDS, Faults } from './faults.js'
@@ -35,7 +35,18 @@ export interface SoakOptions {
   log?: (line: string) => void
   /** Auth enabled: some clients as users with limited permissions, the rest as root (auth.ts). */
   auth?: boolean
+  /** The most of the writes whose outcome may stay unknown (default MAX_UNKNOWN_SHARE). */
+  maxUnknownShare?: number
 }
+
+/**
+ * The share of a soak's writes that may end with an unknown outcome before the run counts as failed
+ * ([outcome]): an unknown outcome is never a violation by itself, so a server that stopped answering
+ * writes would otherwise pass every check. The short soak injects a fault every half second and every
+ * write in flight across a pause, a cut connection or a kill has no answer (a fifth to a quarter of
+ * its writes); far more means writes go unanswered outside the faults.
+ */
+export const MAX_UNKNOWN_SHARE = 0.4
 
 export interface SoakReport {
   seed: number
@@ -62,7 +73,16 @@ export interface SoakReport {
   ackedWrites: number
   ackedWritesLost: number
   failedButApplied: number
-  unknownOutcomes: { total: number; applied: number; notApplied: number; undecided: number }
+  /** Writes with an unknown outcome, how the log resolved them, and their share of the writes (bounded by maxShare). */
+  unknownOutcomes: {
+    total: number
+    applied: number
+    notApplied: number
+    undecided: number
+    writes: number
+    share: number
+    maxShare: number
+  }
   violationSamples: string[]
   /** With auth: the users' operations against their permissions (auth.ts). */
   auth?: AuthReport
@@ -267,7 +287,7 @@ export function addAuthReport(report: SoakReport, auth: AuthReport): void {
 export type FaultCounts = Pick<Faults, 'compactions' | 'injected' | 'noSpaceAnswers' | 'snapshotChunks'>
 
 export function summarize(
-  options: Pick<SoakOptions, 'seed' | 'fsync'>,
+  options: Pick<SoakOptions, 'seed' | 'fsync' | 'maxUnknownShare'>,
   h: History,
   check: CheckReport,
   faults: FaultCounts,
@@ -276,6 +296,13 @@ export function summarize(
   elapsedMs: number,
 ): SoakReport {
   const s = check.stats
+  const writes = h.ops.filter((o) => isWrite(o.op)).length
+  const maxShare = options.maxUnknownShare ?? MAX_UNKNOWN_SHARE
+  const share = s.unknown / Math.max(1, writes)
+  if (share > maxShare) {
+    check.byKind.outcome = (check.byKind.outcome ?? 0) + 1
+    check.violations.push(`[outcome] ${s.unknown} of ${writes} writes ended with an unknown outcome, more than ${maxShare * 100}%`)
+  }
   const violations = Object.values(check.byKind).reduce((a, b) => a + b, 0)
   const sorted = [...restartMs].sort((a, b) => a - b)
   return {
@@ -302,7 +329,15 @@ export function summarize(
     ackedWrites: s.ackedWrites,
     ackedWritesLost: s.ackedWritesLost,
     failedButApplied: s.failedButApplied,
-    unknownOutcomes: { total: s.unknown, applied: s.unknownApplied, notApplied: s.unknownNotApplied, undecided: s.unknownUndecided },
+    unknownOutcomes: {
+      total: s.unknown,
+      applied: s.unknownApplied,
+      notApplied: s.unknownNotApplied,
+      undecided: s.unknownUndecided,
+      writes,
+      share,
+      maxShare,
+    },
     violationSamples: check.violations.slice(0, 20),
   }
 }

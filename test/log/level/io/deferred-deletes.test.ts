@@ -74,7 +74,9 @@ describe('log/deferred-deletes', function () {
       const ms = performance.now() - t0
       expect(existsSync(trashed), 'freed').to.equal(false)
       expect(d.stats.freed).to.equal(1)
-      expect(ms, '2 MiB at 4 MiB/s').to.be.greaterThan(350).and.lessThan(3000)
+      // Paced, not at once: 2 MiB at 4 MiB/s takes most of half a second at least (timers are never
+      // much early); a busy machine only makes it longer, and a hang fails drained() on the test's timeout.
+      expect(ms, '2 MiB at 4 MiB/s').to.be.greaterThan(350)
     } finally {
       await d.close()
     }
