@@ -68,7 +68,7 @@ const NO_OPS: NTxn = { type: 'txn', compare: [], success: [], failure: [] }
 
 /** A write replicated by the cluster engine, applied with LevelLog.applyReplicated. */
 export type ReplicatedWrite =
-  /** unlimited: a write another store already took (a mirrored etcd revision), not held to maxTxnOps or maxRequestBytes. */
+  /** unlimited: a write another store already took (a mirrored etcd revision), not held to maxTxnOps, maxTxnTotalOps or maxRequestBytes. */
   | { type: 'txn'; request: TxnRequest; unlimited?: boolean }
   | { type: 'leaseGrant'; id: bigint; ttl: number }
   | { type: 'leaseKeepAlive'; id: bigint }
@@ -79,7 +79,7 @@ const FORMAT_VERSION = 1
 
 /** Request limits lifted for writes whose size was decided elsewhere (a lease's keys, a mirrored revision). */
 function unlimited(limits: Limits): Limits {
-  return { ...limits, maxTxnOps: Infinity, maxRequestBytes: Infinity }
+  return { ...limits, maxTxnOps: Infinity, maxTxnTotalOps: Infinity, maxRequestBytes: Infinity }
 }
 
 /**
