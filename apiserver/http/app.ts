@@ -17,6 +17,8 @@ import { secureContextOptions, type TlsFiles } from '../tls.js'
 import { uiEnabled, uiRoutes } from '../ui-assets.js'
 import { ndjsonWatchRoute } from '../watch/ndjson.js'
 import type { WatchService } from '../watch/service.js'
+import { browserHooks } from './browser-hooks.js'
+import { BrowserPolicy } from '../browser-policy.js'
 import { clientErrorHandler, errorBody, errorHandler } from './errors.js'
 import { healthRoutes, type HealthState } from './health.js'
 import { alarmRoutes } from './routes/alarms.js'
@@ -92,6 +94,7 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url}`))
   })
+  browserHooks(app, new BrowserPolicy({ cors: config.cors, hostWhitelist: config.hostWhitelist, listen: config.listenHttp }))
   identifyRequests(app, auth)
   healthRoutes(app, log, state, () => watch.stats(), compaction)
   authenticateRoute(app, log, auth)

@@ -6,9 +6,14 @@
  * Bad input: a body that is not JSON, or a field of the wrong JSON type, is INVALID_ARGUMENT (400) in the
  * gateway's error shape; a body over `maxBodyBytes` is RESOURCE_EXHAUSTED (429); a body that does not
  * arrive within `bodyTimeoutMs` is answered 408 and the connection's stream closed; unknown paths are
- * 404 and other methods 405 (text, as etcd's router answers them).
+ * 404 and other methods 405 (text, as etcd's router answers them). Before any of that, the browser policy
+ * (apiserver/browser-policy.ts) refuses a foreign Host or Origin (403) and a text/plain or other
+ * non-JSON body a page could send cross-origin (415); such refusals carry the stable code in the
+ * `kvlog-code` header, as gRPC answers carry it in their trailers.
  */
 import type { Log } from '../../../log/backend.js'
+import { ERROR_STATUS } from '../../errors.js'
+import { refusalMessage, type BrowserPolicy } from '../../browser-policy.js'
 import type { Message } from '../proto.js'
 import { serviceMethods } from '../proto.js'
 import type { Exchange } from '../transport/exchange.js'
@@ -32,6 +37,8 @@ export interface GatewayOptions {
   maxBodyBytes: number
   bodyTimeoutMs: number
   metrics?: () => Promise<{ contentType: string; text: string }>
+  /** Which browser requests are refused; none when absent. */
+  browser?: BrowserPolicy
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the service modules' handlers, duck-typed as in grpc-router.ts
@@ -57,6 +64,14 @@ export function gateway(options: GatewayOptions): (exchange: Exchange) => void {
   const version = JSON.stringify({ etcdserver: options.etcdVersion, etcdcluster: `${major}.${minor}.0` })
 
   return (exchange) => {
+    const refused = options.browser?.refusal({ method: exchange.method, headers: exchange.headers })
+    if (refused !== undefined) {
+      exchange.body.resume()
+      const status = ERROR_STATUS[refused]
+      const message = refusalMessage(refused)
+      exchange.respond(status.http, { 'content-type': 'application/json', 'kvlog-code': refused })
+      return exchange.end(JSON.stringify({ error: message, message, code: status.grpc }))
+    }
     const path = exchange.url.split('?')[0]
     if (path === '/version' || path === '/health' || path === '/metrics') {
       if (exchange.method !== 'GET' && exchange.method !== 'HEAD') return text(exchange, 405, 'Method Not Allowed')
