@@ -25,6 +25,8 @@ import { ConfigError, loadConfig, SETTINGS } from '../config/index.js'
 import { isKvlogError } from '../log/index.js'
 import { formatDefault } from '../config/print-docs.js'
 import { explainOpenFailure } from './data-dir-lock.js'
+import { exposureMessage, exposures } from './exposure-warnings.js'
+import { looseKeyFiles, narrowDataDir, PRIVATE_FILE_MODE, usePrivateUmask } from './file-modes.js'
 import { startServer } from './server.js'
 import { restoreFile, type Progress } from './restore.js'
 import { restoreToRevision, type RestorePoint } from './restore-to.js'
@@ -121,6 +123,8 @@ into an etcd data directory serving the same keys, values and revisions. From a 
 member of a cluster), "etcdctl snapshot save FILE" against its etcd port writes the same file.`
 
 export async function main(argv: string[], terminal: Terminal): Promise<number> {
+  // Every file a server command creates is the server user's alone (file-modes.ts).
+  usePrivateUmask()
   const [name = '', ...rest] = argv
   try {
     if (name === 'serve') {
@@ -146,10 +150,20 @@ export async function main(argv: string[], terminal: Terminal): Promise<number> 
 async function serve(argv: string[]): Promise<number> {
   const { config, args } = loadConfig({ argv, env: process.env })
   if (args.length > 0) throw new UsageError(`serve takes no arguments, got ${args.join(' ')}`)
+  const widerMode = await narrowDataDir(config.dataDir)
   const server = await startServer(config).catch(async (err: unknown) => {
     throw await explainOpenFailure(err, config.dataDir)
   })
   const { logger } = server
+  if (widerMode !== undefined)
+    logger.warn(
+      { dataDir: config.dataDir, was: `0${widerMode.toString(8)}`, now: '0700' },
+      'data directory was readable by others; narrowed to 0700',
+    )
+  for (const k of await looseKeyFiles(config))
+    logger.warn({ setting: k.setting, file: k.file, mode: k.mode }, 'private key file is readable by group or others; chmod 600 it')
+  for (const e of exposures(config, server.authEnabled()))
+    logger.warn({ listener: e.listener, address: e.address, without: e.without }, exposureMessage(e))
   logger.info(
     { http: server.http, grpc: server.grpc, dataDir: config.dataDir, pid: process.pid, version: await version() },
     'kvlog serving',
@@ -364,8 +378,9 @@ async function exportCommand(argv: string[], terminal: Terminal): Promise<number
     const snap = await exportEtcdSnapshot(log)
     const bar = terminal.progressBar(`writing ${basename(file)}`, snap.size)
     const part = `${file}.part`
-    const out = await open(part, 'w')
+    const out = await open(part, 'w', PRIVATE_FILE_MODE)
     try {
+      await out.chmod(PRIVATE_FILE_MODE)
       let written = 0
       for (const p of snap.parts) {
         await out.write(p)

@@ -51,6 +51,8 @@ export interface RunningServer {
    * keep theirs. Files that do not load leave the old certificate serving, with an error in the log.
    */
   reloadTls(): Promise<void>
+  /** Whether auth is enabled now (it can be turned on and off through the Auth API). */
+  authEnabled(): boolean
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
@@ -174,7 +176,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       grpcToo ? 'TLS certificate reloaded' : 'TLS certificate reloaded on the HTTP port only (grpcServer grpc-js cannot reload)',
     )
   }
-  return { http, grpc: grpc.address, logger: app.log, close, reloadTls: reload }
+  return { http, grpc: grpc.address, logger: app.log, close, reloadTls: reload, authEnabled: () => authStore.enabled }
 }
 
 /**
