@@ -73,6 +73,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxPendingLogins: config.authMaxPendingLogins,
     hashThreadNice: config.authHashThreadNice,
     ...(jwtTokens !== undefined ? { tokens: jwtTokens } : {}),
+    loginThrottle: {
+      maxFailuresPerSource: config.loginMaxFailuresPerSource,
+      maxFailuresPerUser: config.loginMaxFailuresPerUser,
+      maxPendingPerSource: config.loginMaxPendingPerSource,
+      windowMs: config.loginFailureWindow,
+    },
   })
   const auth = new Authorizer(authStore, config.clientCertAuth, await loadTokenFile(config.tokenAuthFile))
   const metrics = new Metrics(store)

@@ -157,6 +157,7 @@ export interface Config {
   hostWhitelist: string
   loginMaxFailuresPerSource: number
   loginMaxFailuresPerUser: number
+  loginMaxPendingPerSource: number
   loginFailureWindow: number
 }
 
@@ -1115,6 +1116,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Failed logins as one user within loginFailureWindow after which that user may log in only from addresses with no failed login in the window (TOO_MANY_ATTEMPTS for the others).',
     flag: '--login-max-failures-per-user',
     env: 'KVLOG_LOGIN_MAX_FAILURES_PER_USER',
+  },
+  loginMaxPendingPerSource: {
+    key: 'loginMaxPendingPerSource',
+    type: 'integer',
+    default: 4,
+    min: 1,
+    max: 10_000,
+    description:
+      'Password checks under way at once for one client address; more are refused (TOO_MANY_ATTEMPTS), so one address cannot fill the queue of authMaxPendingLogins. Addresses with a failed login in the window share a single check at a time.',
+    flag: '--login-max-pending-per-source',
+    env: 'KVLOG_LOGIN_MAX_PENDING_PER_SOURCE',
   },
   loginFailureWindow: {
     key: 'loginFailureWindow',

@@ -107,6 +107,7 @@ const EXPECTED_DEFAULTS: Config = {
   hostWhitelist: '',
   loginMaxFailuresPerSource: 10,
   loginMaxFailuresPerUser: 20,
+  loginMaxPendingPerSource: 4,
   loginFailureWindow: 60_000,
 }
 
