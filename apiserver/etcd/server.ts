@@ -81,6 +81,7 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
     maxBodyBytes: Math.ceil((maxReceive * 4) / 3) + 4096,
     bodyTimeoutMs: GATEWAY_BODY_TIMEOUT_MS,
     browser: new BrowserPolicy({ ...deps.config, listen: deps.config.listenGrpc, formWithoutOrigin: true }),
+    maxJsonDepth: deps.config.maxJsonDepth,
   })
   return listenClientPort({
     host,

@@ -65,7 +65,10 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
   void app.register(async (scope) => {
     await crds.start()
     // A failure here leaves those namespaces Terminating (creates there stay refused); it must not stop the server.
-    await ctx.namespaces.resume().catch((err: unknown) => app.log.error({ err }, 'finishing terminating namespaces failed'))
+    // The server's own work, as CRD sync: on the unguarded log (no request, so no caller to check).
+    await new Namespaces(systemLog, registry, config.resourceNamespaceMustExist)
+      .resume()
+      .catch((err: unknown) => app.log.error({ err }, 'finishing terminating namespaces failed'))
     scope.addHook('onClose', async () => crds.stop())
     scope.setErrorHandler(statusErrorHandler)
     scope.addContentTypeParser([...PATCH_TYPES], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))

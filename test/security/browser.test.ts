@@ -9,38 +9,10 @@ import { request as httpRequest } from 'node:http'
 import { expect } from 'chai'
 import WebSocket from 'ws'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
+import { send } from './send.js'
 
 const EVIL = 'http://evil.example'
 const APP = 'http://app.example:3000'
-
-interface Answer {
-  status: number
-  /** The kvlog code: the native error body's, or the gateway's kvlog-code header. */
-  code: string | undefined
-  body: string
-}
-
-/** A raw HTTP/1.1 request (node:http lets a test set Host, which fetch does not). */
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${base}${path}`, { method, headers }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (c: string) => (text += c))
-      res.on('end', () => {
-        let code = res.headers['kvlog-code'] as string | undefined
-        try {
-          code ??= (JSON.parse(text) as { error?: { code?: string } }).error?.code
-        } catch {
-          // not JSON
-        }
-        resolve({ status: res.statusCode ?? 0, code, body: text })
-      })
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
 
 /** Opens a WebSocket; resolves 'open' or the refusal's status and code. */
 function upgrade(url: string, headers: Record<string, string>): Promise<string> {

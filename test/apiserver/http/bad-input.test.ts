@@ -231,6 +231,7 @@ describe('native HTTP API: bad input (real process)', function () {
           'INVALID_ARGUMENT',
           'TOO_MANY_OPS',
           'REQUEST_TOO_LARGE',
+          'JSON_TOO_DEEP',
         ])
       }
       expect(ok(await api().range({ key: 'deep/', prefix: true })).count).to.equal(0)
