@@ -4,6 +4,8 @@
  * bytes into U+FFFD, so a key or value would not be what the client sent), and arrays and objects may
  * nest at most maxJsonDepth deep (JSON_TOO_DEEP: objects nested thousands deep were stored, then broke
  * every list and watch that had to encode them again). Both checks are one pass without recursion.
+ * Objects stored through the doors that take values as opaque bytes (etcd's KV, the native API) are
+ * held to the same depth where the resource API reads them (storedObjectMaxDepth).
  */
 import { isUtf8 } from 'node:buffer'
 import { KvlogError } from '../log/errors.js'
@@ -15,9 +17,14 @@ const CLOSE_ARRAY = 0x5d
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 
-/** The deepest nesting of arrays and objects in JSON text (brackets inside strings do not count). */
-export function jsonTextDepth(text: string | Buffer): number {
+/**
+ * The deepest nesting of arrays and objects in JSON text (brackets inside strings do not count), or
+ * `stopAbove` + 1 as soon as it is passed.
+ */
+export function jsonTextDepth(text: string | Buffer, stopAbove = Infinity): number {
   const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text
+  // Each level takes two bytes: a shorter text cannot go deeper.
+  if (bytes.length < 2 * (stopAbove + 1)) return 0
   let depth = 0
   let deepest = 0
   let inString = false
@@ -27,10 +34,17 @@ export function jsonTextDepth(text: string | Buffer): number {
       if (c === BACKSLASH) i++
       else if (c === QUOTE) inString = false
     } else if (c === QUOTE) inString = true
-    else if (c === OPEN_OBJECT || c === OPEN_ARRAY) deepest = Math.max(deepest, ++depth)
-    else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--
+    else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      deepest = Math.max(deepest, ++depth)
+      if (deepest > stopAbove) return deepest
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--
   }
   return deepest
+}
+
+/** Whether JSON text nests deeper than `maxDepth`. */
+export function jsonTooDeep(text: string | Buffer, maxDepth: number): boolean {
+  return jsonTextDepth(text, maxDepth) > maxDepth
 }
 
 /** The deepest nesting of arrays and objects in a parsed value (iterative). */
@@ -46,6 +60,18 @@ export function jsonValueDepth(value: unknown): number {
   return deepest
 }
 
+let storedDepth = Infinity
+
+/** The depth past which a stored object is not decoded (the resource API skips it as not JSON). */
+export function storedObjectMaxDepth(): number {
+  return storedDepth
+}
+
+/** Set once at start from maxJsonDepth. */
+export function setStoredObjectMaxDepth(maxDepth: number): void {
+  storedDepth = maxDepth
+}
+
 export function tooDeep(maxDepth: number): KvlogError {
   return new KvlogError('JSON_TOO_DEEP', `JSON nests arrays and objects deeper than maxJsonDepth (${maxDepth})`, { maxJsonDepth: maxDepth })
 }
@@ -53,6 +79,6 @@ export function tooDeep(maxDepth: number): KvlogError {
 /** Throws INVALID_ENCODING or JSON_TOO_DEEP; returns the body as text. */
 export function checkJsonBody(body: Buffer, maxDepth: number): string {
   if (!isUtf8(body)) throw new KvlogError('INVALID_ENCODING', 'the JSON body is not valid UTF-8')
-  if (jsonTextDepth(body) > maxDepth) throw tooDeep(maxDepth)
+  if (jsonTooDeep(body, maxDepth)) throw tooDeep(maxDepth)
   return body.toString('utf8')
 }

@@ -11,6 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
 import { isKvlogError, KvlogError, type ErrorCode } from '../../log/errors.js'
+import { setStoredObjectMaxDepth } from '../json-limits.js'
 import type { Query } from '../params.js'
 import type { WatchService } from '../watch/service.js'
 import { onUpgrade } from '../watch/upgrade.js'
@@ -49,6 +50,7 @@ const API_PATH = /^\/apis?(\/|$)/
 
 export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps): void {
   const { log, systemLog, watch, config, callerOf, authorizeRead } = deps
+  setStoredObjectMaxDepth(config.maxJsonDepth)
   const registry = new Registry()
   const crds = new CrdSync(systemLog, registry)
   const ctx: ApiContext = {

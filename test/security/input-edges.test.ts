@@ -78,6 +78,16 @@ describe('security: input edges', function () {
       expect(((await list.json()) as { items: unknown[] }).items).to.have.length(2)
     })
 
+    it('leaves out of lists an object nested past maxJsonDepth that came in through a door storing bytes', async () => {
+      const obj = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"raw","namespace":"default","uid":"u"},"extra":${nested(DEPTH * 4)}}`
+      const put = await send(server.http, 'PUT', '/v1/kv', JSON.stringify({ key: '/registry/configmaps/default/raw', value: obj }))
+      expect(put.status, put.text).to.equal(200)
+      const list = await fetch(`${server.http}/api/v1/configmaps`)
+      expect(list.status).to.equal(200)
+      const names = ((await list.json()) as { items: Array<{ metadata: { name: string } }> }).items.map((i) => i.metadata.name)
+      expect(names).to.not.include('raw')
+    })
+
     it('refuses bodies that are not UTF-8 with INVALID_ENCODING instead of replacing the bad bytes', async () => {
       const bad = Buffer.concat([Buffer.from('{"key":"k'), Buffer.from([0xff, 0xfe]), Buffer.from('","value":"v"}')])
       expect(await send(server.http, 'PUT', '/v1/kv', bad)).to.include({ status: 400, code: 'INVALID_ENCODING' })

@@ -15,7 +15,7 @@
 import type { Log } from '../../../log/backend.js'
 import type { ErrorCode, KvlogError } from '../../../log/errors.js'
 import { ERROR_STATUS } from '../../errors.js'
-import { checkJsonBody, jsonTextDepth, tooDeep } from '../../json-limits.js'
+import { checkJsonBody, jsonTooDeep, tooDeep } from '../../json-limits.js'
 import { refusalMessage, type BrowserPolicy } from '../../browser-policy.js'
 import type { Message } from '../proto.js'
 import { serviceMethods } from '../proto.js'
@@ -158,7 +158,7 @@ function serveStream(exchange: Exchange, route: Route, handler: AnyHandler, opti
     }
     for (const value of values) {
       try {
-        if (jsonTextDepth(value) > (options.maxJsonDepth ?? Infinity)) throw new JsonError(tooDeep(options.maxJsonDepth!).message)
+        if (jsonTooDeep(value, options.maxJsonDepth ?? Infinity)) throw new JsonError(tooDeep(options.maxJsonDepth!).message)
         call.data(requestFromJson(route.method.request, parseJson(value)))
       } catch (err) {
         return failStream(call, exchange, err)
