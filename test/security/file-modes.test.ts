@@ -1,7 +1,7 @@
 /**
  * Files only the server's user may read (apiserver/file-modes.ts), with real `kvlog serve` processes and
  * CLI runs started under umask 022, the usual default that made the data dir 0755 and its files 0644:
- * the data dir is 0700 and everything in it 0600, `kvlog snapshot save` and `kvlog export` write 0600, a
+ * the data dir is 0700 and everything in it 0600, `kvlog snapshot save`, `snapshot restore` and `kvlog export` write 0600, a
  * data dir made earlier with 0755 is narrowed, and a JWT private key others may read is warned about
  * while the server starts. A listener beyond loopback without TLS or auth is warned about too.
  */
@@ -52,7 +52,7 @@ describe('security: file modes', function () {
     return s
   }
 
-  it('a new data dir is 0700 and every file LevelDB writes in it 0600; snapshot save and export write 0600', async () => {
+  it('a new data dir is 0700 and every file LevelDB writes in it 0600; snapshot save, restore and export write 0600', async () => {
     const dir = join(tmp, 'data')
     const server = await serve([], dir)
     for (let i = 0; i < 20; i++) {
@@ -73,6 +73,12 @@ describe('security: file modes', function () {
     const inside = await modes(dir)
     expect(inside.size).to.be.greaterThan(2)
     for (const [path, m] of inside) expect(m.toString(8), path).to.be.oneOf(['600', '700'])
+
+    const restored = join(tmp, 'restored')
+    const restore = await kvlog(['snapshot', 'restore', file, '--data-dir', restored])
+    expect(restore.code, restore.stderr).to.equal(0)
+    expect(await mode(restored)).to.equal(0o700)
+    for (const [path, m] of await modes(restored)) expect(m.toString(8), path).to.be.oneOf(['600', '700'])
 
     const exported = join(tmp, 'etcd.db')
     const ran = await kvlog(['export', '--etcd-snapshot', exported, '--data-dir', dir])
