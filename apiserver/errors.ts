@@ -57,5 +57,10 @@ export const ERROR_STATUS: Record<ErrorCode, ProtocolStatus> = {
   UNAUTHENTICATED: { http: 401, grpc: GRPC.UNAUTHENTICATED, k8sReason: 'Unauthorized' },
   PERMISSION_DENIED: { http: 403, grpc: GRPC.PERMISSION_DENIED, k8sReason: 'Forbidden' },
   FAILED_PRECONDITION: { http: 412, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'BadRequest' },
+  JSON_TOO_DEEP: { http: 400, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'BadRequest' },
+  INVALID_ENCODING: { http: 400, grpc: GRPC.INVALID_ARGUMENT, k8sReason: 'BadRequest' },
+  FORBIDDEN_ORIGIN: { http: 403, grpc: GRPC.PERMISSION_DENIED, k8sReason: 'Forbidden' },
+  FORBIDDEN_HOST: { http: 403, grpc: GRPC.PERMISSION_DENIED, k8sReason: 'Forbidden' },
+  TOO_MANY_ATTEMPTS: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, k8sReason: 'TooManyRequests' },
   INTERNAL: { http: 500, grpc: GRPC.INTERNAL, k8sReason: 'InternalError' },
 }

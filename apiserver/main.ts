@@ -14,9 +14,13 @@ import { ConfigError, loadConfig } from '../config/index.js'
 import { serveHelp, serveHelpAll } from '../config/serve-help.js'
 import { isKvlogError } from '../log/index.js'
 import { explainOpenFailure } from './data-dir-lock.js'
+import { exposureMessage, exposures } from './exposure-warnings.js'
+import { looseKeyFiles, narrowDataDir, usePrivateUmask } from './file-modes.js'
 import { startServer } from './server.js'
 
 export async function main(argv: string[]): Promise<number> {
+  // Every file a server command creates is the server user's alone (file-modes.ts).
+  usePrivateUmask()
   const [name = '', ...rest] = argv
   try {
     if (name !== 'serve') throw new UsageError(`not a server command: ${argv.join(' ')}`)
@@ -42,10 +46,20 @@ export async function main(argv: string[]): Promise<number> {
 async function serve(argv: string[]): Promise<number> {
   const { config, args } = loadConfig({ argv, env: process.env })
   if (args.length > 0) throw new UsageError(`serve takes no arguments, got ${args.join(' ')}`, 'BAD_ARGUMENTS')
+  const widerMode = await narrowDataDir(config.dataDir)
   const server = await startServer(config).catch(async (err: unknown) => {
     throw await explainOpenFailure(err, config.dataDir)
   })
   const { logger } = server
+  if (widerMode !== undefined)
+    logger.warn(
+      { dataDir: config.dataDir, was: `0${widerMode.toString(8)}`, now: '0700' },
+      'data directory was readable by others; narrowed to 0700',
+    )
+  for (const k of await looseKeyFiles(config))
+    logger.warn({ setting: k.setting, file: k.file, mode: k.mode }, 'private key file is readable by group or others; chmod 600 it')
+  for (const e of exposures(config, server.authEnabled()))
+    logger.warn({ listener: e.listener, address: e.address, without: e.without }, exposureMessage(e))
   logger.info(
     { http: server.http, grpc: server.grpc, dataDir: config.dataDir, pid: process.pid, version: await version() },
     'kvlog serving',

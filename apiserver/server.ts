@@ -57,6 +57,8 @@ export interface RunningServer {
    * keep theirs. Files that do not load leave the old certificate serving, with an error in the log.
    */
   reloadTls(): Promise<void>
+  /** Whether auth is enabled now (it can be turned on and off through the Auth API). */
+  authEnabled(): boolean
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
@@ -77,6 +79,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxPendingLogins: config.authMaxPendingLogins,
     hashThreadNice: config.authHashThreadNice,
     ...(jwtTokens !== undefined ? { tokens: jwtTokens } : {}),
+    loginThrottle: {
+      maxFailuresPerSource: config.loginMaxFailuresPerSource,
+      maxFailuresPerUser: config.loginMaxFailuresPerUser,
+      maxPendingPerSource: config.loginMaxPendingPerSource,
+      windowMs: config.loginFailureWindow,
+    },
   })
   const auth = new Authorizer(authStore, config.clientCertAuth, await loadTokenFile(config.tokenAuthFile))
   const metrics = new Metrics(store)
@@ -104,6 +112,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   registerResourceApi(app, {
     log: doorLog,
     systemLog: log,
+    startupLog: log,
     watch,
     config,
     callerOf: (request) => httpCaller(auth, request),
@@ -196,7 +205,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
       grpcToo ? 'TLS certificate reloaded' : 'TLS certificate reloaded on the HTTP port only (grpcServer grpc-js cannot reload)',
     )
   }
-  return { http, grpc: grpc.address, logger: app.log, routes: () => routesOf(app), close, reloadTls: reload }
+  return {
+    http,
+    grpc: grpc.address,
+    logger: app.log,
+    routes: () => routesOf(app),
+    close,
+    reloadTls: reload,
+    authEnabled: () => authStore.enabled,
+  }
 }
 
 /**

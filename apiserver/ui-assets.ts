@@ -24,6 +24,9 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json',
 }
 
+/** Errors that mean the path names no file (a NUL byte in it, a name too long, a file as a directory). */
+const NO_SUCH_FILE = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'ENAMETOOLONG', 'ERR_INVALID_ARG_VALUE', 'ERR_INVALID_ARG_TYPE'])
+
 const PUBLIC = fileURLToPath(new URL('./ui/public/', import.meta.url))
 
 export function isLoopback(host: string): boolean {
@@ -45,7 +48,7 @@ export function uiRoutes(app: FastifyInstance): void {
     const inside = path.startsWith(PUBLIC) && !rest.split('/').includes('..')
     const file = inside && extname(path) !== '' ? path : PUBLIC + 'index.html'
     const body = await readFile(file).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT' || err.code === 'EISDIR') return undefined
+      if (err.code !== undefined && NO_SUCH_FILE.has(err.code)) return undefined
       throw err
     })
     if (body === undefined) {

@@ -148,6 +148,17 @@ export interface Config {
   followEtcdCertFile: string
   followEtcdKeyFile: string
   followEtcdUser: string
+  // Request bounds and browser-facing defaults (docs/security.md).
+  maxTxnTotalOps: number
+  maxJsonDepth: number
+  /** Comma-separated origins; '' = same origin only, '*' = any. */
+  cors: string
+  /** Comma-separated host names; '' = loopback names on a loopback listener, any elsewhere; '*' = any. */
+  hostWhitelist: string
+  loginMaxFailuresPerSource: number
+  loginMaxFailuresPerUser: number
+  loginMaxPendingPerSource: number
+  loginFailureWindow: number
 }
 
 export interface Setting<K extends keyof Config = keyof Config> {
@@ -1043,6 +1054,89 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "While following an etcd with auth enabled: NAME:PASSWORD of a user that may read every key and list leases (etcdctl's --user; root in practice). '' = no auth.",
     flag: '--follow-etcd-user',
     env: 'KVLOG_FOLLOW_ETCD_USER',
+  },
+  maxTxnTotalOps: {
+    key: 'maxTxnTotalOps',
+    type: 'integer',
+    default: 1024,
+    min: 1,
+    max: 1_000_000,
+    description:
+      'Most compares and ops in one transaction counted across every nested transaction and both branches (TOO_MANY_OPS), checked before it runs; maxTxnOps bounds each branch alone.',
+    flag: '--max-txn-total-ops',
+    env: 'KVLOG_MAX_TXN_TOTAL_OPS',
+  },
+  maxJsonDepth: {
+    key: 'maxJsonDepth',
+    type: 'integer',
+    default: 512,
+    min: 8,
+    max: 4096,
+    description:
+      'Deepest nesting of arrays and objects in a JSON request body or a JSON object written through the resource API (JSON_TOO_DEEP).',
+    flag: '--max-json-depth',
+    env: 'KVLOG_MAX_JSON_DEPTH',
+  },
+  cors: {
+    key: 'cors',
+    type: 'string',
+    default: '',
+    description:
+      "Origins (scheme://host[:port], comma-separated) whose web pages may open the WebSocket watch or send writes to the HTTP API and the JSON gateway (FORBIDDEN_ORIGIN for others); '*' = any. '' = same origin only. Requests without an Origin header (etcdctl, kubectl, curl) are not affected.",
+    flag: '--cors',
+    env: 'KVLOG_CORS',
+  },
+  hostWhitelist: {
+    key: 'hostWhitelist',
+    type: 'string',
+    default: '',
+    description:
+      "Host header values (comma-separated names, no port) the HTTP listener and the JSON gateway answer (FORBIDDEN_HOST for others); '*' = any. '' = on a loopback listener only localhost, 127.0.0.1 and [::1] (no DNS rebinding), on any other listener any host.",
+    flag: '--host-whitelist',
+    env: 'KVLOG_HOST_WHITELIST',
+  },
+  loginMaxFailuresPerSource: {
+    key: 'loginMaxFailuresPerSource',
+    type: 'integer',
+    default: 10,
+    min: 1,
+    max: 1_000_000,
+    description:
+      'Failed logins from one client address within loginFailureWindow after which its logins are refused (TOO_MANY_ATTEMPTS) until the window ends; other addresses are not affected.',
+    flag: '--login-max-failures-per-source',
+    env: 'KVLOG_LOGIN_MAX_FAILURES_PER_SOURCE',
+  },
+  loginMaxFailuresPerUser: {
+    key: 'loginMaxFailuresPerUser',
+    type: 'integer',
+    default: 20,
+    min: 1,
+    max: 1_000_000,
+    description:
+      'Failed logins as one user within loginFailureWindow after which that user may log in only from addresses with no failed login in the window (TOO_MANY_ATTEMPTS for the others).',
+    flag: '--login-max-failures-per-user',
+    env: 'KVLOG_LOGIN_MAX_FAILURES_PER_USER',
+  },
+  loginMaxPendingPerSource: {
+    key: 'loginMaxPendingPerSource',
+    type: 'integer',
+    default: 4,
+    min: 1,
+    max: 10_000,
+    description:
+      'Password checks under way at once for one client address; more are refused (TOO_MANY_ATTEMPTS), so one address cannot fill the queue of authMaxPendingLogins. Addresses with a failed login in the window share a single check at a time.',
+    flag: '--login-max-pending-per-source',
+    env: 'KVLOG_LOGIN_MAX_PENDING_PER_SOURCE',
+  },
+  loginFailureWindow: {
+    key: 'loginFailureWindow',
+    type: 'duration',
+    default: 60 * SECOND,
+    min: 100,
+    max: 24 * 3600 * SECOND,
+    description: 'How long a failed login counts toward loginMaxFailuresPerSource and loginMaxFailuresPerUser.',
+    flag: '--login-failure-window',
+    env: 'KVLOG_LOGIN_FAILURE_WINDOW',
   },
 }
 

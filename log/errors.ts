@@ -14,7 +14,8 @@ export const ERROR_CODES = {
   EMPTY_KEY: 'A key is required and was empty.',
   KEY_NOT_FOUND: 'A put with ignoreValue or ignoreLease named a key that does not exist.',
   DUPLICATE_KEY: 'A transaction writes the same key twice (two puts, or a put inside a deleted range).',
-  TOO_MANY_OPS: 'A transaction has more compares or operations in one branch than maxTxnOps.',
+  TOO_MANY_OPS:
+    'A transaction has more compares or operations in one branch than maxTxnOps, or more in total across all its nested transactions than maxTxnTotalOps.',
   REQUEST_TOO_LARGE: 'The request is larger than maxRequestBytes.',
   COMPACTED: 'The requested revision is below the compact revision; its history is gone. Relist.',
   FUTURE_REVISION: 'The requested revision is above the current revision.',
@@ -43,6 +44,13 @@ export const ERROR_CODES = {
     'The authenticated user has no role that permits this operation on every key it touches (or the operation needs the root role).',
   FAILED_PRECONDITION:
     'The auth change does not fit the current auth state: a user or role that does not exist, a role or permission that is not granted, auth not enabled, or a change that would lock root out.',
+  JSON_TOO_DEEP: 'A JSON body or object nests arrays and objects deeper than maxJsonDepth.',
+  INVALID_ENCODING: 'A JSON body is not valid UTF-8 (kvlog refuses it rather than replace the bad bytes).',
+  FORBIDDEN_ORIGIN:
+    "A browser request (it has an Origin header) from an origin that is not the server's own and not in cors: a WebSocket upgrade or a write.",
+  FORBIDDEN_HOST: 'The Host header names a host that is not in hostWhitelist (by default: not a loopback name on a loopback listener).',
+  TOO_MANY_ATTEMPTS:
+    'Too many failed logins from this client address (or as this user from addresses that failed) within loginFailureWindow; retry after it, from a client that knows the password.',
   INTERNAL: 'An unexpected failure inside the server. The store stays consistent; see the server log.',
 } as const
 

@@ -2,6 +2,9 @@
  * Turns API requests into checked internal forms (keys as Buffers, ranges as Bounds), rejecting bad input
  * with stable codes before anything reaches the writer: INVALID_ARGUMENT, EMPTY_KEY, TOO_MANY_OPS,
  * DUPLICATE_KEY (etcd's checkIntervals rules), REQUEST_TOO_LARGE.
+ *
+ * etcd bounds a transaction per level (maxTxnOps per branch); nesting multiplies that, so kvlog also bounds
+ * the total across every level and branch (maxTxnTotalOps), counted before any op is normalized or run.
  */
 import { invalid, KvlogError } from './errors.js'
 import { inBounds, keyId, toBounds, toBytes, toKey, type Bounds } from './keys.js'
@@ -9,6 +12,7 @@ import type { Author, Compare, CompareResult, CompareTarget, Op, RangeOptions, S
 
 export interface Limits {
   maxTxnOps: number
+  maxTxnTotalOps: number
   maxRequestBytes: number
   maxTxnDepth: number
 }
@@ -160,10 +164,27 @@ export function normalizeBounds(key: unknown, rangeEnd: unknown, field: string):
 // ---------------------------------------------------------------------------------------------------------
 // Transactions
 
-/** Counts request bytes as it goes, so oversized requests fail before they are fully materialized. */
+/**
+ * Counts request bytes and ops (compares and ops of every level and branch) as it goes, so oversized
+ * requests fail before they are fully materialized.
+ */
 class ByteBudget {
   used = 0
-  constructor(private readonly max: number) {}
+  ops = 0
+  constructor(
+    private readonly max: number,
+    private readonly maxOps = Infinity,
+  ) {}
+  addOps(n: number, field: string): void {
+    this.ops += n
+    if (this.ops > this.maxOps) {
+      throw new KvlogError(
+        'TOO_MANY_OPS',
+        `too many operations in txn request: more than maxTxnTotalOps (${this.maxOps}) across all nested transactions`,
+        { maxTxnTotalOps: this.maxOps, field },
+      )
+    }
+  }
   add(...parts: Array<Buffer | undefined>): void {
     for (const p of parts) if (p !== undefined) this.used += p.length
     if (this.used > this.max) {
@@ -175,7 +196,7 @@ class ByteBudget {
 }
 
 export function normalizeTxn(request: TxnRequest, limits: Limits): NTxn {
-  const budget = new ByteBudget(limits.maxRequestBytes)
+  const budget = new ByteBudget(limits.maxRequestBytes, limits.maxTxnTotalOps)
   const { author, ...body } = checkObject(request, 'txn')
   const txn = normalizeTxnBody(body, 'txn', limits, budget, 0)
   checkBranchIntervals(txn.success)
@@ -212,6 +233,7 @@ function normalizeTxnBody(o: Record<string, unknown>, field: string, limits: Lim
       )
     }
   }
+  budget.addOps(compare.length + success.length + failure.length, field)
   return {
     type: 'txn',
     compare: compare.map((c, i) => normalizeCompare(c, `${field}.compare[${i}]`, budget)),

@@ -4,6 +4,7 @@ import { basename } from 'node:path'
 import { UsageError } from '../config/args.js'
 import { openLog } from '../log/index.js'
 import { explainOpenFailure } from '../apiserver/data-dir-lock.js'
+import { PRIVATE_FILE_MODE } from '../apiserver/file-modes.js'
 import { exportEtcdSnapshot } from '../apiserver/etcd-snapshot/export.js'
 import { tableOrJson, type OfflineArgs, type Terminal } from './offline-args.js'
 
@@ -36,8 +37,9 @@ export async function exportCommand(a: OfflineArgs, terminal: Terminal): Promise
     const snap = await exportEtcdSnapshot(log)
     const bar = terminal.progressBar(`writing ${basename(file)}`, snap.size)
     const part = `${file}.part`
-    const out = await open(part, 'w')
+    const out = await open(part, 'w', PRIVATE_FILE_MODE)
     try {
+      await out.chmod(PRIVATE_FILE_MODE)
       let written = 0
       for (const p of snap.parts) {
         await out.write(p)

@@ -22,6 +22,7 @@
 import { basename } from 'node:path'
 import { UsageError } from '../config/args.js'
 import { isKvlogError } from '../log/index.js'
+import { usePrivateUmask } from '../apiserver/file-modes.js'
 import { exportCommand } from './export-etcd-snapshot.js'
 import { runFollowCommand } from './follow-command.js'
 import { importEtcdSnapshot } from './import-etcd-snapshot.js'
@@ -73,6 +74,8 @@ save", or a member's member/snap/db): the same store, offline. Its sha256 traile
 file is refused with nothing written.`
 
 export async function main(argv: string[], terminal: Terminal): Promise<number> {
+  // Every file an offline tool creates (a restored store, an export) is the user's alone, as the server's.
+  usePrivateUmask()
   const [name = '', ...rest] = argv
   try {
     if (name === 'snapshot' && rest[0] === 'restore') return await restore(rest.slice(1), terminal)

@@ -15,6 +15,7 @@
 import type { Log } from '../../log/backend.js'
 import { KvlogError } from '../../log/errors.js'
 import { authError } from './errors.js'
+import { LoginThrottle, type LoginThrottleOptions } from './login-throttle.js'
 import { PasswordHasher } from './passwords.js'
 import * as S from './state.js'
 import { SimpleTokens, type TokenProvider } from './tokens.js'
@@ -45,6 +46,8 @@ export interface AuthOptions {
   hashThreadNice: number
   /** The token provider (JWT, jwt.ts); simple tokens with tokenTtlMs when absent. */
   tokens?: TokenProvider
+  /** Failed-login throttling (login-throttle.ts); none when absent. */
+  loginThrottle?: LoginThrottleOptions
 }
 
 export class AuthStore {
@@ -54,6 +57,7 @@ export class AuthStore {
   private recorded = false
   readonly tokens: TokenProvider
   private readonly hasher: PasswordHasher
+  private readonly throttle: LoginThrottle | undefined
   private unsubscribe: (() => void) | undefined
   /** Called when the copy applies a record (changes waiting for the one that beat them). */
   private readonly onApplied = new Set<() => void>()
@@ -68,6 +72,7 @@ export class AuthStore {
     this.current = state
     this.tokens = o.tokens ?? new SimpleTokens(o.tokenTtlMs)
     this.hasher = new PasswordHasher(o.passwordHashCost, o.maxPendingLogins, o.hashThreadNice)
+    this.throttle = o.loginThrottle && new LoginThrottle(o.loginThrottle)
   }
 
   static async open(log: Log, o: AuthOptions): Promise<AuthStore> {
@@ -203,9 +208,17 @@ export class AuthStore {
     this.tokens.clear()
   }
 
-  /** etcd's Authenticate: a new token for a user whose password matches, at the current auth revision. */
-  async authenticate(name: string, password: string): Promise<string> {
+  /**
+   * etcd's Authenticate: a new token for a user whose password matches, at the current auth revision.
+   * `source`: the client's address, for the login throttle.
+   */
+  async authenticate(name: string, password: string, source?: string): Promise<string> {
     if (!this.current.enabled) throw authError('AUTH_NOT_ENABLED')
+    if (this.throttle !== undefined) return this.throttle.attempt(source, name, () => this.checkPassword(name, password))
+    return this.checkPassword(name, password)
+  }
+
+  private async checkPassword(name: string, password: string): Promise<string> {
     const user = S.findUser(this.current, name)
     // An unknown user costs a hash too: the answer's timing does not tell which names exist.
     const ok = await this.hasher.verify(password, user?.password ?? '')

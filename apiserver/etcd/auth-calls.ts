@@ -14,7 +14,8 @@ import type { Message } from './proto.js'
 
 const EMPTY = Buffer.alloc(0)
 
-export type AuthCall = (who: Identity, request: Message) => Promise<Message>
+/** `source`: the client's address (Authenticate's login throttle). */
+export type AuthCall = (who: Identity, request: Message, source?: string) => Promise<Message>
 
 function str(v: unknown): string {
   return typeof v === 'string' ? v : ''
@@ -36,7 +37,10 @@ export function authCalls(auth: Authorizer, headers: Headers): Record<string, Au
     AuthEnable: done((who) => admin.enable(who)),
     AuthDisable: done((who) => admin.disable(who)),
     AuthStatus: async () => ({ header: headers.header(), ...admin.status() }),
-    Authenticate: async (_who, r) => ({ header: headers.header(), token: await auth.store.authenticate(str(r.name), str(r.password)) }),
+    Authenticate: async (_who, r, source) => ({
+      header: headers.header(),
+      token: await auth.store.authenticate(str(r.name), str(r.password), source),
+    }),
 
     UserAdd: done((who, r) => admin.addUser(who, str(r.name), str(r.password), ((r.options ?? {}) as Message).no_password === true)),
     UserGet: async (who, r) => ({ header: headers.header(), roles: admin.getUser(who, str(r.name)).roles }),

@@ -21,6 +21,7 @@ import { kvService } from './kv-service.js'
 import { leaseService } from './lease-service.js'
 import { lockService } from './lock-service.js'
 import { maintenanceService } from './maintenance-service.js'
+import { BrowserPolicy } from '../browser-policy.js'
 import { gateway } from './gateway/gateway.js'
 import { serviceDefinition } from './proto.js'
 import { listenClientPort } from './transport/client-port.js'
@@ -79,6 +80,8 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
     // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.
     maxBodyBytes: Math.ceil((maxReceive * 4) / 3) + 4096,
     bodyTimeoutMs: GATEWAY_BODY_TIMEOUT_MS,
+    browser: new BrowserPolicy({ ...deps.config, listen: deps.config.listenGrpc, formWithoutOrigin: true }),
+    maxJsonDepth: deps.config.maxJsonDepth,
   })
   return listenClientPort({
     host,

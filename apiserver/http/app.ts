@@ -1,7 +1,7 @@
 /**
  * The native HTTP API as a fastify app (docs/api.md). Limits come from config: bodyLimit =
- * maxRequestBytes; JSON bodies are parsed with prototype-poisoning protection (`__proto__` and
- * `constructor.prototype` are errors). Routes: one verb per file under routes/.
+ * maxRequestBytes; JSON bodies must be UTF-8 and at most maxJsonDepth deep (json-body.ts) and are parsed
+ * with prototype-poisoning protection (`__proto__` and `constructor.prototype` are errors). Routes: one verb per file under routes/.
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Compaction } from '../../compaction/index.js'
@@ -17,6 +17,9 @@ import { secureContextOptions, type TlsFiles } from '../tls.js'
 import { uiEnabled, uiRoutes } from '../ui-assets.js'
 import { ndjsonWatchRoute } from '../watch/ndjson.js'
 import type { WatchService } from '../watch/service.js'
+import { browserHooks } from './browser-hooks.js'
+import { BrowserPolicy } from '../browser-policy.js'
+import { jsonBodyLimits } from './json-body.js'
 import { clientErrorHandler, errorBody, errorHandler } from './errors.js'
 import { healthRoutes, type HealthState } from './health.js'
 import { alarmRoutes } from './routes/alarms.js'
@@ -94,6 +97,8 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url}`))
   })
+  jsonBodyLimits(app, config.maxJsonDepth)
+  browserHooks(app, new BrowserPolicy({ cors: config.cors, hostWhitelist: config.hostWhitelist, listen: config.listenHttp }))
   identifyRequests(app, auth)
   healthRoutes(app, log, state, () => watch.stats(), compaction)
   authenticateRoute(app, log, auth)

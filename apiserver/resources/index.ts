@@ -11,6 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Config } from '../../config/index.js'
 import type { Log } from '../../log/backend.js'
 import { isKvlogError, KvlogError, type ErrorCode } from '../../log/errors.js'
+import { setStoredObjectMaxDepth } from '../json-limits.js'
 import type { Query } from '../params.js'
 import type { WatchService } from '../watch/service.js'
 import { onUpgrade } from '../watch/upgrade.js'
@@ -42,6 +43,11 @@ export interface ResourceApiDeps {
    * CRD); requests never go through it.
    */
   systemLog: Pick<Log, 'range' | 'subscribe'>
+  /**
+   * The store unchecked, for the one write the server does on its own at start with no request and so no
+   * caller: finishing namespaces left Terminating (their objects deleted, then the namespace).
+   */
+  startupLog: Log
   watch: WatchService
   config: Config
   callerOf: ApiContext['callerOf']
@@ -52,7 +58,8 @@ export interface ResourceApiDeps {
 const API_PATH = /^\/apis?(\/|$)/
 
 export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps): void {
-  const { log, systemLog, watch, config, callerOf, authorizeRead, whileAuthorized } = deps
+  const { log, systemLog, startupLog, watch, config, callerOf, authorizeRead, whileAuthorized } = deps
+  setStoredObjectMaxDepth(config.maxJsonDepth)
   const registry = new Registry()
   const crds = new CrdSync(systemLog, registry)
   const ctx: ApiContext = {
@@ -70,7 +77,10 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
   void app.register(async (scope) => {
     await crds.start()
     // A failure here leaves those namespaces Terminating (creates there stay refused); it must not stop the server.
-    await ctx.namespaces.resume().catch((err: unknown) => app.log.error({ err }, 'finishing terminating namespaces failed'))
+    // The server's own work: on the unchecked log (no request, so no caller to check).
+    await new Namespaces(startupLog, registry, config.resourceNamespaceMustExist)
+      .resume()
+      .catch((err: unknown) => app.log.error({ err }, 'finishing terminating namespaces failed'))
     scope.addHook('onClose', async () => crds.stop())
     scope.setErrorHandler(statusErrorHandler)
     scope.addContentTypeParser([...PATCH_TYPES], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
 import type { JsonObject } from '../codec.js'
+import { jsonTooDeep, storedObjectMaxDepth } from '../json-limits.js'
 import { KvlogError } from '../../log/errors.js'
 import type { KeyValue } from '../../log/types.js'
 import { apiVersionOf } from './paths.js'
@@ -30,9 +31,11 @@ export interface Target {
   namespace?: string
 }
 
-/** A stored kv as the object a client sees; undefined if the value is not a JSON object. */
+/** A stored kv as the object a client sees; undefined if the value is not a JSON object (or nests past maxJsonDepth). */
 export function decodeStored(kv: KeyValue, target: Target, resourceVersion = kv.modRevision): K8sObject | undefined {
   let obj: unknown
+  // Nested past maxJsonDepth (written through a door that stores bytes): could not be encoded again.
+  if (jsonTooDeep(kv.value, storedObjectMaxDepth())) return undefined
   try {
     obj = JSON.parse(kv.value.toString('utf8'))
   } catch {

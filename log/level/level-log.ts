@@ -7,6 +7,7 @@
  * batch as everything they change, so the durable state is always a prefix of acknowledged batches);
  * nothing is replayed. An interrupted compaction resumes in the background.
  */
+import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ClassicLevel } from 'classic-level'
 import type { AlarmKind, DeleteOptions, DeleteResponse, PutOptions, PutResponse } from '../backend.js'
@@ -72,7 +73,7 @@ const FORMAT_VERSION = 1
 
 /** Request limits lifted for writes whose size was decided elsewhere (a lease's keys, a mirrored revision). */
 function unlimited(limits: Limits): Limits {
-  return { ...limits, maxTxnOps: Infinity, maxRequestBytes: Infinity }
+  return { ...limits, maxTxnOps: Infinity, maxTxnTotalOps: Infinity, maxRequestBytes: Infinity }
 }
 
 /**
@@ -103,6 +104,18 @@ export function leveldbOptions(
   } as const
 }
 const FORMAT_KEY = metaKey('format')
+/**
+ * A missing data directory is made 0700 (LevelDB would make it 0755 under the usual umask): the store
+ * holds every value, secrets and password hashes included. A failure is left for LevelDB's open to report.
+ */
+function makePrivateDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+  } catch {
+    // reported by db.open()
+  }
+}
+
 /** Directories of the logs open in this process (resolved paths). */
 const openDirs = new Set<string>()
 
@@ -111,6 +124,7 @@ export async function openLevelLog(options: Partial<LevelLogOptions> & { dir: st
   // Checked before the database is made: abstract-level opens it on the next tick by itself.
   const dir = resolve(o.dir)
   if (openDirs.has(dir)) throw new KvlogError('INTERNAL', `database ${dir} is already open in this process`)
+  makePrivateDir(dir)
   const db: Db = new ClassicLevel<Buffer, Buffer>(o.dir, {
     keyEncoding: 'buffer',
     valueEncoding: 'buffer',

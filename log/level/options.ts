@@ -6,7 +6,8 @@
  * Where each is used:
  *   fsync, maxBatchTxns, inlineWriteMaxTxns               the writer's group commit (writer.ts, io/inline-write.ts)
  *   segmentMaxEntries, segmentMaxBytes                    segment roll-over (segments.ts)
- *   maxRequestBytes, maxTxnOps, maxTxnDepth               request validation (../validate.ts)
+ *   maxRequestBytes, maxTxnOps, maxTxnTotalOps,
+ *   maxTxnDepth                                           request validation (../validate.ts)
  *   compactionBatchRevisions, compactionMinBatchRevisions batch sizes that follow the writers' groups
  *   compactionBatchesPerRead, compactionMaxDutyPercent    the scan's reads and the pause after each batch
  *   compactionThread, compactionThreadNice                the walk or scan in a worker thread (compaction/)
@@ -27,6 +28,7 @@ export const LEVEL_LOG_SETTINGS = [
   'segmentMaxBytes',
   'maxRequestBytes',
   'maxTxnOps',
+  'maxTxnTotalOps',
   'maxTxnDepth',
   'maxBatchTxns',
   'inlineWriteMaxTxns',

@@ -101,6 +101,14 @@ const EXPECTED_DEFAULTS: Config = {
   followEtcdCertFile: '',
   followEtcdKeyFile: '',
   followEtcdUser: '',
+  maxTxnTotalOps: 1024,
+  maxJsonDepth: 512,
+  cors: '',
+  hostWhitelist: '',
+  loginMaxFailuresPerSource: 10,
+  loginMaxFailuresPerUser: 20,
+  loginMaxPendingPerSource: 4,
+  loginFailureWindow: 60_000,
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)

@@ -70,6 +70,15 @@ export class GatewayCall extends EventEmitter {
     })
   }
 
+  /** The client's "host:port" as grpc-js's getPeer() gives it ('' when unknown: an HTTP/2 stream). */
+  getPeer(): string {
+    // Over HTTP/1.1 the exchange's body is the request itself, with its socket.
+    const socket = (this.exchange.body as { socket?: { remoteAddress?: string; remotePort?: number } }).socket
+    const host = socket?.remoteAddress
+    if (host === undefined) return ''
+    return `${host.includes(':') ? `[${host}]` : host}:${socket?.remotePort ?? ''}`
+  }
+
   get writable(): boolean {
     return !this.finished && !this.exchange.closed
   }

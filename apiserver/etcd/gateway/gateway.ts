@@ -6,9 +6,17 @@
  * Bad input: a body that is not JSON, or a field of the wrong JSON type, is INVALID_ARGUMENT (400) in the
  * gateway's error shape; a body over `maxBodyBytes` is RESOURCE_EXHAUSTED (429); a body that does not
  * arrive within `bodyTimeoutMs` is answered 408 and the connection's stream closed; unknown paths are
- * 404 and other methods 405 (text, as etcd's router answers them).
+ * 404 and other methods 405 (text, as etcd's router answers them). Before any of that, the browser policy
+ * (apiserver/browser-policy.ts) refuses a foreign Host or Origin (403) and a text/plain or other
+ * non-JSON body a page could send cross-origin (415); such refusals carry the stable code in the
+ * `kvlog-code` header, as gRPC answers carry it in their trailers. A body that is not UTF-8
+ * (INVALID_ENCODING) or nests deeper than maxJsonDepth (JSON_TOO_DEEP) is refused the same way.
  */
 import type { Log } from '../../../log/backend.js'
+import type { ErrorCode, KvlogError } from '../../../log/errors.js'
+import { ERROR_STATUS } from '../../errors.js'
+import { checkJsonBody, jsonTooDeep, tooDeep } from '../../json-limits.js'
+import { refusalMessage, type BrowserPolicy } from '../../browser-policy.js'
 import type { Message } from '../proto.js'
 import { serviceMethods } from '../proto.js'
 import type { Exchange } from '../transport/exchange.js'
@@ -33,6 +41,10 @@ export interface GatewayOptions {
   maxBodyBytes: number
   bodyTimeoutMs: number
   metrics?: () => Promise<{ contentType: string; text: string }>
+  /** Which browser requests are refused; none when absent. */
+  browser?: BrowserPolicy
+  /** Deepest nesting of a JSON body (json-limits.ts); unbounded when absent. */
+  maxJsonDepth?: number
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the service modules' handlers, duck-typed as in grpc-router.ts
@@ -58,6 +70,11 @@ export function gateway(options: GatewayOptions): (exchange: Exchange) => void {
   const version = JSON.stringify({ etcdserver: options.etcdVersion, etcdcluster: `${major}.${minor}.0` })
 
   return (exchange) => {
+    const refused = options.browser?.refusal({ method: exchange.method, headers: exchange.headers })
+    if (refused !== undefined) {
+      exchange.body.resume()
+      return refuse(exchange, refused, refusalMessage(refused))
+    }
     const path = exchange.url.split('?')[0]
     if (path === '/version' || path === '/health' || path === '/metrics') {
       if (exchange.method !== 'GET' && exchange.method !== 'HEAD') return text(exchange, 405, 'Method Not Allowed')
@@ -95,8 +112,15 @@ export function gateway(options: GatewayOptions): (exchange: Exchange) => void {
       (body) => {
         if (body === undefined) return
         let request: Message
+        let text: string
         try {
-          request = requestFromJson(route.method.request, body.trim() === '' ? {} : parseJson(body))
+          text = checkJsonBody(body, options.maxJsonDepth ?? Infinity)
+        } catch (err) {
+          const e = err as KvlogError
+          return refuse(exchange, e.code, e.message)
+        }
+        try {
+          request = requestFromJson(route.method.request, text.trim() === '' ? {} : parseJson(text))
         } catch (err) {
           return sendError(exchange, INVALID_ARGUMENT, err instanceof Error ? err.message : String(err))
         }
@@ -135,6 +159,7 @@ function serveStream(exchange: Exchange, route: Route, handler: AnyHandler, opti
     }
     for (const value of values) {
       try {
+        if (jsonTooDeep(value, options.maxJsonDepth ?? Infinity)) throw new JsonError(tooDeep(options.maxJsonDepth!).message)
         call.data(requestFromJson(route.method.request, parseJson(value)))
       } catch (err) {
         return failStream(call, exchange, err)
@@ -155,13 +180,20 @@ function failStream(call: GatewayCall, exchange: Exchange, err: unknown): void {
   exchange.body.resume()
 }
 
-/** The whole body as text, or undefined when it was refused (too large, too slow: already answered). */
-function readBody(exchange: Exchange, options: GatewayOptions): Promise<string | undefined> {
+/** A refusal with its stable code in the kvlog-code header, in etcd's JSON error shape. */
+function refuse(exchange: Exchange, code: ErrorCode, message: string): void {
+  const status = ERROR_STATUS[code]
+  exchange.respond(status.http, { 'content-type': 'application/json', 'kvlog-code': code })
+  exchange.end(JSON.stringify({ error: message, message, code: status.grpc }))
+}
+
+/** The whole body, or undefined when it was refused (too large, too slow: already answered). */
+function readBody(exchange: Exchange, options: GatewayOptions): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = []
     let size = 0
     let done = false
-    const finish = (body: string | undefined) => {
+    const finish = (body: Buffer | undefined) => {
       if (done) return
       done = true
       clearTimeout(timer)
@@ -184,7 +216,7 @@ function readBody(exchange: Exchange, options: GatewayOptions): Promise<string |
       }
       chunks.push(chunk)
     })
-    exchange.body.on('end', () => finish(Buffer.concat(chunks).toString('utf8')))
+    exchange.body.on('end', () => finish(Buffer.concat(chunks)))
     exchange.body.on('error', () => finish(undefined))
     exchange.onClose(() => finish(undefined))
   })

@@ -2,7 +2,8 @@
  * POST /v1/auth/authenticate — body { name, password } → { header: { revision }, token }. The token goes
  * in `Authorization: Bearer TOKEN` on later requests (and on the WebSocket upgrade); it is the same kind
  * of token as etcd's Authenticate gives, so either works on every door. With auth disabled:
- * FAILED_PRECONDITION; a wrong name or password: UNAUTHENTICATED.
+ * FAILED_PRECONDITION; a wrong name or password: UNAUTHENTICATED; too many failed logins from this
+ * address (auth/login-throttle.ts): TOO_MANY_ATTEMPTS.
  */
 import type { FastifyInstance } from 'fastify'
 import type { Log } from '../../../log/backend.js'
@@ -18,7 +19,7 @@ export function authenticateRoute(app: FastifyInstance, log: Log, auth: Authoriz
     onlyFields(b, ['name', 'password'], '')
     if (typeof b.name !== 'string') throw invalid('name', 'is required (a string)')
     if (typeof b.password !== 'string') throw invalid('password', 'is required (a string)')
-    const token = await auth.store.authenticate(b.name, b.password)
+    const token = await auth.store.authenticate(b.name, b.password, request.socket.remoteAddress)
     return { header: { revision: log.revision }, token }
   })
 }

@@ -3,8 +3,9 @@
  *
  * save downloads GET /v1/snapshot into FILE.part, checks the snapshot's own trailer (magic at the start,
  * sha256 of everything before the last 32 bytes at the end) so a truncated download is never kept, fsyncs,
- * renames it to FILE (replacing one that exists) and fsyncs the directory. restore is an offline tool
- * (tools/main.ts, where bin/kvlog sends it); only its usage is listed here.
+ * renames it to FILE (replacing one that exists, and mode 0600 whatever the umask) and fsyncs the
+ * directory. restore is an offline tool (tools/main.ts, where bin/kvlog sends it); only its usage is listed
+ * here.
  */
 import { createHash } from 'node:crypto'
 import { open, rename, rm } from 'node:fs/promises'
@@ -35,8 +36,10 @@ async function save(c: Context, file: string): Promise<number> {
   const whole = createHash('sha256')
   const check = new TrailerCheck()
   let bytes = 0
-  const out = await open(part, 'w')
+  // 0600 as etcdctl writes snapshots: the file holds every value; chmod too, for a .part left behind.
+  const out = await open(part, 'w', 0o600)
   try {
+    await out.chmod(0o600)
     for await (const chunk of download.chunks) {
       check.update(chunk)
       whole.update(chunk)

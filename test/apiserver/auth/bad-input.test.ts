@@ -149,7 +149,9 @@ describe('auth: bad input', function () {
       `      1,000 wrong logins sent in ${sent.toFixed(0)} ms, all answered after ${took.toFixed(0)} ms: ${JSON.stringify(counts)}; ` +
         `control reads p99 idle ${p99(idle).toFixed(2)} ms, during ${p99(during).toFixed(2)} ms (${ratio.toFixed(2)}x, ${during.length} reads)`,
     )
-    expect(Object.keys(counts).sort()).to.satisfy((k: string[]) => k.every((c) => c === 'UNAUTHENTICATED' || c === 'UNAVAILABLE'))
+    expect(Object.keys(counts).sort()).to.satisfy((k: string[]) =>
+      k.every((c) => c === 'UNAUTHENTICATED' || c === 'UNAVAILABLE' || c === 'TOO_MANY_ATTEMPTS'),
+    )
     expect(counts.UNAUTHENTICATED ?? 0).to.be.above(0)
     // Loose on purpose (a shared 2-core machine): the server must not stall, not match a benchmark.
     expect(p99(during)).to.be.below(Math.max(20 * p99(idle), 2000))

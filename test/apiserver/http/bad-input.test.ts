@@ -69,20 +69,26 @@ describe('native HTTP API: bad input (real process)', function () {
       }
     })
 
-    it('answers missing bodies and non-JSON content types with 400 INVALID_ARGUMENT', async () => {
+    it('answers missing bodies with 400 INVALID_ARGUMENT, and the body types a page may send cross-origin with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
       for (const { method, path, valid } of BODY_ROUTES) {
         await expectRejected(() => api().request(method, path), 400, 'INVALID_ARGUMENT', `${method} ${path} no body`)
         await expectRejected(
           () => raw(method, path, JSON.stringify(valid), 'text/plain'),
-          400,
-          'INVALID_ARGUMENT',
+          415,
+          'UNSUPPORTED_MEDIA_TYPE',
           `${method} ${path} text/plain`,
         )
         await expectRejected(
           () => raw(method, path, 'revision=2&key=a', 'application/x-www-form-urlencoded'),
-          400,
-          'INVALID_ARGUMENT',
+          415,
+          'UNSUPPORTED_MEDIA_TYPE',
           `${method} ${path} form`,
+        )
+        await expectRejected(
+          () => raw(method, path, JSON.stringify(valid), 'multipart/form-data; boundary=x'),
+          415,
+          'UNSUPPORTED_MEDIA_TYPE',
+          `${method} ${path} multipart`,
         )
       }
     })
@@ -225,6 +231,7 @@ describe('native HTTP API: bad input (real process)', function () {
           'INVALID_ARGUMENT',
           'TOO_MANY_OPS',
           'REQUEST_TOO_LARGE',
+          'JSON_TOO_DEEP',
         ])
       }
       expect(ok(await api().range({ key: 'deep/', prefix: true })).count).to.equal(0)

@@ -35,7 +35,7 @@ async function upgraded(http: string): Promise<Socket> {
   s.removeAllListeners('error')
   s.on('error', () => undefined)
   s.write(
-    `GET /v1/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    `GET /v1/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
   )
   await new Promise<void>((resolve, reject) => {
     let head = ''
@@ -144,7 +144,9 @@ describe('reliability: hostile transports and sizes on the native door', functio
     for (let i = 0; i < 100; i++) {
       const s = await rawSocket(server.http)
       s.on('error', () => undefined)
-      s.write(i % 2 === 0 ? 'PUT /v1/kv HTTP/1.1\r\nHost: x\r\n' : 'GET /v1/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n')
+      s.write(
+        i % 2 === 0 ? 'PUT /v1/kv HTTP/1.1\r\nHost: localhost\r\n' : 'GET /v1/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n',
+      )
       sockets.push(s)
     }
     const before = bystanders.writes

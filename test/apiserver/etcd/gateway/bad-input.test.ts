@@ -110,8 +110,8 @@ describe('apiserver/etcd/gateway: bad input', function () {
         sockets.push(s)
       })
     const closed = (s: Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())))
-    const headersOnly = await open('POST /v3/kv/range HTTP/1.1\r\nHost: x\r\nContent-Len')
-    const partBody = await open('POST /v3/kv/range HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"key":')
+    const headersOnly = await open('POST /v3/kv/range HTTP/1.1\r\nHost: localhost\r\nContent-Len')
+    const partBody = await open('POST /v3/kv/range HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{"key":')
     const nothing = await open('')
     await stillServing()
     let answer = ''

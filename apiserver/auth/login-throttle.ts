@@ -1,0 +1,125 @@
+/**
+ * Throttles password guessing without letting a flood lock out anyone else (Authenticate on gRPC and the
+ * gateway, POST /v1/auth/authenticate). Failed logins are counted per client address (the source) and per
+ * user name, each in a window of loginFailureWindow:
+ *
+ * - a source with loginMaxFailuresPerSource failures is refused (TOO_MANY_ATTEMPTS) until its window ends,
+ *   without a password check: its guesses cost nothing more;
+ * - a user with loginMaxFailuresPerUser failures may log in only from sources with no failure in their
+ *   window: many sources guessing one password get at most one failure each, and the user, from a
+ *   machine that has not failed, still gets in;
+ * - a source has at most loginMaxPendingPerSource checks under way (more are refused at once), and
+ *   sources that have failed share one check at a time: a flood cannot fill the hasher's queue
+ *   (authMaxPendingLogins) ahead of a login from elsewhere, which would then be refused with UNAVAILABLE.
+ *
+ * A success from a source that has not failed is never refused. A success resets nothing: counts only
+ * expire, so a flooder that knows one password cannot clear its count with it. Both tables are bounded:
+ * past MAX_ENTRIES, expired entries go, then the oldest.
+ */
+import { isKvlogError, KvlogError } from '../../log/errors.js'
+
+export interface LoginThrottleOptions {
+  maxFailuresPerSource: number
+  maxFailuresPerUser: number
+  maxPendingPerSource: number
+  windowMs: number
+}
+
+interface Count {
+  failures: number
+  /** When the window that started with the first failure ends. */
+  until: number
+}
+
+/** Entries kept per table (sources, users) before the oldest are dropped. */
+const MAX_ENTRIES = 100_000
+/** The source of a login whose client address is not known. */
+const UNKNOWN = '?'
+
+function tooMany(why: string, retryAfterMs: number): KvlogError {
+  return new KvlogError('TOO_MANY_ATTEMPTS', `too many failed logins ${why}; retry later`, { retryAfterMs: Math.max(0, retryAfterMs) })
+}
+
+class Counts {
+  private readonly map = new Map<string, Count>()
+
+  constructor(private readonly now: () => number) {}
+
+  get(key: string): Count | undefined {
+    const c = this.map.get(key)
+    if (c !== undefined && c.until <= this.now()) {
+      this.map.delete(key)
+      return undefined
+    }
+    return c
+  }
+
+  fail(key: string, windowMs: number): void {
+    const c = this.get(key)
+    if (c !== undefined) c.failures++
+    else {
+      this.map.set(key, { failures: 1, until: this.now() + windowMs })
+      if (this.map.size > MAX_ENTRIES) this.trim()
+    }
+  }
+
+  private trim(): void {
+    const now = this.now()
+    for (const [k, c] of this.map) if (c.until <= now) this.map.delete(k)
+    // Insertion order is window order: the first entries are the oldest.
+    for (const k of this.map.keys()) {
+      if (this.map.size <= MAX_ENTRIES) break
+      this.map.delete(k)
+    }
+  }
+}
+
+export class LoginThrottle {
+  private readonly sources: Counts
+  private readonly users: Counts
+  private readonly pending = new Map<string, number>()
+  private suspectChecking = false
+
+  constructor(
+    private readonly o: LoginThrottleOptions,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.sources = new Counts(now)
+    this.users = new Counts(now)
+  }
+
+  /**
+   * Runs `check` (the password check; it throws AUTH_FAILED on a wrong name or password) unless the
+   * source or the user is throttled; counts its failure.
+   */
+  async attempt<T>(source: string | undefined, user: string, check: () => Promise<T>): Promise<T> {
+    const from = source ?? UNKNOWN
+    const failed = this.sources.get(from)
+    if (failed !== undefined && failed.failures >= this.o.maxFailuresPerSource)
+      throw tooMany('from this address', failed.until - this.now())
+    const asUser = this.users.get(user)
+    if (failed !== undefined && asUser !== undefined && asUser.failures >= this.o.maxFailuresPerUser) {
+      throw tooMany('as this user', asUser.until - this.now())
+    }
+    const pending = this.pending.get(from) ?? 0
+    if (pending >= this.o.maxPendingPerSource) throw tooMany('under way from this address', 0)
+    const suspect = failed !== undefined
+    if (suspect && this.suspectChecking) throw tooMany('under way from addresses that failed', 0)
+    this.pending.set(from, pending + 1)
+    if (suspect) this.suspectChecking = true
+    try {
+      return await check()
+    } catch (err) {
+      if (isKvlogError(err) && err.details.reason === 'AUTH_FAILED') {
+        this.sources.fail(from, this.o.windowMs)
+        this.users.fail(user, this.o.windowMs)
+      }
+      throw err
+    } finally {
+      if (suspect) this.suspectChecking = false
+      const left = (this.pending.get(from) ?? 1) - 1
+      if (left === 0) this.pending.delete(from)
+      else this.pending.set(from, left)
+    }
+  }
+}
