@@ -14,8 +14,9 @@
  *   cannot read the answer.
  * - Content type: a body sent as text/plain, multipart/form-data or application/x-www-form-urlencoded
  *   (the types a page may send cross-origin without asking first) is not JSON and is refused. etcd's
- *   gateway is the exception for a form type without Origin: that is what `curl -d` sends, as etcd's
- *   docs do.
+ *   gateway is the exception for such a body without Origin, which no browser sends on a POST: etcd's
+ *   gateway reads any body as JSON, and its clients send these types (`curl -d` a form type, as etcd's
+ *   docs do; a fetch of a string text/plain).
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { ErrorCode } from '../log/errors.js'
@@ -39,8 +40,8 @@ export interface BrowserPolicyOptions {
   hostWhitelist: string
   /** The listener's HOST:PORT as configured. */
   listen: string
-  /** etcd's gateway: accept a form-typed body from a client that sends no Origin (curl -d). */
-  formWithoutOrigin?: boolean
+  /** etcd's gateway: accept a body of these types from a client that sends no Origin (no browser). */
+  simpleBodiesWithoutOrigin?: boolean
 }
 
 function list(setting: string): string[] {
@@ -68,7 +69,7 @@ export class BrowserPolicy {
   private readonly hosts: Set<string>
   private readonly anyOrigin: boolean
   private readonly origins: Set<string>
-  private readonly formWithoutOrigin: boolean
+  private readonly simpleBodiesWithoutOrigin: boolean
 
   constructor(options: BrowserPolicyOptions) {
     const hosts = list(options.hostWhitelist)
@@ -83,7 +84,7 @@ export class BrowserPolicy {
     const origins = list(options.cors)
     this.anyOrigin = origins.includes('*')
     this.origins = new Set(origins.map((o) => o.replace(/\/+$/, '')))
-    this.formWithoutOrigin = options.formWithoutOrigin === true
+    this.simpleBodiesWithoutOrigin = options.simpleBodiesWithoutOrigin === true
   }
 
   hostAllowed(host: string | undefined): boolean {
@@ -120,7 +121,7 @@ export class BrowserPolicy {
     if (request.upgrade) return undefined
     const type = (header(request.headers, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
     if (!SIMPLE_TYPES.has(type)) return undefined
-    if (type === FORM && this.formWithoutOrigin && origin === undefined) return undefined
+    if (this.simpleBodiesWithoutOrigin && origin === undefined) return undefined
     return 'UNSUPPORTED_MEDIA_TYPE'
   }
 }

@@ -80,7 +80,7 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
     // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.
     maxBodyBytes: Math.ceil((maxReceive * 4) / 3) + 4096,
     bodyTimeoutMs: GATEWAY_BODY_TIMEOUT_MS,
-    browser: new BrowserPolicy({ ...deps.config, listen: deps.config.listenGrpc, formWithoutOrigin: true }),
+    browser: new BrowserPolicy({ ...deps.config, listen: deps.config.listenGrpc, simpleBodiesWithoutOrigin: true }),
     maxJsonDepth: deps.config.maxJsonDepth,
   })
   return listenClientPort({

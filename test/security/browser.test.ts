@@ -88,7 +88,8 @@ describe('security: browser-facing defaults', function () {
       const before = await revision()
       const gwPut = JSON.stringify({ key: b64('x'), value: b64('1') })
       const plain = { 'content-type': 'text/plain' }
-      expect(await send(gw, 'POST', '/v3/kv/put', plain, gwPut)).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' })
+      const plainFromPage = { ...plain, origin: gw }
+      expect(await send(gw, 'POST', '/v3/kv/put', plainFromPage, gwPut)).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' })
       const form = { 'content-type': 'application/x-www-form-urlencoded', origin: gw }
       expect(await send(gw, 'POST', '/v3/kv/put', form, gwPut)).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' })
       const txn = JSON.stringify({ success: [{ type: 'put', key: 'x', value: '1' }] })
