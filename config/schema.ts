@@ -113,6 +113,7 @@ export interface Config {
   maxConcurrentStreams: number
   grpcKeepaliveMinTime: number
   clientPortMaxConnections: number
+  clientPortMaxStreams: number
   clientPortIdleTimeout: number
   clientPortUnknownProtocolTimeout: number
   http2MaxHeaderListSize: number
@@ -788,6 +789,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Connections the etcd port holds open at once (HTTP/2 and HTTP/1.1 together); further ones are closed as they arrive. Keep it well below the open-file limit.',
     flag: '--client-port-max-connections',
     env: 'KVLOG_CLIENT_PORT_MAX_CONNECTIONS',
+  },
+  clientPortMaxStreams: {
+    key: 'clientPortMaxStreams',
+    type: 'integer',
+    default: 10_000,
+    min: 1,
+    description:
+      'Streams (calls, watches included) open at once on the etcd port over all connections; further ones are refused with REFUSED_STREAM. Bounds what maxConcurrentStreams × clientPortMaxConnections would allow.',
+    flag: '--client-port-max-streams',
+    env: 'KVLOG_CLIENT_PORT_MAX_STREAMS',
   },
   clientPortIdleTimeout: {
     key: 'clientPortIdleTimeout',

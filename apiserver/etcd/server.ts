@@ -101,6 +101,7 @@ export function clientPortLimits(config: Config): Omit<ClientPortOptions, 'host'
     keepaliveMinTimeMs: config.grpcKeepaliveMinTime,
     idleTimeoutMs: config.clientPortIdleTimeout,
     maxConnections: config.clientPortMaxConnections,
+    maxStreams: config.clientPortMaxStreams,
     unknownProtocolTimeoutMs: config.clientPortUnknownProtocolTimeout,
     http2: {
       maxConcurrentStreams: config.maxConcurrentStreams,

@@ -73,6 +73,7 @@ const EXPECTED_DEFAULTS: Config = {
   maxConcurrentStreams: 1000,
   grpcKeepaliveMinTime: 5000,
   clientPortMaxConnections: 5000,
+  clientPortMaxStreams: 10_000,
   clientPortIdleTimeout: 300_000,
   clientPortUnknownProtocolTimeout: 10_000,
   http2MaxHeaderListSize: 64 * 1024,

@@ -9,10 +9,12 @@
 import { expect } from 'chai'
 import { connect } from 'node:http2'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
-import { FRAME, H2_ERROR, RawH2, SETTING, grpcRequestBlock, headerFrames, indexed, literal, settingsFrame } from './raw-h2.js'
-import { MiB, healthzMs, peakRssBytes } from './server-health.js'
+import { FRAME, H2_ERROR, RawH2, SETTING, frame, grpcRequestBlock, headerFrames, indexed, literal, settingsFrame } from './raw-h2.js'
+import { MiB, enableAuth, healthzMs, peakRssBytes } from './server-health.js'
 
 const WATCH = '/etcdserverpb.Watch/Watch'
+/** A gRPC message: WatchRequest { create_request { key: "a" } }. */
+const WATCH_CREATE = Buffer.from([0, 0, 0, 0, 5, 0x0a, 0x03, 0x0a, 0x01, 0x61])
 const HEAP_LIMIT = ['--max-old-space-size=1024']
 /** The bounds the attacks must stay within. */
 const MAX_RSS = 512 * MiB
@@ -42,18 +44,20 @@ describe('security: HTTP/2 attacks on the etcd client port', function () {
 
   it('HPACK amplification: 10 Watch streams each referencing one 4 KB authorization literal 120,000 times', async () => {
     server = await serve()
+    await enableAuth(server.grpc) // the token is read (and its header value used) only with auth on
     const raw = await RawH2.open(server.grpc)
     raws.push(raw)
     const value = 'x'.repeat(4000) // fits HPACK's default 4 KiB table with its name and 32 bytes
     const references = Buffer.alloc(120_000, indexed(62))
     for (let i = 0; i < 10; i++) {
       const block = Buffer.concat([grpcRequestBlock(WATCH), literal('authorization', value, true), references])
-      void raw.send(headerFrames(1 + 2 * i, block))
+      void raw.send(Buffer.concat([headerFrames(1 + 2 * i, block), frame(FRAME.DATA, 0, 1 + 2 * i, WATCH_CREATE)]))
     }
-    // Each stream is refused (or the connection closed) rather than its headers assembled.
-    await raw.until(() => raw.resets().size + raw.of(FRAME.GOAWAY).length >= 1, WAIT_MS)
+    await raw.sync(WAIT_MS)
     await expectHealthy(server)
+    // Each stream was refused rather than its headers assembled and served.
     expect(raw.of(FRAME.HEADERS)).to.have.length(0)
+    expect(raw.resets().size + raw.of(FRAME.GOAWAY).length).to.be.above(0)
   })
 
   it('SETTINGS flood over many half-open streams: the event loop stays responsive', async () => {
@@ -111,6 +115,25 @@ describe('security: HTTP/2 attacks on the etcd client port', function () {
       [11, H2_ERROR.REFUSED_STREAM],
       [13, H2_ERROR.REFUSED_STREAM],
     ])
+  })
+
+  it('streams past clientPortMaxStreams over all connections are refused; connections past clientPortMaxConnections are closed', async () => {
+    server = await serve(['--client-port-max-streams', '4', '--client-port-max-connections', '3'])
+    const first = await RawH2.open(server.grpc)
+    const second = await RawH2.open(server.grpc)
+    raws.push(first, second)
+    for (const id of [1, 3, 5]) await first.send(headerFrames(id, grpcRequestBlock(WATCH)))
+    await first.sync(WAIT_MS)
+    for (const id of [1, 3]) await second.send(headerFrames(id, grpcRequestBlock(WATCH)))
+    await second.until(() => second.resets().size > 0, WAIT_MS)
+    expect([...second.resets()]).to.deep.equal([[3, H2_ERROR.REFUSED_STREAM]])
+    expect(first.resets().size).to.equal(0)
+    const third = await RawH2.open(server.grpc)
+    const fourth = await RawH2.open(server.grpc)
+    raws.push(third, fourth)
+    await fourth.until(() => fourth.closed, WAIT_MS)
+    expect(fourth.frames).to.have.length(0)
+    expect(third.closed).to.equal(false)
   })
 
   it('a client pinging more often than grpcKeepaliveMinTime gets GOAWAY ENHANCE_YOUR_CALM "too_many_pings"', async () => {

@@ -146,7 +146,29 @@ export class RawH2 {
   /** Writes bytes; resolves once the socket has taken them (or the connection is gone). */
   send(bytes: Buffer): Promise<void> {
     if (this.socket.destroyed) return Promise.resolve()
-    return new Promise((resolve) => this.socket.write(bytes, () => resolve()))
+    return new Promise((resolve) => {
+      const done = () => {
+        this.waiters.delete(onWake)
+        resolve()
+      }
+      const onWake = () => {
+        if (this.closed) done()
+      }
+      this.waiters.add(onWake)
+      this.socket.write(bytes, done)
+    })
+  }
+
+  /**
+   * Resolves once the server has read everything sent before (its answer to a PING came back), or has
+   * ended the connection (GOAWAY, or closed); rejects after `ms`.
+   */
+  async sync(ms: number): Promise<void> {
+    const payload = Buffer.alloc(8)
+    payload.writeDoubleBE(Math.random())
+    const acked = () => this.frames.some((f) => f.type === FRAME.PING && (f.flags & FLAG.ACK) !== 0 && f.payload.equals(payload))
+    void this.send(frame(FRAME.PING, 0, 0, payload))
+    await this.until(() => acked() || this.goAwayCode !== undefined, ms)
   }
 
   /** Resolves when `test` holds for what has arrived, or the connection closed; rejects after `ms`. */

@@ -30,6 +30,31 @@ export async function eventLoopMaxMs(http: string): Promise<number> {
   return Number(line[1]) * 1000
 }
 
+export interface Figures {
+  healthzMs: number
+  eventLoopMaxMs: number
+  peakRssMiB: number
+}
+
+/** All three figures of a server at once (the event loop's delay since the last look). */
+export async function figures(http: string, pid: number): Promise<Figures> {
+  return { healthzMs: await healthzMs(http), eventLoopMaxMs: await eventLoopMaxMs(http), peakRssMiB: (await peakRssBytes(pid)) / MiB }
+}
+
+/**
+ * Turns auth on through the etcd port's JSON gateway (a root user, then AuthEnable), so that requests'
+ * credentials are read as they are in a deployment.
+ */
+export async function enableAuth(etcdAddress: string): Promise<void> {
+  const call = async (path: string, body: object) => {
+    const res = await fetch(`http://${etcdAddress}/v3/auth/${path}`, { method: 'POST', body: JSON.stringify(body) })
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`)
+  }
+  await call('user/add', { name: 'root', password: 'root-password' })
+  await call('user/grant', { user: 'root', role: 'root' })
+  await call('enable', {})
+}
+
 export const MiB = 1024 * 1024
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))

@@ -11,7 +11,7 @@
  * read to decide are put back, and the socket is handed to an `http2` server (nghttp2) or an HTTP/1.1
  * server that never listen themselves. Over TLS, HTTP/2 needs ALPN h2 (as gRPC clients negotiate).
  *
- * Limits (docs/security.md): connections per port (`maxConnections`), the time a connection may take to
+ * Limits (docs/security.md): connections and streams per port (`maxConnections`, `maxStreams`), the time a connection may take to
  * show its protocol, and on each HTTP/2 connection nghttp2's own (concurrent streams, decoded header
  * list size and pairs, SETTINGS entries, session memory, invalid frames, refused streams, outstanding
  * pings) plus keepalive, ping policy and idle timeout (session-guard.ts).
@@ -61,6 +61,8 @@ export interface ClientPortOptions extends SessionGuardOptions {
   tls: TlsFiles | undefined
   http2: Http2Limits
   maxConnections: number
+  /** Streams open at once over all connections. */
+  maxStreams: number
   /** A connection must show its protocol (and finish TLS) within this time. */
   unknownProtocolTimeoutMs: number
   grpc(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void
@@ -80,6 +82,7 @@ export interface ClientPort {
 export async function listenClientPort(options: ClientPortOptions): Promise<ClientPort> {
   const sessions = new Set<ServerHttp2Session>()
   const sockets = new Set<Socket>()
+  let openStreams = 0
   const limits = options.http2
   const h2 = createHttp2Server({
     maxHeaderListPairs: limits.maxHeaderListPairs,
@@ -107,6 +110,9 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
     // nghttp2 applies SETTINGS_MAX_HEADER_LIST_SIZE only once the client has acknowledged it; until then
     // the limit is checked here (the header list's size as HTTP/2 counts it: name, value, 32 per field).
     if (headerListBytes(rawHeaders) > limits.maxHeaderListSize) return stream.close(constants.NGHTTP2_ENHANCE_YOUR_CALM)
+    if (openStreams >= options.maxStreams) return stream.close(constants.NGHTTP2_REFUSED_STREAM)
+    openStreams++
+    stream.once('close', () => openStreams--)
     if (isGrpcRequest(headers)) options.grpc(stream, headers)
     else options.http(h2Exchange(stream, headers))
   })
