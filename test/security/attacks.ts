@@ -18,7 +18,7 @@ import {
   rstFrame,
   settingsFrame,
   splitAddress,
-} from './raw-h2.js'
+} from '../support/raw-h2.js'
 import { sleep } from './server-health.js'
 
 export interface Attack {

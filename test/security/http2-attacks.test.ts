@@ -9,7 +9,18 @@
 import { expect } from 'chai'
 import { connect } from 'node:http2'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
-import { FRAME, H2_ERROR, RawH2, SETTING, frame, grpcRequestBlock, headerFrames, indexed, literal, settingsFrame } from './raw-h2.js'
+import {
+  FRAME,
+  H2_ERROR,
+  RawH2,
+  SETTING,
+  frame,
+  grpcRequestBlock,
+  headerFrames,
+  indexed,
+  literal,
+  settingsFrame,
+} from '../support/raw-h2.js'
 import { MiB, enableAuth, healthzMs, peakRssBytes } from './server-health.js'
 
 const WATCH = '/etcdserverpb.Watch/Watch'
