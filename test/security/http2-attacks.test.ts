@@ -8,6 +8,7 @@
  */
 import { expect } from 'chai'
 import { connect } from 'node:http2'
+import { etcdctl } from '../support/etcdctl.js'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
 import {
   FRAME,
@@ -156,6 +157,21 @@ describe('security: HTTP/2 attacks on the etcd client port', function () {
     for (let i = 0; i < 4; i++) await new Promise<void>((resolve) => session.ping(() => resolve()))
     expect(await goaway).to.deep.equal([H2_ERROR.ENHANCE_YOUR_CALM, 'too_many_pings'])
     session.destroy()
+  })
+
+  it('a client pinging while it receives a large answer is not refused (grpc-go sizes its window with pings)', async () => {
+    server = await serve()
+    const value = Buffer.alloc(1_000_000, 'v').toString('base64')
+    for (let i = 0; i < 8; i++) {
+      const res = await fetch(`http://${server.grpc}/v3/kv/put`, {
+        method: 'POST',
+        body: JSON.stringify({ key: Buffer.from(`/big/${i}`).toString('base64'), value }),
+      })
+      expect(res.status).to.equal(200)
+    }
+    const run = await etcdctl(server.grpc, ['get', '--prefix', '/big/', '--print-value-only'])
+    expect(run.error).to.equal(undefined)
+    expect(run.stdout.length).to.equal(8 * 1_000_001)
   })
 
   it('/livez and /readyz answer 200 "ok" on the etcd port', async () => {

@@ -5,8 +5,8 @@
  *   connection whose ping is not answered within `timeoutMs` is destroyed;
  * - ping policy (etcd's --grpc-keepalive-min-time, as grpc-go enforces it): a client ping that comes less
  *   than `minTimeMs` after the previous one is a strike; the third strike ends the connection with GOAWAY
- *   ENHANCE_YOUR_CALM and "too_many_pings". A new stream clears the strikes (a busy client pinging is not
- *   abusing);
+ *   ENHANCE_YOUR_CALM and "too_many_pings". A new stream, or data sent by the server since the previous
+ *   ping, clears the strikes (grpc-go's clients ping while they receive, to size their windows);
  * - idle timeout: a connection with no open stream for `idleTimeoutMs` is closed with GOAWAY (gRPC's
  *   max connection idle), so connections opened and left cannot pile up.
  */
@@ -21,6 +21,7 @@ export interface SessionGuardOptions {
 
 /** grpc-go's maxPingStrikes: pings tolerated below the minimum interval. */
 const MAX_PING_STRIKES = 2
+const PING_FRAME_BYTES = 17
 
 export function guardSession(session: ServerHttp2Session, options: SessionGuardOptions): void {
   const { keepaliveIntervalMs, keepaliveTimeoutMs, keepaliveMinTimeMs, idleTimeoutMs } = options
@@ -41,10 +42,16 @@ export function guardSession(session: ServerHttp2Session, options: SessionGuardO
       if (--open === 0 && !session.closed) armIdle()
     })
   })
+  let writtenAtPing = 0
   session.on('ping', () => {
     const now = performance.now()
     const early = now - lastPing < keepaliveMinTimeMs
     lastPing = now
+    // As grpc-go, a client pinging while the server sends (its flow-control estimates) is not abusing:
+    // more written since the previous ping than that ping's acknowledgement clears the strikes.
+    const written = session.socket?.bytesWritten ?? 0
+    if (written - writtenAtPing > 2 * PING_FRAME_BYTES) strikes = 0
+    writtenAtPing = written
     if (early && ++strikes > MAX_PING_STRIKES) {
       session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM, 0, Buffer.from('too_many_pings'))
       session.destroy()
