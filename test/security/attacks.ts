@@ -149,6 +149,16 @@ export const ATTACKS: Attack[] = [
   },
   {
     port: 'etcd',
+    name: 'CONTINUATION flood (one header block never ended: 5,000 frames of 2 KB)',
+    run: (a) =>
+      onConnections(a, 1, async (raw) => {
+        const head = frame(FRAME.HEADERS, 0, 1, grpcRequestBlock(RANGE))
+        void raw.send(Buffer.concat([head, repeat(5000, () => frame(FRAME.CONTINUATION, 0, 1, literal('x-c', 'y'.repeat(2000))))]))
+        await raw.until(() => raw.of(FRAME.GOAWAY).length > 0 || raw.resets().size > 0, 10_000)
+      }),
+  },
+  {
+    port: 'etcd',
     name: 'oversized header lists (50 streams with a 1 MB header)',
     run: (a) =>
       onConnections(a, 1, async (raw) => {
