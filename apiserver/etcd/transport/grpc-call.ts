@@ -1,15 +1,16 @@
 /**
- * One gRPC call on an HTTP/2 stream: length-prefixed messages in, length-prefixed messages out, the status
- * in trailers. The call objects offer the part of grpc-js's server-call surface the etcd services use
- * (`request`, `write(message, cb)`, `writable`, `cancelled`, `end()`, `destroy(err)`, events 'data', 'end',
- * 'cancelled', 'close', 'drain'), so a service module serves unchanged behind either server.
+ * One gRPC call on a Node http2 stream: length-prefixed messages in, length-prefixed messages out, the
+ * status in trailers. The call objects offer the part of grpc-js's server-call surface the etcd services
+ * use (`request`, `write(message, cb)`, `writable`, `cancelled`, `end()`, `destroy(err)`, events 'data',
+ * 'end', 'cancelled', 'close', 'drain'), the types the service modules are written against.
  *
  * Wire rules (gRPC over HTTP/2):
  * - a message is 1 byte compressed flag + 4 bytes big-endian length + bytes; compression is not served
  *   (a compressed message, or a grpc-encoding other than identity, is UNIMPLEMENTED / INTERNAL);
  * - a message longer than `maxReceiveBytes` fails the call with RESOURCE_EXHAUSTED;
  * - the status goes in trailers (`grpc-status`, `grpc-message` percent-encoded, plus `kvlog-code`); a
- *   call that fails before sending anything answers "trailers only" (one HEADERS frame with END_STREAM);
+ *   call that fails before sending anything answers "trailers only" (one HEADERS frame with END_STREAM),
+ *   any other sends its trailers when the stream asks for them ('wantTrailers');
  * - `grpc-timeout` starts a deadline: when it passes the call ends with DEADLINE_EXCEEDED and the handler
  *   sees 'cancelled'.
  *
