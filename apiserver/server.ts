@@ -199,11 +199,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     if (files === undefined) return
     ;(app.server as HttpsServer).setSecureContext(secureContextOptions(files))
-    const grpcToo = grpc.setTls(files)
-    app.log.info(
-      { grpc: grpcToo },
-      grpcToo ? 'TLS certificate reloaded' : 'TLS certificate reloaded on the HTTP port only (grpcServer grpc-js cannot reload)',
-    )
+    grpc.setTls(files)
+    app.log.info('TLS certificate reloaded')
   }
   return {
     http,

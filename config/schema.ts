@@ -33,8 +33,6 @@ export type LogFormat = (typeof LOG_FORMATS)[number]
 
 export const AUTO_COMPACTION_MODES = ['off', 'revision', 'periodic'] as const
 export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number]
-export const GRPC_SERVERS = ['kvlog', 'grpc-js'] as const
-export type GrpcServerKind = (typeof GRPC_SERVERS)[number]
 
 /** The history browser at /ui: 'auto' serves it when the HTTP listener is on a loopback address. */
 export const UI_MODES = ['auto', 'on', 'off'] as const
@@ -111,7 +109,20 @@ export interface Config {
   tlsClientCaFile: string
   grpcMaxQueuedMessages: number
   grpcMaxQueuedBytes: number
-  grpcServer: GrpcServerKind
+  /** The etcd client port's HTTP/2 and connection limits (apiserver/etcd/transport/client-port.ts). */
+  maxConcurrentStreams: number
+  grpcKeepaliveMinTime: number
+  clientPortMaxConnections: number
+  clientPortMaxStreams: number
+  clientPortIdleTimeout: number
+  clientPortUnknownProtocolTimeout: number
+  http2MaxHeaderListSize: number
+  http2MaxHeaderListPairs: number
+  http2MaxSessionMemory: number
+  http2MaxSettings: number
+  http2MaxOutstandingPings: number
+  http2MaxSessionInvalidFrames: number
+  http2MaxSessionRejectedStreams: number
   /** '' = single node (no cluster). Comma-separated NATS URLs. */
   natsUrl: string
   clusterName: string
@@ -758,15 +769,134 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     flag: '--grpc-max-queued-bytes',
     env: 'KVLOG_GRPC_MAX_QUEUED_BYTES',
   },
-  grpcServer: {
-    key: 'grpcServer',
-    type: 'enum',
-    default: 'kvlog',
-    values: GRPC_SERVERS,
+  // The etcd client port's HTTP/2 and connection limits (docs/security.md explains each default).
+  maxConcurrentStreams: {
+    key: 'maxConcurrentStreams',
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: 2 ** 31 - 1,
     description:
-      "What serves the etcd client port: 'kvlog' (gRPC on kvlog's own HTTP/2, with the JSON gateway, /version, /health and /metrics on the same port, as etcd) or 'grpc-js' (gRPC only, no gateway; kept to compare, see docs/benchmarks.md).",
-    flag: '--grpc-server',
-    env: 'KVLOG_GRPC_SERVER',
+      "Streams (calls) one client connection may have open on the etcd port; more are refused with REFUSED_STREAM (etcd's --max-concurrent-streams, unlimited there).",
+    flag: '--max-concurrent-streams',
+    env: 'KVLOG_MAX_CONCURRENT_STREAMS',
+  },
+  grpcKeepaliveMinTime: {
+    key: 'grpcKeepaliveMinTime',
+    type: 'duration',
+    default: 5 * SECOND,
+    min: 0,
+    description:
+      "A client may ping the etcd port at most this often; one that pings faster is closed with GOAWAY ENHANCE_YOUR_CALM, as etcd's gRPC server does (etcd's --grpc-keepalive-min-time).",
+    flag: '--grpc-keepalive-min-time',
+    env: 'KVLOG_GRPC_KEEPALIVE_MIN_TIME',
+  },
+  clientPortMaxConnections: {
+    key: 'clientPortMaxConnections',
+    type: 'integer',
+    default: 5000,
+    min: 1,
+    description:
+      'Connections the etcd port holds open at once (HTTP/2 and HTTP/1.1 together); further ones are closed as they arrive. Keep it well below the open-file limit.',
+    flag: '--client-port-max-connections',
+    env: 'KVLOG_CLIENT_PORT_MAX_CONNECTIONS',
+  },
+  clientPortMaxStreams: {
+    key: 'clientPortMaxStreams',
+    type: 'integer',
+    default: 10_000,
+    min: 1,
+    description:
+      'Streams (calls, watches included) open at once on the etcd port over all connections; further ones are refused with REFUSED_STREAM. Bounds what maxConcurrentStreams × clientPortMaxConnections would allow.',
+    flag: '--client-port-max-streams',
+    env: 'KVLOG_CLIENT_PORT_MAX_STREAMS',
+  },
+  clientPortIdleTimeout: {
+    key: 'clientPortIdleTimeout',
+    type: 'duration',
+    default: 5 * 60 * SECOND,
+    min: 100,
+    description:
+      "An HTTP/2 connection to the etcd port with no open stream for this long is closed with GOAWAY (gRPC's max connection idle; clients reconnect when they next call).",
+    flag: '--client-port-idle-timeout',
+    env: 'KVLOG_CLIENT_PORT_IDLE_TIMEOUT',
+  },
+  clientPortUnknownProtocolTimeout: {
+    key: 'clientPortUnknownProtocolTimeout',
+    type: 'duration',
+    default: 10 * SECOND,
+    min: 100,
+    description:
+      "A connection to the etcd port that has not finished its TLS handshake and shown whether it speaks HTTP/2 or HTTP/1.1 within this time is closed (Node's unknownProtocolTimeout).",
+    flag: '--client-port-unknown-protocol-timeout',
+    env: 'KVLOG_CLIENT_PORT_UNKNOWN_PROTOCOL_TIMEOUT',
+  },
+  http2MaxHeaderListSize: {
+    key: 'http2MaxHeaderListSize',
+    type: 'bytes',
+    default: 64 * KiB,
+    min: KiB,
+    max: 16 * MiB,
+    description:
+      "Largest decoded header list of one request on the etcd port (names + values + 32 bytes per field, HTTP/2's SETTINGS_MAX_HEADER_LIST_SIZE); a larger one resets its stream. Bounds what HPACK references can expand to.",
+    flag: '--http2-max-header-list-size',
+    env: 'KVLOG_HTTP2_MAX_HEADER_LIST_SIZE',
+  },
+  http2MaxHeaderListPairs: {
+    key: 'http2MaxHeaderListPairs',
+    type: 'integer',
+    default: 128,
+    min: 4,
+    description: 'Most header fields in one request on the etcd port; more reset the stream.',
+    flag: '--http2-max-header-list-pairs',
+    env: 'KVLOG_HTTP2_MAX_HEADER_LIST_PAIRS',
+  },
+  http2MaxSessionMemory: {
+    key: 'http2MaxSessionMemory',
+    type: 'bytes',
+    default: 32 * MiB,
+    min: MiB,
+    description:
+      "Memory one HTTP/2 connection's protocol state may use (header tables, frames waiting to be sent; counted in whole megabytes); beyond it new streams are refused with ENHANCE_YOUR_CALM (Node's maxSessionMemory).",
+    flag: '--http2-max-session-memory',
+    env: 'KVLOG_HTTP2_MAX_SESSION_MEMORY',
+  },
+  http2MaxSettings: {
+    key: 'http2MaxSettings',
+    type: 'integer',
+    default: 32,
+    min: 1,
+    description: 'Most entries in one SETTINGS frame from a client; more end the connection.',
+    flag: '--http2-max-settings',
+    env: 'KVLOG_HTTP2_MAX_SETTINGS',
+  },
+  http2MaxOutstandingPings: {
+    key: 'http2MaxOutstandingPings',
+    type: 'integer',
+    default: 10,
+    min: 1,
+    description:
+      'Unacknowledged pings the server may have sent on one connection; a client that does not read its acknowledgements is closed.',
+    flag: '--http2-max-outstanding-pings',
+    env: 'KVLOG_HTTP2_MAX_OUTSTANDING_PINGS',
+  },
+  http2MaxSessionInvalidFrames: {
+    key: 'http2MaxSessionInvalidFrames',
+    type: 'integer',
+    default: 100,
+    min: 1,
+    description: 'Invalid frames one connection may send before it is closed.',
+    flag: '--http2-max-session-invalid-frames',
+    env: 'KVLOG_HTTP2_MAX_SESSION_INVALID_FRAMES',
+  },
+  http2MaxSessionRejectedStreams: {
+    key: 'http2MaxSessionRejectedStreams',
+    type: 'integer',
+    default: 100,
+    min: 1,
+    description: 'Streams one connection may have refused (past maxConcurrentStreams, or reset for their headers) before it is closed.',
+    flag: '--http2-max-session-rejected-streams',
+    env: 'KVLOG_HTTP2_MAX_SESSION_REJECTED_STREAMS',
   },
   natsUrl: {
     key: 'natsUrl',

@@ -83,6 +83,11 @@ export class CallerLogs {
     return this.#log.revision
   }
 
+  /** One read of the store for the health probes (/livez, /readyz); nothing read reaches the caller. */
+  async probe(): Promise<void> {
+    await this.#log.get('health')
+  }
+
   /** The active alarms (no permission needed, as etcd's health check). */
   alarms(): ReturnType<Log['alarms']> {
     return this.#log.alarms()

@@ -1,16 +1,17 @@
 /**
  * The etcd client port: the gRPC services (KV, Watch, Lease, Cluster, Maintenance, Auth, Lock, Election) and, on the same port,
- * the JSON gateway, /version, /health and /metrics, as etcd serves them (transport/client-port.ts).
- * `grpcServer: grpc-js` serves gRPC alone with grpc-js instead (kept for comparison: docs/benchmarks.md).
+ * the JSON gateway, /version, /health, /livez, /readyz and /metrics, as etcd serves them (transport/client-port.ts, on
+ * Node's http2).
  *
  * Every call that ends with an error status is logged (logFailedCall), with its method, status, peer and
  * duration.
  *
  * Limits as etcd sets them: a request may be maxRequestBytes plus 512 KiB of gRPC overhead; responses are
- * not limited (a Range may return more than a request may carry). Keepalive: the server pings idle
+ * not limited (a Range may return more than a request may carry). Keepalive: the server pings
  * connections every grpcKeepaliveInterval and drops those that do not answer within grpcKeepaliveTimeout.
+ * The HTTP/2 and connection limits are the config's (docs/security.md).
  */
-import { Server, ServerCredentials } from '@grpc/grpc-js'
+import type { Config } from '../../config/schema.js'
 import type { TlsFiles } from '../tls.js'
 import { clusterService } from './cluster-service.js'
 import { Contenders } from './contenders.js'
@@ -23,9 +24,9 @@ import { lockService } from './lock-service.js'
 import { maintenanceService } from './maintenance-service.js'
 import { BrowserPolicy } from '../browser-policy.js'
 import { gateway } from './gateway/gateway.js'
-import { serviceDefinition } from './proto.js'
-import { listenClientPort } from './transport/client-port.js'
+import { listenClientPort, type ClientPortOptions } from './transport/client-port.js'
 import type { Exchange } from './transport/exchange.js'
+import { withProbes } from './transport/probes.js'
 import type { FailedCall } from './transport/grpc-call.js'
 import { STATUS } from './transport/grpc-status.js'
 import { GrpcRouter, type ServiceImplementation } from './transport/grpc-router.js'
@@ -33,7 +34,8 @@ import { watchService } from './watch-service.js'
 
 /** etcd's grpcOverheadBytes: room for the envelope around a maximal request. */
 const GRPC_OVERHEAD_BYTES = 512 * 1024
-const UNLIMITED = 2 ** 31 - 1
+/** /livez and /readyz fail when a read of the store takes longer than this. */
+const PROBE_TIMEOUT_MS = 5000
 /** A gateway request body must arrive within this time (slow clients do not hold a handler forever). */
 const GATEWAY_BODY_TIMEOUT_MS = 10_000
 
@@ -43,10 +45,7 @@ export interface GrpcListener {
   url: string
   /** Stops accepting, ends open streams after a grace period. */
   close(graceMs: number): Promise<void>
-  /**
-   * New TLS connections get these files; open ones keep theirs. False where the listener cannot change
-   * its certificate while running (the grpc-js server).
-   */
+  /** New TLS connections get these files; open ones keep theirs. False on a plaintext port. */
   setTls(tls: TlsFiles): boolean
 }
 
@@ -65,33 +64,59 @@ export function etcdServices(deps: EtcdDeps): Array<[string, ServiceImplementati
   ]
 }
 
-/** Starts the client port: gRPC and the JSON gateway (or gRPC alone with grpc-js). */
+/** Starts the client port: gRPC and the JSON gateway. */
 export async function startGrpcServer(deps: EtcdDeps, host: string, port: number, tls: TlsFiles | undefined): Promise<GrpcListener> {
-  if (deps.config.grpcServer === 'grpc-js') return startGrpcJs(deps, host, port, tls)
+  const { config } = deps
   const maxReceive = deps.config.maxRequestBytes + GRPC_OVERHEAD_BYTES
   const services = etcdServices(deps)
   const router = new GrpcRouter(maxReceive, deps.logger === undefined ? undefined : logFailedCall(deps.logger))
   for (const [name, implementation] of services) router.add(name, implementation)
-  const http: (exchange: Exchange) => void = gateway({
-    services,
-    log: deps.logs,
-    etcdVersion: deps.config.etcdVersion,
-    metrics: deps.metrics,
-    // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.
-    maxBodyBytes: Math.ceil((maxReceive * 4) / 3) + 4096,
-    bodyTimeoutMs: GATEWAY_BODY_TIMEOUT_MS,
-    browser: new BrowserPolicy({ ...deps.config, listen: deps.config.listenGrpc, simpleBodiesWithoutOrigin: true }),
-    maxJsonDepth: deps.config.maxJsonDepth,
-  })
+  const http: (exchange: Exchange) => void = withProbes(
+    () => deps.logs.probe(),
+    PROBE_TIMEOUT_MS,
+    gateway({
+      services,
+      log: deps.logs,
+      etcdVersion: deps.config.etcdVersion,
+      metrics: deps.metrics,
+      // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.
+      maxBodyBytes: Math.ceil((maxReceive * 4) / 3) + 4096,
+      bodyTimeoutMs: GATEWAY_BODY_TIMEOUT_MS,
+      browser: new BrowserPolicy({ ...deps.config, listen: deps.config.listenGrpc, simpleBodiesWithoutOrigin: true }),
+      maxJsonDepth: deps.config.maxJsonDepth,
+    }),
+  )
   return listenClientPort({
     host,
     port,
     tls,
-    keepaliveIntervalMs: deps.config.grpcKeepaliveInterval,
-    keepaliveTimeoutMs: deps.config.grpcKeepaliveTimeout,
+    ...clientPortLimits(config),
     grpc: (stream, headers) => router.handle(stream, headers),
     http,
   })
+}
+
+/** The client port's connection and HTTP/2 limits, from the config. */
+export function clientPortLimits(config: Config): Omit<ClientPortOptions, 'host' | 'port' | 'tls' | 'grpc' | 'http'> {
+  return {
+    keepaliveIntervalMs: config.grpcKeepaliveInterval,
+    keepaliveTimeoutMs: config.grpcKeepaliveTimeout,
+    keepaliveMinTimeMs: config.grpcKeepaliveMinTime,
+    idleTimeoutMs: config.clientPortIdleTimeout,
+    maxConnections: config.clientPortMaxConnections,
+    maxStreams: config.clientPortMaxStreams,
+    unknownProtocolTimeoutMs: config.clientPortUnknownProtocolTimeout,
+    http2: {
+      maxConcurrentStreams: config.maxConcurrentStreams,
+      maxHeaderListSize: config.http2MaxHeaderListSize,
+      maxHeaderListPairs: config.http2MaxHeaderListPairs,
+      maxSessionMemory: config.http2MaxSessionMemory,
+      maxSettings: config.http2MaxSettings,
+      maxOutstandingPings: config.http2MaxOutstandingPings,
+      maxSessionInvalidFrames: config.http2MaxSessionInvalidFrames,
+      maxSessionRejectedStreams: config.http2MaxSessionRejectedStreams,
+    },
+  }
 }
 
 /**
@@ -108,40 +133,3 @@ function logFailedCall(logger: CallLogger): (call: FailedCall) => void {
 }
 
 const SERVER_SIDE = new Set<number>([STATUS.UNKNOWN, STATUS.INTERNAL, STATUS.UNAVAILABLE, STATUS.DATA_LOSS])
-
-async function startGrpcJs(deps: EtcdDeps, host: string, port: number, tls: TlsFiles | undefined): Promise<GrpcListener> {
-  const { config } = deps
-  const server = new Server({
-    'grpc.max_receive_message_length': config.maxRequestBytes + GRPC_OVERHEAD_BYTES,
-    'grpc.max_send_message_length': UNLIMITED,
-    'grpc.keepalive_time_ms': config.grpcKeepaliveInterval,
-    'grpc.keepalive_timeout_ms': config.grpcKeepaliveTimeout,
-    // Channelz keeps per-call statistics nobody reads here, at a measurable cost to every small unary call.
-    'grpc.enable_channelz': 0,
-  })
-  for (const [name, implementation] of etcdServices(deps)) {
-    server.addService(serviceDefinition(name), implementation as Parameters<Server['addService']>[1])
-  }
-  const credentials =
-    tls === undefined
-      ? ServerCredentials.createInsecure()
-      : ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], tls.ca !== undefined)
-  const bracketed = host.includes(':') ? `[${host}]` : host
-  const bound = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${bracketed}:${port}`, credentials, (err, p) => (err ? reject(err) : resolve(p)))
-  })
-  const address = `${bracketed}:${bound}`
-  return {
-    address,
-    url: `${tls === undefined ? 'http' : 'https'}://${address}`,
-    close: (graceMs) =>
-      new Promise<void>((resolve) => {
-        const cut = setTimeout(() => server.forceShutdown(), graceMs)
-        server.tryShutdown(() => {
-          clearTimeout(cut)
-          resolve()
-        })
-      }),
-    setTls: () => false,
-  }
-}

@@ -1,16 +1,15 @@
 /**
- * npm run bench:door [-- --seconds S] [--clients 1,64,1000] [--rounds N] [--servers kvlog,grpc-js,etcd]
+ * npm run bench:door [-- --seconds S] [--clients 1,64,1000] [--rounds N] [--servers kvlog,etcd]
  *   [--baseline DIR]
  *
- * What serves the etcd client port, side by side in one run: kvlog with `--grpc-server kvlog` (its own
- * gRPC on its own HTTP/2, the gateway on the same port), kvlog with `--grpc-server grpc-js`, and etcd 3.4 as
- * the reference. The same durable put load as bench:compare's puts workload (256-byte values over 10,000
- * keys, closed loop, load-worker.ts) at each client count; each round runs the three servers in a
- * rotated order. Reports puts/s, p50/p99 latency and the server's CPU per put (user + system time of
- * the server process from /proc, over the puts done; for kvlog also its main thread's alone, the rest being
+ * What serves the etcd client port, side by side in one run: kvlog (its gRPC layer on Node's http2, the
+ * gateway on the same port) and etcd 3.4 as the reference. The same durable put load as bench:compare's
+ * puts workload (256-byte values over 10,000 keys, closed loop, load-worker.ts) at each client count; each
+ * round runs the servers in a rotated order. Reports puts/s, p50/p99 latency and the server's CPU per put
+ * (user + system time of the server process from /proc, over the puts done; for kvlog also its main thread's alone, the rest being
  * LevelDB's and libuv's threads, fsync's kernel time included), medians over the rounds. `--servers`
- * picks which of the three run. `--baseline DIR` adds a fourth: kvlog's own gRPC server run from another
- * built checkout (DIR/bin/kvlog), to measure a change before and after in one run.
+ * picks which run. `--baseline DIR` adds kvlog run from another built checkout (DIR/bin/kvlog), to measure
+ * a change before and after in one run, the rounds alternating between them.
  */
 import { resolve } from 'node:path'
 import { formatNumber, parseBenchArgs, table } from '../lib/report.js'
@@ -22,8 +21,8 @@ const args = parseBenchArgs()
 const seconds = Number(args.flags.get('seconds') ?? 10)
 const rounds = Number(args.flags.get('rounds') ?? 3)
 const clientCounts = (args.flags.get('clients') ?? '1,64,1000').split(',').map(Number)
-const servers = (args.flags.get('servers') ?? 'kvlog,grpc-js,etcd').split(',')
-for (const s of servers) if (!['kvlog', 'grpc-js', 'etcd'].includes(s)) throw new Error(`--servers: unknown server ${s}`)
+const servers = (args.flags.get('servers') ?? 'kvlog,etcd').split(',')
+for (const s of servers) if (!['kvlog', 'etcd'].includes(s)) throw new Error(`--servers: unknown server ${s}`)
 
 interface Sample extends Throughput {
   cpuUsPerPut: number
@@ -55,12 +54,9 @@ async function measure(system: System, clients: number): Promise<Sample> {
 async function main(): Promise<void> {
   const etcdVersion = checkEtcdInstalled()
   const systems: Array<[string, System]> = []
-  if (servers.includes('kvlog')) systems.push(['kvlog (own gRPC and HTTP/2)', await startKvlog(['--grpc-server', 'kvlog'])])
-  if (servers.includes('grpc-js')) systems.push(['kvlog (grpc-js)', await startKvlog(['--grpc-server', 'grpc-js'])])
+  if (servers.includes('kvlog')) systems.push(['kvlog', await startKvlog([])])
   const baseline = args.flags.get('baseline')
-  if (baseline !== undefined) {
-    systems.push(['kvlog baseline (own gRPC)', await startKvlog(['--grpc-server', 'kvlog'], resolve(baseline, 'bin', 'kvlog'))])
-  }
+  if (baseline !== undefined) systems.push(['kvlog baseline', await startKvlog([], resolve(baseline, 'bin', 'kvlog'))])
   if (servers.includes('etcd')) systems.push([`etcd ${etcdVersion}`, await startEtcd()])
   try {
     const rows: Array<Array<string | number>> = [

@@ -29,6 +29,8 @@ export interface StartOptions {
   readyTimeoutMs?: number
   /** The kvlog executable to run (default: this checkout's bin/kvlog; e.g. an installed package's). */
   bin?: string
+  /** Node flags for the server process (e.g. a heap limit). */
+  nodeArgs?: string[]
 }
 
 export async function startServerProcess(extraArgs: string[] = [], dataDir?: string, options: StartOptions = {}): Promise<ServerProcess> {
@@ -37,6 +39,7 @@ export async function startServerProcess(extraArgs: string[] = [], dataDir?: str
   const child = spawn(
     process.execPath,
     [
+      ...(options.nodeArgs ?? []),
       options.bin ?? KVLOG_BIN,
       'serve',
       '--data-dir',

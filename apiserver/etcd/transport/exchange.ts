@@ -3,9 +3,8 @@
  * HTTP/2 stream that is not gRPC: what the JSON gateway is written against.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { IncomingHttpHeaders } from 'node:http2'
-import { Readable } from 'node:stream'
-import type { H2Stream } from './h2/stream.js'
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2'
+import type { Readable } from 'node:stream'
 
 export interface Exchange {
   method: string
@@ -49,44 +48,40 @@ export function h1Exchange(req: IncomingMessage, res: ServerResponse): Exchange 
   }
 }
 
-export function h2Exchange(stream: H2Stream, headers: IncomingHttpHeaders): Exchange {
-  // The body as a Readable, fed as DATA arrives (HTTP/2's flow control has already bounded it).
-  const body = new Readable({ read: () => undefined })
-  stream.on('data', (chunk: Buffer) => body.push(chunk))
-  stream.on('end', () => body.push(null))
-  stream.on('close', () => {
-    if (!stream.remoteEnded) body.destroy()
-  })
-  const text = (chunk: string | Buffer) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+/** Headers HTTP/2 does not carry (the stream ends, not the connection): Node refuses them in a response. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'])
+
+export function h2Exchange(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Exchange {
   // As HTTP/1.1's response does, a body written before any headers goes out under status 200.
   const headersFirst = () => {
-    if (!stream.headersSent) stream.respond([[':status', '200']])
+    if (!stream.headersSent) stream.respond({ ':status': 200 })
   }
+  const closed = () => stream.destroyed || stream.closed || stream.writableEnded
   return {
     method: String(headers[':method'] ?? 'GET'),
     url: String(headers[':path'] ?? '/'),
     headers,
-    body,
+    body: stream,
     respond: (status, h) => {
-      // HTTP/2 has no connection header (the stream ends, not the connection).
-      const fields: Array<[string, string]> = [[':status', String(status)]]
-      for (const [name, value] of Object.entries(h)) if (name.toLowerCase() !== 'connection') fields.push([name, value])
+      if (stream.headersSent || closed()) return
+      const fields: OutgoingHttpHeaders = { ':status': status }
+      for (const [name, value] of Object.entries(h)) if (!CONNECTION_HEADERS.has(name.toLowerCase())) fields[name] = value
       stream.respond(fields)
     },
     write: (chunk) => {
+      if (closed()) return false
       headersFirst()
-      return stream.write(text(chunk))
+      return stream.write(chunk)
     },
     end: (chunk) => {
-      if (!stream.writable) return
+      if (closed()) return
       headersFirst()
-      if (chunk !== undefined && chunk.length > 0) stream.write(text(chunk))
-      stream.end()
+      stream.end(chunk)
     },
     onDrain: (fn) => stream.once('drain', fn),
     onClose: (fn) => stream.once('close', fn),
     get closed() {
-      return !stream.writable
+      return closed()
     },
   }
 }

@@ -1,15 +1,16 @@
 /**
- * One gRPC call on an HTTP/2 stream: length-prefixed messages in, length-prefixed messages out, the status
- * in trailers. The call objects offer the part of grpc-js's server-call surface the etcd services use
- * (`request`, `write(message, cb)`, `writable`, `cancelled`, `end()`, `destroy(err)`, events 'data', 'end',
- * 'cancelled', 'close', 'drain'), so a service module serves unchanged behind either server.
+ * One gRPC call on a Node http2 stream: length-prefixed messages in, length-prefixed messages out, the
+ * status in trailers. The call objects offer the part of grpc-js's server-call surface the etcd services
+ * use (`request`, `write(message, cb)`, `writable`, `cancelled`, `end()`, `destroy(err)`, events 'data',
+ * 'end', 'cancelled', 'close', 'drain'), the types the service modules are written against.
  *
  * Wire rules (gRPC over HTTP/2):
  * - a message is 1 byte compressed flag + 4 bytes big-endian length + bytes; compression is not served
  *   (a compressed message, or a grpc-encoding other than identity, is UNIMPLEMENTED / INTERNAL);
  * - a message longer than `maxReceiveBytes` fails the call with RESOURCE_EXHAUSTED;
  * - the status goes in trailers (`grpc-status`, `grpc-message` percent-encoded, plus `kvlog-code`); a
- *   call that fails before sending anything answers "trailers only" (one HEADERS frame with END_STREAM);
+ *   call that fails before sending anything answers "trailers only" (one HEADERS frame with END_STREAM),
+ *   any other sends its trailers when the stream asks for them ('wantTrailers');
  * - `grpc-timeout` starts a deadline: when it passes the call ends with DEADLINE_EXCEEDED and the handler
  *   sees 'cancelled'.
  *
@@ -17,14 +18,12 @@
  * cancels, is not a failure) is reported once to `onFailed`, for the server's log.
  */
 import { EventEmitter } from 'node:events'
-import type { IncomingHttpHeaders } from 'node:http2'
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2'
 import type * as protobuf from 'protobufjs'
 import { decode, encode, type Message } from '../proto.js'
 import { statusOf } from '../errors.js'
 import { headerMetadata, socketAuthContext, type AuthContextLike, type MetadataLike } from '../caller.js'
 import { STATUS, percentEncode } from './grpc-status.js'
-import { encodeHeaders } from './h2/hpack.js'
-import type { H2Stream } from './h2/stream.js'
 
 export interface MethodInfo {
   request: protobuf.Type
@@ -33,14 +32,14 @@ export interface MethodInfo {
   responseStream: boolean
 }
 
-const RESPONSE_FIELDS: ReadonlyArray<readonly [string, string]> = [
-  [':status', '200'],
-  ['content-type', 'application/grpc+proto'],
-  ['grpc-accept-encoding', 'identity'],
-]
-/** The headers of every answer, and the trailers of every OK answer: the same bytes each time. */
-const RESPONSE_HEADERS = encodeHeaders(RESPONSE_FIELDS)
-const OK_TRAILERS = encodeHeaders([['grpc-status', '0']])
+/** The headers of every answer, and the trailers of every OK answer. */
+const RESPONSE_HEADERS: Readonly<OutgoingHttpHeaders> = {
+  ':status': 200,
+  'content-type': 'application/grpc+proto',
+  'grpc-accept-encoding': 'identity',
+}
+const OK_TRAILERS: Readonly<OutgoingHttpHeaders> = { 'grpc-status': '0' }
+const WITH_TRAILERS = { waitForTrailers: true } as const
 
 /** grpc-timeout: digits and a unit (H, M, S, m, u, n); undefined if absent or malformed. */
 export function parseTimeout(value: string | string[] | undefined): number | undefined {
@@ -78,12 +77,14 @@ export class GrpcCall extends EventEmitter {
   private finished = false
   private headersSent = false
   private pending: Buffer | undefined
+  /** Sent when the stream asks for them, after the last message. */
+  private trailers: OutgoingHttpHeaders = OK_TRAILERS
   private deadline: NodeJS.Timeout | undefined
   private readonly started = performance.now()
   private readonly path: string
 
   constructor(
-    private readonly stream: H2Stream,
+    private readonly stream: ServerHttp2Stream,
     readonly method: MethodInfo,
     private readonly maxReceiveBytes: number,
     timeoutMs: number | undefined,
@@ -101,6 +102,7 @@ export class GrpcCall extends EventEmitter {
       this.emit('end')
     })
     stream.on('drain', () => this.emit('drain'))
+    stream.on('wantTrailers', () => stream.sendTrailers(this.trailers))
     stream.on('close', () => {
       if (this.deadline) clearTimeout(this.deadline)
       if (!this.finished) {
@@ -120,12 +122,12 @@ export class GrpcCall extends EventEmitter {
   }
 
   get writable(): boolean {
-    return !this.finished && this.stream.writable
+    return !this.finished && !this.stream.destroyed && !this.stream.writableEnded
   }
 
   /** The connection's verified client certificate, as grpc-js offers it. */
   getAuthContext(): AuthContextLike {
-    return socketAuthContext(this.stream.socket)
+    return socketAuthContext(this.stream.session?.socket)
   }
 
   /** Sends one message (a plain object for the method's response type, or bytes already encoded). */
@@ -146,8 +148,12 @@ export class GrpcCall extends EventEmitter {
     let length = 0
     for (const part of parts) length += part.length
     this.sendHeaders()
-    let ok = this.stream.write(lengthPrefix(length), parts.length === 0 ? written : undefined)
-    parts.forEach((part, i) => (ok = this.stream.write(part, i === parts.length - 1 ? written : undefined)))
+    const stream = this.stream
+    // Corked, the prefix and the parts reach nghttp2 as one vector write.
+    stream.cork()
+    let ok = stream.write(lengthPrefix(length), parts.length === 0 ? written : undefined)
+    parts.forEach((part, i) => (ok = stream.write(part, i === parts.length - 1 ? written : undefined)))
+    stream.uncork()
     return ok
   }
 
@@ -168,10 +174,15 @@ export class GrpcCall extends EventEmitter {
     if (err !== null && err !== undefined) return this.destroy(err)
     if (this.finished) return
     const body = Buffer.isBuffer(response) ? response : encode(this.method.response, response ?? {})
-    this.headersSent = true
     this.finished = true
     if (this.deadline) clearTimeout(this.deadline)
-    this.stream.unary(RESPONSE_HEADERS, lengthPrefix(body.length), body, OK_TRAILERS)
+    const stream = this.stream
+    if (stream.destroyed || stream.writableEnded) return
+    this.sendHeaders()
+    stream.cork()
+    stream.write(lengthPrefix(body.length))
+    stream.end(body)
+    stream.uncork()
   }
 
   fail(code: number, message: string, kvlog?: string): void {
@@ -181,7 +192,7 @@ export class GrpcCall extends EventEmitter {
   private sendHeaders(): void {
     if (this.headersSent) return
     this.headersSent = true
-    this.stream.respond(RESPONSE_HEADERS)
+    this.stream.respond(RESPONSE_HEADERS, WITH_TRAILERS)
   }
 
   private finish(code: number, message: string, kvlog?: string): void {
@@ -190,22 +201,23 @@ export class GrpcCall extends EventEmitter {
     if (this.deadline) clearTimeout(this.deadline)
     if (code !== STATUS.OK && code !== STATUS.CANCELLED) this.reportFailure(code, message, kvlog)
     const stream = this.stream
-    if (!stream.writable) return
-    const trailers: Array<readonly [string, string]> = [['grpc-status', String(code)]]
-    if (message !== '') trailers.push(['grpc-message', percentEncode(message)])
-    if (kvlog !== undefined) trailers.push(['kvlog-code', kvlog])
+    if (stream.destroyed || stream.writableEnded) return
+    const trailers: OutgoingHttpHeaders = { 'grpc-status': String(code) }
+    if (message !== '') trailers['grpc-message'] = percentEncode(message)
+    if (kvlog !== undefined) trailers['kvlog-code'] = kvlog
     if (!this.headersSent) {
       // Trailers-only: the status rides in the one HEADERS frame.
       this.headersSent = true
-      stream.respond([...RESPONSE_FIELDS, ...trailers], true)
+      stream.respond({ ...RESPONSE_HEADERS, ...trailers }, { endStream: true })
       return
     }
-    stream.end(encodeHeaders(trailers))
+    this.trailers = trailers
+    stream.end()
   }
 
   private reportFailure(code: number, message: string, kvlog: string | undefined): void {
     if (this.onFailed === undefined) return
-    const socket = this.stream.socket
+    const socket = this.stream.session?.socket
     const host = socket?.remoteAddress ?? ''
     this.onFailed({
       method: this.path,

@@ -1,16 +1,15 @@
 /**
- * kvlog's own gRPC server on its HTTP/2 connections (h2/): routes a stream whose path is /package.Service/Method to the
+ * kvlog's gRPC server on the client port's HTTP/2 streams (Node's http2): routes a stream whose path is /package.Service/Method to the
  * service module's handler (the same modules grpc-js serves: kv-service.ts, watch-service.ts, ...), with
  * grpc-js's calling conventions: unary handlers get (call, callback), streaming handlers get (call).
  * Unknown services and methods are UNIMPLEMENTED; a grpc-encoding other than identity is UNIMPLEMENTED
  * (compression is not served; clients send identity unless told otherwise).
  */
-import type { IncomingHttpHeaders } from 'node:http2'
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2'
 import type { Message } from '../proto.js'
 import { serviceMethods } from '../proto.js'
 import { GrpcCall, parseTimeout, type FailedCall, type MethodInfo } from './grpc-call.js'
 import { STATUS } from './grpc-status.js'
-import type { H2Stream } from './h2/stream.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- handlers are typed by grpc-js's call types, duck-typed here
 type AnyHandler = (call: any, callback?: (err: unknown, response?: Message | Buffer) => void) => void
@@ -40,7 +39,7 @@ export class GrpcRouter {
     }
   }
 
-  handle(stream: H2Stream, headers: IncomingHttpHeaders): void {
+  handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
     const path = headers[':path'] ?? ''
     const route = this.routes.get(path)
     const call = new GrpcCall(

@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { listenClientPort, type ClientPort } from '../../../../apiserver/etcd/transport/client-port.js'
 import type { Exchange } from '../../../../apiserver/etcd/transport/exchange.js'
-import { encodeHeaders } from '../../../../apiserver/etcd/transport/h2/hpack.js'
+import { clientPortLimits } from '../../../../apiserver/etcd/server.js'
+import { loadConfig } from '../../../../config/load.js'
 import { makeTestCerts, type TestCerts } from '../../../support/test-certs.js'
 
 /** The gateway's stand-in: answers with the method, path and body it read. */
@@ -32,18 +33,13 @@ async function listen(tls?: TestCerts): Promise<ClientPort> {
     host: '127.0.0.1',
     port: 0,
     tls: tls === undefined ? undefined : { cert: readFileSync(tls.serverCert), key: readFileSync(tls.serverKey) },
-    keepaliveIntervalMs: 0,
-    keepaliveTimeoutMs: 0,
+    ...clientPortLimits(loadConfig({ argv: [], env: {} }).config),
     grpc: (stream) => {
+      stream.resume()
       stream.on('end', () => {
-        stream.respond(
-          encodeHeaders([
-            [':status', '200'],
-            ['content-type', 'application/grpc'],
-          ]),
-        )
-        stream.write(Buffer.from('grpc answer'))
-        stream.end(encodeHeaders([['grpc-status', '0']]))
+        stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true })
+        stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }))
+        stream.end(Buffer.from('grpc answer'))
       })
     },
     http: gateway,
