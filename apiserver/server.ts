@@ -202,6 +202,7 @@ async function openClusterMember(config: Config, level: LevelLogOptions): Promis
     natsTlsCa: config.natsTlsCa,
     leaderLeaseMs: config.leaderLease,
     publishTimeoutMs: config.natsPublishTimeout,
+    callTimeoutMs: config.natsCallTimeout,
     requestTimeoutMs: config.clusterRequestTimeout,
     maxGroupCommands: config.clusterMaxGroupCommands,
     maxGroupBytes: config.clusterMaxGroupBytes,

@@ -107,9 +107,9 @@ export function guardLog(log: Log, auth: Authorizer): Log {
       return log.writeMeta(name, value, condition)
     },
     alarms: () => log.alarms(),
-    setAlarm(kind, active) {
+    setAlarm(kind, active, options) {
       auth.checkAdmin(who())
-      return log.setAlarm(kind, active)
+      return log.setAlarm(kind, active, options)
     },
     leaseGrant: (ttl, id) => log.leaseGrant(ttl, id),
     leaseRevoke(id) {

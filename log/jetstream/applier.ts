@@ -322,13 +322,13 @@ export class Applier {
   }
 
   /**
-   * The command's result once applied here, with the sequence of its message; UNAVAILABLE (outcome
-   * unknown) if that takes too long.
+   * The command's result once applied here, with the sequence of its message; OUTCOME_UNKNOWN if that
+   * takes too long.
    */
   async result<T>(rid: string, outcome: Promise<Outcome>, timeoutMs: number): Promise<{ value: T; seq: number }> {
     const o = await within(outcome, timeoutMs, () => {
       this.forget(rid)
-      return new KvlogError('UNAVAILABLE', `the write was sent but not seen in the log within ${timeoutMs} ms; its outcome is unknown`)
+      return new KvlogError('OUTCOME_UNKNOWN', `the write was sent but not seen in the log within ${timeoutMs} ms; its outcome is unknown`)
     })
     if (o.status === 'rejected') throw o.reason
     return { value: o.value as T, seq: o.seq ?? this.applied }
@@ -396,7 +396,7 @@ export function genesisHash(view: Pick<LevelLog, 'revision' | 'compactRevision'>
 }
 
 /** `p`, or a rejection with `late()` if it has not settled within `ms` (p goes on; its outcome is dropped). */
-function within<T>(p: Promise<T>, ms: number, late: () => Error): Promise<T> {
+export function within<T>(p: Promise<T>, ms: number, late: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(late()), ms)

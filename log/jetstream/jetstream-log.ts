@@ -13,7 +13,7 @@
  * sequence, asked once for all the reads waiting at that moment (ReadBarrier).
  */
 import { randomBytes } from 'node:crypto'
-import type { JetStreamManager, KV, NatsConnection, Subscription } from 'nats'
+import { headers, type JetStreamManager, type KV, type NatsConnection, type Subscription } from 'nats'
 import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
 import { KvlogError } from '../errors.js'
 import type { MetaCondition } from '../meta-condition.js'
@@ -44,7 +44,7 @@ import { Election, type MemberRecord } from './election.js'
 import { decode, encode, type Command, type Tagged } from './messages.js'
 import { ClusterMetrics } from './metrics.js'
 import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, type JetStreamLogOptions } from './options.js'
-import { notLeader, Publisher } from './publisher.js'
+import { Publisher, refused } from './publisher.js'
 import { ReadBarrier } from './read-barrier.js'
 import { openLocalCopy } from './snapshot-restore.js'
 import { SnapshotStore } from './snapshot-store.js'
@@ -55,6 +55,13 @@ import { TailStore } from './tail.js'
 export type { JetStreamLogOptions } from './options.js'
 
 const MAX_LEASE_ID = (1n << 63n) - 1n
+/** On a forwarded write: the milliseconds it may still wait in the leader's queue. */
+const WITHIN_HEADER = 'Kvlog-Within'
+
+/** Where the leader of `epoch` takes forwarded writes. */
+function forwardSubject(names: ClusterNames, epoch: number): string {
+  return `${names.forward}.${epoch}`
+}
 
 interface ForwardReply {
   seq?: number
@@ -86,7 +93,7 @@ export async function openJetStreamLog(
       'the bucket',
       o,
       () => closed,
-      () => openBucket(nc, names, o.natsReplicas, o.leaderLeaseMs),
+      () => openBucket(nc, names, o.natsReplicas, o.leaderLeaseMs, o.callTimeoutMs),
     )
     const store = await whileUnavailable(
       'the snapshot store',
@@ -97,7 +104,9 @@ export async function openJetStreamLog(
     const say = (line: string) => o.log?.(line)
     const view = await openLocalCopy({ jsm, store, names, memberName: o.memberName, stream, level: o.level, say })
     try {
-      const log = new JetStreamLog(o, names, nc, jsm, view)
+      // The data path's look-ups (the stream's last sequence, one message) wait callTimeoutMs at most.
+      const quick = await nc.jetstreamManager({ timeout: o.callTimeoutMs, checkAPI: false })
+      const log = new JetStreamLog(o, names, nc, jsm, view, quick)
       await whileUnavailable(
         'the consumer',
         o,
@@ -143,6 +152,8 @@ export class JetStreamLog implements Log {
     private readonly jsm: JetStreamManager,
     /** The local copy. */
     readonly view: LevelLog,
+    /** For the data path: calls that wait callTimeoutMs at most. */
+    private readonly quick: JetStreamManager = jsm,
   ) {
     this.clientUrls = o.clientUrls
     this.tail = new TailStore(view, o.tailMessages)
@@ -167,6 +178,7 @@ export class JetStreamLog implements Log {
         subject: names.subject,
         memberName: o.memberName,
         publishTimeoutMs: o.publishTimeoutMs,
+        groupDeadlineMs: o.leaderLeaseMs,
         maxGroupCommands: o.maxGroupCommands,
         maxGroupBytes: o.maxGroupBytes,
       },
@@ -186,7 +198,7 @@ export class JetStreamLog implements Log {
         applied: (seq) => this.applier.waitApplied(seq, o.publishTimeoutMs).catch(() => undefined),
         observe: (event, ms) => this.metrics.observe(event, ms),
         messageAt: (seq) =>
-          this.jsm.streams.getMessage(names.stream, { seq }).then(
+          this.quick.streams.getMessage(names.stream, { seq }).then(
             (m) => m.data,
             (err: unknown) => {
               // 10037: no message at that sequence.
@@ -292,10 +304,14 @@ export class JetStreamLog implements Log {
       }
       this.leaderSince = Date.now()
       this.publisher.activate(last)
-      this.forwardSub = this.nc.subscribe(this.names.forward, {
-        queue: 'leader',
+      // This epoch's own subject: a member that still forwards to an older epoch reaches nobody (no
+      // responders) and looks the leader up again, so a deposed leader receives no writes.
+      this.forwardSub = this.nc.subscribe(forwardSubject(this.names, epoch), {
         callback: (err, msg) => {
-          if (err === null) void this.serveForward(msg.data).then((reply) => msg.respond(encode(reply)))
+          if (err !== null) return
+          const within = Number(msg.headers?.get(WITHIN_HEADER) ?? '')
+          const deadline = Date.now() + (Number.isFinite(within) && within > 0 ? within : this.o.requestTimeoutMs)
+          void this.serveForward(msg.data, deadline).then((reply) => msg.respond(encode(reply)))
         },
       })
       this.expiryTimer = setInterval(() => this.expireLeases(), this.o.leaseCheckInterval)
@@ -322,15 +338,15 @@ export class JetStreamLog implements Log {
   }
 
   private async streamLast(): Promise<number> {
-    const info = await this.jsm.streams.info(this.names.stream)
+    const info = await this.quick.streams.info(this.names.stream)
     this.applier.streamLast = Math.max(this.applier.streamLast, info.state.last_seq)
     return info.state.last_seq
   }
 
-  private async serveForward(data: Uint8Array): Promise<ForwardReply> {
+  private async serveForward(data: Uint8Array, deadline: number): Promise<ForwardReply> {
     try {
       const tagged = decode<Tagged>(data)
-      return { seq: await this.publisher.enqueue(tagged, data.length) }
+      return { seq: await this.publisher.enqueue(tagged, data.length, deadline) }
     } catch (err) {
       const e = err instanceof KvlogError ? err : new KvlogError('INTERNAL', String(err))
       return { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } }
@@ -359,7 +375,9 @@ export class JetStreamLog implements Log {
     const tagged: Tagged = { rid: `${this.o.memberName}.${this.boot}.${++this.counter}`, cmd }
     const applied = this.applier.expect(tagged.rid)
     const bytes = encode(tagged)
-    const sent = this.publisher.leading ? this.publisher.enqueue(tagged, bytes.length) : this.forward(bytes)
+    // Past this the command is refused rather than published (it no longer waits in any queue).
+    const deadline = Date.now() + this.o.requestTimeoutMs
+    const sent = this.publisher.leading ? this.publisher.enqueue(tagged, bytes.length, deadline) : this.forward(bytes, deadline)
     // Done once applied here, whether or not the leader's answer comes (it may die after publishing).
     const first = await Promise.race([applied.then(() => 'applied' as const), sent.then(() => 'sent' as const)]).catch((err: unknown) => {
       this.applier.forget(tagged.rid)
@@ -375,36 +393,45 @@ export class JetStreamLog implements Log {
     return value
   }
 
-  /** Sends a command to the leader; retries while no leader listens (nothing was delivered). */
-  private async forward(bytes: Buffer): Promise<void> {
-    const deadline = Date.now() + this.o.requestTimeoutMs
+  /**
+   * Sends a command to the current epoch's leader; retries while no leader listens or the leader refused
+   * it before publishing (nothing was written), until `deadline`, which travels with it.
+   */
+  private async forward(bytes: Buffer, deadline: number): Promise<void> {
     for (;;) {
       this.checkOpen()
       if (this.publisher.leading) {
-        await this.publisher.enqueue(decode<Tagged>(bytes), bytes.length)
+        await this.publisher.enqueue(decode<Tagged>(bytes), bytes.length, deadline)
         return
       }
       const started = performance.now()
+      const left = deadline - Date.now()
       try {
+        const h = headers()
+        h.set(WITHIN_HEADER, String(Math.max(1, left)))
         const reply = decode<ForwardReply>(
           (
-            await this.nc.request(this.names.forward, bytes, {
-              timeout: Math.max(100, Math.min(deadline - Date.now(), this.o.publishTimeoutMs + 1000)),
+            await this.nc.request(forwardSubject(this.names, this.election.epoch), bytes, {
+              timeout: Math.max(100, Math.min(left, this.o.leaderLeaseMs + this.o.publishTimeoutMs)),
+              headers: h,
             })
           ).data,
         )
         this.metrics.observe('forward', performance.now() - started)
         if (reply.error !== undefined) {
-          const retry = reply.error.message === notLeader().message
-          if (!retry || Date.now() >= deadline) throw new KvlogError(reply.error.code as never, reply.error.message, reply.error.details)
+          // NOT_APPLIED: refused before publishing (leadership ended, queue deadline): safe to send again.
+          if (reply.error.code !== 'NOT_APPLIED' || Date.now() >= deadline) {
+            throw new KvlogError(reply.error.code as never, reply.error.message, reply.error.details)
+          }
+          this.election.suspect()
         } else return
       } catch (err) {
         if (err instanceof KvlogError) throw err
-        // 503 no responders: no leader listens right now, the request went nowhere. Anything else
-        // (timeout) may have been delivered: the caller waits for the command to show up in the log.
+        // 503 no responders: no leader listens on this epoch's subject, the request went nowhere. Anything
+        // else (timeout) may have been delivered: the caller waits for the command to show up in the log.
         if ((err as { code?: string }).code !== '503') return
         this.election.suspect()
-        if (Date.now() >= deadline) throw new KvlogError('UNAVAILABLE', 'no leader: the cluster has not elected one (yet); retry')
+        if (Date.now() >= deadline) throw refused('no leader: the cluster has not elected one (yet)')
       }
       await new Promise((r) => setTimeout(r, 50))
     }
@@ -580,7 +607,9 @@ export class JetStreamLog implements Log {
     return this.view.alarms()
   }
 
-  async setAlarm(kind: AlarmKind, active: boolean): Promise<void> {
+  async setAlarm(kind: AlarmKind, active: boolean, options: { automatic?: boolean } = {}): Promise<void> {
+    // The space check's verdict counts only from the leader (a check begun while leading may end after).
+    if (options.automatic === true && !this.publisher.leading) return
     // As on one node (meta.ts): no message when nothing changes. The automatic compaction sets the alarm
     // after every check, which would otherwise be a stream message every compactionCheckInterval. Read
     // linearizably: this member's copy may not have applied a change made through another one yet.

@@ -23,6 +23,11 @@ export interface JetStreamLogOptions {
   leaderLeaseMs: number
   /** How long a publish may wait for the stream's acknowledgement before it is retried (ms). */
   publishTimeoutMs: number
+  /**
+   * The most any one JetStream call on the data path (stream look-ups, bucket reads and writes, reading a
+   * message) may wait for its answer (ms).
+   */
+  callTimeoutMs: number
   /** How long a forwarded write, or a read waiting to catch up, may wait (ms) before UNAVAILABLE. */
   requestTimeoutMs: number
   /** At most this many commands, and about this many bytes, in one stream message. */
@@ -60,6 +65,7 @@ export const DEFAULT_JETSTREAM_OPTIONS = {
   natsTlsCa: '',
   leaderLeaseMs: 3000,
   publishTimeoutMs: 2000,
+  callTimeoutMs: 2000,
   requestTimeoutMs: 10_000,
   maxGroupCommands: 1024,
   maxGroupBytes: 512 * 1024,
