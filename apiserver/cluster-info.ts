@@ -28,6 +28,7 @@ export interface ClusterFigures {
   }
   durableWait: { count: number; sumMs: number }
   refilled: number
+  leadership(): { renewalFailures: number; stepDowns: number; leadersSeen: number; unknownPublishOutcomes: number }
 }
 
 export interface ClusterInfo {

@@ -145,6 +145,22 @@ export class Metrics {
       () => figures.durableWait.count,
     )
     gauge(
+      'kvlog_cluster_lease_renewal_failures',
+      'Leader lease renewals that failed or were refused (two in a row make the leader step down).',
+      () => figures.leadership().renewalFailures,
+    )
+    gauge(
+      'kvlog_cluster_step_downs',
+      'Times this member stopped leading: lease not renewed in time, fenced out, or a group not stored within one lease.',
+      () => figures.leadership().stepDowns,
+    )
+    gauge('kvlog_cluster_leaders_seen', 'Leader changes this member saw (its own included).', () => figures.leadership().leadersSeen)
+    gauge(
+      'kvlog_cluster_publish_unknown_outcomes',
+      'Publishes that got no answer in time and were settled by sending the same message again.',
+      () => figures.leadership().unknownPublishOutcomes,
+    )
+    gauge(
       'kvlog_cluster_refilled_messages',
       "Stream messages this member republished from members' copies after the stream lost them.",
       () => figures.refilled,

@@ -218,6 +218,12 @@ export class JetStreamLog implements Log {
       deposed: () => this.follow(),
       member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
     })
+    this.metrics.leadership = () => ({
+      renewalFailures: this.election.renewalFailures,
+      stepDowns: this.election.stepDowns,
+      leadersSeen: this.election.changes,
+      unknownPublishOutcomes: this.publisher.unknownOutcomes,
+    })
     this.election.start()
     void this.join()
   }

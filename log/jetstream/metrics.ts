@@ -11,7 +11,21 @@ export interface LatencyFigures {
   sumMs: number
 }
 
+/** Kept by the election and the publisher; read through ClusterMetrics.leadership. */
+export interface LeadershipFigures {
+  /** Lease renewals that failed or were refused. */
+  renewalFailures: number
+  /** Times this member stopped leading (lease lost, fenced out, a group past its deadline). */
+  stepDowns: number
+  /** Leader changes this member saw. */
+  leadersSeen: number
+  /** Publishes that got no answer at first (settled by sending the same message again). */
+  unknownPublishOutcomes: number
+}
+
 export class ClusterMetrics {
+  /** Set once the election and the publisher exist (JetStreamLog.start). */
+  leadership: () => LeadershipFigures = () => ({ renewalFailures: 0, stepDowns: 0, leadersSeen: 0, unknownPublishOutcomes: 0 })
   /** Times this member became leader. */
   leaderChanges = 0
   fenceRejections = 0
