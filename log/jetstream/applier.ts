@@ -63,6 +63,8 @@ type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined
 export interface ApplierHooks {
   /** This member's copy holds everything up to `seq` on disk (fsynced). */
   durable(seq: number): void
+  /** This member applied message `seq` (fsynced or not), whose messageHash() is `hash`. */
+  hashed(seq: number, hash: string): void
   /** Messages from..to kept by other members (for holes in the stream), in order, maybe fewer. */
   fill(from: number, to: number): Promise<KeptMessage[]>
   /** The stream's last sequence, asked now. */
@@ -265,6 +267,7 @@ export class Applier {
     this.applied = seq
     this.lastTimestamp = message.ts
     this.lastHash = hash
+    this.hooks.hashed(seq, hash)
     this.metrics.applied(seq, message.ts)
     if (sync) {
       this.durable = seq

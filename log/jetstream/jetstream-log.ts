@@ -157,14 +157,22 @@ export class JetStreamLog implements Log {
   ) {
     this.clientUrls = o.clientUrls
     this.tail = new TailStore(view, o.tailMessages)
-    this.durability = new Durability(nc, names, o.memberName, {
-      roster: () => this.applier.roster,
-      position: () => ({ name: o.memberName, seq: this.applier.durable, hash: this.applier.durableHash }),
-      kept: (from, to, maxBytes) => this.tail.range(from, Math.min(to, this.applier.durable), maxBytes),
-      observeWait: (ms) => this.metrics.observe('durable', ms),
-    })
+    this.durability = new Durability(
+      nc,
+      names,
+      o.memberName,
+      {
+        roster: () => this.applier.roster,
+        position: () => ({ name: o.memberName, seq: this.applier.durable, hash: this.applier.durableHash }),
+        applying: () => this.applier.failure === undefined,
+        kept: (from, to, maxBytes) => this.tail.range(from, Math.min(to, this.applier.durable), maxBytes),
+        observeWait: (ms) => this.metrics.observe('durable', ms),
+      },
+      o.tailMessages,
+    )
     this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line), this.tail, {
       durable: (seq) => this.durability.advanced(seq),
+      hashed: (seq, hash) => this.durability.hashed(seq, hash),
       fill: (from, to) => this.durability.fetchFromPeers(from, to, o.publishTimeoutMs),
       streamLast: () => this.streamLast(),
     })
@@ -212,6 +220,8 @@ export class JetStreamLog implements Log {
 
   async start(kv: KV): Promise<void> {
     await this.applier.start()
+    // Where the copy starts: a member's position there counts as soon as it is announced.
+    this.durability.hashed(this.applier.applied, this.applier.lastHash)
     this.durability.start()
     this.election = new Election(kv, this.nc, this.names.alive, this.o.memberName, this.o.leaderLeaseMs, {
       elected: (epoch) => void this.lead(epoch),
