@@ -295,7 +295,7 @@ export class JetStreamLog implements Log {
       const refilled = await refillTail(
         {
           js: this.nc.jetstream(),
-          jsm: this.jsm,
+          jsm: this.quick,
           names: this.names,
           durability: this.durability,
           tail: this.tail,
