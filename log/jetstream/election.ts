@@ -32,6 +32,11 @@ import { decode, encode } from './messages.js'
 export interface LeaderRecord {
   member: string
   epoch: number
+  /**
+   * The leader takes forwarded writes on its epoch's own subject (JetStreamLog). Absent in the records
+   * of members from before that: those take them on the shared subject.
+   */
+  byEpoch?: boolean
 }
 
 export interface MemberRecord {
@@ -169,7 +174,7 @@ export class Election {
   }
 
   private async renew(): Promise<void> {
-    const record: LeaderRecord = { member: this.memberName, epoch: this.epoch }
+    const record: LeaderRecord = { member: this.memberName, epoch: this.epoch, byEpoch: true }
     const revision = this.revision
     const sent = Date.now()
     try {
@@ -204,10 +209,11 @@ export class Election {
       }
       const started = Date.now()
       // The epoch is the revision the entry gets; it is written in the record by the first renewal.
-      const revision = await this.kv.create('leader', encode({ member: this.memberName, epoch: 0 }))
-      this.revision = await this.kv.update('leader', encode({ member: this.memberName, epoch: revision }), revision)
+      const revision = await this.kv.create('leader', encode({ member: this.memberName, epoch: 0, byEpoch: true }))
+      const record: LeaderRecord = { member: this.memberName, epoch: revision, byEpoch: true }
+      this.revision = await this.kv.update('leader', encode(record), revision)
       this.renewedAt = started
-      this.leader = { member: this.memberName, epoch: revision }
+      this.leader = record
       this.changes++
       this.events.elected(revision)
     } catch {

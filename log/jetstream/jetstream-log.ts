@@ -13,7 +13,7 @@
  * sequence, asked once for all the reads waiting at that moment (ReadBarrier).
  */
 import { randomBytes } from 'node:crypto'
-import { headers, type JetStreamManager, type KV, type NatsConnection, type Subscription } from 'nats'
+import { headers, type JetStreamManager, type KV, type Msg, type NatsConnection, type NatsError, type Subscription } from 'nats'
 import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
 import { KvlogError } from '../errors.js'
 import type { MetaCondition } from '../meta-condition.js'
@@ -136,7 +136,7 @@ export class JetStreamLog implements Log {
   private readonly publisher: Publisher
   private readonly barrier: ReadBarrier
   private election!: Election
-  private forwardSub: Subscription | undefined
+  private forwardSubs: Subscription[] = []
   private expiryTimer: NodeJS.Timeout | undefined
   private leaderSince = 0
   private readonly expiring = new Set<bigint>()
@@ -321,15 +321,18 @@ export class JetStreamLog implements Log {
       this.leaderSince = Date.now()
       this.publisher.activate(last)
       // This epoch's own subject: a member that still forwards to an older epoch reaches nobody (no
-      // responders) and looks the leader up again, so a deposed leader receives no writes.
-      this.forwardSub = this.nc.subscribe(forwardSubject(this.names, epoch), {
-        callback: (err, msg) => {
-          if (err !== null) return
-          const within = Number(msg.headers?.get(WITHIN_HEADER) ?? '')
-          const deadline = Date.now() + (Number.isFinite(within) && within > 0 ? within : this.o.requestTimeoutMs)
-          void this.serveForward(msg.data, deadline).then((reply) => msg.respond(encode(reply)))
-        },
-      })
+      // responders) and looks the leader up again, so a deposed leader receives no writes. The shared
+      // subject serves members of the previous version during a rolling upgrade (they know no epochs).
+      const serve = (err: NatsError | null, msg: Msg) => {
+        if (err !== null) return
+        const within = Number(msg.headers?.get(WITHIN_HEADER) ?? '')
+        const deadline = Date.now() + (Number.isFinite(within) && within > 0 ? within : this.o.requestTimeoutMs)
+        void this.serveForward(msg.data, deadline).then((reply) => msg.respond(encode(reply)))
+      }
+      this.forwardSubs = [
+        this.nc.subscribe(forwardSubject(this.names, epoch), { callback: serve }),
+        this.nc.subscribe(this.names.forward, { queue: 'leader', callback: serve }),
+      ]
       this.expiryTimer = setInterval(() => this.expireLeases(), this.o.leaseCheckInterval)
       this.say(`kvlog: ${this.o.memberName} accepts writes at stream sequence ${last}`)
     } catch (err) {
@@ -341,8 +344,7 @@ export class JetStreamLog implements Log {
   private follow(): void {
     this.say(`kvlog: ${this.o.memberName} no longer leads cluster ${this.o.clusterName}`)
     this.publisher.deactivate()
-    this.forwardSub?.unsubscribe()
-    this.forwardSub = undefined
+    for (const sub of this.forwardSubs.splice(0)) sub.unsubscribe()
     clearInterval(this.expiryTimer)
     this.expiryTimer = undefined
   }
@@ -409,6 +411,15 @@ export class JetStreamLog implements Log {
     return value
   }
 
+  /** Where the leader this member knows takes forwarded writes. */
+  private leaderSubject(): string {
+    const leader = this.election.leader
+    // A leader of the previous version (rolling upgrade) listens on the shared subject only.
+    return leader !== undefined && leader.byEpoch !== true && leader.epoch > 0
+      ? this.names.forward
+      : forwardSubject(this.names, this.election.epoch)
+  }
+
   /**
    * Sends a command to the current epoch's leader; retries while no leader listens or the leader refused
    * it before publishing (nothing was written), until `deadline`, which travels with it.
@@ -427,7 +438,7 @@ export class JetStreamLog implements Log {
         h.set(WITHIN_HEADER, String(Math.max(1, left)))
         const reply = decode<ForwardReply>(
           (
-            await this.nc.request(forwardSubject(this.names, this.election.epoch), bytes, {
+            await this.nc.request(this.leaderSubject(), bytes, {
               timeout: Math.max(100, Math.min(left, this.o.leaderLeaseMs + this.o.publishTimeoutMs)),
               headers: h,
             })

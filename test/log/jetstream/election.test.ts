@@ -1,17 +1,19 @@
 /**
  * Leadership with in-process members over three real nats-servers:
  * - a leader whose lease entry someone else overwrote (its compare-and-set fails at once, on every
- *   renewal) steps down while that entry is still alive, leaves its epoch's forward subject, and a write
+ *   renewal) steps down while that entry is still alive, leaves the forward subjects, and a write
  *   through it is refused (NOT_APPLIED) without anything reaching the stream;
+ * - the leader takes forwarded writes on its epoch's own subject (and on the shared one members of the
+ *   previous version use); an older epoch's subject has no responders;
  * - the space check's NOSPACE verdict counts only on the leader: a follower's neither raises nor clears it.
  */
 import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { connect, type NatsConnection } from 'nats'
+import { connect, headers, type NatsConnection } from 'nats'
 import { openJetStreamLog, type JetStreamLog } from '../../../log/jetstream/jetstream-log.js'
-import { encode } from '../../../log/jetstream/messages.js'
+import { decode, encode } from '../../../log/jetstream/messages.js'
 import { clusterNames, type JetStreamLogOptions } from '../../../log/jetstream/options.js'
 import { memberOptions } from '../../support/cluster-members.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
@@ -69,12 +71,15 @@ describe('JetStreamLog: leadership', function () {
       await waitFor('a to step down', () => !a.isLeading, 30_000)
       const entry = await kv.get('leader')
       expect(entry?.revision, 'the entry that replaced a').to.be.at.least(held)
-      // Nobody serves a's epoch any more: a forwarded write finds no responders.
-      const forwarded = await nc.request(`${names.forward}.${epoch}`, Buffer.from('{}'), { timeout: 2000 }).then(
-        () => 'answered',
-        (err: { code?: string }) => err.code,
-      )
-      expect(forwarded).to.equal('503')
+      // Nobody serves a's epoch any more, nor the shared subject of members from before epochs: a
+      // forwarded write finds no responders.
+      for (const subject of [`${names.forward}.${epoch}`, names.forward]) {
+        const forwarded = await nc.request(subject, Buffer.from('{}'), { timeout: 2000 }).then(
+          () => 'answered',
+          (err: { code?: string }) => err.code,
+        )
+        expect(forwarded, subject).to.equal('503')
+      }
       expect(await code(a.put('k', 'v2'))).to.equal('NOT_APPLIED')
       expect((await jsm.streams.info(names.stream)).state.last_seq).to.equal(lastBefore)
       expect(a.isLeading).to.equal(false)
@@ -85,6 +90,32 @@ describe('JetStreamLog: leadership', function () {
     // Once the foreign entry expires, a leads again and writes.
     await waitFor('a to lead again', () => a.isLeading, 30_000)
     await a.put('k', 'v3')
+  })
+
+  it("the leader takes forwarded writes on its epoch's subject and the shared one", async () => {
+    const names = clusterNames('forward')
+    const a = await start('forward', 'a')
+    await waitFor('a to lead and be on the roster', () => a.isLeading && a.roster.includes('a'), 20_000)
+    const epoch = (await a.status()).cluster!.epoch
+    const send = async (subject: string, rid: string, within?: number) => {
+      const h = headers()
+      if (within !== undefined) h.set('Kvlog-Within', String(within))
+      const tagged = { rid, cmd: { type: 'txn', request: { success: [{ type: 'put', key: rid, value: 'v' }] } } }
+      return nc.request(subject, encode(tagged), { timeout: 5000, headers: h }).then(
+        (m) => decode<{ seq?: number; error?: { code: string } }>(m.data),
+        (err: { code?: string }) => ({ nats: err.code }),
+      )
+    }
+    expect(await send(`${names.forward}.${epoch}`, 't.1'))
+      .to.have.property('seq')
+      .that.is.a('number')
+    // Members of the previous version know no epochs and use the shared subject.
+    expect(await send(names.forward, 't.2'))
+      .to.have.property('seq')
+      .that.is.a('number')
+    // An older epoch's subject has no leader behind it.
+    expect(await send(`${names.forward}.${epoch - 1}`, 't.3')).to.deep.equal({ nats: '503' })
+    await waitFor('a to apply both', () => a.revision >= 3, 20_000)
   })
 
   it('the space check raises and clears NOSPACE only on the leader', async () => {
