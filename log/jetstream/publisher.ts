@@ -180,7 +180,7 @@ export class Publisher {
     for (;;) {
       if (!current() || Date.now() >= deadline) {
         const why = !current() ? 'this member stopped leading' : 'the log did not store it within one leader lease'
-        this.fail(group, maybeStored ? unknownOutcome(`${why} (${lastError})`) : refused(why))
+        this.fail(group, maybeStored ? unknownOutcome(`${why} (${lastError})`) : refused(why), current())
         return
       }
       const started = performance.now()
@@ -192,7 +192,7 @@ export class Publisher {
         })
         this.hooks.observe('publish', performance.now() - started)
         if (ack.seq !== attempt.expect + 1) {
-          this.fail(group, unknownOutcome(`the log acknowledged sequence ${ack.seq}, expected ${attempt.expect + 1}`))
+          this.fail(group, unknownOutcome(`the log acknowledged sequence ${ack.seq}, expected ${attempt.expect + 1}`), current())
           return
         }
         if (!current()) {
@@ -218,7 +218,7 @@ export class Publisher {
             maybeStored = false
           }
           if (++fenced > FENCE_RETRIES || !current()) {
-            this.fail(group, refused('another leader wrote to the log'))
+            this.fail(group, refused('another leader wrote to the log'), current())
             return
           }
           try {
@@ -230,7 +230,7 @@ export class Publisher {
             message = { ...message, prev: this.lastHash }
             attempt = { data: encode(message), expect: last, msgID: `${id}.${fenced}` }
           } catch {
-            this.fail(group, refused('this member could not catch up with the log'))
+            this.fail(group, refused('this member could not catch up with the log'), current())
             return
           }
           continue
@@ -255,9 +255,10 @@ export class Publisher {
     for (const p of group) p.done(undefined, seq)
   }
 
-  private fail(group: Pending[], err: KvlogError): void {
+  /** Fails the group; steps down only for the term the publish began in (`stepDown`: it is current). */
+  private fail(group: Pending[], err: KvlogError, stepDown: boolean): void {
     for (const p of group) p.done(err)
-    this.hooks.stepDown()
+    if (stepDown) this.hooks.stepDown()
   }
 }
 

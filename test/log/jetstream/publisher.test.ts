@@ -84,7 +84,10 @@ describe('Publisher', () => {
     // Whatever else was sent is not the first term's message.
     for (const s of sent.slice(1)) expect(Buffer.compare(s.data, first.data), 'old bytes sent again').to.not.equal(0)
     expect(result).to.equal('OUTCOME_UNKNOWN')
-    expect(state.stepDowns).to.equal(1)
+    // The failed publish belonged to the ended term: the new one goes on.
+    expect(state.stepDowns).to.equal(0)
+    expect(publisher.leading).to.equal(true)
+    expect(await publisher.enqueue(tagged('r2'), 10, later())).to.equal(16)
   })
 
   it('settles an unknown outcome by sending the same bytes, id and fence again', async () => {
