@@ -9,9 +9,9 @@
  * revision at creation: it grows with every new leadership.
  *
  * A leader steps down on the time since its last *successful* renewal (counted from when that renewal was
- * sent, so before the entry can expire anywhere), checked on every tick whether or not a renewal is still
- * waiting for its answer, and at once when the compare-and-set is refused (someone else wrote the entry).
- * A renewal never waits behind anything else: the member record has its own timer.
+ * sent, so before the entry can expire anywhere), checked when a renewal fails and on every tick while a
+ * renewal is still waiting for its answer, and at once when the compare-and-set is refused (someone else
+ * wrote the entry). A renewal never waits behind anything else: the member record has its own timer.
  *
  * Every member also keeps a `member.<name>` entry (its client URLs and applied sequence) alive in the same
  * bucket: MemberList reads them.
@@ -152,9 +152,12 @@ export class Election {
   }
 
   private async tick(): Promise<void> {
-    // Before the in-flight guard: a renewal that hangs must not keep a leader whose lease ran out.
-    this.checkLease()
-    if (this.ticking) return
+    if (this.ticking) {
+      // The last renewal is still waiting for its answer: one that hangs must not keep a leader whose
+      // lease may be running out.
+      this.checkLease()
+      return
+    }
     this.ticking = true
     try {
       if (this.leading) await this.renew()
@@ -165,12 +168,17 @@ export class Election {
   }
 
   /**
-   * Steps down once half the lease has passed since the last renewal that succeeded: renewed every third
-   * of the lease, that is two renewals in a row that failed or did not answer, while the entry still has
-   * at least half its time left (other members take over only once it has expired).
+   * Steps down once half the lease has passed since the last renewal that succeeded and the renewal
+   * since then failed or has not answered: renewed every third of the lease, that is two renewals in a
+   * row, while the entry still has at least half its time left. The entry, if it is still this member's,
+   * is deleted so that another member need not wait for it to expire. (A leader whose process was
+   * paused tries a renewal first when it wakes: a compare-and-set that succeeds shows nobody took over.)
    */
   private checkLease(): void {
-    if (this.leading && Date.now() - this.renewedAt >= this.leaseMs / 2) this.stepDown()
+    if (!this.leading || Date.now() - this.renewedAt < this.leaseMs / 2) return
+    const revision = this.revision
+    this.stepDown()
+    void this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
   }
 
   private async renew(): Promise<void> {
