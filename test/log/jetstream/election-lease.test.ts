@@ -36,14 +36,20 @@ function setUp(leaseMs: number) {
   return { election, state }
 }
 
+/** A started election that leads and has renewed `renewals` times since. */
+async function leading(renewals: number) {
+  const { election, state } = setUp(300)
+  election.start()
+  await waitFor('a to lead', () => election.leading, 10_000)
+  const renewed = state.renewals
+  await waitFor('renewals', () => state.renewals >= renewed + renewals, 10_000)
+  return { election, state }
+}
+
 describe('Election: the lease', () => {
   const run = async (renewal: Renewal) => {
-    const { election, state } = setUp(300)
-    election.start()
+    const { election, state } = await leading(2)
     try {
-      await waitFor('a to lead', () => election.leading, 10_000)
-      const renewed = state.renewals
-      await waitFor('a renewal', () => state.renewals > renewed + 1, 10_000)
       const revision = state.revision
       state.renewal = renewal
       await waitFor('a to step down', () => !election.leading, 10_000)
@@ -60,12 +66,8 @@ describe('Election: the lease', () => {
   it('steps down when renewals fail at once', () => run('fail'))
 
   it('keeps leading while renewals succeed', async () => {
-    const { election, state } = setUp(300)
-    election.start()
+    const { election, state } = await leading(6)
     try {
-      await waitFor('a to lead', () => election.leading, 10_000)
-      const renewed = state.renewals
-      await waitFor('several renewals', () => state.renewals > renewed + 5, 10_000)
       expect(election.leading).to.equal(true)
       expect(state.deposed).to.equal(0)
     } finally {
