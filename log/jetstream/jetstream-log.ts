@@ -55,6 +55,8 @@ import { TailStore } from './tail.js'
 export type { JetStreamLogOptions } from './options.js'
 
 const MAX_LEASE_ID = (1n << 63n) - 1n
+/** Between two asks of something that did not answer. */
+const RETRY_MS = 50
 /** On a forwarded write: the milliseconds it may still wait in the leader's queue. */
 const WITHIN_HEADER = 'Kvlog-Within'
 
@@ -177,7 +179,7 @@ export class JetStreamLog implements Log {
       streamLast: () => this.streamLast(),
     })
     this.barrier = new ReadBarrier(
-      () => this.streamLast(),
+      () => this.streamLastWithin(o.requestTimeoutMs),
       (seq) => this.applier.waitApplied(seq, o.requestTimeoutMs),
     )
     this.publisher = new Publisher(
@@ -361,6 +363,24 @@ export class JetStreamLog implements Log {
     return info.state.last_seq
   }
 
+  /**
+   * streamLast(), asked again (each ask waits callTimeoutMs at most) while the stream does not answer
+   * (its leader moving, a server stopped), until `timeoutMs`; then UNAVAILABLE.
+   */
+  private async streamLastWithin(timeoutMs: number): Promise<number> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      try {
+        return await this.streamLast()
+      } catch (err) {
+        if (this.closed || Date.now() + RETRY_MS >= deadline) {
+          throw new KvlogError('UNAVAILABLE', `the log's stream did not answer within ${timeoutMs} ms (${(err as Error).message}); retry`)
+        }
+        await new Promise((r) => setTimeout(r, RETRY_MS))
+      }
+    }
+  }
+
   private async serveForward(data: Uint8Array, deadline: number): Promise<ForwardReply> {
     try {
       const tagged = decode<Tagged>(data)
@@ -460,7 +480,7 @@ export class JetStreamLog implements Log {
         this.election.suspect()
         if (Date.now() >= deadline) throw refused('no leader: the cluster has not elected one (yet)')
       }
-      await new Promise((r) => setTimeout(r, 50))
+      await new Promise((r) => setTimeout(r, RETRY_MS))
     }
   }
 
