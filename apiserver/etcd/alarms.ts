@@ -29,7 +29,12 @@ export class Alarms {
   constructor(
     private readonly log: Log,
     private readonly memberId: string,
-  ) {}
+  ) {
+    // In a cluster the record also changes through other members: every member lists the same entries.
+    log.onMeta?.((name, value) => {
+      if (name === ALARMS_RECORD) this.entries = (value as AlarmEntry[] | undefined) ?? []
+    })
+  }
 
   /** Every active alarm, in activation order. */
   async list(): Promise<AlarmEntry[]> {

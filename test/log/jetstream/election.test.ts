@@ -5,13 +5,15 @@
  *   through it is refused (NOT_APPLIED) without anything reaching the stream;
  * - the leader takes forwarded writes on its epoch's own subject (and on the shared one members of the
  *   previous version use); an older epoch's subject has no responders;
- * - the space check's NOSPACE verdict counts only on the leader: a follower's neither raises nor clears it.
+ * - the space check's NOSPACE verdict counts only on the leader: a follower's neither raises nor clears it;
+ * - etcd's alarm entries activated or deactivated through one member are what every member lists.
  */
 import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect, headers, type NatsConnection } from 'nats'
+import { Alarms } from '../../../apiserver/etcd/alarms.js'
 import { openJetStreamLog, type JetStreamLog } from '../../../log/jetstream/jetstream-log.js'
 import { decode, encode } from '../../../log/jetstream/messages.js'
 import { clusterNames, type JetStreamLogOptions } from '../../../log/jetstream/options.js'
@@ -135,5 +137,20 @@ describe('JetStreamLog: leadership', function () {
     // An operator's clear goes through any member.
     await b.setAlarm('NOSPACE', false)
     await waitFor('a to apply the clear', () => a.alarms().length === 0, 20_000)
+  })
+
+  it('every member lists the etcd alarms activated through another one', async () => {
+    const a = await start('alarms', 'a')
+    await waitFor('a to lead', () => a.isLeading, 20_000)
+    const b = await start('alarms', 'b')
+    const [viaA, viaB] = [new Alarms(a, '1'), new Alarms(b, '2')]
+    expect(await viaB.list()).to.deep.equal([])
+    await viaA.activate('1', 'CORRUPT')
+    await waitFor('b to apply the alarm record', () => b.revision >= a.revision, 20_000)
+    await b.get('k')
+    expect(await viaB.list()).to.deep.equal([{ memberID: '1', alarm: 'CORRUPT' }])
+    await viaB.deactivate('1', 'CORRUPT')
+    await a.get('k')
+    expect(await viaA.list()).to.deep.equal([])
   })
 })
