@@ -191,7 +191,10 @@ export class Durability {
     return this.majorityDurable() >= seq
   }
 
-  /** Resolves once a majority of the roster has message `seq` durably; UNAVAILABLE after `timeoutMs`. */
+  /**
+   * Resolves once a majority of the roster has message `seq` durably; OUTCOME_UNKNOWN after `timeoutMs`
+   * (the write is in the log; whether it stays there after a loss of the stream's tail is not known).
+   */
   waitQuorum(seq: number, timeoutMs: number): Promise<void> {
     if (this.reached(seq)) {
       this.hooks.observeWait(0)
@@ -212,7 +215,7 @@ export class Durability {
         const have = this.voters().filter((name) => this.counted(name) >= seq)
         reject(
           new KvlogError(
-            'UNAVAILABLE',
+            'OUTCOME_UNKNOWN',
             `the write is in the log but only ${have.length} of ${this.voters().length} members (${have.join(', ') || 'none'}) ` +
               `reported it durable within ${timeoutMs} ms (a majority is needed); its outcome is unknown`,
           ),

@@ -2,7 +2,7 @@
  * Majority-durable acknowledgements and tail refill, with in-process members over three real
  * nats-servers:
  * - a write is acknowledged only once a majority of the roster has it fsynced: with two of three
- *   members closed it fails UNAVAILABLE (outcome unknown), and succeeds again once one comes back;
+ *   members closed it fails OUTCOME_UNKNOWN, and succeeds again once one comes back;
  * - a stream that lost every message (deleted and made again) is refilled by the next leader from the
  *   members' kept copies, the same bytes at the same sequences, before it takes writes;
  * - the leader that finds the stream lost its tail waits for every member, so a message only the last
@@ -90,7 +90,7 @@ describe('JetStreamLog: durable acknowledgements and tail refill', function () {
     await close(c)
     expect(a.isLeading).to.equal(true)
     // Published and applied by the leader, but fsynced by one member of three: not acknowledged.
-    expect(await code(a.put('k', '3'))).to.equal('UNAVAILABLE')
+    expect(await code(a.put('k', '3'))).to.equal('OUTCOME_UNKNOWN')
     expect((await a.get('k', { serializable: true }))?.value.toString()).to.equal('3')
     const b2 = await start('maj', 'b')
     await b2.put('k', '4')
@@ -134,7 +134,7 @@ describe('JetStreamLog: durable acknowledgements and tail refill', function () {
     await close(b)
     await close(c)
     // Published and applied by a alone: never acknowledged, yet a's copy holds it.
-    expect(await code(a.put('l/alone', 'x'))).to.equal('UNAVAILABLE')
+    expect(await code(a.put('l/alone', 'x'))).to.equal('OUTCOME_UNKNOWN')
     const aloneRevision = a.revision
     await close(a)
     await deleteStream('late')
