@@ -11,8 +11,8 @@
  *   from the server is not passed on: the client sees a silent, open socket;
  * - `refuse = true`: new connections are closed at once (as if the server were down);
  * - `declineWith503 = true`: new connections get an HTTP 503 answer (a kvlog error body, code
- *   `declineCode`, UNAVAILABLE unless set) to each request instead of reaching the server, as a member
- *   that cannot serve now answers;
+ *   UNAVAILABLE; `declineStatus` and `declineCode` change them) to each request instead of reaching the
+ *   server, as a member that cannot serve now answers;
  * - `down()`: cuts every connection and stops listening, so new connections are refused by the kernel
  *   (ECONNREFUSED, as when the server's process is gone); `up()` listens on the same port again;
  * - `setTarget(url)`: later connections go to another server (e.g. the same data dir restarted on a new port).
@@ -33,7 +33,8 @@ export class TcpProxy {
   swallowResponses = false
   refuse = false
   declineWith503 = false
-  /** The code in the body of those 503 answers. */
+  /** The status and the code in the body of those answers (503 UNAVAILABLE unless set). */
+  declineStatus = 503
   declineCode = 'UNAVAILABLE'
   keepSent = true
   /** Connections accepted (refused ones included). */
@@ -125,7 +126,7 @@ export class TcpProxy {
         this.sentChunks.push(Buffer.from(d))
         const body = JSON.stringify({ error: { code: this.declineCode, message: 'not ready', details: {} } })
         client.end(
-          `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+          `HTTP/1.1 ${this.declineStatus} Declined\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
         )
       })
       return
