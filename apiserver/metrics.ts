@@ -165,6 +165,21 @@ export class Metrics {
       "Stream messages this member republished from members' copies after the stream lost them.",
       () => figures.refilled,
     )
+    gauge(
+      'kvlog_cluster_applier_stopped',
+      '1 once this member stopped applying the log (a message that does not follow its copy, a hole no member can fill).',
+      () => (figures.copies().applierStopped ? 1 : 0),
+    )
+    new Gauge({
+      name: 'kvlog_cluster_durable_lag',
+      help: "Messages each roster member's durable position is behind this member's applied one (a member on another history counts as all behind).",
+      labelNames: ['member'],
+      registers,
+      collect() {
+        this.reset()
+        for (const { name, lag } of figures.copies().durableLag) this.set({ member: name }, lag)
+      },
+    })
     new Gauge({
       name: 'kvlog_cluster_apply_lag',
       help: 'Stream messages not yet applied here (lag), and seconds behind (lag_seconds).',

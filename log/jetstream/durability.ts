@@ -180,6 +180,16 @@ export class Durability {
     return this.hashes.get(p.seq) === p.hash ? p.seq : 0
   }
 
+  /**
+   * How far each member of the roster is behind `applied` durably, as this member counts it (a member
+   * on another history, or not heard from, is behind by all of it).
+   */
+  lags(applied: number): Array<{ name: string; lag: number }> {
+    return this.voters()
+      .sort()
+      .map((name) => ({ name, lag: Math.max(0, applied - this.counted(name)) }))
+  }
+
   /** The highest sequence a majority of the roster holds durably, on this member's history. */
   private majorityDurable(): number {
     const voters = this.voters()

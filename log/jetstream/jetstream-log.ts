@@ -236,6 +236,10 @@ export class JetStreamLog implements Log {
       leadersSeen: this.election.changes,
       unknownPublishOutcomes: this.publisher.unknownOutcomes,
     })
+    this.metrics.copies = () => ({
+      applierStopped: this.applier.failure !== undefined,
+      durableLag: this.durability.lags(this.applier.applied),
+    })
     this.election.start()
     void this.join()
   }

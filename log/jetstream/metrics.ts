@@ -23,9 +23,19 @@ export interface LeadershipFigures {
   unknownPublishOutcomes: number
 }
 
+/** The applier's state and the members' durable positions; read through ClusterMetrics.copies. */
+export interface CopyFigures {
+  /** This member's applier stopped (a fork, a hole no member can fill): it applies nothing more. */
+  applierStopped: boolean
+  /** Each roster member's durable position behind this member's applied one, in messages. */
+  durableLag: Array<{ name: string; lag: number }>
+}
+
 export class ClusterMetrics {
   /** Set once the election and the publisher exist (JetStreamLog.start). */
   leadership: () => LeadershipFigures = () => ({ renewalFailures: 0, stepDowns: 0, leadersSeen: 0, unknownPublishOutcomes: 0 })
+  /** Set once the applier and the durability exist (JetStreamLog.start). */
+  copies: () => CopyFigures = () => ({ applierStopped: false, durableLag: [] })
   /** Times this member became leader. */
   leaderChanges = 0
   fenceRejections = 0

@@ -76,7 +76,7 @@ describe('Durability: positions count with their chain hash', function () {
     a.advanced(5)
     // c reports 5 from another history (e.g. messages the stream lost and nobody brought back).
     await announce({ name: 'c', seq: 5, hash: 'other' })
-    expect(await code(a.waitQuorum(5, 1000))).to.equal('UNAVAILABLE')
+    expect(await code(a.waitQuorum(5, 1000))).to.equal('OUTCOME_UNKNOWN')
     // b, ahead of a: counts once a has applied that far, with the same hash.
     const quorum = a.waitQuorum(5, 20_000)
     await announce({ name: 'b', seq: 7, hash: 'h7' })
@@ -86,6 +86,12 @@ describe('Durability: positions count with their chain hash', function () {
     own.hash = 'h7'
     a.advanced(7)
     expect(await code(quorum)).to.equal('resolved')
+    // What /metrics shows: c, on another history, is behind by everything.
+    expect(a.lags(7)).to.deep.equal([
+      { name: 'a', lag: 0 },
+      { name: 'b', lag: 0 },
+      { name: 'c', lag: 7 },
+    ])
     a.stop()
   })
 
