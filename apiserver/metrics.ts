@@ -145,10 +145,41 @@ export class Metrics {
       () => figures.durableWait.count,
     )
     gauge(
+      'kvlog_cluster_lease_renewal_failures',
+      'Leader lease renewals that failed or were refused (two in a row make the leader step down).',
+      () => figures.leadership().renewalFailures,
+    )
+    gauge(
+      'kvlog_cluster_step_downs',
+      'Times this member stopped leading: lease not renewed in time, fenced out, or a group not stored within one lease.',
+      () => figures.leadership().stepDowns,
+    )
+    gauge('kvlog_cluster_leaders_seen', 'Leader changes this member saw (its own included).', () => figures.leadership().leadersSeen)
+    gauge(
+      'kvlog_cluster_publish_unknown_outcomes',
+      'Publishes that got no answer in time and were settled by sending the same message again.',
+      () => figures.leadership().unknownPublishOutcomes,
+    )
+    gauge(
       'kvlog_cluster_refilled_messages',
       "Stream messages this member republished from members' copies after the stream lost them.",
       () => figures.refilled,
     )
+    gauge(
+      'kvlog_cluster_applier_stopped',
+      '1 once this member stopped applying the log (a message that does not follow its copy, a hole no member can fill).',
+      () => (figures.copies().applierStopped ? 1 : 0),
+    )
+    new Gauge({
+      name: 'kvlog_cluster_durable_lag',
+      help: "Messages each roster member's durable position is behind this member's applied one (a member on another history counts as all behind).",
+      labelNames: ['member'],
+      registers,
+      collect() {
+        this.reset()
+        for (const { name, lag } of figures.copies().durableLag) this.set({ member: name }, lag)
+      },
+    })
     new Gauge({
       name: 'kvlog_cluster_apply_lag',
       help: 'Stream messages not yet applied here (lag), and seconds behind (lag_seconds).',

@@ -24,6 +24,8 @@ export type ErrorCode =
   | 'WATCH_ID_EXISTS'
   | 'TOO_MANY_WATCHERS'
   | 'UNAVAILABLE'
+  | 'NOT_APPLIED'
+  | 'OUTCOME_UNKNOWN'
   | 'INTERNAL'
 
 /** An error answered by the server, with its stable code and details. */

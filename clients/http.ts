@@ -3,7 +3,9 @@
  * - the server answered with an error body: KvlogClientError (stable code);
  * - the connection was refused (nothing sent): the next member is tried, reads and writes alike; when
  *   none can be reached, UnreachableError with each member's cause;
- * - a 503 (the member cannot serve now: draining, not ready): the next member is tried;
+ * - a 503 (the member cannot serve now: draining, not ready, not applied): the next member is tried;
+ * - a 504 (a cluster member took the write and cannot say whether it was applied, OUTCOME_UNKNOWN; sent
+ *   elsewhere it could be applied twice): OutcomeUnknownError;
  * - the connection failed after the request may have been sent: for reads, retried (on the next member);
  *   for writes, OutcomeUnknownError (the write may have been applied). Later requests go to the next member;
  * - a 401 (token unknown, expired or outdated: nothing was applied): with a password, authenticated again
@@ -141,6 +143,10 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
         `the connection to ${endpoint} failed during ${x.method} ${x.path}; the write may or may not have been applied`,
         err,
       )
+    }
+    if (res.status === 504) {
+      const error = errorFromBody(res.status, await jsonBody(res))
+      throw new OutcomeUnknownError(`${endpoint}: ${error.message}`, error)
     }
     if (res.status === 503) {
       // The member declined (draining, not ready): nothing was applied; another member may serve it.

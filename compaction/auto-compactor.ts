@@ -142,7 +142,7 @@ export class AutoCompactor {
       await this.log.reclaimSpace()
       size = (await this.log.status()).dbSize
     }
-    if (p.quotaBytes > 0 && !this.stopped) await this.log.setAlarm('NOSPACE', size > p.quotaBytes)
+    if (p.quotaBytes > 0 && !this.stopped) await this.log.setAlarm('NOSPACE', size > p.quotaBytes, { automatic: true })
   }
 
   private record(result: CompactResult, before: number, after: number, reasons: string[]): void {

@@ -133,6 +133,7 @@ export interface Config {
   natsTlsCa: string
   leaderLease: number
   natsPublishTimeout: number
+  natsCallTimeout: number
   clusterTailMessages: number
   clusterRequestTimeout: number
   clusterMaxGroupCommands: number
@@ -957,7 +958,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 3 * SECOND,
     min: 300,
     description:
-      'Cluster mode: a leader that has not renewed its lease for this long loses it and another member takes over (renewed every third of it).',
+      'Cluster mode: a leader that has not renewed its lease for this long loses it and another member takes over (renewed every third of it; the leader itself steps down once half of it has passed without a successful renewal, and a group of writes not stored within it makes the leader step down).',
     flag: '--leader-lease',
     env: 'KVLOG_LEADER_LEASE',
   },
@@ -970,6 +971,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "Cluster mode: how long the leader waits for the stream's acknowledgement of a publish before it publishes the same message again (deduplicated by its id).",
     flag: '--nats-publish-timeout',
     env: 'KVLOG_NATS_PUBLISH_TIMEOUT',
+  },
+  natsCallTimeout: {
+    key: 'natsCallTimeout',
+    type: 'duration',
+    default: 2 * SECOND,
+    min: 100,
+    max: 2 * SECOND,
+    description:
+      "Cluster mode: the most any one JetStream call on the write and read path (the stream's last sequence, a message, the leader lease, a member record) waits for its answer before it is retried or given up.",
+    flag: '--nats-call-timeout',
+    env: 'KVLOG_NATS_CALL_TIMEOUT',
   },
   clusterTailMessages: {
     key: 'clusterTailMessages',

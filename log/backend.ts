@@ -107,7 +107,12 @@ export interface Log {
   onMeta?(listener: (name: string, value: unknown) => void): () => void
   /** Active alarms. With NOSPACE, writes that add data (any put) fail with NO_SPACE; reads and deletes work. */
   alarms(): AlarmKind[]
-  setAlarm(kind: AlarmKind, active: boolean): Promise<void>
+  /**
+   * `automatic`: the space check's own verdict (compaction/auto-compactor.ts), not an operator's. A cluster
+   * member that does not lead ignores it: only the leader raises and clears NOSPACE, so the members'
+   * different measures of their copies never make the alarm flap.
+   */
+  setAlarm(kind: AlarmKind, active: boolean, options?: { automatic?: boolean }): Promise<void>
   /**
    * Leases (etcd's). grant: `id` 0 = the store picks one; TTL in seconds, raised to the minimum TTL;
    * LEASE_EXISTS, LEASE_TTL_TOO_LARGE, NO_SPACE under the alarm. revoke: deletes the attached keys in one

@@ -30,6 +30,10 @@ export const ERROR_CODES = {
   WATCH_ID_EXISTS: 'A watch with the requested id already exists on this connection.',
   TOO_MANY_WATCHERS: 'The connection already has maxWatchersPerConnection watches.',
   UNAVAILABLE: 'The server cannot serve the request right now; retry later.',
+  NOT_APPLIED:
+    "A cluster write was refused before it reached the log (the member it went to does not lead, leadership changed, or it waited past its deadline in the leader's queue): nothing was written; retry.",
+  OUTCOME_UNKNOWN:
+    'A cluster write may or may not have been applied (the log did not answer within one leader lease, or leadership ended while its publish was in flight); read before retrying a write that is not idempotent.',
   ALREADY_EXISTS: 'The object to create already exists (resource API).',
   CONFLICT:
     'A precondition does not hold: the object was modified or replaced meanwhile (a resourceVersion or uid; an auth change made at the same moment through another cluster member). Reread and retry.',

@@ -97,6 +97,11 @@ export class CallerLogs {
   subscribe(listener: Parameters<Log['subscribe']>[0]): () => void {
     return this.#log.subscribe(listener)
   }
+
+  /** Meta records as this copy applies them (the server's own caches, e.g. etcd's alarm entries). */
+  onMeta(listener: (name: string, value: unknown) => void): void {
+    this.#log.onMeta?.(listener)
+  }
 }
 
 class CheckedLog implements Log {

@@ -26,8 +26,18 @@ export function alarmMessage(a: AlarmEntry): { memberID: string; alarm: number }
 export class Alarms {
   private entries: AlarmEntry[] | undefined
 
-  /** Each call takes the log as its caller (a change needs role root: auth/guarded-log.ts). */
-  constructor(private readonly memberId: string) {}
+  /**
+   * Each call takes the log as its caller (a change needs role root: auth/guarded-log.ts). In a cluster the
+   * record also changes through other members: `onMeta` reloads it, so every member lists the same entries.
+   */
+  constructor(
+    private readonly memberId: string,
+    onMeta?: (listener: (name: string, value: unknown) => void) => void,
+  ) {
+    onMeta?.((name, value) => {
+      if (name === ALARMS_RECORD) this.entries = (value as AlarmEntry[] | undefined) ?? []
+    })
+  }
 
   /** Every active alarm, in activation order. */
   async list(log: Log): Promise<AlarmEntry[]> {

@@ -23,6 +23,8 @@ const ETCD_MESSAGES: Partial<Record<ErrorCode, string>> = {
   LEASE_TTL_TOO_LARGE: 'etcdserver: too large lease TTL',
   NO_SPACE: 'etcdserver: mvcc: database space exceeded',
   CLOSED: 'etcdserver: server stopped',
+  NOT_APPLIED: 'etcdserver: leader changed',
+  OUTCOME_UNKNOWN: 'etcdserver: request timed out',
 }
 
 /**

@@ -37,7 +37,7 @@ const HASH_PAGE = 1000
 export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation {
   const { logs, headers, config, auth } = deps
   const memberId = headers.identity.memberId
-  const alarms = new Alarms(memberId)
+  const alarms = new Alarms(memberId, (listener) => logs.onMeta(listener))
   /** The caller, with role root; and the log as that caller. */
   const asAdmin = (call: CredentialCarrier) => {
     const who = callerOf(auth, call)

@@ -55,6 +55,8 @@ type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined
 export interface ApplierHooks {
   /** This member's copy holds everything up to `seq` on disk (fsynced). */
   durable(seq: number): void
+  /** This member applied message `seq` (fsynced or not), whose messageHash() is `hash`. */
+  hashed(seq: number, hash: string): void
   /** Messages from..to kept by other members (for holes in the stream), in order, maybe fewer. */
   fill(from: number, to: number): Promise<KeptMessage[]>
   /** The stream's last sequence, asked now. */
@@ -257,6 +259,7 @@ export class Applier {
     this.applied = seq
     this.lastTimestamp = message.ts
     this.lastHash = hash
+    this.hooks.hashed(seq, hash)
     this.metrics.applied(seq, message.ts)
     if (sync) {
       this.durable = seq
@@ -314,13 +317,13 @@ export class Applier {
   }
 
   /**
-   * The command's result once applied here, with the sequence of its message; UNAVAILABLE (outcome
-   * unknown) if that takes too long.
+   * The command's result once applied here, with the sequence of its message; OUTCOME_UNKNOWN if that
+   * takes too long.
    */
   async result<T>(rid: string, outcome: Promise<Outcome>, timeoutMs: number): Promise<{ value: T; seq: number }> {
     const o = await within(outcome, timeoutMs, () => {
       this.forget(rid)
-      return new KvlogError('UNAVAILABLE', `the write was sent but not seen in the log within ${timeoutMs} ms; its outcome is unknown`)
+      return new KvlogError('OUTCOME_UNKNOWN', `the write was sent but not seen in the log within ${timeoutMs} ms; its outcome is unknown`)
     })
     if (o.status === 'rejected') throw o.reason
     return { value: o.value as T, seq: o.seq ?? this.applied }
@@ -388,7 +391,7 @@ export function genesisHash(view: Pick<Replica, 'revision' | 'compactRevision'>)
 }
 
 /** `p`, or a rejection with `late()` if it has not settled within `ms` (p goes on; its outcome is dropped). */
-function within<T>(p: Promise<T>, ms: number, late: () => Error): Promise<T> {
+export function within<T>(p: Promise<T>, ms: number, late: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(late()), ms)

@@ -106,8 +106,9 @@ export async function ensureStream(jsm: JetStreamManager, names: ClusterNames, r
   return info
 }
 
-export async function openBucket(nc: NatsConnection, names: ClusterNames, replicas: number, ttlMs: number): Promise<KV> {
+/** The bucket's calls (lease renewals among them) wait at most `timeoutMs` for an answer. */
+export async function openBucket(nc: NatsConnection, names: ClusterNames, replicas: number, ttlMs: number, timeoutMs: number): Promise<KV> {
   return nc
-    .jetstream()
+    .jetstream({ timeout: timeoutMs })
     .views.kv(names.bucket, { history: 1, ttl: ttlMs, replicas, description: `kvlog cluster ${names.bucket} leader and members` })
 }

@@ -8,6 +8,12 @@
  * - Every member publishes its durable applied sequence on a core NATS subject, coalesced (one message
  *   per event-loop turn at most, plus a heartbeat), and records everyone's.
  * - waitQuorum(seq) resolves once a majority of the roster (this member counted too) reports >= seq.
+ *   A position counts only with the chain hash it belongs to: a member's (seq, hash) counts once this
+ *   member's own copy has the same hash at seq (each message's hash covers the one before, so the same
+ *   hash is the same history up to it). A position from another history (a member that applied messages
+ *   the stream lost and were not brought back, or a copy from before a restore) counts for nothing, and
+ *   one ahead of this member counts once this member gets there. A member whose applier stopped does
+ *   not announce.
  * - survey() asks every member for its durable position (request, many replies): a new leader uses it to
  *   find messages the stream lost (tail.ts); fetch() reads a member's kept messages.
  *
@@ -38,6 +44,8 @@ export interface DurabilityHooks {
   /** The roster as recorded in this member's copy (may not list this member yet). */
   roster(): readonly string[]
   position(): DurablePosition
+  /** Whether this member's applier runs (a stopped one announces nothing). */
+  applying(): boolean
   kept(from: number, to: number, maxBytes: number): Promise<KeptMessage[]>
   observeWait(ms: number): void
 }
@@ -55,7 +63,10 @@ const SURVEY_ASK_AGAIN_MS = 250
 const FETCH_REPLY_BYTES = 256 * 1024
 
 export class Durability {
-  private readonly seen = new Map<string, number>()
+  /** Each member's last announced position. */
+  private readonly seen = new Map<string, DurablePosition>()
+  /** messageHash() of the messages this member applied, the last `keepHashes` of them, by sequence. */
+  private readonly hashes = new Map<number, string>()
   private waiters: QuorumWaiter[] = []
   private subs: Subscription[] = []
   private timer: NodeJS.Timeout | undefined
@@ -66,6 +77,7 @@ export class Durability {
     private readonly names: ClusterNames,
     private readonly memberName: string,
     private readonly hooks: DurabilityHooks,
+    private readonly keepHashes = 10_000,
   ) {}
 
   start(): void {
@@ -75,7 +87,7 @@ export class Durability {
           if (err !== null) return
           try {
             const p = decode<DurablePosition>(msg.data)
-            if (typeof p.name === 'string' && typeof p.seq === 'number') this.record(p.name, p.seq)
+            if (typeof p.name === 'string' && typeof p.seq === 'number' && typeof p.hash === 'string') this.record(p)
           } catch {
             // not a position: ignored
           }
@@ -108,9 +120,15 @@ export class Durability {
     for (const w of this.waiters.splice(0)) w.resolve()
   }
 
+  /** This member applied message `seq` (not yet durable), whose messageHash() is `hash`. */
+  hashed(seq: number, hash: string): void {
+    this.hashes.set(seq, hash)
+    this.hashes.delete(seq - this.keepHashes)
+  }
+
   /** This member made `seq` durable: tell the others (coalesced) and count it here. */
   advanced(seq: number): void {
-    this.record(this.memberName, seq)
+    this.record({ ...this.hooks.position(), seq })
     if (this.scheduled) return
     this.scheduled = true
     setImmediate(() => {
@@ -120,17 +138,19 @@ export class Durability {
   }
 
   private announce(): void {
-    if (this.nc.isClosed()) return
+    if (this.nc.isClosed() || !this.hooks.applying()) return
     const p = this.hooks.position()
-    this.record(p.name, p.seq)
+    this.record(p)
     this.nc.publish(this.names.durable, encode(p))
   }
 
-  /** A member's own reports arrive in order; one restarted with a new copy may report less than before. */
-  private record(name: string, seq: number): void {
-    const before = this.seen.get(name) ?? 0
-    this.seen.set(name, seq)
-    if (seq <= before || this.waiters.length === 0) return
+  /**
+   * A member's own reports arrive in order; one restarted with a new copy may report less than before.
+   * Waiters are checked on every report: this member's own progress can make a peer's position count.
+   */
+  private record(p: DurablePosition): void {
+    this.seen.set(p.name, p)
+    if (this.waiters.length === 0) return
     const durable = this.majorityDurable()
     const ready: QuorumWaiter[] = []
     const waiting: QuorumWaiter[] = []
@@ -151,10 +171,31 @@ export class Durability {
     return Math.floor(this.voters().length / 2) + 1
   }
 
-  /** The highest sequence a majority of the roster holds durably. */
+  /**
+   * What member `name` holds durably of this member's history: its position, if this member's copy has
+   * the same hash there; otherwise nothing (0).
+   */
+  private counted(name: string): number {
+    const p = this.seen.get(name)
+    if (p === undefined) return 0
+    if (name === this.memberName) return p.seq
+    return this.hashes.get(p.seq) === p.hash ? p.seq : 0
+  }
+
+  /**
+   * How far each member of the roster is behind `applied` durably, as this member counts it (a member
+   * on another history, or not heard from, is behind by all of it).
+   */
+  lags(applied: number): Array<{ name: string; lag: number }> {
+    return this.voters()
+      .sort()
+      .map((name) => ({ name, lag: Math.max(0, applied - this.counted(name)) }))
+  }
+
+  /** The highest sequence a majority of the roster holds durably, on this member's history. */
   private majorityDurable(): number {
     const voters = this.voters()
-    const seqs = voters.map((name) => this.seen.get(name) ?? 0).sort((a, b) => b - a)
+    const seqs = voters.map((name) => this.counted(name)).sort((a, b) => b - a)
     return seqs[Math.floor(voters.length / 2)]
   }
 
@@ -162,7 +203,10 @@ export class Durability {
     return this.majorityDurable() >= seq
   }
 
-  /** Resolves once a majority of the roster has message `seq` durably; UNAVAILABLE after `timeoutMs`. */
+  /**
+   * Resolves once a majority of the roster has message `seq` durably; OUTCOME_UNKNOWN after `timeoutMs`
+   * (the write is in the log; whether it stays there after a loss of the stream's tail is not known).
+   */
   waitQuorum(seq: number, timeoutMs: number): Promise<void> {
     if (this.reached(seq)) {
       this.hooks.observeWait(0)
@@ -180,10 +224,10 @@ export class Durability {
       }
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((x) => x !== w)
-        const have = this.voters().filter((name) => (this.seen.get(name) ?? 0) >= seq)
+        const have = this.voters().filter((name) => this.counted(name) >= seq)
         reject(
           new KvlogError(
-            'UNAVAILABLE',
+            'OUTCOME_UNKNOWN',
             `the write is in the log but only ${have.length} of ${this.voters().length} members (${have.join(', ') || 'none'}) ` +
               `reported it durable within ${timeoutMs} ms (a majority is needed); its outcome is unknown`,
           ),

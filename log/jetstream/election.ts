@@ -8,6 +8,11 @@
  * takes over with a create once the entry has expired. The epoch (etcd's raftTerm) is the entry's
  * revision at creation: it grows with every new leadership.
  *
+ * A leader steps down on the time since its last *successful* renewal (counted from when that renewal was
+ * sent, so before the entry can expire anywhere), checked when a renewal fails and on every tick while a
+ * renewal is still waiting for its answer, and at once when the compare-and-set is refused (someone else
+ * wrote the entry). A renewal never waits behind anything else: the member record has its own timer.
+ *
  * Every member also keeps a `member.<name>` entry (its client URLs and applied sequence) alive in the same
  * bucket: MemberList reads them.
  *
@@ -23,11 +28,17 @@
  * In the protocol as a whole: docs/cluster-protocol.md, "Election".
  */
 import type { KV, NatsConnection, Subscription } from 'nats'
+import { apiErrorCode } from './connection.js'
 import { decode, encode } from './messages.js'
 
 export interface LeaderRecord {
   member: string
   epoch: number
+  /**
+   * The leader takes forwarded writes on its epoch's own subject (JetStreamLog). Absent in the records
+   * of members from before that: those take them on the shared subject.
+   */
+  byEpoch?: boolean
 }
 
 export interface MemberRecord {
@@ -52,7 +63,9 @@ const PROBE_TIMEOUT_MS = 250
 
 export class Election {
   private timer: NodeJS.Timeout | undefined
+  private memberTimer: NodeJS.Timeout | undefined
   private ticking = false
+  private putting = false
   private revision = 0
   private renewedAt = 0
   /** The leader last seen (this member's record while it leads). */
@@ -63,6 +76,10 @@ export class Election {
   departed: string | undefined
   private aliveSub: Subscription | undefined
   private suspectedAt = 0
+  /** Renewals that failed or were refused (a metric). */
+  renewalFailures = 0
+  /** Times this member stepped down while leading (a metric). */
+  stepDowns = 0
 
   constructor(
     private readonly kv: KV,
@@ -89,13 +106,17 @@ export class Election {
       },
     })
     const every = Math.max(50, Math.floor(this.leaseMs / 3))
+    void this.putMember()
     void this.tick()
+    this.memberTimer = setInterval(() => void this.putMember(), every)
     this.timer = setInterval(() => void this.tick(), every)
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer)
+    clearInterval(this.memberTimer)
     this.timer = undefined
+    this.memberTimer = undefined
     this.aliveSub?.unsubscribe()
     this.aliveSub = undefined
     if (this.leading) {
@@ -121,14 +142,26 @@ export class Election {
     if (!this.leading) return
     this.revision = 0
     this.leader = undefined
+    this.stepDowns++
     this.events.deposed()
   }
 
+  private async putMember(): Promise<void> {
+    if (this.putting) return
+    this.putting = true
+    await this.kv.put(`member.${this.memberName}`, encode(this.events.member())).catch(() => undefined)
+    this.putting = false
+  }
+
   private async tick(): Promise<void> {
-    if (this.ticking) return
+    if (this.ticking) {
+      // The last renewal is still waiting for its answer: one that hangs must not keep a leader whose
+      // lease may be running out.
+      this.checkLease()
+      return
+    }
     this.ticking = true
     try {
-      await this.kv.put(`member.${this.memberName}`, encode(this.events.member())).catch(() => undefined)
       if (this.leading) await this.renew()
       else await this.tryTake()
     } finally {
@@ -136,16 +169,36 @@ export class Election {
     }
   }
 
+  /**
+   * Steps down once half the lease has passed since the last renewal that succeeded and the renewal
+   * since then failed or has not answered: renewed every third of the lease, that is two renewals in a
+   * row, while the entry still has at least half its time left. The entry, if it is still this member's,
+   * is deleted so that another member need not wait for it to expire. (A leader whose process was
+   * paused tries a renewal first when it wakes: a compare-and-set that succeeds shows nobody took over.)
+   */
+  private checkLease(): void {
+    if (!this.leading || Date.now() - this.renewedAt < this.leaseMs / 2) return
+    const revision = this.revision
+    this.stepDown()
+    void this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
+  }
+
   private async renew(): Promise<void> {
-    const record: LeaderRecord = { member: this.memberName, epoch: this.epoch }
+    const record: LeaderRecord = { member: this.memberName, epoch: this.epoch, byEpoch: true }
+    const revision = this.revision
+    const sent = Date.now()
     try {
-      const revision = this.revision
-      this.renewedAt = Date.now()
       const next = await this.kv.update('leader', encode(record), revision)
-      if (this.revision === revision) this.revision = next
-    } catch {
-      // Not renewed: lost to someone else (wrong revision), or unknown (timeout). Past the lease it is gone.
-      if (Date.now() - this.renewedAt >= this.leaseMs / 2) this.stepDown()
+      if (this.revision === revision) {
+        this.revision = next
+        this.renewedAt = sent
+      }
+    } catch (err) {
+      this.renewalFailures++
+      // 10071: the entry is no longer at our revision, someone else wrote it. Otherwise (timeout, no
+      // answer) the time since the last success decides.
+      if (this.revision === revision && apiErrorCode(err) === 10071) this.stepDown()
+      else this.checkLease()
     }
   }
 
@@ -166,10 +219,11 @@ export class Election {
       }
       const started = Date.now()
       // The epoch is the revision the entry gets; it is written in the record by the first renewal.
-      const revision = await this.kv.create('leader', encode({ member: this.memberName, epoch: 0 }))
-      this.revision = await this.kv.update('leader', encode({ member: this.memberName, epoch: revision }), revision)
+      const revision = await this.kv.create('leader', encode({ member: this.memberName, epoch: 0, byEpoch: true }))
+      const record: LeaderRecord = { member: this.memberName, epoch: revision, byEpoch: true }
+      this.revision = await this.kv.update('leader', encode(record), revision)
       this.renewedAt = started
-      this.leader = { member: this.memberName, epoch: revision }
+      this.leader = record
       this.changes++
       this.events.elected(revision)
     } catch {

@@ -13,7 +13,7 @@
  * sequence, asked once for all the reads waiting at that moment (ReadBarrier).
  */
 import { randomBytes } from 'node:crypto'
-import type { JetStreamManager, KV, NatsConnection, Subscription } from 'nats'
+import { headers, type JetStreamManager, type KV, type Msg, type NatsConnection, type NatsError, type Subscription } from 'nats'
 import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
 import { KvlogError } from '../errors.js'
 import type { MetaCondition } from '../meta-condition.js'
@@ -43,7 +43,7 @@ import { Election, type MemberRecord } from './election.js'
 import { decode, encode, type Command, type Tagged } from './messages.js'
 import { ClusterMetrics } from './metrics.js'
 import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, type JetStreamLogOptions } from './options.js'
-import { notLeader, Publisher } from './publisher.js'
+import { Publisher, refused } from './publisher.js'
 import { ReadBarrier } from './read-barrier.js'
 import { openLocalCopy } from './snapshot-restore.js'
 import { SnapshotStore } from './snapshot-store.js'
@@ -54,6 +54,15 @@ import { TailStore } from './tail.js'
 export type { JetStreamLogOptions } from './options.js'
 
 const MAX_LEASE_ID = (1n << 63n) - 1n
+/** Between two asks of something that did not answer. */
+const RETRY_MS = 50
+/** On a forwarded write: the milliseconds it may still wait in the leader's queue. */
+const WITHIN_HEADER = 'Kvlog-Within'
+
+/** Where the leader of `epoch` takes forwarded writes. */
+function forwardSubject(names: ClusterNames, epoch: number): string {
+  return `${names.forward}.${epoch}`
+}
 
 interface ForwardReply {
   seq?: number
@@ -85,7 +94,7 @@ export async function openJetStreamLog(
       'the bucket',
       o,
       () => closed,
-      () => openBucket(nc, names, o.natsReplicas, o.leaderLease),
+      () => openBucket(nc, names, o.natsReplicas, o.leaderLease, o.natsCallTimeout),
     )
     const store = await whileUnavailable(
       'the snapshot store',
@@ -96,7 +105,9 @@ export async function openJetStreamLog(
     const say = (line: string) => o.log?.(line)
     const view = await openLocalCopy({ jsm, store, names, memberName: o.memberName, stream, copy: o.copy, say })
     try {
-      const log = new JetStreamLog(o, names, nc, jsm, view)
+      // The data path's look-ups (the stream's last sequence, one message) wait callTimeoutMs at most.
+      const quick = await nc.jetstreamManager({ timeout: o.natsCallTimeout, checkAPI: false })
+      const log = new JetStreamLog(o, names, nc, jsm, view, quick)
       await whileUnavailable(
         'the consumer',
         o,
@@ -126,7 +137,7 @@ export class JetStreamLog implements Log {
   private readonly publisher: Publisher
   private readonly barrier: ReadBarrier
   private election!: Election
-  private forwardSub: Subscription | undefined
+  private forwardSubs: Subscription[] = []
   private expiryTimer: NodeJS.Timeout | undefined
   private leaderSince = 0
   private readonly expiring = new Set<bigint>()
@@ -142,22 +153,32 @@ export class JetStreamLog implements Log {
     private readonly jsm: JetStreamManager,
     /** The local copy. */
     readonly view: Replica,
+    /** For the data path: calls that wait callTimeoutMs at most. */
+    private readonly quick: JetStreamManager = jsm,
   ) {
     this.clientUrls = o.clientUrls
     this.tail = new TailStore(view, o.clusterTailMessages)
-    this.durability = new Durability(nc, names, o.memberName, {
-      roster: () => this.applier.roster,
-      position: () => ({ name: o.memberName, seq: this.applier.durable, hash: this.applier.durableHash }),
-      kept: (from, to, maxBytes) => this.tail.range(from, Math.min(to, this.applier.durable), maxBytes),
-      observeWait: (ms) => this.metrics.observe('durable', ms),
-    })
+    this.durability = new Durability(
+      nc,
+      names,
+      o.memberName,
+      {
+        roster: () => this.applier.roster,
+        position: () => ({ name: o.memberName, seq: this.applier.durable, hash: this.applier.durableHash }),
+        applying: () => this.applier.failure === undefined,
+        kept: (from, to, maxBytes) => this.tail.range(from, Math.min(to, this.applier.durable), maxBytes),
+        observeWait: (ms) => this.metrics.observe('durable', ms),
+      },
+      o.clusterTailMessages,
+    )
     this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line), this.tail, {
       durable: (seq) => this.durability.advanced(seq),
+      hashed: (seq, hash) => this.durability.hashed(seq, hash),
       fill: (from, to) => this.durability.fetchFromPeers(from, to, o.natsPublishTimeout),
       streamLast: () => this.streamLast(),
     })
     this.barrier = new ReadBarrier(
-      () => this.streamLast(),
+      () => this.streamLastWithin(o.clusterRequestTimeout),
       (seq) => this.applier.waitApplied(seq, o.clusterRequestTimeout),
     )
     this.publisher = new Publisher(
@@ -166,6 +187,7 @@ export class JetStreamLog implements Log {
         subject: names.subject,
         memberName: o.memberName,
         publishTimeoutMs: o.natsPublishTimeout,
+        groupDeadlineMs: o.leaderLease,
         maxGroupCommands: o.clusterMaxGroupCommands,
         maxGroupBytes: o.clusterMaxGroupBytes,
       },
@@ -185,7 +207,7 @@ export class JetStreamLog implements Log {
         applied: (seq) => this.applier.waitApplied(seq, o.natsPublishTimeout).catch(() => undefined),
         observe: (event, ms) => this.metrics.observe(event, ms),
         messageAt: (seq) =>
-          this.jsm.streams.getMessage(names.stream, { seq }).then(
+          this.quick.streams.getMessage(names.stream, { seq }).then(
             (m) => m.data,
             (err: unknown) => {
               // 10037: no message at that sequence.
@@ -199,11 +221,23 @@ export class JetStreamLog implements Log {
 
   async start(kv: KV): Promise<void> {
     await this.applier.start()
+    // Where the copy starts: a member's position there counts as soon as it is announced.
+    this.durability.hashed(this.applier.applied, this.applier.lastHash)
     this.durability.start()
     this.election = new Election(kv, this.nc, this.names.alive, this.o.memberName, this.o.leaderLease, {
       elected: (epoch) => void this.lead(epoch),
       deposed: () => this.follow(),
       member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
+    })
+    this.metrics.leadership = () => ({
+      renewalFailures: this.election.renewalFailures,
+      stepDowns: this.election.stepDowns,
+      leadersSeen: this.election.changes,
+      unknownPublishOutcomes: this.publisher.unknownOutcomes,
+    })
+    this.metrics.copies = () => ({
+      applierStopped: this.applier.failure !== undefined,
+      durableLag: this.durability.lags(this.applier.applied),
     })
     this.election.start()
     void this.join()
@@ -266,7 +300,7 @@ export class JetStreamLog implements Log {
       const refilled = await refillTail(
         {
           js: this.nc.jetstream(),
-          jsm: this.jsm,
+          jsm: this.quick,
           names: this.names,
           durability: this.durability,
           tail: this.tail,
@@ -291,12 +325,19 @@ export class JetStreamLog implements Log {
       }
       this.leaderSince = Date.now()
       this.publisher.activate(last)
-      this.forwardSub = this.nc.subscribe(this.names.forward, {
-        queue: 'leader',
-        callback: (err, msg) => {
-          if (err === null) void this.serveForward(msg.data).then((reply) => msg.respond(encode(reply)))
-        },
-      })
+      // This epoch's own subject: a member that still forwards to an older epoch reaches nobody (no
+      // responders) and looks the leader up again, so a deposed leader receives no writes. The shared
+      // subject serves members of the previous version during a rolling upgrade (they know no epochs).
+      const serve = (err: NatsError | null, msg: Msg) => {
+        if (err !== null) return
+        const within = Number(msg.headers?.get(WITHIN_HEADER) ?? '')
+        const deadline = Date.now() + (Number.isFinite(within) && within > 0 ? within : this.o.clusterRequestTimeout)
+        void this.serveForward(msg.data, deadline).then((reply) => msg.respond(encode(reply)))
+      }
+      this.forwardSubs = [
+        this.nc.subscribe(forwardSubject(this.names, epoch), { callback: serve }),
+        this.nc.subscribe(this.names.forward, { queue: 'leader', callback: serve }),
+      ]
       this.expiryTimer = setInterval(() => this.expireLeases(), this.o.leaseCheckInterval)
       this.say(`kvlog: ${this.o.memberName} accepts writes at stream sequence ${last}`)
     } catch (err) {
@@ -308,8 +349,7 @@ export class JetStreamLog implements Log {
   private follow(): void {
     this.say(`kvlog: ${this.o.memberName} no longer leads cluster ${this.o.clusterName}`)
     this.publisher.deactivate()
-    this.forwardSub?.unsubscribe()
-    this.forwardSub = undefined
+    for (const sub of this.forwardSubs.splice(0)) sub.unsubscribe()
     clearInterval(this.expiryTimer)
     this.expiryTimer = undefined
   }
@@ -321,15 +361,33 @@ export class JetStreamLog implements Log {
   }
 
   private async streamLast(): Promise<number> {
-    const info = await this.jsm.streams.info(this.names.stream)
+    const info = await this.quick.streams.info(this.names.stream)
     this.applier.streamLast = Math.max(this.applier.streamLast, info.state.last_seq)
     return info.state.last_seq
   }
 
-  private async serveForward(data: Uint8Array): Promise<ForwardReply> {
+  /**
+   * streamLast(), asked again (each ask waits callTimeoutMs at most) while the stream does not answer
+   * (its leader moving, a server stopped), until `timeoutMs`; then UNAVAILABLE.
+   */
+  private async streamLastWithin(timeoutMs: number): Promise<number> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      try {
+        return await this.streamLast()
+      } catch (err) {
+        if (this.closed || Date.now() + RETRY_MS >= deadline) {
+          throw new KvlogError('UNAVAILABLE', `the log's stream did not answer within ${timeoutMs} ms (${(err as Error).message}); retry`)
+        }
+        await new Promise((r) => setTimeout(r, RETRY_MS))
+      }
+    }
+  }
+
+  private async serveForward(data: Uint8Array, deadline: number): Promise<ForwardReply> {
     try {
       const tagged = decode<Tagged>(data)
-      return { seq: await this.publisher.enqueue(tagged, data.length) }
+      return { seq: await this.publisher.enqueue(tagged, data.length, deadline) }
     } catch (err) {
       const e = err instanceof KvlogError ? err : new KvlogError('INTERNAL', String(err))
       return { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } }
@@ -358,7 +416,9 @@ export class JetStreamLog implements Log {
     const tagged: Tagged = { rid: `${this.o.memberName}.${this.boot}.${++this.counter}`, cmd }
     const applied = this.applier.expect(tagged.rid)
     const bytes = encode(tagged)
-    const sent = this.publisher.leading ? this.publisher.enqueue(tagged, bytes.length) : this.forward(bytes)
+    // Past this the command is refused rather than published (it no longer waits in any queue).
+    const deadline = Date.now() + this.o.clusterRequestTimeout
+    const sent = this.publisher.leading ? this.publisher.enqueue(tagged, bytes.length, deadline) : this.forward(bytes, deadline)
     // Done once applied here, whether or not the leader's answer comes (it may die after publishing).
     const first = await Promise.race([applied.then(() => 'applied' as const), sent.then(() => 'sent' as const)]).catch((err: unknown) => {
       this.applier.forget(tagged.rid)
@@ -374,38 +434,56 @@ export class JetStreamLog implements Log {
     return value
   }
 
-  /** Sends a command to the leader; retries while no leader listens (nothing was delivered). */
-  private async forward(bytes: Buffer): Promise<void> {
-    const deadline = Date.now() + this.o.clusterRequestTimeout
+  /** Where the leader this member knows takes forwarded writes. */
+  private leaderSubject(): string {
+    const leader = this.election.leader
+    // A leader of the previous version (rolling upgrade) listens on the shared subject only.
+    return leader !== undefined && leader.byEpoch !== true && leader.epoch > 0
+      ? this.names.forward
+      : forwardSubject(this.names, this.election.epoch)
+  }
+
+  /**
+   * Sends a command to the current epoch's leader; retries while no leader listens or the leader refused
+   * it before publishing (nothing was written), until `deadline`, which travels with it.
+   */
+  private async forward(bytes: Buffer, deadline: number): Promise<void> {
     for (;;) {
       this.checkOpen()
       if (this.publisher.leading) {
-        await this.publisher.enqueue(decode<Tagged>(bytes), bytes.length)
+        await this.publisher.enqueue(decode<Tagged>(bytes), bytes.length, deadline)
         return
       }
       const started = performance.now()
+      const left = deadline - Date.now()
       try {
+        const h = headers()
+        h.set(WITHIN_HEADER, String(Math.max(1, left)))
         const reply = decode<ForwardReply>(
           (
-            await this.nc.request(this.names.forward, bytes, {
-              timeout: Math.max(100, Math.min(deadline - Date.now(), this.o.natsPublishTimeout + 1000)),
+            await this.nc.request(this.leaderSubject(), bytes, {
+              timeout: Math.max(100, Math.min(left, this.o.leaderLease + this.o.natsPublishTimeout)),
+              headers: h,
             })
           ).data,
         )
         this.metrics.observe('forward', performance.now() - started)
         if (reply.error !== undefined) {
-          const retry = reply.error.message === notLeader().message
-          if (!retry || Date.now() >= deadline) throw new KvlogError(reply.error.code as never, reply.error.message, reply.error.details)
+          // NOT_APPLIED: refused before publishing (leadership ended, queue deadline): safe to send again.
+          if (reply.error.code !== 'NOT_APPLIED' || Date.now() >= deadline) {
+            throw new KvlogError(reply.error.code as never, reply.error.message, reply.error.details)
+          }
+          this.election.suspect()
         } else return
       } catch (err) {
         if (err instanceof KvlogError) throw err
-        // 503 no responders: no leader listens right now, the request went nowhere. Anything else
-        // (timeout) may have been delivered: the caller waits for the command to show up in the log.
+        // 503 no responders: no leader listens on this epoch's subject, the request went nowhere. Anything
+        // else (timeout) may have been delivered: the caller waits for the command to show up in the log.
         if ((err as { code?: string }).code !== '503') return
         this.election.suspect()
-        if (Date.now() >= deadline) throw new KvlogError('UNAVAILABLE', 'no leader: the cluster has not elected one (yet); retry')
+        if (Date.now() >= deadline) throw refused('no leader: the cluster has not elected one (yet)')
       }
-      await new Promise((r) => setTimeout(r, 50))
+      await new Promise((r) => setTimeout(r, RETRY_MS))
     }
   }
 
@@ -579,7 +657,9 @@ export class JetStreamLog implements Log {
     return this.view.alarms()
   }
 
-  async setAlarm(kind: AlarmKind, active: boolean): Promise<void> {
+  async setAlarm(kind: AlarmKind, active: boolean, options: { automatic?: boolean } = {}): Promise<void> {
+    // The space check's verdict counts only from the leader (a check begun while leading may end after).
+    if (options.automatic === true && !this.publisher.leading) return
     // As on one node (meta.ts): no message when nothing changes. The automatic compaction sets the alarm
     // after every check, which would otherwise be a stream message every compactionCheckInterval. Read
     // linearizably: this member's copy may not have applied a change made through another one yet.

@@ -23,7 +23,31 @@ export interface LatencyFigures {
   sumMs: number
 }
 
+/** Kept by the election and the publisher; read through ClusterMetrics.leadership. */
+export interface LeadershipFigures {
+  /** Lease renewals that failed or were refused. */
+  renewalFailures: number
+  /** Times this member stopped leading (lease lost, fenced out, a group past its deadline). */
+  stepDowns: number
+  /** Leader changes this member saw. */
+  leadersSeen: number
+  /** Publishes that got no answer at first (settled by sending the same message again). */
+  unknownPublishOutcomes: number
+}
+
+/** The applier's state and the members' durable positions; read through ClusterMetrics.copies. */
+export interface CopyFigures {
+  /** This member's applier stopped (a fork, a hole no member can fill): it applies nothing more. */
+  applierStopped: boolean
+  /** Each roster member's durable position behind this member's applied one, in messages. */
+  durableLag: Array<{ name: string; lag: number }>
+}
+
 export class ClusterMetrics {
+  /** Set once the election and the publisher exist (JetStreamLog.start). */
+  leadership: () => LeadershipFigures = () => ({ renewalFailures: 0, stepDowns: 0, leadersSeen: 0, unknownPublishOutcomes: 0 })
+  /** Set once the applier and the durability exist (JetStreamLog.start). */
+  copies: () => CopyFigures = () => ({ applierStopped: false, durableLag: [] })
   /** Times this member became leader. */
   leaderChanges = 0
   fenceRejections = 0

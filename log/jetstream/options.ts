@@ -10,6 +10,7 @@
  *   natsCreds, natsTlsCa                        the NATS connection (connection.ts)
  *   leaderLease                                 the leader's lease in the bucket (election.ts)
  *   natsPublishTimeout, clusterRequestTimeout   publish retries, forwarded writes, reads that catch up
+ *   natsCallTimeout                             every other JetStream call on the data path
  *   clusterMaxGroupCommands, clusterMaxGroupBytes   one stream message's group (publisher.ts)
  *   clusterSnapshotInterval, clusterSnapshotKeep,
  *   clusterSnapshotCheckInterval, clusterPurgeGrace snapshots and purges (snapshotter.ts)
@@ -27,6 +28,7 @@ export const JETSTREAM_LOG_SETTINGS = [
   'natsTlsCa',
   'leaderLease',
   'natsPublishTimeout',
+  'natsCallTimeout',
   'clusterRequestTimeout',
   'clusterMaxGroupCommands',
   'clusterMaxGroupBytes',

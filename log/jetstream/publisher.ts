@@ -3,16 +3,28 @@
  * into one stream message each and published with `Nats-Expected-Last-Sequence` = the last sequence this
  * leader knows, so a publish lands only right after what the leader has applied (the fence).
  *
+ * Each publish belongs to the leadership it began in (a term: activate() to deactivate()). When the term
+ * ends, the publish stops at its next step and its commands fail; its bytes are never sent under another
+ * term's fence. The bytes and the sequence they expect are one pair: a message is rebuilt (new `prev`,
+ * new id) only together with a new expected sequence.
+ *
  * - Fence rejection (10071, wrong last sequence): nothing was written. Someone else wrote meanwhile (a
  *   previous leader's last publish, or a second member that believed it led): catch up with the stream and
- *   publish the same group again (the commands are evaluated only when applied, so this is safe); after a
- *   few rejections step down.
- * - Unknown outcome (timeout, connection lost): read the stream at the one sequence the fenced publish can
- *   land on (the last one + 1). The same bytes there: published. Another message there: not published
- *   (the retry meets the fence). Nothing there: not published yet; publish the same bytes with the same
- *   Nats-Msg-Id again (a copy the server stores meanwhile is deduplicated, never stored twice). Only when
- *   the stream cannot be read either does the group fail with UNAVAILABLE (outcome unknown) and the
- *   leader step down.
+ *   publish the same group again, rebuilt after what the stream holds (the commands are evaluated only when
+ *   applied, so this is safe); after a few rejections step down.
+ * - Unknown outcome (timeout, connection lost): publish the same bytes with the same Nats-Msg-Id and the
+ *   same expected sequence again. JetStream checks duplicates before the fence, so a copy it stored answers
+ *   with the original acknowledgement. A fence rejection after an unknown outcome reads the one sequence
+ *   the message could have landed on: the same bytes there are published; anything else means it can no
+ *   longer land (the stream passed its fence).
+ * - Every acknowledgement must name the sequence right after the one the message expected; any other one
+ *   means this leader no longer knows where the stream ends: it steps down.
+ * - A group has one leader lease to be published (every call on the way is bounded by publishTimeoutMs and
+ *   by what is left of it); past it the leader steps down, so writes fail over instead of waiting on it.
+ *
+ * A command that fails says whether it was refused before it could be applied (NOT_APPLIED: retry) or its
+ * outcome is unknown (OUTCOME_UNKNOWN). Queued commands carry a deadline; one still queued past it is
+ * refused.
  *
  * Flow: the next group is published only once this member has applied all but UNAPPLIED_AHEAD of the
  * messages it published. Each message costs every member one write of its copy whatever its size, so
@@ -23,12 +35,15 @@
  */
 import type { JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
+import { within } from './applier.js'
 import { apiErrorCode } from './connection.js'
 import { encode, isSolo, messageHash, type LogMessage, type Tagged } from './messages.js'
 
 interface Pending {
   tagged: Tagged
   bytes: number
+  /** Date.now() past which it is refused rather than published. */
+  deadline: number
   done(err: unknown, seq?: number): void
 }
 
@@ -53,6 +68,8 @@ export interface PublisherOptions {
   subject: string
   memberName: string
   publishTimeoutMs: number
+  /** A group not published within this long (ms; the leader lease) makes the leader step down. */
+  groupDeadlineMs: number
   maxGroupCommands: number
   maxGroupBytes: number
 }
@@ -60,7 +77,6 @@ export interface PublisherOptions {
 /** Published messages this member may not have applied yet when it publishes the next one. */
 const UNAPPLIED_AHEAD = 1
 const FENCE_RETRIES = 3
-const UNKNOWN_RETRIES = 5
 
 export class Publisher {
   private queue: Pending[] = []
@@ -70,6 +86,10 @@ export class Publisher {
   private lastTs = 0
   private lastHash = ''
   private count = 0
+  /** Grows with every activate() and deactivate(): a publish runs only while its term is current. */
+  private term = 0
+  /** Publishes whose outcome was unknown at first (a metric). */
+  unknownOutcomes = 0
 
   constructor(
     private readonly js: JetStreamClient,
@@ -83,12 +103,14 @@ export class Publisher {
     this.lastTs = this.hooks.lastTimestamp()
     this.lastHash = this.hooks.lastHash()
     this.active = true
+    this.term++
     this.kick()
   }
 
-  /** Stops; every queued command fails with UNAVAILABLE (none of them was published). */
+  /** Stops; every queued command fails with NOT_APPLIED, a publish under way stops at its next step. */
   deactivate(): void {
     this.active = false
+    this.term++
     for (const p of this.queue.splice(0)) p.done(notLeader())
   }
 
@@ -97,10 +119,10 @@ export class Publisher {
   }
 
   /** Resolves with the sequence of the message that holds the command, once the stream has stored it. */
-  enqueue(tagged: Tagged, bytes: number): Promise<number> {
+  enqueue(tagged: Tagged, bytes: number, deadline: number): Promise<number> {
     if (!this.active) return Promise.reject(notLeader())
     return new Promise((resolve, reject) => {
-      this.queue.push({ tagged, bytes, done: (err, seq) => (err === undefined ? resolve(seq!) : reject(err)) })
+      this.queue.push({ tagged, bytes, deadline, done: (err, seq) => (err === undefined ? resolve(seq!) : reject(err)) })
       this.kick()
     })
   }
@@ -112,6 +134,13 @@ export class Publisher {
   }
 
   private take(): Pending[] {
+    const now = Date.now()
+    const late = this.queue.filter((p) => p.deadline <= now)
+    if (late.length > 0) {
+      this.queue = this.queue.filter((p) => p.deadline > now)
+      for (const p of late) p.done(refused("its deadline passed while it waited in the leader's queue"))
+      if (this.queue.length === 0) return []
+    }
     if (isSolo(this.queue[0].tagged.cmd)) return this.queue.splice(0, 1)
     let n = 0
     let bytes = 0
@@ -127,7 +156,9 @@ export class Publisher {
     try {
       while (this.active && this.queue.length > 0) {
         if (this.lastSeq > UNAPPLIED_AHEAD) await this.hooks.applied(this.lastSeq - UNAPPLIED_AHEAD)
-        if (this.active && this.queue.length > 0) await this.publish(this.take())
+        if (!this.active || this.queue.length === 0) continue
+        const group = this.take()
+        if (group.length > 0) await this.publish(group)
       }
     } finally {
       this.running = false
@@ -136,82 +167,115 @@ export class Publisher {
   }
 
   private async publish(group: Pending[]): Promise<void> {
+    const term = this.term
+    const current = () => this.active && this.term === term
+    const deadline = Date.now() + this.o.groupDeadlineMs
     const ts = Math.max(Date.now(), this.lastTs, this.hooks.lastTimestamp())
+    const id = `${this.o.memberName}.${this.hooks.epoch()}.${++this.count}`
     let message: LogMessage = { v: 1, ts, epoch: this.hooks.epoch(), prev: this.lastHash, cmds: group.map((p) => p.tagged) }
-    let data = encode(message)
-    const msgID = `${this.o.memberName}.${message.epoch}.${++this.count}`
+    // What is sent: the bytes, the sequence they expect, their id. Changed only all together.
+    let attempt = { data: encode(message), expect: this.lastSeq, msgID: `${id}.0` }
     let fenced = 0
-    let unknown = 0
+    // An earlier send of `attempt` may have been stored (no answer came).
+    let maybeStored = false
+    let lastError = ''
     for (;;) {
+      if (!current() || Date.now() >= deadline) {
+        const why = !current() ? 'this member stopped leading' : 'the log did not store it within one leader lease'
+        this.fail(group, maybeStored ? unknownOutcome(`${why} (${lastError})`) : refused(why), current())
+        return
+      }
       const started = performance.now()
       try {
-        const ack = await this.js.publish(this.o.subject, data, {
-          msgID,
-          expect: { lastSequence: this.lastSeq },
-          timeout: this.o.publishTimeoutMs,
+        const ack = await this.js.publish(this.o.subject, attempt.data, {
+          msgID: attempt.msgID,
+          expect: { lastSequence: attempt.expect },
+          timeout: this.bounded(deadline),
         })
         this.hooks.observe('publish', performance.now() - started)
-        this.published(group, ack.seq, ts, data)
-        return
-      } catch (err) {
-        if (apiErrorCode(err) === 10071) {
-          this.hooks.observe('fence', performance.now() - started)
-          if (++fenced <= FENCE_RETRIES && this.active) {
-            try {
-              this.lastSeq = await this.hooks.catchUp()
-              // The message now follows another one: same commands and id, new `prev`.
-              this.lastHash = this.hooks.lastHash()
-              message = { ...message, prev: this.lastHash }
-              data = encode(message)
-              continue
-            } catch {
-              // could not catch up: give up below
-            }
-          }
-          this.fail(group, notLeader())
+        if (ack.seq !== attempt.expect + 1) {
+          this.fail(group, unknownOutcome(`the log acknowledged sequence ${ack.seq}, expected ${attempt.expect + 1}`), current())
           return
         }
-        if (this.active) {
-          const there = await this.hooks.messageAt(this.lastSeq + 1).then(
-            (bytes) => ({ bytes }),
-            () => undefined,
-          )
-          if (there?.bytes !== undefined && Buffer.compare(Buffer.from(there.bytes), data) === 0) {
-            this.published(group, this.lastSeq + 1, ts, data)
+        if (!current()) {
+          // Stored, but this term is over: the callers learn of it when their copies apply it.
+          for (const p of group) p.done(undefined, ack.seq)
+          return
+        }
+        this.published(group, ack.seq, ts, attempt.data)
+        return
+      } catch (err) {
+        lastError = (err as Error).message
+        if (apiErrorCode(err) === 10071) {
+          this.hooks.observe('fence', performance.now() - started)
+          if (maybeStored) {
+            // Stored at the one sequence it expected, or never: it cannot land past the fence.
+            const there = await within(this.hooks.messageAt(attempt.expect + 1), this.bounded(deadline), noAnswer).catch(() => null)
+            if (there === null) continue // cannot tell yet: the same attempt again settles it
+            if (there !== undefined && Buffer.compare(Buffer.from(there), attempt.data) === 0) {
+              if (current()) this.published(group, attempt.expect + 1, ts, attempt.data)
+              else for (const p of group) p.done(undefined, attempt.expect + 1)
+              return
+            }
+            maybeStored = false
+          }
+          if (++fenced > FENCE_RETRIES || !current()) {
+            this.fail(group, refused('another leader wrote to the log'), current())
             return
           }
-          // Another message there: the retry meets the fence. Nothing there: not published yet, though a
-          // publish still in flight may land; the retry is deduplicated.
-        }
-        if (++unknown <= UNKNOWN_RETRIES && this.active) {
-          await new Promise((r) => setTimeout(r, 100 * unknown))
+          try {
+            const last = await within(this.hooks.catchUp(), this.bounded(deadline), noAnswer)
+            if (!current()) continue
+            this.lastSeq = last
+            // The message now follows another one: same commands, new `prev`, new id.
+            this.lastHash = this.hooks.lastHash()
+            message = { ...message, prev: this.lastHash }
+            attempt = { data: encode(message), expect: last, msgID: `${id}.${fenced}` }
+          } catch {
+            this.fail(group, refused('this member could not catch up with the log'), current())
+            return
+          }
           continue
         }
-        this.fail(
-          group,
-          new KvlogError(
-            'UNAVAILABLE',
-            `the write's outcome is unknown (the log did not answer: ${(err as Error).message}); check before retrying`,
-          ),
-        )
-        return
+        // No answer: maybe stored. The same attempt again is deduplicated if it was.
+        if (!maybeStored) this.unknownOutcomes++
+        maybeStored = true
+        await new Promise((r) => setTimeout(r, 50))
       }
     }
   }
 
+  /** A call's timeout: publishTimeoutMs, or what is left until `deadline` if less. */
+  private bounded(deadline: number): number {
+    return Math.max(50, Math.min(this.o.publishTimeoutMs, deadline - Date.now()))
+  }
+
   private published(group: Pending[], seq: number, ts: number, data: Buffer): void {
-    this.lastSeq = Math.max(this.lastSeq, seq)
+    this.lastSeq = seq
     this.lastTs = ts
     this.lastHash = messageHash(data)
     for (const p of group) p.done(undefined, seq)
   }
 
-  private fail(group: Pending[], err: KvlogError): void {
+  /** Fails the group; steps down only for the term the publish began in (`stepDown`: it is current). */
+  private fail(group: Pending[], err: KvlogError, stepDown: boolean): void {
     for (const p of group) p.done(err)
-    this.hooks.stepDown()
+    if (stepDown) this.hooks.stepDown()
   }
 }
 
+const noAnswer = () => new Error('no answer in time')
+
+/** Nothing was written: the write can be sent again as it is. */
+export function refused(why: string): KvlogError {
+  return new KvlogError('NOT_APPLIED', `the write was not applied: ${why}; retry`)
+}
+
+/** The write may have been applied or not. */
+export function unknownOutcome(why: string): KvlogError {
+  return new KvlogError('OUTCOME_UNKNOWN', `the write's outcome is unknown: ${why}; read before retrying`)
+}
+
 export function notLeader(): KvlogError {
-  return new KvlogError('UNAVAILABLE', 'this member stopped leading before the write was published; retry')
+  return refused('this member does not lead (any more)')
 }

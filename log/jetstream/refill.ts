@@ -1,7 +1,8 @@
 /**
  * Tail refill, run by a new leader before it accepts writes (tail.ts says why): ask the members for
  * their durable position; if any holds messages past the stream's last sequence, republish them from the
- * copy of the one furthest ahead, in order, byte for byte, each fenced on the sequence before it (so it
+ * copy of the one furthest ahead (and on from the next one ahead, when that one does not keep them, does
+ * not answer or holds another history), in order, byte for byte, each fenced on the sequence before it (so it
  * lands exactly at its old sequence or not at all) and with an id derived from its sequence and hash (a
  * retry, by this leader or the next, is deduplicated). Members that applied them compare the bytes.
  *
@@ -48,33 +49,50 @@ export async function refillTail(ctx: RefillContext, last: number): Promise<numb
   last = Math.max(last, (await ctx.jsm.streams.info(ctx.names.stream)).state.last_seq)
   const ahead = positions.filter((p) => p.seq > last).sort((a, b) => b.seq - a.seq)
   if (ahead.length === 0) return last
-  const source = ahead[0]
   ctx.say(
-    `kvlog: the stream ends at sequence ${last} but ${source.name} holds messages up to ${source.seq} durably ` +
+    `kvlog: the stream ends at sequence ${last} but ${ahead[0].name} holds messages up to ${ahead[0].seq} durably ` +
       '(the stream lost its tail): republishing them before accepting writes',
   )
   const self = positions[0].name
+  const from = last
   let seq = last
   // A stream that lost every message has no first message to follow: the kept chain starts it afresh.
   let prevHash = last === 0 ? undefined : await hashAt(ctx, last)
-  while (seq < source.seq) {
-    if (!ctx.leading()) throw new Error('stopped leading while republishing the lost tail')
-    const kept =
-      source.name === self
-        ? await ctx.tail.range(seq + 1, source.seq, 256 * 1024)
-        : await ctx.durability.fetch(source.name, seq + 1, source.seq, ctx.timeoutMs)
-    if (kept.length === 0 || kept[0].seq !== seq + 1) {
-      throw new Error(
-        `the stream lost messages ${seq + 1}..${source.seq}, which ${source.name} applied, but no longer keeps message ${seq + 1} ` +
-          `(members keep the last tailMessages messages): the lost tail cannot be republished; restore the stream from a backup`,
-      )
+  // Furthest ahead first; one that does not keep the messages, does not answer, or holds another history
+  // is not the only hope: the next member ahead goes on from where the last one stopped.
+  const failures: Error[] = []
+  const sources: string[] = []
+  for (const source of ahead) {
+    if (source.seq <= seq) continue
+    try {
+      while (seq < source.seq) {
+        if (!ctx.leading()) throw new Error('stopped leading while republishing the lost tail')
+        const kept =
+          source.name === self
+            ? await ctx.tail.range(seq + 1, source.seq, 256 * 1024)
+            : await ctx.durability.fetch(source.name, seq + 1, source.seq, ctx.timeoutMs)
+        if (kept.length === 0 || kept[0].seq !== seq + 1) {
+          throw new Error(
+            `the stream lost messages ${seq + 1}..${source.seq}, which ${source.name} applied, but no longer keeps message ${seq + 1} ` +
+              `(members keep the last tailMessages messages): the lost tail cannot be republished; restore the stream from a backup`,
+          )
+        }
+        checkChain(seq, prevHash, kept, (data) => decodeMessage(data).prev)
+        for (const k of kept) await republish(ctx, k)
+        seq = kept[kept.length - 1].seq
+        prevHash = messageHash(kept[kept.length - 1].data)
+      }
+      sources.push(source.name)
+    } catch (err) {
+      // The fence (another writer) or the end of this leadership ends the refill, whoever the source.
+      if (apiErrorCode(err) === 10071 || !ctx.leading()) throw err
+      failures.push(err as Error)
+      if (seq > from) sources.push(source.name)
+      ctx.say(`kvlog: could not republish the lost tail from ${source.name}'s copy: ${(err as Error).message}`)
     }
-    checkChain(seq, prevHash, kept, (data) => decodeMessage(data).prev)
-    for (const k of kept) await republish(ctx, k)
-    seq = kept[kept.length - 1].seq
-    prevHash = messageHash(kept[kept.length - 1].data)
   }
-  ctx.say(`kvlog: republished stream messages ${last + 1}..${seq} from ${source.name}'s copy`)
+  if (seq === from) throw failures[0]
+  ctx.say(`kvlog: republished stream messages ${from + 1}..${seq} from ${sources.map((n) => `${n}'s copy`).join(', ')}`)
   return seq
 }
 

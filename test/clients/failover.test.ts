@@ -68,6 +68,23 @@ describe('KvlogClient with several endpoints (real servers)', function () {
     expect((all as KvlogClientError).status).to.equal(503)
   })
 
+  it('a 504 OUTCOME_UNKNOWN (a cluster write that may have been applied) is not sent to another member', async () => {
+    const s = await server()
+    const [pa, pb] = await Promise.all([proxyTo(s), proxyTo(s)])
+    pa.declineWith503 = true
+    pa.declineStatus = 504
+    pa.declineCode = 'OUTCOME_UNKNOWN'
+    const kv = new KvlogClient({ endpoints: [pa.url, pb.url] })
+    const err = await kv.put('/fou/k', 'v').catch((e: unknown) => e)
+    expect(err).to.be.instanceOf(OutcomeUnknownError)
+    expect(pb.count('PUT /v1/kv')).to.equal(0)
+    // 503 NOT_APPLIED (nothing was written) goes on to the next member.
+    pa.declineStatus = 503
+    pa.declineCode = 'NOT_APPLIED'
+    expect((await kv.put('/fou/k', 'w')).revision).to.be.greaterThan(1)
+    expect(pb.count('PUT /v1/kv')).to.equal(1)
+  })
+
   it('a write whose outcome is unknown is not retried on another member, but later requests go there', async () => {
     const s = await server()
     const [pa, pb] = await Promise.all([proxyTo(s), proxyTo(s)])

@@ -10,8 +10,9 @@
  * - `blackholeAll()`: the open connections stop forwarding anything in either direction, and a close
  *   from the server is not passed on: the client sees a silent, open socket;
  * - `refuse = true`: new connections are closed at once (as if the server were down);
- * - `declineWith503 = true`: new connections get an HTTP 503 UNAVAILABLE answer (a kvlog error body) to
- *   each request instead of reaching the server, as a member that cannot serve now answers;
+ * - `declineWith503 = true`: new connections get an HTTP 503 answer (a kvlog error body, code
+ *   UNAVAILABLE; `declineStatus` and `declineCode` change them) to each request instead of reaching the
+ *   server, as a member that cannot serve now answers;
  * - `down()`: cuts every connection and stops listening, so new connections are refused by the kernel
  *   (ECONNREFUSED, as when the server's process is gone); `up()` listens on the same port again;
  * - `setTarget(url)`: later connections go to another server (e.g. the same data dir restarted on a new port).
@@ -32,6 +33,9 @@ export class TcpProxy {
   swallowResponses = false
   refuse = false
   declineWith503 = false
+  /** The status and the code in the body of those answers (503 UNAVAILABLE unless set). */
+  declineStatus = 503
+  declineCode = 'UNAVAILABLE'
   keepSent = true
   /** Connections accepted (refused ones included). */
   accepted = 0
@@ -120,9 +124,9 @@ export class TcpProxy {
     if (this.declineWith503) {
       client.on('data', (d: Buffer) => {
         this.sentChunks.push(Buffer.from(d))
-        const body = JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'not ready', details: {} } })
+        const body = JSON.stringify({ error: { code: this.declineCode, message: 'not ready', details: {} } })
         client.end(
-          `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+          `HTTP/1.1 ${this.declineStatus} Declined\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
         )
       })
       return

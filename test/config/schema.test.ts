@@ -91,6 +91,7 @@ const EXPECTED_DEFAULTS: Config = {
   natsTlsCa: '',
   leaderLease: 3000,
   natsPublishTimeout: 2000,
+  natsCallTimeout: 2000,
   clusterTailMessages: 10_000,
   clusterRequestTimeout: 10_000,
   clusterMaxGroupCommands: 1024,

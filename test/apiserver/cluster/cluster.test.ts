@@ -85,6 +85,8 @@ describe('kvlog cluster (3 nats-servers, 3 kvlog serve processes)', function () 
     expect(metrics).to.match(/^kvlog_cluster_leader_changes 1$/m)
     expect(metrics).to.match(/^kvlog_cluster_publish_count [1-9]/m)
     expect(metrics).to.match(/^kvlog_cluster_apply_lag\{unit="messages"\} 0$/m)
+    expect(metrics).to.match(/^kvlog_cluster_applier_stopped 0$/m)
+    for (const m of members) expect(metrics).to.match(new RegExp(`^kvlog_cluster_durable_lag\\{member="${m.name}"\\} \\d+$`, 'm'))
   })
 
   it('resumes a watch on another member from its last revision with exactly the remaining events', async () => {

@@ -63,7 +63,7 @@ describe('kvlog cluster: the stream loses acknowledged messages', function () {
       try {
         return await putKey(cluster.members[i], key, value)
       } catch (err) {
-        if (Date.now() > deadline || !/UNAVAILABLE|fetch failed/.test(String(err))) throw err
+        if (Date.now() > deadline || !/UNAVAILABLE|NOT_APPLIED|OUTCOME_UNKNOWN|fetch failed/.test(String(err))) throw err
         await sleep(250)
       }
     }

@@ -1,0 +1,77 @@
+/**
+ * The leader's lease against a scripted bucket (election.ts): a leader whose renewals hang, or fail at
+ * once without saying why, steps down on the time since its last successful renewal, and gives the
+ * entry up; one whose renewals succeed keeps leading.
+ */
+import { expect } from 'chai'
+import type { KV, NatsConnection } from 'nats'
+import { Election } from '../../../log/jetstream/election.js'
+import { waitFor } from '../../support/wait.js'
+
+type Renewal = 'ok' | 'hang' | 'fail'
+
+function setUp(leaseMs: number) {
+  const state = { renewal: 'ok' as Renewal, revision: 1, renewals: 0, deleted: [] as number[], elected: 0, deposed: 0 }
+  const kv = {
+    get: () => Promise.resolve(null),
+    create: () => Promise.resolve(state.revision),
+    update: () => {
+      state.renewals++
+      if (state.renewal === 'hang') return new Promise(() => undefined)
+      if (state.renewal === 'fail') return Promise.reject(Object.assign(new Error('TIMEOUT'), { code: 'TIMEOUT' }))
+      return Promise.resolve(++state.revision)
+    },
+    put: () => Promise.resolve(1),
+    delete: (_key: string, o: { previousSeq: number }) => {
+      state.deleted.push(o.previousSeq)
+      return Promise.resolve()
+    },
+  } as unknown as KV
+  const nc = { subscribe: () => ({ unsubscribe: () => undefined }) } as unknown as NatsConnection
+  const election = new Election(kv, nc, 'kvlog.t.alive', 'a', leaseMs, {
+    elected: () => void state.elected++,
+    deposed: () => void state.deposed++,
+    member: () => ({ name: 'a', clientUrls: [], applied: 0 }),
+  })
+  return { election, state }
+}
+
+/** A started election that leads and has renewed `renewals` times since. */
+async function leading(renewals: number) {
+  const { election, state } = setUp(300)
+  election.start()
+  await waitFor('a to lead', () => election.leading, 10_000)
+  const renewed = state.renewals
+  await waitFor('renewals', () => state.renewals >= renewed + renewals, 10_000)
+  return { election, state }
+}
+
+describe('Election: the lease', () => {
+  const run = async (renewal: Renewal) => {
+    const { election, state } = await leading(2)
+    try {
+      const revision = state.revision
+      state.renewal = renewal
+      await waitFor('a to step down', () => !election.leading, 10_000)
+      expect(state.deposed).to.equal(1)
+      expect(state.deleted, 'the entry given up at its revision').to.deep.equal([revision])
+      expect(election.stepDowns).to.equal(1)
+    } finally {
+      await election.stop()
+    }
+  }
+
+  it('steps down when renewals hang', () => run('hang'))
+
+  it('steps down when renewals fail at once', () => run('fail'))
+
+  it('keeps leading while renewals succeed', async () => {
+    const { election, state } = await leading(6)
+    try {
+      expect(election.leading).to.equal(true)
+      expect(state.deposed).to.equal(0)
+    } finally {
+      await election.stop()
+    }
+  })
+})

@@ -1,0 +1,140 @@
+/**
+ * The leader's publisher against a scripted JetStream client (each test decides what a publish answers):
+ * - a publish whose outcome is unknown never sends its bytes again once its leadership term ended, even
+ *   when the member leads again at once (the old bytes would follow the wrong message);
+ * - an unknown outcome is settled by sending the same bytes, id and expected sequence again;
+ * - an acknowledgement at any other sequence than the one after the fence makes the leader step down;
+ * - a group not stored within its deadline fails OUTCOME_UNKNOWN and the leader steps down;
+ * - a command still queued past its deadline is refused (NOT_APPLIED) and never published.
+ */
+import { expect } from 'chai'
+import type { JetStreamClient, JetStreamPublishOptions, PubAck } from 'nats'
+import { decode } from '../../../log/jetstream/messages.js'
+import type { LogMessage, Tagged } from '../../../log/jetstream/messages.js'
+import { Publisher, type PublisherHooks } from '../../../log/jetstream/publisher.js'
+
+interface Sent {
+  data: Buffer
+  msgID: string
+  expect: number
+}
+
+type Answer = (sent: Sent, n: number) => Promise<Partial<PubAck>>
+
+function setUp(answer: Answer, o: { groupDeadlineMs?: number; publishTimeoutMs?: number } = {}) {
+  const sent: Sent[] = []
+  const state = { stepDowns: 0, lastSeq: 10 }
+  const js = {
+    publish: (_subject: string, data: Uint8Array, opts: Partial<JetStreamPublishOptions>) => {
+      const s = { data: Buffer.from(data), msgID: opts.msgID ?? '', expect: opts.expect?.lastSequence ?? -1 }
+      sent.push(s)
+      return answer(s, sent.length)
+    },
+  } as unknown as JetStreamClient
+  const hooks: PublisherHooks = {
+    epoch: () => 7,
+    catchUp: () => Promise.resolve(state.lastSeq),
+    stepDown: () => void state.stepDowns++,
+    lastTimestamp: () => 0,
+    applied: () => Promise.resolve(),
+    lastHash: () => `hash-${state.lastSeq}`,
+    observe: () => undefined,
+    messageAt: () => Promise.resolve(undefined),
+  }
+  const publisher = new Publisher(
+    js,
+    {
+      subject: 'kvlog.t.log',
+      memberName: 'a',
+      publishTimeoutMs: o.publishTimeoutMs ?? 100,
+      groupDeadlineMs: o.groupDeadlineMs ?? 5000,
+      maxGroupCommands: 16,
+      maxGroupBytes: 1 << 20,
+    },
+    hooks,
+  )
+  return { publisher, sent, state }
+}
+
+const tagged = (rid: string): Tagged => ({ rid, cmd: { type: 'join', name: rid } })
+const timeout = () => Object.assign(new Error('TIMEOUT'), { code: 'TIMEOUT' })
+const code = (p: Promise<unknown>): Promise<string> =>
+  p.then(
+    () => 'resolved',
+    (err: { code?: string }) => err.code ?? 'none',
+  )
+const later = (ms = 10_000) => Date.now() + ms
+
+describe('Publisher', () => {
+  it('never sends a publish of an ended term again, even when the member leads again at once', async () => {
+    const { publisher, sent, state } = setUp(async (_s, n) => {
+      if (n === 1) {
+        // No answer; meanwhile this member lost and won the lease again, the stream moved on.
+        publisher.deactivate()
+        state.lastSeq = 15
+        publisher.activate(15)
+        throw timeout()
+      }
+      return { seq: 16, stream: 'S', duplicate: false }
+    })
+    publisher.activate(10)
+    const result = await code(publisher.enqueue(tagged('r1'), 10, later()))
+    const first = sent[0]
+    expect(decode<LogMessage>(first.data).prev).to.equal('hash-10')
+    // Whatever else was sent is not the first term's message.
+    for (const s of sent.slice(1)) expect(Buffer.compare(s.data, first.data), 'old bytes sent again').to.not.equal(0)
+    expect(result).to.equal('OUTCOME_UNKNOWN')
+    // The failed publish belonged to the ended term: the new one goes on.
+    expect(state.stepDowns).to.equal(0)
+    expect(publisher.leading).to.equal(true)
+    expect(await publisher.enqueue(tagged('r2'), 10, later())).to.equal(16)
+  })
+
+  it('settles an unknown outcome by sending the same bytes, id and fence again', async () => {
+    const { publisher, sent, state } = setUp(async (s, n) => {
+      if (n < 3) throw timeout()
+      // The first copy was stored: the duplicate answers with its sequence.
+      return { seq: s.expect + 1, stream: 'S', duplicate: true }
+    })
+    publisher.activate(10)
+    expect(await publisher.enqueue(tagged('r1'), 10, later())).to.equal(11)
+    expect(sent).to.have.length(3)
+    for (const s of sent) expect(s).to.deep.equal(sent[0])
+    expect(publisher.unknownOutcomes).to.equal(1)
+    expect(state.stepDowns).to.equal(0)
+  })
+
+  it('steps down when an acknowledgement names another sequence than the one after the fence', async () => {
+    const { publisher, state } = setUp(async (s) => ({ seq: s.expect + 3, stream: 'S', duplicate: true }))
+    publisher.activate(10)
+    expect(await code(publisher.enqueue(tagged('r1'), 10, later()))).to.equal('OUTCOME_UNKNOWN')
+    expect(state.stepDowns).to.equal(1)
+  })
+
+  it('gives a group one deadline, then fails it OUTCOME_UNKNOWN and steps down', async () => {
+    const { publisher, sent, state } = setUp(
+      async () => {
+        await new Promise((r) => setTimeout(r, 20))
+        throw timeout()
+      },
+      { groupDeadlineMs: 300 },
+    )
+    publisher.activate(10)
+    expect(await code(publisher.enqueue(tagged('r1'), 10, later()))).to.equal('OUTCOME_UNKNOWN')
+    expect(state.stepDowns).to.equal(1)
+    expect(sent.length).to.be.greaterThan(1)
+  })
+
+  it('refuses a command still queued past its deadline without publishing it', async () => {
+    const { publisher, sent } = setUp(async (s) => ({ seq: s.expect + 1, stream: 'S', duplicate: false }))
+    publisher.activate(10)
+    expect(await code(publisher.enqueue(tagged('late'), 10, Date.now() - 1))).to.equal('NOT_APPLIED')
+    expect(await publisher.enqueue(tagged('r2'), 10, later())).to.equal(11)
+    expect(sent.map((s) => decode<LogMessage>(s.data).cmds.map((c) => c.rid))).to.deep.equal([['r2']])
+  })
+
+  it('refuses commands with NOT_APPLIED once it stops leading', async () => {
+    const { publisher } = setUp(() => new Promise(() => undefined))
+    expect(await code(publisher.enqueue(tagged('r1'), 10, later()))).to.equal('NOT_APPLIED')
+  })
+})
