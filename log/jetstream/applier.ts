@@ -18,6 +18,7 @@
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
+import { failpointAsync, failpointsOn } from '../failpoints.js'
 import type { LevelLog, ReplicatedResult } from '../level/level-log.js'
 import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
@@ -262,6 +263,7 @@ export class Applier {
       })
       outcomes = await this.view.applyReplicated(message.ts, writes, marker, sync)
     }
+    if (failpointsOn) await failpointAsync('applierAfterApply')
     this.applied = seq
     this.lastTimestamp = message.ts
     this.lastHash = hash

@@ -21,6 +21,7 @@
  */
 import type { JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
+import { failpointAsync, failpointsOn } from '../failpoints.js'
 import { apiErrorCode } from './connection.js'
 import { encode, isSolo, messageHash, type LogMessage, type Tagged } from './messages.js'
 
@@ -142,6 +143,7 @@ export class Publisher {
     let unknown = 0
     for (;;) {
       const started = performance.now()
+      if (failpointsOn) await failpointAsync('beforePublish')
       try {
         const ack = await this.js.publish(this.o.subject, data, {
           msgID,
