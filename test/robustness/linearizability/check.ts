@@ -46,7 +46,7 @@ export function checkLinearizable(history: readonly Operation[], o: CheckOptions
 }
 
 function keep(op: Operation, o: CheckOptions): boolean {
-  if (op.input.type === 'defragment') return false
+  if (op.input.type === 'defragment' || (isError(op.output) && op.output.error === 'not-sent')) return false
   const unknown = isError(op.output) && op.output.error === 'unknown'
   if (!unknown) return true
   if (!isWrite(op.input) || op.input.type === 'leaseGrant') return false

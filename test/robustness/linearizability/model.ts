@@ -42,7 +42,7 @@ export class Model {
   step(state: State, input: Input, output: Output): { ok: boolean; state: State } {
     if (isError(output) && output.error === 'unknown') {
       const r = this.apply(state, input, undefined)
-      return { ok: true, state: r.state }
+      return { ok: output.revision === undefined || (r.state.revision === output.revision && r.state !== state), state: r.state }
     }
     if (input.type === 'leaseGrant') {
       if (isError(output) || !('id' in output)) return { ok: false, state }

@@ -62,12 +62,14 @@ export type OpResult = ({ type: 'range' } & RangeResult) | { type: 'put' } | { t
 
 /**
  * The errors the model predicts ('compacted': a read or compaction below the compacted revision;
- * 'future-rev': above the current one; 'lease-not-found'), or 'unknown': the outcome was never learned.
+ * 'future-rev': above the current one; 'lease-not-found'); 'unknown': the outcome was never learned;
+ * 'not-sent': the client had no connection, so the request never left it.
  */
-export type ErrorCode = 'compacted' | 'future-rev' | 'lease-not-found' | 'unknown'
+export type ErrorCode = 'compacted' | 'future-rev' | 'lease-not-found' | 'unknown' | 'not-sent'
 
 export type Output =
-  | { error: ErrorCode }
+  /** An unknown write may carry the revision a watch saw it at: then it happened, exactly there. */
+  | { error: ErrorCode; revision?: number }
   | { revision: number; range: RangeResult }
   | { revision: number; deleted?: number }
   | { revision: number; succeeded: boolean; results: OpResult[] }
@@ -89,7 +91,7 @@ export interface WatchEvent {
 
 export const UNKNOWN: Output = { error: 'unknown' }
 
-export function isError(o: Output): o is { error: ErrorCode } {
+export function isError(o: Output): o is { error: ErrorCode; revision?: number } {
   return 'error' in o
 }
 
