@@ -168,18 +168,26 @@ function check(
   for (const w of watches) {
     if (w.id.startsWith('tap#')) for (const r of w.responses) for (const e of r.events) tapped.set(`${e.kv.key}=${e.kv.value}`, e.kv.mod)
   }
+  // Only a key=value that one op alone may have written tells that op's fate (compact_rev_key's values repeat).
+  const writers = new Map<string, number>()
+  for (const op of history) for (const v of written(op)) writers.set(v, (writers.get(v) ?? 0) + 1)
+  const own = (op: Operation) => {
+    const values = written(op)
+    return values.length > 0 && values.every((v) => writers.get(v) === 1) ? values : undefined
+  }
   // An unknown write the tap saw happened at the revision the tap saw it at.
   for (const op of history) {
     if (!isError(op.output) || op.output.error !== 'unknown') continue
-    const seen = written(op)
-      .map((v) => tapped.get(v))
+    const seen = own(op)
+      ?.map((v) => tapped.get(v))
       .find((r) => r !== undefined)
     if (seen !== undefined) op.output = { error: 'unknown', revision: seen }
   }
   const happened = (op: Operation) => {
-    const values = written(op)
+    const values = own(op)
+    if (values === undefined) return undefined
     if (values.some((v) => tapped.has(v))) return true
-    return values.length > 0 && tapComplete ? false : undefined
+    return tapComplete ? false : undefined
   }
   const acked = history.filter(
     (op) => !isError(op.output) && (op.input.type === 'put' || ('succeeded' in op.output && op.output.succeeded)),

@@ -111,6 +111,16 @@ describe('robustness: linearizability checker (WGL search, etcd model)', () => {
     expect(never.result).to.equal('illegal')
   })
 
+  it('an unknown write a watch saw happened, exactly at the revision it was seen at', () => {
+    const h = [op(1, 0, Infinity, put('a', '1'), { error: 'unknown', revision: 3 }), op(2, 1, 2, put('b', '1'), { revision: 2 })]
+    expect(checkLinearizable([...h, op(3, 5, 6, get('a'), got(3, kv('a', '1', 3, 3, 1)))]).result).to.equal('ok')
+    expect(checkLinearizable([...h, op(3, 5, 6, get('a'), got(3))]).result).to.equal('illegal')
+    const early = [op(1, 0, Infinity, put('a', '1'), { error: 'unknown', revision: 2 }), op(2, 1, 2, put('b', '1'), { revision: 2 })]
+    expect(checkLinearizable(early).result).to.equal('illegal')
+    // A request that never left the client is no operation at all.
+    expect(checkLinearizable([op(1, 0, 1, put('a', '1'), { error: 'not-sent' }), op(2, 2, 3, get('a'), got(1))]).result).to.equal('ok')
+  })
+
   it('a serializable read must be the store at its own header revision, however old', () => {
     const writes = [op(1, 0, 1, put('a', '1'), { revision: 2 }), op(1, 2, 3, put('a', '2'), { revision: 3 })]
     expect(checkLinearizable([...writes, op(2, 4, 5, get('a', undefined, true), got(2, kv('a', '1', 2, 2, 1)))]).result).to.equal('ok')
