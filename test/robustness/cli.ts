@@ -22,7 +22,7 @@ const { values } = parseArgs({
   },
 })
 if (!['etcd', 'kvlog', 'cluster'].includes(values.target)) throw new Error(`--target must be etcd, kvlog or cluster, not ${values.target}`)
-const report = await runRobustness({
+const { report } = await runRobustness({
   target: values.target as TargetName,
   profile: values.profile,
   failpoint: values.failpoint,

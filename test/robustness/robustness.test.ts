@@ -5,7 +5,9 @@
  * have hit its fault. `npm run robustness` runs longer ones (docs/robustness.md).
  */
 import { expect } from 'chai'
+import { isError } from './linearizability/types.js'
 import { runRobustness, type RunOptions } from './run.js'
+import { verdict, type Recorded } from './verdict.js'
 
 const SEED = Number(process.env.KVLOG_TEST_SEED ?? 20261128)
 
@@ -20,9 +22,11 @@ const RUNS: Array<Omit<RunOptions, 'seed' | 'durationSeconds'>> = [
 
 describe('robustness: short runs against etcd, kvlog and a kvlog cluster', function () {
   this.timeout(120_000)
+  const recordings = new Map<string, Recorded>()
   for (const run of RUNS) {
     it(`${run.target}, ${run.profile} traffic, ${run.failpoint}: linearizable, watches hold, nothing acknowledged lost`, async () => {
-      const r = await runRobustness({ ...run, durationSeconds: 5, seed: SEED })
+      const { report: r, recorded } = await runRobustness({ ...run, durationSeconds: 5, seed: SEED })
+      recordings.set(`${run.target}/${run.profile}`, recorded)
       const { details, ...figures } = r
       console.log(`      ${JSON.stringify(figures)}`)
       expect(r.linearizability, details.join('\n')).to.equal('ok')
@@ -34,4 +38,34 @@ describe('robustness: short runs against etcd, kvlog and a kvlog cluster', funct
       if (run.target !== 'etcd') expect(r.failpointHits, 'the failpoint was hit').to.be.at.least(1)
     })
   }
+
+  it("the same checks catch doctored copies of a real run's recording", () => {
+    const real = recordings.get('kvlog/kubernetes')
+    if (real === undefined) throw new Error('the kvlog kubernetes run recorded nothing')
+    expect(verdict('kvlog', real).linearizability).to.equal('ok')
+
+    const staleRead = structuredClone(real)
+    const read = staleRead.history.find((op) => !isError(op.output) && 'range' in op.output && op.output.range.kvs.length > 0)!
+    ;(read.output as { range: { kvs: Array<{ value: string }> } }).range.kvs[0]!.value = 'doctored'
+    expect(verdict('kvlog', staleRead).linearizability).to.equal('illegal')
+
+    const gap = structuredClone(real)
+    const stream = gap.watches.find((w) => !w.id.startsWith('tap#') && w.responses.some((r) => r.events.length > 0))!
+    stream.responses.find((r) => r.events.length > 0)!.events.shift()
+    expect(verdict('kvlog', gap).watchViolations).to.be.at.least(1)
+
+    const lost = structuredClone(real)
+    const put = lost.history.find(
+      (op) =>
+        op.input.type === 'txn' &&
+        !isError(op.output) &&
+        'succeeded' in op.output &&
+        op.output.succeeded &&
+        op.input.success[0]?.type === 'put',
+    )!
+    const value = (put.input as { success: Array<{ value: string }> }).success[0]!.value
+    for (const w of lost.watches)
+      if (w.id.startsWith('tap#')) for (const r of w.responses) r.events = r.events.filter((e) => e.kv.value !== value)
+    expect(verdict('kvlog', lost).lostAckedWrites).to.be.at.least(1)
+  })
 })
