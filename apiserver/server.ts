@@ -25,6 +25,7 @@ import { openFollowing } from './import/follow-serve.js'
 import { followMetrics, followRoutes } from './import/follow-routes.js'
 import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
+import { Alarms } from './etcd/alarms.js'
 import { buildHttpApp } from './http/app.js'
 import type { HealthState } from './http/health.js'
 import { listenWhileStarting } from './http/starting.js'
@@ -126,6 +127,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       auth,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
       logger: failedRequests.limited(app.log),
+      alarms: new Alarms(log, headers.identity.memberId),
+      ready: async () => state.ready && (state.caughtUp === undefined || (await state.caughtUp())),
       ...(cluster ? { cluster } : {}),
     },
     grpcAddress.host,

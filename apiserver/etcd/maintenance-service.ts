@@ -14,7 +14,7 @@ import { KvlogError } from '../../log/errors.js'
 import type { EtcdDeps } from './deps.js'
 import { int } from './convert.js'
 import { grpcError, toGrpcError, unimplemented } from './errors.js'
-import { Alarms, ALARM_NAMES, alarmMessage } from './alarms.js'
+import { ALARM_NAMES, alarmMessage } from './alarms.js'
 import type { Message } from './proto.js'
 import { callerOf } from './caller.js'
 import { unary } from './unary.js'
@@ -29,9 +29,8 @@ const SNAPSHOT_CHUNK = 32 * 1024
 const HASH_PAGE = 1000
 
 export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation {
-  const { log, headers, config, auth } = deps
+  const { log, headers, config, auth, alarms } = deps
   const memberId = headers.identity.memberId
-  const alarms = new Alarms(log, memberId)
   return {
     Status: unary(async () => {
       const s = await log.status()

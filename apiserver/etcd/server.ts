@@ -74,6 +74,7 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
   const http: (exchange: Exchange) => void = gateway({
     services,
     log: deps.log,
+    probes: { log: deps.log, alarms: deps.alarms, ready: deps.ready },
     etcdVersion: deps.config.etcdVersion,
     metrics: deps.metrics,
     // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.
