@@ -7,19 +7,24 @@
  * too with prev_kv); a Txn as a whole (authorizer.ts); Compact needs role root. Writes are recorded with
  * their author (door 'etcd' and the caller's user).
  */
-import type { UntypedServiceImplementation } from '@grpc/grpc-js'
+import type { ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { EtcdDeps } from './deps.js'
 import { deleteOp, int, kvMessage, putOp, rangeRequest, responseOps, txnRequest } from './convert.js'
 import { authorOf } from '../auth/guarded-log.js'
 import { callerOf } from './caller.js'
+import type { Message } from './proto.js'
+import { streamRange } from './range-stream.js'
 
 /** The door name recorded with this door's writes. */
 const DOOR = 'etcd'
 import { unary } from './unary.js'
 import { putResponse, rangeResponse } from './wire.js'
 
-export function kvService({ log, headers, compactor, auth }: EtcdDeps): UntypedServiceImplementation {
+export function kvService(deps: EtcdDeps): UntypedServiceImplementation {
+  const { log, headers, compactor, auth } = deps
   return {
+    RangeStream: (call: ServerWritableStream<Message, Message>) => void streamRange(call, deps),
+
     Range: unary(async (request, call) => {
       const { key, options } = rangeRequest(request)
       auth.checkRange(callerOf(auth, call), key, options.rangeEnd, 'read')
