@@ -29,6 +29,7 @@ import { openFollowing } from './etcd-follow/follow-serve.js'
 import { followMetrics, followRoutes } from './etcd-follow/follow-routes.js'
 import { loadIdentity, Headers } from './etcd/identity.js'
 import { startGrpcServer } from './etcd/server.js'
+import { Alarms } from './etcd/alarms.js'
 import { buildHttpApp } from './http/app.js'
 import type { HealthState } from './http/health.js'
 import { listenWhileStarting } from './http/starting.js'
@@ -145,9 +146,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const http = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${bound}`
   const headers = new Headers(cluster ? clusterIdentity(cluster) : await loadIdentity(store), log)
   const grpcAddress = parseAddress(config.listenGrpc)
+  const callerLogs = new CallerLogs(log, auth)
   const grpc = await startGrpcServer(
     {
-      logs: new CallerLogs(log, auth),
+      logs: callerLogs,
       headers,
       compactor: compaction.compactor,
       watch,
@@ -156,6 +158,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       auth,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
       logger: failedRequests.limited(app.log),
+      alarms: new Alarms(headers.identity.memberId, (listener) => callerLogs.onMeta(listener)),
+      ready: async () => state.ready && (state.caughtUp === undefined || (await state.caughtUp())),
       ...(cluster ? { cluster } : {}),
     },
     grpcAddress.host,

@@ -4,7 +4,8 @@
  *   --config FILE / KVLOG_CONFIG   a JSON or YAML file of settings (camelCase keys, kebab-case accepted);
  *                                  the flag wins over the variable; an empty path means no file
  *   KVLOG_<SETTING>                one variable per setting; any other KVLOG_* variable is an error
- *                                  (except the client's KVLOG_ENDPOINT)
+ *                                  (except the client's KVLOG_ENDPOINT and the test switch
+ *                                  KVLOG_FAILPOINTS, log/failpoints.ts)
  *   --flag value, --flag=value     a flag per setting; the last one given wins
  *   --flag, --flag=false, --no-flag   boolean settings (a boolean never takes the next argument)
  *   --                             ends flags: everything after it is a positional argument
@@ -56,8 +57,8 @@ export interface LoadedConfig {
 export const CONFIG_FLAG = '--config'
 export const CONFIG_ENV = 'KVLOG_CONFIG'
 const ENV_PREFIX = 'KVLOG_'
-/** KVLOG_* variables that belong to the client side (the CLI's --endpoint), not to server settings. */
-const CLIENT_ENV = ['KVLOG_ENDPOINT'] as const
+/** KVLOG_* variables that are not server settings: the CLI's --endpoint, and failpoints for robustness tests. */
+const CLIENT_ENV = ['KVLOG_ENDPOINT', 'KVLOG_FAILPOINTS'] as const
 
 const byKey = new Map<string, Setting>(SETTINGS.map((s) => [s.key, s]))
 const byFlagName = new Map<string, Setting>(SETTINGS.map((s) => [s.flag.slice(2), s]))

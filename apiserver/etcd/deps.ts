@@ -5,6 +5,7 @@ import type { ClusterInfo } from '../cluster-info.js'
 import type { Authorizer } from '../auth/authorizer.js'
 import type { CallerLogs } from '../auth/guarded-log.js'
 import type { WatchService } from '../watch/service.js'
+import type { Alarms } from './alarms.js'
 import type { Headers } from './identity.js'
 
 export interface EtcdDeps {
@@ -25,6 +26,10 @@ export interface EtcdDeps {
   metrics?: () => Promise<{ contentType: string; text: string }>
   /** Cluster mode: the members MemberList lists. */
   cluster?: ClusterInfo
+  /** etcd's alarms, one set for the Maintenance service and the client port's /readyz. */
+  alarms: Alarms
+  /** The server serves: started, not draining, and a cluster member caught up with the log (/readyz). */
+  ready: () => Promise<boolean>
   /** The server's log (pino's surface): a line per call that fails. */
   logger?: CallLogger
 }

@@ -7,19 +7,24 @@
  * with prev_kv; WRITE on a DeleteRange's range (READ too with prev_kv); a Txn as a whole, its puts' leases
  * as a Put's (authorizer.ts). Writes are recorded with their author (door 'etcd' and the caller's user).
  */
-import type { UntypedServiceImplementation } from '@grpc/grpc-js'
+import type { ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { EtcdDeps } from './deps.js'
 import { deleteOp, int, kvMessage, putOp, rangeRequest, responseOps, txnRequest } from './convert.js'
 import { callerOf, type CredentialCarrier } from './caller.js'
+import type { Message } from './proto.js'
+import { streamRange } from './range-stream.js'
 import { unary } from './unary.js'
 import { putResponse, rangeResponse } from './wire.js'
 
 /** The door name recorded with this door's writes. */
 export const DOOR = 'etcd'
 
-export function kvService({ logs, headers, compactor, auth }: EtcdDeps): UntypedServiceImplementation {
+export function kvService(deps: EtcdDeps): UntypedServiceImplementation {
+  const { logs, headers, compactor, auth } = deps
   const as = (call: CredentialCarrier) => logs.as(callerOf(auth, call), DOOR)
   return {
+    RangeStream: (call: ServerWritableStream<Message, Message>) => void streamRange(call, deps, as),
+
     Range: unary(async (request, call) => {
       const { key, options } = rangeRequest(request)
       const log = as(call)

@@ -18,7 +18,7 @@ import { KvlogError } from '../../log/errors.js'
 import type { EtcdDeps } from './deps.js'
 import { int } from './convert.js'
 import { grpcError, toGrpcError, unimplemented } from './errors.js'
-import { Alarms, ALARM_NAMES, alarmMessage } from './alarms.js'
+import { ALARM_NAMES, alarmMessage } from './alarms.js'
 import type { Message } from './proto.js'
 import { authenticated, callerOf, type CredentialCarrier } from './caller.js'
 import { unary } from './unary.js'
@@ -35,9 +35,8 @@ const SNAPSHOT_CHUNK = 32 * 1024
 const HASH_PAGE = 1000
 
 export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation {
-  const { logs, headers, config, auth } = deps
+  const { logs, headers, config, auth, alarms } = deps
   const memberId = headers.identity.memberId
-  const alarms = new Alarms(memberId, (listener) => logs.onMeta(listener))
   /** The caller, with role root; and the log as that caller. */
   const asAdmin = (call: CredentialCarrier) => {
     const who = callerOf(auth, call)

@@ -18,7 +18,8 @@ import { Contenders } from './contenders.js'
 import { electionService } from './election-service.js'
 import type { CallLogger, EtcdDeps } from './deps.js'
 import { authService } from './auth-service.js'
-import { kvService } from './kv-service.js'
+import { DOOR, kvService } from './kv-service.js'
+import { ANONYMOUS } from '../auth/authorizer.js'
 import { leaseService } from './lease-service.js'
 import { lockService } from './lock-service.js'
 import { maintenanceService } from './maintenance-service.js'
@@ -26,7 +27,6 @@ import { BrowserPolicy } from '../browser-policy.js'
 import { gateway } from './gateway/gateway.js'
 import { listenClientPort, type ClientPortOptions } from './transport/client-port.js'
 import type { Exchange } from './transport/exchange.js'
-import { withProbes } from './transport/probes.js'
 import type { FailedCall } from './transport/grpc-call.js'
 import { STATUS } from './transport/grpc-status.js'
 import { GrpcRouter, type ServiceImplementation } from './transport/grpc-router.js'
@@ -34,8 +34,6 @@ import { watchService } from './watch-service.js'
 
 /** etcd's grpcOverheadBytes: room for the envelope around a maximal request. */
 const GRPC_OVERHEAD_BYTES = 512 * 1024
-/** /livez and /readyz fail when a read of the store takes longer than this. */
-const PROBE_TIMEOUT_MS = 5000
 /** A gateway request body must arrive within this time (slow clients do not hold a handler forever). */
 const GATEWAY_BODY_TIMEOUT_MS = 10_000
 
@@ -71,21 +69,23 @@ export async function startGrpcServer(deps: EtcdDeps, host: string, port: number
   const services = etcdServices(deps)
   const router = new GrpcRouter(maxReceive, deps.logger === undefined ? undefined : logFailedCall(deps.logger))
   for (const [name, implementation] of services) router.add(name, implementation)
-  const http: (exchange: Exchange) => void = withProbes(
-    () => deps.logs.probe(),
-    PROBE_TIMEOUT_MS,
-    gateway({
-      services,
-      log: deps.logs,
-      etcdVersion: deps.config.etcdVersion,
-      metrics: deps.metrics,
-      // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.
-      maxBodyBytes: Math.ceil((maxReceive * 4) / 3) + 4096,
-      bodyTimeoutMs: GATEWAY_BODY_TIMEOUT_MS,
-      browser: new BrowserPolicy({ ...deps.config, listen: deps.config.listenGrpc, simpleBodiesWithoutOrigin: true }),
-      maxJsonDepth: deps.config.maxJsonDepth,
-    }),
-  )
+  const http: (exchange: Exchange) => void = gateway({
+    services,
+    log: deps.logs,
+    probes: {
+      read: () => deps.logs.probe(),
+      // Listing alarms needs no permission (etcd's health check): any caller's view reads them.
+      alarms: () => deps.alarms.list(deps.logs.as(ANONYMOUS, DOOR)),
+      ready: deps.ready,
+    },
+    etcdVersion: deps.config.etcdVersion,
+    metrics: deps.metrics,
+    // Bytes travel in base64 in JSON: 4/3 of a maximal request, plus room for the rest of the object.
+    maxBodyBytes: Math.ceil((maxReceive * 4) / 3) + 4096,
+    bodyTimeoutMs: GATEWAY_BODY_TIMEOUT_MS,
+    browser: new BrowserPolicy({ ...deps.config, listen: deps.config.listenGrpc, simpleBodiesWithoutOrigin: true }),
+    maxJsonDepth: deps.config.maxJsonDepth,
+  })
   return listenClientPort({
     host,
     port,

@@ -16,6 +16,7 @@
  */
 import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js'
 import { invalid, isKvlogError, KvlogError } from '../../log/errors.js'
+import { failpoint, failpointsOn } from '../../log/failpoints.js'
 import type { WatchSpec } from '../../log/watch/types.js'
 import type { CreateRequest } from '../watch/request.js'
 import type { WatchStream } from '../watch/stream.js'
@@ -67,6 +68,7 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
   const stream: WatchStream<WatchOutput> = watch.open<WatchOutput>(
     {
       send(output) {
+        if (failpointsOn) failpoint('beforeWatchSend')
         if (output.kind === 'events') return outbox.events(output.id, output.revision, output.fields)
         let ok = true
         for (const r of output.responses) ok = outbox.response(output.id, r) && ok
@@ -89,6 +91,7 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
       progressTimer = setTimeout(answerProgress, PROGRESS_POLL_MS)
       return
     }
+    if (failpointsOn) failpoint('beforeProgress')
     outbox.response(undefined, messages.response({ header: headers.header(stream.revision), watch_id: NO_WATCH }))
   }
 

@@ -91,9 +91,14 @@ export class WatchStream<M = string> {
     this.nextId = options.firstId
   }
 
-  /** True when every watch of the stream is at the head of the log (none catching up or paused). */
+  /**
+   * True when every watch of the stream is at the head of the log: none catching up or paused, and none
+   * waiting for a future start revision (a progress answer then waits until it got there, as etcd's does
+   * since etcd-io/etcd#20229).
+   */
   get allSynced(): boolean {
-    for (const w of this.watches.values()) if (w.paused || !w.handle.synced) return false
+    const head = this.hub.revision + 1
+    for (const w of this.watches.values()) if (w.paused || !w.handle.synced || w.handle.nextRevision > head) return false
     return true
   }
 

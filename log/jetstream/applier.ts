@@ -20,6 +20,7 @@
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
+import { failpointAsync, failpointsOn } from '../failpoints.js'
 import type { Replica, ReplicatedResult } from '../replica.js'
 import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
@@ -256,6 +257,7 @@ export class Applier {
       })
       outcomes = await this.view.applyReplicated(message.ts, writes, marker, sync)
     }
+    if (failpointsOn) await failpointAsync('applierAfterApply')
     this.applied = seq
     this.lastTimestamp = message.ts
     this.lastHash = hash

@@ -35,6 +35,7 @@
  */
 import type { JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
+import { failpointAsync, failpointsOn } from '../failpoints.js'
 import { within } from './applier.js'
 import { apiErrorCode } from './connection.js'
 import { encode, isSolo, messageHash, type LogMessage, type Tagged } from './messages.js'
@@ -186,6 +187,7 @@ export class Publisher {
         return
       }
       const started = performance.now()
+      if (failpointsOn) await failpointAsync('beforePublish')
       try {
         const ack = await this.js.publish(this.o.subject, attempt.data, {
           msgID: attempt.msgID,

@@ -16,6 +16,7 @@
  * later write fails with UNAVAILABLE, and a restart recovers the durable prefix.
  */
 import { compacted, futureRevision, KvlogError } from '../errors.js'
+import { failpoint, failpointsOn } from '../failpoints.js'
 import { histKey, kvKey, logKey } from './keyspace.js'
 import type { Db } from './latest-view.js'
 import { LatestView } from './latest-view.js'
@@ -320,6 +321,7 @@ export class Writer {
    * nothing is being written, so a small group may be written inline and is durable on return.
    */
   private start(prepared: PreparedGroup, idle = false): PreparedGroup {
+    if (failpointsOn && prepared.batch.length > 0) failpoint('beforeCommit')
     if (this.failure !== undefined) {
       prepared.written = Promise.reject(this.failure)
     } else if (prepared.batch.length === 0) {
@@ -355,6 +357,7 @@ export class Writer {
   /** Waits for the group's batch; then advances the snapshot, answers the callers and publishes. */
   private async finish(prepared: PreparedGroup): Promise<void> {
     if (!(await this.settle(prepared))) return
+    if (failpointsOn) failpoint('afterCommit')
     this.advance(prepared)
     this.answer(prepared)
   }

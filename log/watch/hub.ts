@@ -288,11 +288,12 @@ export class WatchHub implements WatcherHost {
 
   /**
    * progress(R) to a synced watcher. R is what it has been given everything up to: `delivered`, or more if
-   * this commit batch already reached it (w.next - 1), capped at the hub's revision for a watcher waiting
-   * for a future one. Never lower than a revision it already got, never a revision it has yet to get.
+   * this commit batch already reached it (w.next - 1). Never lower than a revision it already got, never a
+   * revision it has yet to get; none at all while it waits for a future start revision.
    */
   private sendProgress(w: Watcher): void {
-    if (w.sink.progress === undefined) return
+    // A watch from a future revision has made no progress to report yet (etcd-io/etcd#20229).
+    if (w.sink.progress === undefined || w.next > this.current + 1) return
     try {
       w.sink.progress(Math.max(this.delivered, Math.min(w.next - 1, this.current)))
     } catch (err) {

@@ -52,7 +52,7 @@ const EXPECTED_DEFAULTS: Config = {
   logFailedRequestsPerSecond: 100,
   watchRingSize: 10_000,
   watchCatchUpBatch: 1000,
-  watchProgressInterval: 10_000,
+  watchProgressInterval: 5_000,
   resourceNamespaceMustExist: true,
   maxWatchersPerConnection: 10_000,
   wsMaxPayload: 4 * MiB,

@@ -337,6 +337,16 @@ const rows: Row[] = [
     doors: { 'http GET /v1/kv': http('GET', '/v1/kv?key=secret/x') },
   },
   {
+    what: 'stream the permitted prefix (RangeStream)',
+    expect: ALL_OK,
+    grpc: ['KV', 'RangeStream', req({ key: b('app/'), range_end: b('app0') })],
+  },
+  {
+    what: 'stream a forbidden prefix (RangeStream)',
+    expect: ROOT_ONLY,
+    grpc: ['KV', 'RangeStream', req({ key: b('secret/'), range_end: b('secret0') })],
+  },
+  {
     what: 'write in the permitted prefix',
     expect: ALICE_ONLY,
     grpc: ['KV', 'Put', req({ key: b('app/w'), value: b('1') })],

@@ -8,6 +8,7 @@ import {
   Metadata,
   type Client,
   type ChannelCredentials,
+  type ChannelOptions,
   type ClientDuplexStream,
   type ServiceDefinition,
   type ServiceError,
@@ -34,13 +35,14 @@ export function etcdGrpc(
   address: string,
   creds: ChannelCredentials = credentials.createInsecure(),
   define: (service: string) => ServiceDefinition = (service) => serviceDefinition(`etcdserverpb.${service}`),
+  options: ChannelOptions = {},
 ): EtcdGrpc {
   const clients = new Map<string, Client & Record<string, unknown>>()
   const client = (service: string) => {
     let c = clients.get(service)
     if (c === undefined) {
       const Ctor = makeGenericClientConstructor(define(service), service)
-      c = new Ctor(address, creds) as Client & Record<string, unknown>
+      c = new Ctor(address, creds, options) as Client & Record<string, unknown>
       clients.set(service, c)
     }
     return c

@@ -16,7 +16,7 @@ import { sleep } from './wait.js'
 export const ETCD_BIN = process.env.ETCD_BIN ?? '/usr/bin/etcd'
 
 export interface EtcdProcess {
-  child: ChildProcess
+  readonly child: ChildProcess
   /** host:port of the client URL (what etcdctl --endpoints and gRPC clients take). */
   endpoint: string
   /** With options.tls: host:port of the TLS client URL. */
@@ -25,6 +25,8 @@ export interface EtcdProcess {
   stderr(): string
   /** Kills etcd (SIGTERM, then SIGKILL after 5 s) and removes its data dir. */
   stop(): Promise<void>
+  /** Ends etcd with `signal` (default SIGKILL) and starts it again on the same data dir and ports. */
+  restart(signal?: NodeJS.Signals): Promise<void>
 }
 
 export interface EtcdOptions {
@@ -86,61 +88,82 @@ async function startOnce(o: EtcdOptions): Promise<EtcdProcess> {
   const tlsArgs = o.tls ? ['--cert-file', o.tls.cert, '--key-file', o.tls.key, '--trusted-ca-file', o.tls.ca, '--client-cert-auth'] : []
   const peer = `http://127.0.0.1:${peerPort}`
   if (o.restoreFrom !== undefined) await restoreInto(o.restoreFrom, dataDir, peer, `compat-${clientPort}`)
-  const child = spawn(
-    ETCD_BIN,
-    [
-      '--name',
-      'compat',
-      '--data-dir',
-      dataDir,
-      '--listen-client-urls',
-      client,
-      '--advertise-client-urls',
-      client,
-      '--listen-peer-urls',
-      peer,
-      '--initial-advertise-peer-urls',
-      peer,
-      '--initial-cluster',
-      `compat=${peer}`,
-      '--initial-cluster-state',
-      'new',
-      '--initial-cluster-token',
-      `compat-${clientPort}`,
-      // A single member elects itself after one election timeout: keep it short for a quick start.
-      '--heartbeat-interval',
-      '10',
-      '--election-timeout',
-      '100',
-      '--logger',
-      'zap',
-      '--log-level',
-      'error',
-      ...tlsArgs,
-      ...(o.args ?? []),
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  )
+  const args = [
+    '--name',
+    'compat',
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    client,
+    '--advertise-client-urls',
+    client,
+    '--listen-peer-urls',
+    peer,
+    '--initial-advertise-peer-urls',
+    peer,
+    '--initial-cluster',
+    `compat=${peer}`,
+    '--initial-cluster-state',
+    'new',
+    '--initial-cluster-token',
+    `compat-${clientPort}`,
+    // A single member elects itself after one election timeout: keep it short for a quick start.
+    '--heartbeat-interval',
+    '10',
+    '--election-timeout',
+    '100',
+    '--logger',
+    'zap',
+    '--log-level',
+    'error',
+    ...tlsArgs,
+    ...(o.args ?? []),
+  ]
   let stderr = ''
-  child.stderr!.on('data', (d) => (stderr += d))
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
-  const stop = async () => {
+  let child: ChildProcess
+  let exited: Promise<void>
+  const launch = () => {
+    child = spawn(ETCD_BIN, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+    child.stderr!.on('data', (d) => (stderr += d))
+    exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  }
+  launch()
+  const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM')
+      child.kill('SIGCONT')
+      child.kill(signal)
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
       await exited
       clearTimeout(timer)
     }
+  }
+  const stop = async () => {
+    await end('SIGTERM')
     await rm(dataDir, { recursive: true, force: true })
   }
-  try {
+  const restart = async (signal: NodeJS.Signals = 'SIGKILL') => {
+    await end(signal)
+    launch()
     await waitReady(child, clientPort, () => stderr)
+  }
+  try {
+    await waitReady(child!, clientPort, () => stderr)
   } catch (e) {
     await stop()
     throw e
   }
   const tlsEndpoint = tlsPort === undefined ? {} : { tlsEndpoint: `127.0.0.1:${tlsPort}` }
-  return { child, endpoint: `127.0.0.1:${clientPort}`, ...tlsEndpoint, dataDir, stderr: () => stderr, stop }
+  return {
+    get child() {
+      return child
+    },
+    endpoint: `127.0.0.1:${clientPort}`,
+    ...tlsEndpoint,
+    dataDir,
+    stderr: () => stderr,
+    stop,
+    restart,
+  }
 }
 
 /**

@@ -25,6 +25,7 @@ import { statusOf } from '../errors.js'
 import { GatewayCall, sendError } from './gateway-call.js'
 import { JsonError, parseJson, requestFromJson } from './json.js'
 import { JsonValueSplitter } from './json-stream.js'
+import { probe, type PROBE_PATHS, type ProbeDeps } from './probes.js'
 import { ENDS_WITH_REQUEST_BODY, GATEWAY_ROUTES } from './routes.js'
 
 const INVALID_ARGUMENT = 3
@@ -45,6 +46,8 @@ export interface GatewayOptions {
   browser?: BrowserPolicy
   /** Deepest nesting of a JSON body (json-limits.ts); unbounded when absent. */
   maxJsonDepth?: number
+  /** /livez and /readyz. */
+  probes: ProbeDeps
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the service modules' handlers, duck-typed as in grpc-router.ts
@@ -75,7 +78,9 @@ export function gateway(options: GatewayOptions): (exchange: Exchange) => void {
       exchange.body.resume()
       return refuse(exchange, refused, refusalMessage(refused))
     }
-    const path = exchange.url.split('?')[0]
+    const [path, query = ''] = exchange.url.split('?')
+    if (path === '/livez' || path === '/readyz')
+      return serveProbe(exchange, options.probes, path, new URLSearchParams(query).has('verbose'))
     if (path === '/version' || path === '/health' || path === '/metrics') {
       if (exchange.method !== 'GET' && exchange.method !== 'HEAD') return text(exchange, 405, 'Method Not Allowed')
       exchange.body.resume()
@@ -220,6 +225,15 @@ function readBody(exchange: Exchange, options: GatewayOptions): Promise<Buffer |
     exchange.body.on('error', () => finish(undefined))
     exchange.onClose(() => finish(undefined))
   })
+}
+
+function serveProbe(exchange: Exchange, deps: ProbeDeps, path: (typeof PROBE_PATHS)[number], verbose: boolean): void {
+  exchange.body.resume()
+  if (exchange.method !== 'GET' && exchange.method !== 'HEAD') return text(exchange, 405, 'Method Not Allowed')
+  probe(deps, path, verbose).then(
+    (r) => text(exchange, r.status, r.body),
+    () => text(exchange, 500, 'Internal Server Error'),
+  )
 }
 
 function json(exchange: Exchange, status: number, body: string): void {

@@ -26,6 +26,7 @@ import {
   type ScannedRows,
   type SingleOpEntries,
 } from './compact-batch.js'
+import { failpoint, failpointsOn } from '../../failpoints.js'
 import { logKey } from '../keyspace.js'
 import { ITERATOR_STEP_BYTES, type Db } from '../latest-view.js'
 
@@ -151,6 +152,7 @@ export async function writeInTurn<B>(batches: readonly B[], write: (batch: B) =>
   for (const batch of batches) {
     const t0 = performance.now()
     await write(batch)
+    if (failpointsOn) failpoint('compactBatch')
     await dutyPause(t0, pauseFactor)
   }
 }

@@ -146,15 +146,20 @@ describe('watch hub: progress', () => {
     second.check()
   })
 
-  it('gives a watcher waiting for a future revision the current revision; a sink without progress() is skipped', async () => {
+  it('gives a watcher waiting for a future revision no progress until the store reached its start - 1; a sink without progress() is skipped', async () => {
     await writes(3)
     const future = new Recorder('future')
-    hub.watch({ key: 'k1', startRevision: log.revision + 10 }, future)
+    const start = log.revision + 3
+    hub.watch({ key: 'k1', startRevision: start }, future)
     const noProgress = { batches: 0, events: (): boolean => true, canceled: (): void => undefined }
     const h = hub.watch(spec, noProgress)
     hub.progressAll()
     h.requestProgress()
-    expect(future.progressRevisions).to.deep.equal([log.revision])
+    expect(future.progressRevisions).to.deep.equal([])
+    await writes(2)
+    await settle()
+    hub.progressAll()
+    expect(future.progressRevisions).to.deep.equal([start - 1])
     expect(h.synced).to.equal(true)
     expect(hub.stats()).to.include({ watchers: 2, synced: 2 })
   })
