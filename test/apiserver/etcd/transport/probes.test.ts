@@ -5,9 +5,8 @@
  */
 import { expect } from 'chai'
 import { withProbes } from '../../../../apiserver/etcd/transport/probes.js'
-import { listenClientPort, type ClientPort } from '../../../../apiserver/etcd/transport/client-port.js'
-import { clientPortLimits } from '../../../../apiserver/etcd/server.js'
-import { loadConfig } from '../../../../config/load.js'
+import type { ClientPort } from '../../../../apiserver/etcd/transport/client-port.js'
+import { listenTestPort } from './test-port.js'
 
 /** The store read the probes make, answering as `get` says. */
 function logWith(get: () => Promise<undefined>): () => Promise<unknown> {
@@ -15,12 +14,7 @@ function logWith(get: () => Promise<undefined>): () => Promise<unknown> {
 }
 
 async function serve(log: () => Promise<unknown>, timeoutMs = 2000): Promise<ClientPort> {
-  return listenClientPort({
-    host: '127.0.0.1',
-    port: 0,
-    tls: undefined,
-    ...clientPortLimits(loadConfig({ argv: [], env: {} }).config),
-    grpc: (stream) => stream.close(),
+  return listenTestPort({
     http: withProbes(log, timeoutMs, (exchange) => {
       exchange.body.resume()
       exchange.respond(200, { 'content-type': 'text/plain' })

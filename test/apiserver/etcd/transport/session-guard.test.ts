@@ -5,13 +5,12 @@
  */
 import { expect } from 'chai'
 import { connect, type ServerHttp2Stream } from 'node:http2'
-import { listenClientPort, type ClientPort } from '../../../../apiserver/etcd/transport/client-port.js'
-import { clientPortLimits } from '../../../../apiserver/etcd/server.js'
-import { loadConfig } from '../../../../config/load.js'
+import type { ClientPort } from '../../../../apiserver/etcd/transport/client-port.js'
 import { FLAG, FRAME, RawH2 } from '../../../support/raw-h2.js'
 import { sleep, waitFor } from '../../../support/wait.js'
+import { listenTestPort } from './test-port.js'
 
-describe('apiserver/etcd/transport: keepalive pings', function () {
+describe('apiserver/etcd/transport: keepalive pings and the idle timeout', function () {
   let port: ClientPort | undefined
   afterEach(async () => {
     await port?.close(100)
@@ -19,16 +18,7 @@ describe('apiserver/etcd/transport: keepalive pings', function () {
   })
 
   it('a client that does not answer the pings is closed; one that answers stays', async () => {
-    port = await listenClientPort({
-      host: '127.0.0.1',
-      port: 0,
-      tls: undefined,
-      ...clientPortLimits(loadConfig({ argv: [], env: {} }).config),
-      keepaliveIntervalMs: 100,
-      keepaliveTimeoutMs: 100,
-      grpc: (stream) => stream.close(),
-      http: (exchange) => exchange.end(),
-    })
+    port = await listenTestPort({ keepaliveIntervalMs: 100, keepaliveTimeoutMs: 100, grpc: (stream) => stream.close() })
     const answering = connect(port.url)
     answering.on('error', () => undefined)
     let pings = 0
@@ -54,15 +44,7 @@ describe('apiserver/etcd/transport: keepalive pings', function () {
 
   it('a connection whose stream stays open past the idle timeout is kept, and closed once idle that long after', async () => {
     const held: ServerHttp2Stream[] = []
-    port = await listenClientPort({
-      host: '127.0.0.1',
-      port: 0,
-      tls: undefined,
-      ...clientPortLimits(loadConfig({ argv: [], env: {} }).config),
-      idleTimeoutMs: 100,
-      grpc: (stream) => void held.push(stream),
-      http: (exchange) => exchange.end(),
-    })
+    port = await listenTestPort({ idleTimeoutMs: 100, grpc: (stream) => void held.push(stream) })
     const client = connect(port.url)
     client.on('error', () => undefined)
     let goaway = false
