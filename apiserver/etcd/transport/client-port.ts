@@ -105,14 +105,15 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
     session.once('connect', () => session.setLocalWindowSize(CONNECTION_WINDOW_BYTES))
     guardSession(session, options)
   })
+  const streamClosed = () => openStreams--
   h2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
-    stream.on('error', () => undefined)
+    stream.on('error', ignore)
     // nghttp2 applies SETTINGS_MAX_HEADER_LIST_SIZE only once the client has acknowledged it; until then
     // the limit is checked here (the header list's size as HTTP/2 counts it: name, value, 32 per field).
     if (headerListBytes(rawHeaders) > limits.maxHeaderListSize) return stream.close(constants.NGHTTP2_ENHANCE_YOUR_CALM)
     if (openStreams >= options.maxStreams) return stream.close(constants.NGHTTP2_REFUSED_STREAM)
     openStreams++
-    stream.once('close', () => openStreams--)
+    stream.on('close', streamClosed)
     if (isGrpcRequest(headers)) options.grpc(stream, headers)
     else options.http(h2Exchange(stream, headers))
   })
@@ -221,6 +222,9 @@ export async function listenClientPort(options: ClientPortOptions): Promise<Clie
     },
   }
 }
+
+/** A stream's errors end it ('close' follows); there is nothing more to do with them. */
+function ignore(): void {}
 
 /** `rawHeaders` is name, value, name, value, ... */
 function headerListBytes(rawHeaders: readonly string[]): number {

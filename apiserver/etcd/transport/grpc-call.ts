@@ -68,56 +68,87 @@ export interface FailedCall {
 
 const STATUS_NAMES = new Map<number, string>(Object.entries(STATUS).map(([name, code]) => [code, name]))
 
+/** A handler started with the call: streaming ones at once, unary ones once their request is in (grpc-router.ts). */
+export type CallHandler = (call: GrpcCall) => void
+
+/** The call a stream carries, for the stream listeners below (shared functions, not closures per call). */
+const CALL = Symbol('kvlog.grpcCall')
+type CallStream = ServerHttp2Stream & { [CALL]: GrpcCall }
+
+function onStreamData(this: CallStream, chunk: Buffer): void {
+  this[CALL].receive(chunk)
+}
+function onStreamEnd(this: CallStream): void {
+  this[CALL].received()
+}
+function onStreamDrain(this: CallStream): void {
+  this[CALL].emit('drain')
+}
+function onWantTrailers(this: CallStream): void {
+  this.sendTrailers(this[CALL].trailers)
+}
+function onStreamClose(this: CallStream): void {
+  this[CALL].closed()
+}
+
 export class GrpcCall extends EventEmitter {
   request: Message | undefined
-  /** The request's metadata (its headers), for credentials (caller.ts). */
-  readonly metadata: MetadataLike
   cancelled = false
   /** The status has been sent (or the stream is gone): nothing more goes out. */
   private finished = false
   private headersSent = false
   private pending: Buffer | undefined
   /** Sent when the stream asks for them, after the last message. */
-  private trailers: OutgoingHttpHeaders = OK_TRAILERS
+  trailers: OutgoingHttpHeaders = OK_TRAILERS
   private deadline: NodeJS.Timeout | undefined
   private readonly started = performance.now()
-  private readonly path: string
+  /** Run with the first request message, for a call whose request is not a stream. */
+  private onRequest: CallHandler | undefined
+  private meta: MetadataLike | undefined
 
   constructor(
     private readonly stream: ServerHttp2Stream,
     readonly method: MethodInfo,
     private readonly maxReceiveBytes: number,
     timeoutMs: number | undefined,
-    headers: IncomingHttpHeaders = {},
+    private readonly headers: IncomingHttpHeaders = {},
     private readonly onFailed?: (call: FailedCall) => void,
   ) {
     super()
-    this.path = headers[':path'] ?? ''
-    this.metadata = headerMetadata(headers)
-    stream.on('data', (chunk: Buffer) => this.receive(chunk))
-    stream.on('end', () => {
-      if (this.finished) return
-      if (this.pending !== undefined && this.pending.length > 0)
-        return this.fail(STATUS.INTERNAL, 'grpc: incomplete message at end of stream')
-      this.emit('end')
-    })
-    stream.on('drain', () => this.emit('drain'))
-    stream.on('wantTrailers', () => stream.sendTrailers(this.trailers))
-    stream.on('close', () => {
-      if (this.deadline) clearTimeout(this.deadline)
-      if (!this.finished) {
-        this.finished = true
-        this.cancelled = true
-        this.emit('cancelled')
-      }
-      this.emit('close')
-    })
+    ;(stream as CallStream)[CALL] = this
+    stream.on('data', onStreamData)
+    stream.on('end', onStreamEnd)
+    stream.on('drain', onStreamDrain)
+    stream.on('wantTrailers', onWantTrailers)
+    stream.on('close', onStreamClose)
     if (timeoutMs !== undefined) {
       this.deadline = setTimeout(() => {
         this.fail(STATUS.DEADLINE_EXCEEDED, 'Deadline Exceeded')
         this.cancelled = true
         this.emit('cancelled')
       }, timeoutMs)
+    }
+  }
+
+  /** The request's metadata (its headers), for credentials (caller.ts); made when first asked for. */
+  get metadata(): MetadataLike {
+    return (this.meta ??= headerMetadata(this.headers))
+  }
+
+  /**
+   * Runs `handler` once the request message is in; a stream that ends without one fails with INTERNAL.
+   * (Calls with a request stream start their handler at once.)
+   */
+  awaitRequest(handler: CallHandler): void {
+    this.onRequest = handler
+  }
+
+  /** Runs the handler; what it throws ends the call with that error. */
+  run(handler: CallHandler): void {
+    try {
+      handler(this)
+    } catch (err) {
+      this.destroy(err)
     }
   }
 
@@ -220,7 +251,7 @@ export class GrpcCall extends EventEmitter {
     const socket = this.stream.session?.socket
     const host = socket?.remoteAddress ?? ''
     this.onFailed({
-      method: this.path,
+      method: this.headers[':path'] ?? '',
       code: STATUS_NAMES.get(code) ?? String(code),
       grpcStatus: code,
       ...(kvlog !== undefined ? { kvlogCode: kvlog } : {}),
@@ -230,8 +261,29 @@ export class GrpcCall extends EventEmitter {
     })
   }
 
+  /** The client's side of the stream has ended. */
+  received(): void {
+    if (this.finished) return
+    if (this.pending !== undefined && this.pending.length > 0)
+      return this.fail(STATUS.INTERNAL, 'grpc: incomplete message at end of stream')
+    if (!this.method.requestStream && this.request === undefined)
+      return this.fail(STATUS.INTERNAL, 'grpc: no request message before end of stream')
+    this.emit('end')
+  }
+
+  /** The stream is gone: a call not finished by then was cancelled. */
+  closed(): void {
+    if (this.deadline) clearTimeout(this.deadline)
+    if (!this.finished) {
+      this.finished = true
+      this.cancelled = true
+      this.emit('cancelled')
+    }
+    this.emit('close')
+  }
+
   /** Splits incoming bytes into messages. */
-  private receive(chunk: Buffer): void {
+  receive(chunk: Buffer): void {
     if (this.finished) return
     let buf = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk])
     while (buf.length >= 5) {
@@ -256,7 +308,10 @@ export class GrpcCall extends EventEmitter {
         if (this.finished) return
       } else if (this.request === undefined) {
         this.request = message
-        this.emit('request', message)
+        const handler = this.onRequest
+        this.onRequest = undefined
+        if (handler !== undefined) this.run(handler)
+        if (this.finished) return
       }
     }
     this.pending = buf.length > 0 ? buf : undefined

@@ -8,7 +8,7 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2'
 import type { Message } from '../proto.js'
 import { serviceMethods } from '../proto.js'
-import { GrpcCall, parseTimeout, type FailedCall, type MethodInfo } from './grpc-call.js'
+import { GrpcCall, parseTimeout, type CallHandler, type FailedCall, type MethodInfo } from './grpc-call.js'
 import { STATUS } from './grpc-status.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- handlers are typed by grpc-js's call types, duck-typed here
@@ -17,7 +17,8 @@ export type ServiceImplementation = Record<string, unknown>
 
 interface Route {
   info: MethodInfo
-  handler: AnyHandler
+  /** The handler in grpc-js's convention; a unary one is given a callback that answers the call. */
+  start: CallHandler
 }
 
 export class GrpcRouter {
@@ -35,7 +36,10 @@ export class GrpcRouter {
     this.services.add(service)
     for (const m of serviceMethods(service)) {
       const handler = implementation[m.name]
-      if (typeof handler === 'function') this.routes.set(`/${service}/${m.name}`, { info: m, handler: handler as AnyHandler })
+      if (typeof handler !== 'function') continue
+      const h = handler as AnyHandler
+      const start: CallHandler = m.requestStream || m.responseStream ? h : (call) => h(call, (err, response) => call.answer(err, response))
+      this.routes.set(`/${service}/${m.name}`, { info: m, start })
     }
   }
 
@@ -61,24 +65,8 @@ export class GrpcRouter {
         this.services.has(service) ? `unknown method ${method} for service ${service}` : `unknown service ${service}`,
       )
     }
-    const { info, handler } = route
-    const run = (fn: () => void) => {
-      try {
-        fn()
-      } catch (err) {
-        call.destroy(err)
-      }
-    }
-    if (info.requestStream) {
-      run(() => handler(call))
-      return
-    }
-    call.once('request', () =>
-      run(() => (info.responseStream ? handler(call) : handler(call, (err, response) => call.answer(err, response)))),
-    )
-    call.once('end', () => {
-      if (call.request === undefined) call.fail(STATUS.INTERNAL, 'grpc: no request message before end of stream')
-    })
+    if (route.info.requestStream) call.run(route.start)
+    else call.awaitRequest(route.start)
   }
 }
 

@@ -26,21 +26,33 @@ const PING_FRAME_BYTES = 17
 export function guardSession(session: ServerHttp2Session, options: SessionGuardOptions): void {
   const { keepaliveIntervalMs, keepaliveTimeoutMs, keepaliveMinTimeMs, idleTimeoutMs } = options
   let open = 0
+  // One timer per connection, not one per stream: the last stream closing only notes the time, and
+  // the timer, when it fires, closes the connection if it has been without streams long enough, else
+  // waits for the rest of the time.
+  let idleSince = performance.now()
   let idle: NodeJS.Timeout | undefined
-  const armIdle = () => {
-    if (idleTimeoutMs > 0) idle = setTimeout(() => session.close(), idleTimeoutMs).unref()
+  const checkIdle = () => {
+    idle = undefined
+    if (session.closed || session.destroyed) return
+    if (open > 0) return armIdle(idleTimeoutMs)
+    const left = idleSince + idleTimeoutMs - performance.now()
+    if (left <= 0) session.close()
+    else armIdle(left)
   }
-  armIdle()
+  const armIdle = (ms: number) => {
+    if (idleTimeoutMs > 0) idle = setTimeout(checkIdle, Math.max(1, Math.ceil(ms))).unref()
+  }
+  armIdle(idleTimeoutMs)
 
   let lastPing = -Infinity
   let strikes = 0
+  const streamClosed = () => {
+    if (--open === 0) idleSince = performance.now()
+  }
   session.on('stream', (stream) => {
-    clearTimeout(idle)
     open++
     strikes = 0
-    stream.once('close', () => {
-      if (--open === 0 && !session.closed) armIdle()
-    })
+    stream.on('close', streamClosed)
   })
   let writtenAtPing = 0
   session.on('ping', () => {
