@@ -63,7 +63,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   txn: {
     flags: {},
     examples: [
-      `echo '{"compare":[{"key":"/a","target":"VERSION","result":"EQUAL","version":0}],"success":[{"put":{"key":"/a","value":"1"}}]}' | kvlog txn`,
+      `echo '{"compare":[{"key":"/a","target":"VERSION","result":"EQUAL","value":0}],"success":[{"type":"put","key":"/a","value":"1"}]}' | kvlog txn`,
       'kvlog txn request.json',
     ],
   },
