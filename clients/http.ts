@@ -12,6 +12,7 @@
 import { TokenSource, type Credentials } from './auth.js'
 import type { Endpoints } from './endpoints.js'
 import { errorFromBody, OutcomeUnknownError, UnreachableError } from './errors.js'
+import type { Fetch } from './tls.js'
 
 export interface HttpOptions {
   /** The members to talk to; a refused connection or a 503 moves on to the next (endpoints.ts). */
@@ -22,6 +23,8 @@ export interface HttpOptions {
   readRetries: number
   /** Credentials (auth.ts): a bearer token on every request. */
   auth?: TokenSource
+  /** Sends one request: the global fetch, or one that carries TLS options (tls.ts). */
+  fetch?: Fetch
 }
 
 export interface Exchange {
@@ -115,7 +118,7 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
     if (authorization !== undefined) headers.authorization = authorization
     let res: Response
     try {
-      res = await fetch(requestUrl(endpoint, x.path, x.query), {
+      res = await (o.fetch ?? fetch)(requestUrl(endpoint, x.path, x.query), {
         method: x.method,
         headers,
         body: x.body === undefined ? undefined : JSON.stringify(x.body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),

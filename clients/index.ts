@@ -20,6 +20,7 @@ export {
 } from './client.js'
 export { AuthApi, type AuthStatus, type Permission, type PermissionType } from './auth-api.js'
 export type { Credentials } from './auth.js'
+export type { TlsOptions } from './tls.js'
 export type { Bytes, HistoryEvent, KeyRange, KeyValue, LeaseId, WatchEvent } from './codec.js'
 export type { Author, EventJson, EventType, KeyValueJson } from '../wire/native-api.js'
 export { CompactedError, KvlogClientError, OutcomeUnknownError, StatusError, UnreachableError, isReason, type ErrorCode } from './errors.js'

@@ -23,6 +23,15 @@ const RANGE: Record<string, FlagHelp> = {
 export const GLOBAL_FLAGS: Record<string, FlagHelp> = {
   endpoint: ['URL', 'the server (env KVLOG_ENDPOINT; default http://127.0.0.1:8379; host:port means http://host:port)'],
   endpoints: ['URL,URL,...', 'several members, tried in turn when one is unreachable or answers 503 (env KVLOG_ENDPOINTS)'],
+  user: [
+    'NAME[:PASSWORD]',
+    'act as this user when the server has auth enabled (env KVLOG_USER; password also from --password or KVLOG_PASSWORD, else asked)',
+  ],
+  password: ['PASSWORD', "the --user's password (env KVLOG_PASSWORD)"],
+  token: ['TOKEN', 'a bearer token instead of --user (env KVLOG_TOKEN)'],
+  cacert: ['FILE', 'trust the CA certificates in this PEM file for https:// endpoints (env KVLOG_CACERT)'],
+  cert: ['FILE', 'present this client certificate (PEM) to an https:// endpoint; with --key (env KVLOG_CERT)'],
+  key: ['FILE', "the client certificate's private key (PEM) (env KVLOG_KEY)"],
   output: ['table|json', 'human tables (default) or JSON (one object per line for streams); also -o'],
   help: ['', 'this help; also -h'],
 }

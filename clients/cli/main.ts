@@ -196,6 +196,8 @@ Client flags: --endpoint URL (env KVLOG_ENDPOINT, default http://127.0.0.1:8379;
   --endpoints URL,URL,... (env KVLOG_ENDPOINTS: several members, tried in turn), -o table|json.
 Auth flags: --user NAME[:PASSWORD] (env KVLOG_USER; the password also from --password or KVLOG_PASSWORD,
   else asked on the terminal), or --token TOKEN (env KVLOG_TOKEN), when the server has auth enabled.
+TLS flags (https:// endpoints): --cacert FILE (a private CA), --cert FILE --key FILE (a client certificate);
+  env KVLOG_CACERT, KVLOG_CERT, KVLOG_KEY.
 Revisions: wherever a revision is taken, a time is too: 2026-11-22T21:00:00Z, or ago: 10m, 2h, 1d.
 Exit codes: 0 ok, 1 error, 2 usage, 3 compacted. "kvlog <command> --help" for a command's flags and examples.`
 
