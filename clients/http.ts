@@ -11,7 +11,8 @@
  */
 import { TokenSource, type Credentials } from './auth.js'
 import type { Endpoints } from './endpoints.js'
-import { errorFromBody, OutcomeUnknownError, UnreachableError } from './errors.js'
+import { errorFromBody, OutcomeUnknownError, UnreachableError, WrongEndpointError } from './errors.js'
+import { speaksTls } from './probe-tls.js'
 import type { Fetch } from './tls.js'
 
 export interface HttpOptions {
@@ -135,6 +136,10 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
         if (down.size < members.list.length) continue
         throw new UnreachableError(unreachable(down), err)
       }
+      // A TLS port addressed as http:// drops the plain request unread: say so instead of "may have been applied".
+      if (endpoint.startsWith('http://') && (await speaksTls(endpoint))) {
+        throw new WrongEndpointError(`${endpoint} speaks TLS: use https://${endpoint.slice('http://'.length)} (nothing was applied)`, err)
+      }
       if (x.idempotent && retries < o.readRetries) {
         await new Promise((r) => setTimeout(r, 50 * 2 ** retries++))
         continue
@@ -159,7 +164,17 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
       reauthenticated = true
       continue
     }
-    if (!res.ok) throw errorFromBody(res.status, await jsonBody(res))
+    if (!res.ok) {
+      const body = await jsonBody(res)
+      // kvlog answers every error with JSON; a bare 404 comes from another server, most often the etcd port.
+      if (res.status === 404 && body === undefined && x.path.startsWith('/v1/')) {
+        throw new WrongEndpointError(
+          `${endpoint} answered ${x.method} ${x.path} with a 404 that is not kvlog's: it looks like the etcd port ` +
+            '(gRPC and its /v3 gateway) or another server; give --endpoint the native port (8379 by default)',
+        )
+      }
+      throw errorFromBody(res.status, body)
+    }
     return res
   }
 }

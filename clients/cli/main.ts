@@ -5,7 +5,7 @@
  * (apiserver/main.ts) and the offline `snapshot restore`, `import` and `export` are the tools' (tools/main.ts);
  * bin/kvlog dispatches them there, but the help lists them with the rest.
  */
-import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError } from '../errors.js'
+import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError, WrongEndpointError } from '../errors.js'
 import { parseArgs, SERVER_SIDE, UsageError, type CommandSpec } from './args.js'
 import { compact, cursor, status } from './commands/admin.js'
 import { auth, AUTH_USAGE, role, ROLE_USAGE, user, USER_USAGE } from './commands/auth.js'
@@ -238,6 +238,7 @@ function report(command: string, err: unknown): number {
     return 3
   }
   if (err instanceof KvlogClientError) say(`${err.code}: ${err.message}`)
+  else if (err instanceof WrongEndpointError) say(`${err.code}: ${err.message}`)
   else if (err instanceof UnreachableError || err instanceof OutcomeUnknownError) say(err.message)
   else say(err instanceof Error ? err.message : String(err))
   return 1
