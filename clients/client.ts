@@ -254,13 +254,7 @@ export class KvlogClient {
       compactRevision: h.compactRevision,
       more: r.more as boolean,
       nextRevision: r.nextRevision as number,
-      events: (r.events as Json[]).map((e) => {
-        const event: HistoryEvent = { ...readEvent(e), time: e.time as string }
-        const a = e.author as { door?: unknown; user?: unknown } | undefined
-        if (a !== undefined && typeof a.door === 'string')
-          event.author = typeof a.user === 'string' ? { door: a.door, user: a.user } : { door: a.door }
-        return event
-      }),
+      events: (r.events as Json[]).map((e): HistoryEvent => ({ ...readEvent(e), time: e.time as string })),
     }
   }
 

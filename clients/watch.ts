@@ -254,6 +254,8 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
     if (this.listenerCount(kind) > 0) this.emit(kind, err)
     this.push({ error: err })
     this.closed = true
+    // A pending reconnect would keep the process alive past --connect-timeout.
+    clearTimeout(this.retry)
     clearTimeout(this.liveness)
     clearTimeout(this.giveUp)
     this.ws?.terminate()

@@ -40,6 +40,7 @@ const COMMON_FLAGS: Record<string, FlagType> = {
   key: 'string',
   output: 'string',
   o: 'string',
+  w: 'string',
   help: 'bool',
   h: 'bool',
 }
@@ -72,7 +73,7 @@ export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
 }
 
 export function outputMode(p: Parsed, extra: readonly OutputMode[] = []): OutputMode {
-  const o = p.flags.get('output') ?? p.flags.get('o') ?? 'table'
+  const o = p.flags.get('output') ?? p.flags.get('o') ?? p.flags.get('w') ?? 'table'
   const allowed: readonly OutputMode[] = ['table', 'json', ...extra]
   if (!allowed.includes(o as OutputMode)) throw new UsageError(`-o: expected ${allowed.join(' or ')}, got ${String(o)}`, 'BAD_VALUE', '-o')
   return o as OutputMode

@@ -69,15 +69,15 @@ const COMMANDS: Record<string, Command> = {
     run: watch,
   },
   history: {
-    usage: 'history KEY [--prefix|--from-key] [--from REV|TIME] [--to REV|TIME] [--limit N]',
+    usage: 'history KEY [--prefix|--from-key] [--from REV|TIME] [--to REV|TIME] [--limit N [--newest]]',
     summary: 'what happened to a key or range: revision, time, type, value or JSON diff',
-    flags: { ...RANGE, from: 'string', to: 'string', limit: 'int' },
+    flags: { ...RANGE, from: 'string', to: 'string', limit: 'int', newest: 'bool' },
     positionals: ['KEY'],
     min: 1,
     run: history,
   },
   diff: {
-    usage: 'diff --from REV|TIME --to REV|TIME [KEY --prefix]',
+    usage: 'diff --from REV|TIME [--to REV|TIME|now] [KEY --prefix]',
     summary: 'what changed between two revisions (or times)',
     flags: { from: 'string', to: 'string', prefix: 'bool' },
     positionals: ['KEY'],
@@ -193,7 +193,7 @@ ${Object.entries(COMMANDS)
   version    print the version (also --version)
 
 Client flags: --endpoint URL (env KVLOG_ENDPOINT, default http://127.0.0.1:8379; host:port is accepted),
-  --endpoints URL,URL,... (env KVLOG_ENDPOINTS: several members, tried in turn), -o table|json.
+  --endpoints URL,URL,... (env KVLOG_ENDPOINTS: several members, tried in turn), -o table|json (also -w).
 Auth flags: --user NAME[:PASSWORD] (env KVLOG_USER; the password also from --password or KVLOG_PASSWORD,
   else asked on the terminal), or --token TOKEN (env KVLOG_TOKEN), when the server has auth enabled.
 TLS flags (https:// endpoints): --cacert FILE (a private CA), --cert FILE --key FILE (a client certificate);
