@@ -15,6 +15,7 @@ import { serveHelp, serveHelpAll } from '../config/serve-help.js'
 import { isKvlogError } from '../log/index.js'
 import { explainOpenFailure } from './data-dir-lock.js'
 import { startServer } from './server.js'
+import { uiEnabled } from './ui-assets.js'
 
 export async function main(argv: string[]): Promise<number> {
   const [name = '', ...rest] = argv
@@ -46,8 +47,9 @@ async function serve(argv: string[]): Promise<number> {
     throw await explainOpenFailure(err, config.dataDir)
   })
   const { logger } = server
+  const ui = uiEnabled(config.ui, config.listenHttp) ? { ui: `${server.http}/ui/` } : {}
   logger.info(
-    { http: server.http, grpc: server.grpc, dataDir: config.dataDir, pid: process.pid, version: await version() },
+    { http: server.http, grpc: server.grpc, ...ui, dataDir: config.dataDir, pid: process.pid, version: await version() },
     'kvlog serving',
   )
   const reload = () => void server.reloadTls()
