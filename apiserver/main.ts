@@ -17,6 +17,7 @@ import { explainOpenFailure } from './data-dir-lock.js'
 import { exposureMessage, exposures } from './exposure-warnings.js'
 import { looseKeyFiles, narrowDataDir, usePrivateUmask } from './file-modes.js'
 import { startServer } from './server.js'
+import { uiEnabled } from './ui-assets.js'
 
 export async function main(argv: string[]): Promise<number> {
   // Every file a server command creates is the server user's alone (file-modes.ts).
@@ -60,8 +61,9 @@ async function serve(argv: string[]): Promise<number> {
     logger.warn({ setting: k.setting, file: k.file, mode: k.mode }, 'private key file is readable by group or others; chmod 600 it')
   for (const e of exposures(config, server.authEnabled()))
     logger.warn({ listener: e.listener, address: e.address, without: e.without }, exposureMessage(e))
+  const ui = uiEnabled(config.ui, config.listenHttp) ? { ui: `${server.http}/ui/` } : {}
   logger.info(
-    { http: server.http, grpc: server.grpc, dataDir: config.dataDir, pid: process.pid, version: await version() },
+    { http: server.http, grpc: server.grpc, ...ui, dataDir: config.dataDir, pid: process.pid, version: await version() },
     'kvlog serving',
   )
   const reload = () => void server.reloadTls()

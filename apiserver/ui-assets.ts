@@ -41,6 +41,8 @@ export function uiEnabled(mode: UiMode, listenHttp: string): boolean {
 }
 
 export function uiRoutes(app: FastifyInstance): void {
+  // A browser pointed at the server's address lands on the history browser.
+  app.get('/', async (_request, reply) => reply.redirect('/ui/'))
   app.get('/ui', async (_request, reply) => reply.redirect('/ui/'))
   app.get('/ui/*', async (request, reply) => {
     const rest = (request.params as { '*': string })['*'] || 'index.html'

@@ -26,6 +26,7 @@ import { AuthApi } from './auth-api.js'
 import type { Credentials } from './auth.js'
 import { Endpoints } from './endpoints.js'
 import { attachCredentials, download, exchange, type HttpOptions } from './http.js'
+import { fetchFor, type TlsOptions } from './tls.js'
 import { Watch, type WatchOptions } from './watch.js'
 
 export interface ClientOptions {
@@ -39,6 +40,8 @@ export interface ClientOptions {
   readRetries?: number
   /** With auth enabled on the server: a user and password, or a bearer token (auth.ts). */
   credentials?: Credentials
+  /** For https:// endpoints: a private CA to trust, a client certificate and key to present (tls.ts). */
+  tls?: TlsOptions
 }
 
 export interface RangeOptions extends KeyRange {
@@ -148,12 +151,19 @@ export class KvlogClient {
   /** Users, roles and permissions (auth-api.ts). */
   readonly auth: AuthApi
   private readonly http: HttpOptions
+  private readonly tls: TlsOptions | undefined
 
   constructor(options: ClientOptions = {}) {
     const list = options.endpoints ?? [options.endpoint ?? 'http://127.0.0.1:8379']
     if (options.endpoints !== undefined && options.endpoint !== undefined) throw new TypeError('give endpoint or endpoints, not both')
     this.endpoints = new Endpoints(list)
-    this.http = { endpoints: this.endpoints, timeoutMs: options.timeoutMs ?? 30_000, readRetries: options.readRetries ?? 3 }
+    this.tls = options.tls
+    this.http = {
+      endpoints: this.endpoints,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      readRetries: options.readRetries ?? 3,
+      fetch: fetchFor(options.tls),
+    }
     if (options.credentials !== undefined) attachCredentials(this.http, options.credentials)
     this.auth = new AuthApi(this.http)
   }
@@ -244,13 +254,7 @@ export class KvlogClient {
       compactRevision: h.compactRevision,
       more: r.more as boolean,
       nextRevision: r.nextRevision as number,
-      events: (r.events as Json[]).map((e) => {
-        const event: HistoryEvent = { ...readEvent(e), time: e.time as string }
-        const a = e.author as { door?: unknown; user?: unknown } | undefined
-        if (a !== undefined && typeof a.door === 'string')
-          event.author = typeof a.user === 'string' ? { door: a.door, user: a.user } : { door: a.door }
-        return event
-      }),
+      events: (r.events as Json[]).map((e): HistoryEvent => ({ ...readEvent(e), time: e.time as string })),
     }
   }
 
@@ -381,7 +385,7 @@ export class KvlogClient {
 
   /** A watch that resumes by itself after disconnects; iterate it, or pass callbacks (watch.ts). */
   watch(key: Bytes, options: WatchOptions = {}): Watch {
-    return new Watch(this.endpoints, key, options, this.http.auth)
+    return new Watch(this.endpoints, key, options, this.http.auth, this.tls)
   }
 }
 

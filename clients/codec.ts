@@ -31,12 +31,12 @@ export interface WatchEvent {
   prevKv?: KeyValue
   /** Commit time, ISO 8601. */
   time?: string
+  /** Who wrote it; absent for writes the store made itself. */
+  author?: Author
 }
 
 export interface HistoryEvent extends WatchEvent {
   time: string
-  /** Who wrote it; absent for writes the store made itself. */
-  author?: Author
 }
 
 /** A lease id: a bigint, or its decimal string (kept exact: 64-bit ids do not fit a JS number). */
@@ -94,5 +94,8 @@ export function readEvent(o: Record<string, unknown>): WatchEvent {
   const event: WatchEvent = { type: o.type as 'PUT' | 'DELETE', revision: Number(o.revision), kv: readKv(o.kv as Record<string, unknown>) }
   if (o.prevKv !== undefined) event.prevKv = readKv(o.prevKv as Record<string, unknown>)
   if (typeof o.time === 'string') event.time = o.time
+  const a = o.author as { door?: unknown; user?: unknown } | undefined
+  if (a !== undefined && typeof a.door === 'string')
+    event.author = typeof a.user === 'string' ? { door: a.door, user: a.user } : { door: a.door }
   return event
 }

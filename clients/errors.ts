@@ -72,6 +72,21 @@ export class OutcomeUnknownError extends Error {
   }
 }
 
+/**
+ * The endpoint is not kvlog's native port, or not spoken to as it expects: the etcd port (which answers
+ * 404 without a JSON body), or a TLS port addressed as http://. Nothing was applied; fix the endpoint.
+ */
+export class WrongEndpointError extends Error {
+  override readonly name = 'WrongEndpointError'
+  readonly code = 'WRONG_ENDPOINT'
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+  ) {
+    super(message)
+  }
+}
+
 /** The server could not be reached at all (nothing was sent): safe to retry. */
 export class UnreachableError extends Error {
   override readonly name = 'UnreachableError'

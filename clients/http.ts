@@ -13,7 +13,9 @@
  */
 import { TokenSource, type Credentials } from './auth.js'
 import type { Endpoints } from './endpoints.js'
-import { errorFromBody, OutcomeUnknownError, UnreachableError } from './errors.js'
+import { errorFromBody, OutcomeUnknownError, UnreachableError, WrongEndpointError } from './errors.js'
+import { speaksTls } from './probe-tls.js'
+import type { Fetch } from './tls.js'
 
 export interface HttpOptions {
   /** The members to talk to; a refused connection or a 503 moves on to the next (endpoints.ts). */
@@ -24,6 +26,8 @@ export interface HttpOptions {
   readRetries: number
   /** Credentials (auth.ts): a bearer token on every request. */
   auth?: TokenSource
+  /** Sends one request: the global fetch, or one that carries TLS options (tls.ts). */
+  fetch?: Fetch
 }
 
 export interface Exchange {
@@ -117,7 +121,7 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
     if (authorization !== undefined) headers.authorization = authorization
     let res: Response
     try {
-      res = await fetch(requestUrl(endpoint, x.path, x.query), {
+      res = await (o.fetch ?? fetch)(requestUrl(endpoint, x.path, x.query), {
         method: x.method,
         headers,
         body: x.body === undefined ? undefined : JSON.stringify(x.body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
@@ -133,6 +137,10 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
         down.set(endpoint, describeCause(err))
         if (down.size < members.list.length) continue
         throw new UnreachableError(unreachable(down), err)
+      }
+      // A TLS port addressed as http:// drops the plain request unread: say so instead of "may have been applied".
+      if (endpoint.startsWith('http://') && (await speaksTls(endpoint))) {
+        throw new WrongEndpointError(`${endpoint} speaks TLS: use https://${endpoint.slice('http://'.length)} (nothing was applied)`, err)
       }
       if (x.idempotent && retries < o.readRetries) {
         await new Promise((r) => setTimeout(r, 50 * 2 ** retries++))
@@ -162,7 +170,17 @@ async function respond(o: HttpOptions, x: Exchange, signal: () => AbortSignal): 
       reauthenticated = true
       continue
     }
-    if (!res.ok) throw errorFromBody(res.status, await jsonBody(res))
+    if (!res.ok) {
+      const body = await jsonBody(res)
+      // kvlog answers every error with JSON; a bare 404 comes from another server, most often the etcd port.
+      if (res.status === 404 && body === undefined && x.path.startsWith('/v1/')) {
+        throw new WrongEndpointError(
+          `${endpoint} answered ${x.method} ${x.path} with a 404 that is not kvlog's: it looks like the etcd port ` +
+            '(gRPC and its /v3 gateway) or another server; give --endpoint the native port (8379 by default)',
+        )
+      }
+      throw errorFromBody(res.status, body)
+    }
     return res
   }
 }

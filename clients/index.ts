@@ -20,9 +20,19 @@ export {
 } from './client.js'
 export { AuthApi, type AuthStatus, type Permission, type PermissionType } from './auth-api.js'
 export type { Credentials } from './auth.js'
+export type { TlsOptions } from './tls.js'
 export type { Bytes, HistoryEvent, KeyRange, KeyValue, LeaseId, WatchEvent } from './codec.js'
 export type { Author, EventJson, EventType, KeyValueJson } from '../wire/native-api.js'
-export { CompactedError, KvlogClientError, OutcomeUnknownError, StatusError, UnreachableError, isReason, type ErrorCode } from './errors.js'
+export {
+  CompactedError,
+  KvlogClientError,
+  OutcomeUnknownError,
+  StatusError,
+  UnreachableError,
+  WrongEndpointError,
+  isReason,
+  type ErrorCode,
+} from './errors.js'
 export { Watch, type WatchBatch, type WatchOptions } from './watch.js'
 
 // The resource API (Kubernetes-style) and the informer.

@@ -23,6 +23,7 @@ import WebSocket from 'ws'
 import { bytesField, readEvent, type Bytes, type WatchEvent } from './codec.js'
 import type { KeyRange } from './codec.js'
 import type { TokenSource } from './auth.js'
+import { tlsConnectOptions, type TlsOptions } from './tls.js'
 import type { Endpoints } from './endpoints.js'
 import { CompactedError, errorFromBody, KvlogClientError, UnreachableError } from './errors.js'
 
@@ -75,6 +76,7 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
     private readonly key: Bytes,
     private readonly options: WatchOptions,
     private readonly auth?: TokenSource,
+    private readonly tls?: TlsOptions,
   ) {
     super()
     this.nextRevision = options.startRevision
@@ -146,7 +148,11 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
     if (this.closed) return
     const endpoint = this.endpoints.current
     const url = `${endpoint.replace(/^http/, 'ws').replace(/\/$/, '')}/v1/watch`
-    const ws = new WebSocket(url, { perMessageDeflate: false, ...(authorization ? { headers: { authorization } } : {}) })
+    const ws = new WebSocket(url, {
+      perMessageDeflate: false,
+      ...tlsConnectOptions(this.tls),
+      ...(authorization ? { headers: { authorization } } : {}),
+    })
     this.ws = ws
     // A refused upgrade: 401 means the token ended (authenticate again and resume); 403 is final.
     ws.on('unexpected-response', (_req, res) => {
@@ -248,6 +254,8 @@ export class Watch extends EventEmitter implements AsyncIterable<WatchBatch> {
     if (this.listenerCount(kind) > 0) this.emit(kind, err)
     this.push({ error: err })
     this.closed = true
+    // A pending reconnect would keep the process alive past --connect-timeout.
+    clearTimeout(this.retry)
     clearTimeout(this.liveness)
     clearTimeout(this.giveUp)
     this.ws?.terminate()

@@ -37,24 +37,26 @@ export interface ApiContext {
 export interface ResourceRequest {
   target: Target
   name?: string
-  /** The status subresource (`.../{name}/status`), for kinds that have one. */
-  subresource?: 'status'
+  /** The status or scale subresource (`.../{name}/status`), for kinds that have one. */
+  subresource?: 'status' | 'scale'
   query: Query
 }
 
 /**
  * The kind and scope a resource path names; 404 for unknown kinds, unknown subresources and misplaced
- * scopes. The only subresource is status, for kinds with statusSubresource.
+ * scopes. The subresources are status (kinds with statusSubresource) and scale (with scaleSubresource).
  */
 export function resolveResource(registry: Registry, path: Extract<ApiPath, { type: 'resource' }>, query: Query): ResourceRequest {
   const rt = registry.lookup(path.group, path.version, path.resource)
   if (rt === undefined) throw noSuchPath()
-  if (path.subresource !== undefined && (path.subresource !== 'status' || rt.statusSubresource !== true)) throw noSuchPath()
+  const subresource = path.subresource
+  if (subresource !== undefined && !(subresource === 'status' ? rt.statusSubresource : subresource === 'scale' && rt.scaleSubresource))
+    throw noSuchPath()
   if (!rt.namespaced && path.namespace !== undefined) throw noSuchPath()
   return {
     target: { rt, version: path.version, ...(path.namespace === undefined ? {} : { namespace: path.namespace }) },
     ...(path.name === undefined ? {} : { name: path.name }),
-    ...(path.subresource === 'status' ? { subresource: 'status' as const } : {}),
+    ...(subresource === 'status' || subresource === 'scale' ? { subresource } : {}),
     query,
   }
 }

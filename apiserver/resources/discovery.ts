@@ -60,6 +60,19 @@ export function apiResourceList(registry: Registry, group: string, version: stri
     ...(rt.statusSubresource
       ? [{ name: `${rt.resource}/status`, singularName: '', namespaced: rt.namespaced, kind: rt.kind, verbs: ['get', 'patch', 'update'] }]
       : []),
+    ...(rt.scaleSubresource
+      ? [
+          {
+            name: `${rt.resource}/scale`,
+            singularName: '',
+            namespaced: rt.namespaced,
+            group: 'autoscaling',
+            version: 'v1',
+            kind: 'Scale',
+            verbs: ['get', 'patch', 'update'],
+          },
+        ]
+      : []),
   ])
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources }
 }

@@ -29,6 +29,7 @@ import type { K8sObject } from './k8s-object.js'
 import { Registry } from './registry.js'
 import { deleteCollection, deleteObject } from './routes/delete.js'
 import { getObject, listCollection } from './routes/read.js'
+import { serveScale } from './routes/scale.js'
 import { isWatch, serveHttpWatch, webSocketWatchHandler } from './routes/watch.js'
 import { createObject, patchObject, replaceObject } from './routes/write.js'
 import { forbidden, methodNotAllowed, noSuchPath, statusOf, unauthorized } from './status.js'
@@ -83,7 +84,12 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
       .catch((err: unknown) => app.log.error({ err }, 'finishing terminating namespaces failed'))
     scope.addHook('onClose', async () => crds.stop())
     scope.setErrorHandler(statusErrorHandler)
-    scope.addContentTypeParser([...PATCH_TYPES], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))
+    const json = scope.getDefaultJsonParser('error', 'error')
+    scope.addContentTypeParser([...PATCH_TYPES], { parseAs: 'string' }, json)
+    // Client libraries send DELETE with a JSON content type and no body: that is no DeleteOptions.
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+      body === '' && request.method === 'DELETE' ? done(null, undefined) : json(request, body as string, done),
+    )
     scope.addContentTypeParser(PROTOBUF_TYPE, { parseAs: 'buffer' }, (_request, body, done) => done(null, new ProtobufBody(body as Buffer)))
     const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
     for (const url of ['/api', '/api/*', '/apis', '/apis/*']) {
@@ -183,6 +189,8 @@ async function serve(ctx: ApiContext, req: ResourceRequest, request: FastifyRequ
     void reply.type(PROTOBUF_TYPE)
     return bytes
   }
+  if (req.subresource === 'scale' && !isWatch(query))
+    return serveScale(ctx, req, request.method, notProtobuf(), request.headers['content-type'])
   switch (request.method) {
     case 'GET':
       if (isWatch(query)) {

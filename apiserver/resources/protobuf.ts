@@ -39,6 +39,15 @@ const MESSAGES: Record<string, string> = {
   '/Pod': 'Pod',
   '/Node': 'Node',
   'coordination.k8s.io/Lease': 'Lease',
+  '/Service': 'Service',
+  '/ServiceAccount': 'ServiceAccount',
+  'apps/Deployment': 'Deployment',
+  'batch/Job': 'Job',
+  'batch/CronJob': 'CronJob',
+  'rbac.authorization.k8s.io/Role': 'Role',
+  'rbac.authorization.k8s.io/ClusterRole': 'ClusterRole',
+  'rbac.authorization.k8s.io/RoleBinding': 'RoleBinding',
+  'rbac.authorization.k8s.io/ClusterRoleBinding': 'RoleBinding',
 }
 
 /** Embedded Go structs: their fields are the parent's fields in JSON. */

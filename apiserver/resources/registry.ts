@@ -36,6 +36,11 @@ export interface ResourceType {
    * keep the stored .status, and generation counts changes outside metadata and status only.
    */
   statusSubresource?: boolean
+  /**
+   * Served with a /scale subresource (an autoscaling/v1 Scale over .spec.replicas, .status.replicas and
+   * the label selector), as kube serves it for workloads; `kubectl scale` writes there.
+   */
+  scaleSubresource?: boolean
 }
 
 export const CRD_GROUP = 'apiextensions.k8s.io'
@@ -67,6 +72,13 @@ export const CRD_TYPE = builtin(CRD_GROUP, 'v1', 'customresourcedefinitions', 'C
   statusSubresource: true,
 })
 
+const RBAC_GROUP = 'rbac.authorization.k8s.io'
+
+/** An apps/v1 kind with replicas: status and scale subresources. */
+function workload(resource: string, kind: string, shortNames: string[]): ResourceType {
+  return builtin('apps', 'v1', resource, kind, true, shortNames, { categories: ['all'], statusSubresource: true, scaleSubresource: true })
+}
+
 export const NAMESPACE_TYPE = builtin('', 'v1', 'namespaces', 'Namespace', false, ['ns'], { statusSubresource: true })
 
 const BUILTINS: readonly ResourceType[] = [
@@ -77,6 +89,21 @@ const BUILTINS: readonly ResourceType[] = [
   builtin('', 'v1', 'pods', 'Pod', true, ['po'], { categories: ['all'], statusSubresource: true }),
   builtin('', 'v1', 'nodes', 'Node', false, ['no'], { statusSubresource: true }),
   builtin('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
+  // The kinds `kubectl create` makes, stored as objects: no controller acts on them.
+  builtin('', 'v1', 'services', 'Service', true, ['svc'], { categories: ['all'], statusSubresource: true }),
+  builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa']),
+  builtin('', 'v1', 'endpoints', 'Endpoints', true, ['ep'], { singular: 'endpoints' }),
+  builtin('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true, ['pvc'], { statusSubresource: true }),
+  workload('deployments', 'Deployment', ['deploy']),
+  workload('replicasets', 'ReplicaSet', ['rs']),
+  workload('statefulsets', 'StatefulSet', ['sts']),
+  builtin('apps', 'v1', 'daemonsets', 'DaemonSet', true, ['ds'], { categories: ['all'], statusSubresource: true }),
+  builtin('batch', 'v1', 'jobs', 'Job', true, [], { categories: ['all'], statusSubresource: true }),
+  builtin('batch', 'v1', 'cronjobs', 'CronJob', true, ['cj'], { categories: ['all'], statusSubresource: true }),
+  builtin(RBAC_GROUP, 'v1', 'roles', 'Role', true),
+  builtin(RBAC_GROUP, 'v1', 'rolebindings', 'RoleBinding', true),
+  builtin(RBAC_GROUP, 'v1', 'clusterroles', 'ClusterRole', false),
+  builtin(RBAC_GROUP, 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   CRD_TYPE,
 ]
 

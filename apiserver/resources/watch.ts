@@ -21,7 +21,8 @@ import { prefixEnd } from '../../log/keys.js'
 import type { WatchHub } from '../../log/watch/hub.js'
 import type { WatchBatch, WatchHandle } from '../../log/watch/types.js'
 import type { Event } from '../../log/types.js'
-import { queryBool, queryInt, queryString, type Query } from '../params.js'
+import { queryInt, queryString, type Query } from '../params.js'
+import { queryFlag } from './query.js'
 import { parseResourceVersion, parseSelectors, scanPrefix } from './list.js'
 import { decodeStored, type Target } from './objects.js'
 import { type K8sObject } from './k8s-object.js'
@@ -55,9 +56,8 @@ export interface TableMode {
 export function parseWatchOptions(q: Query, rt: ResourceType): WatchOptions {
   const rv = parseResourceVersion(q)
   const match = queryString(q, 'resourceVersionMatch')
-  const initial = queryString(q, 'sendInitialEvents')
-  const sendInitialEvents = initial === undefined ? undefined : queryBool(q, 'sendInitialEvents')
-  const allowBookmarks = queryBool(q, 'allowWatchBookmarks')
+  const sendInitialEvents = queryFlag(q, 'sendInitialEvents')
+  const allowBookmarks = queryFlag(q, 'allowWatchBookmarks') ?? false
   if (sendInitialEvents !== undefined) {
     if (match !== 'NotOlderThan')
       throw invalidOptions('resourceVersionMatch', 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan')

@@ -35,8 +35,12 @@ const COMMON_FLAGS: Record<string, FlagType> = {
   user: 'string',
   password: 'string',
   token: 'string',
+  cacert: 'string',
+  cert: 'string',
+  key: 'string',
   output: 'string',
   o: 'string',
+  w: 'string',
   help: 'bool',
   h: 'bool',
 }
@@ -69,7 +73,7 @@ export function parseArgs(argv: string[], spec: CommandSpec): Parsed {
 }
 
 export function outputMode(p: Parsed, extra: readonly OutputMode[] = []): OutputMode {
-  const o = p.flags.get('output') ?? p.flags.get('o') ?? 'table'
+  const o = p.flags.get('output') ?? p.flags.get('o') ?? p.flags.get('w') ?? 'table'
   const allowed: readonly OutputMode[] = ['table', 'json', ...extra]
   if (!allowed.includes(o as OutputMode)) throw new UsageError(`-o: expected ${allowed.join(' or ')}, got ${String(o)}`, 'BAD_VALUE', '-o')
   return o as OutputMode

@@ -1,5 +1,7 @@
 /** What every client command gets: the parsed arguments, a client for the endpoints, and output helpers. */
+import { readFile } from 'node:fs/promises'
 import type { Credentials } from '../auth.js'
+import type { TlsOptions } from '../tls.js'
 import { KvlogClient } from '../client.js'
 import { parseEndpoints } from '../endpoints.js'
 import { outputMode, UsageError, type OutputMode, type Parsed } from './args.js'
@@ -54,9 +56,43 @@ export async function credentials(p: Parsed, env: NodeJS.ProcessEnv): Promise<Cr
   return { user, password }
 }
 
+/**
+ * TLS files, as etcdctl's: --cacert (else $KVLOG_CACERT) a PEM bundle of CAs to trust, --cert and --key
+ * (else $KVLOG_CERT, $KVLOG_KEY) a client certificate to present; both of the last two or neither.
+ */
+export async function tlsFiles(p: Parsed, env: NodeJS.ProcessEnv): Promise<TlsOptions | undefined> {
+  const path = (name: string, variable: string) => (p.flags.get(name) as string | undefined) ?? (env[variable] || undefined)
+  const [cacert, cert, key] = [path('cacert', 'KVLOG_CACERT'), path('cert', 'KVLOG_CERT'), path('key', 'KVLOG_KEY')]
+  if ((cert === undefined) !== (key === undefined)) throw new UsageError('give --cert and --key together')
+  const read = async (flag: string, file: string | undefined) => {
+    if (file === undefined) return undefined
+    try {
+      return await readFile(file)
+    } catch (err) {
+      throw new UsageError(
+        `--${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+        'BAD_VALUE',
+        `--${flag}`,
+      )
+    }
+  }
+  const tls: TlsOptions = {}
+  const ca = await read('cacert', cacert)
+  if (ca !== undefined) tls.ca = ca
+  const certificate = await read('cert', cert)
+  const privateKey = await read('key', key)
+  if (certificate !== undefined && privateKey !== undefined) Object.assign(tls, { cert: certificate, key: privateKey })
+  return Object.keys(tls).length > 0 ? tls : undefined
+}
+
 export async function context(p: Parsed, env: NodeJS.ProcessEnv, outputs: readonly OutputMode[] = []): Promise<Context> {
   const creds = await credentials(p, env)
-  const client = new KvlogClient({ endpoints: endpointList(p, env), ...(creds !== undefined ? { credentials: creds } : {}) })
+  const tls = await tlsFiles(p, env)
+  const client = new KvlogClient({
+    endpoints: endpointList(p, env),
+    ...(creds !== undefined ? { credentials: creds } : {}),
+    ...(tls !== undefined ? { tls } : {}),
+  })
   return { p, client, mode: outputMode(p, outputs), out: (line) => process.stdout.write(line + '\n') }
 }
 

@@ -23,7 +23,16 @@ const RANGE: Record<string, FlagHelp> = {
 export const GLOBAL_FLAGS: Record<string, FlagHelp> = {
   endpoint: ['URL', 'the server (env KVLOG_ENDPOINT; default http://127.0.0.1:8379; host:port means http://host:port)'],
   endpoints: ['URL,URL,...', 'several members, tried in turn when one is unreachable or answers 503 (env KVLOG_ENDPOINTS)'],
-  output: ['table|json', 'human tables (default) or JSON (one object per line for streams); also -o'],
+  user: [
+    'NAME[:PASSWORD]',
+    'act as this user when the server has auth enabled (env KVLOG_USER; password also from --password or KVLOG_PASSWORD, else asked)',
+  ],
+  password: ['PASSWORD', "the --user's password (env KVLOG_PASSWORD)"],
+  token: ['TOKEN', 'a bearer token instead of --user (env KVLOG_TOKEN)'],
+  cacert: ['FILE', 'trust the CA certificates in this PEM file for https:// endpoints (env KVLOG_CACERT)'],
+  cert: ['FILE', 'present this client certificate (PEM) to an https:// endpoint; with --key (env KVLOG_CERT)'],
+  key: ['FILE', "the client certificate's private key (PEM) (env KVLOG_KEY)"],
+  output: ['table|json', 'human tables (default) or JSON (one object per line for streams); also -o, or -w as etcdctl'],
   help: ['', 'this help; also -h'],
 }
 
@@ -63,7 +72,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   txn: {
     flags: {},
     examples: [
-      `echo '{"compare":[{"key":"/a","target":"VERSION","result":"EQUAL","version":0}],"success":[{"put":{"key":"/a","value":"1"}}]}' | kvlog txn`,
+      `echo '{"compare":[{"key":"/a","target":"VERSION","result":"EQUAL","value":0}],"success":[{"type":"put","key":"/a","value":"1"}]}' | kvlog txn`,
       'kvlog txn request.json',
     ],
   },
@@ -89,10 +98,12 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       ...RANGE,
       from: ['REV|TIME', `from ${REV_OR_TIME} (default: the oldest kept)`],
       to: ['REV|TIME', 'up to this revision or time (default: now)'],
-      limit: ['N', 'at most N events (the first N)'],
+      limit: ['N', 'at most N events (the first N; with --newest the last N)'],
+      newest: ['', 'with --limit N: the newest N events (still printed oldest first)'],
     },
     examples: [
       'kvlog history /config/a',
+      'kvlog history /config/ --prefix --limit 20 --newest   # the last 20 changes',
       'kvlog history /config/ --prefix --from 2h --limit 20',
       'kvlog history /config/a --from 2026-11-22T21:00:00Z -o json',
     ],
@@ -100,10 +111,10 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   diff: {
     flags: {
       from: ['REV|TIME', `the earlier state: ${REV_OR_TIME}`],
-      to: ['REV|TIME', 'the later state'],
+      to: ['REV|TIME|now', 'the later state (default: now)'],
       prefix: ['', 'compare every key under KEY (without KEY: all keys)'],
     },
-    examples: ['kvlog diff --from 40 --to 52', 'kvlog diff --from 1h --to 5m /config/ --prefix'],
+    examples: ['kvlog diff --from 40 --to 52', 'kvlog diff --from 1h /config/ --prefix    # from an hour ago to now'],
   },
   dump: {
     flags: {
@@ -165,6 +176,33 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'kvlog snapshot restore backup.snap --data-dir /var/lib/kvlog-restored',
       'kvlog snapshot restore backup.snap --data-dir ./before --to-revision 41200',
     ],
+  },
+  user: {
+    flags: {
+      'new-user-password': ['PW', "add, passwd: the user's password (else NAME:PASSWORD, or asked on the terminal)"],
+      'no-password': ['', 'add: a user without a password, who signs in with a client certificate (CN = NAME) only'],
+    },
+    examples: [
+      'kvlog user add root --new-user-password s3cret && kvlog user grant-role root root',
+      'kvlog user add alice:pw --user root:s3cret',
+      'kvlog user grant-role alice app --user root:s3cret',
+      'kvlog user list --user root:s3cret',
+    ],
+  },
+  role: {
+    flags: {
+      prefix: ['', 'grant-permission, revoke-permission: every key that starts with KEY'],
+      'from-key': ['', 'grant-permission, revoke-permission: every key greater than or equal to KEY'],
+    },
+    examples: [
+      'kvlog role add app --user root:s3cret',
+      'kvlog role grant-permission app readwrite /app/ --prefix --user root:s3cret',
+      'kvlog role get app --user root:s3cret',
+    ],
+  },
+  auth: {
+    flags: {},
+    examples: ['kvlog auth enable --user root:s3cret', 'kvlog auth status'],
   },
   completion: {
     flags: {},

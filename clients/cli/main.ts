@@ -5,7 +5,7 @@
  * (apiserver/main.ts) and the offline `snapshot restore`, `import` and `export` are the tools' (tools/main.ts);
  * bin/kvlog dispatches them there, but the help lists them with the rest.
  */
-import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError } from '../errors.js'
+import { CompactedError, KvlogClientError, OutcomeUnknownError, UnreachableError, WrongEndpointError } from '../errors.js'
 import { parseArgs, SERVER_SIDE, UsageError, type CommandSpec } from './args.js'
 import { compact, cursor, status } from './commands/admin.js'
 import { auth, AUTH_USAGE, role, ROLE_USAGE, user, USER_USAGE } from './commands/auth.js'
@@ -69,15 +69,15 @@ const COMMANDS: Record<string, Command> = {
     run: watch,
   },
   history: {
-    usage: 'history KEY [--prefix|--from-key] [--from REV|TIME] [--to REV|TIME] [--limit N]',
+    usage: 'history KEY [--prefix|--from-key] [--from REV|TIME] [--to REV|TIME] [--limit N [--newest]]',
     summary: 'what happened to a key or range: revision, time, type, value or JSON diff',
-    flags: { ...RANGE, from: 'string', to: 'string', limit: 'int' },
+    flags: { ...RANGE, from: 'string', to: 'string', limit: 'int', newest: 'bool' },
     positionals: ['KEY'],
     min: 1,
     run: history,
   },
   diff: {
-    usage: 'diff --from REV|TIME --to REV|TIME [KEY --prefix]',
+    usage: 'diff --from REV|TIME [--to REV|TIME|now] [KEY --prefix]',
     summary: 'what changed between two revisions (or times)',
     flags: { from: 'string', to: 'string', prefix: 'bool' },
     positionals: ['KEY'],
@@ -193,9 +193,11 @@ ${Object.entries(COMMANDS)
   version    print the version (also --version)
 
 Client flags: --endpoint URL (env KVLOG_ENDPOINT, default http://127.0.0.1:8379; host:port is accepted),
-  --endpoints URL,URL,... (env KVLOG_ENDPOINTS: several members, tried in turn), -o table|json.
+  --endpoints URL,URL,... (env KVLOG_ENDPOINTS: several members, tried in turn), -o table|json (also -w).
 Auth flags: --user NAME[:PASSWORD] (env KVLOG_USER; the password also from --password or KVLOG_PASSWORD,
   else asked on the terminal), or --token TOKEN (env KVLOG_TOKEN), when the server has auth enabled.
+TLS flags (https:// endpoints): --cacert FILE (a private CA), --cert FILE --key FILE (a client certificate);
+  env KVLOG_CACERT, KVLOG_CERT, KVLOG_KEY.
 Revisions: wherever a revision is taken, a time is too: 2026-11-22T21:00:00Z, or ago: 10m, 2h, 1d.
 Exit codes: 0 ok, 1 error, 2 usage, 3 compacted. "kvlog <command> --help" for a command's flags and examples.`
 
@@ -236,6 +238,7 @@ function report(command: string, err: unknown): number {
     return 3
   }
   if (err instanceof KvlogClientError) say(`${err.code}: ${err.message}`)
+  else if (err instanceof WrongEndpointError) say(`${err.code}: ${err.message}`)
   else if (err instanceof UnreachableError || err instanceof OutcomeUnknownError) say(err.message)
   else say(err instanceof Error ? err.message : String(err))
   return 1

@@ -58,6 +58,7 @@ export function eventJson(e: WatchEvent, time: string | undefined, withPrev: boo
   out.version = e.kv.version
   if (time !== undefined) out.time = time
   if (withPrev && e.prevKv !== undefined) bytesOut(out, 'prevValue', e.prevKv.value)
+  if (e.author !== undefined) out.author = e.author
   return out
 }
 

@@ -113,7 +113,7 @@ describe('kvlog serve: the log (real process)', function () {
       expect(l.level).to.be.a('number')
     }
     const start = lines.find((l) => l.msg === 'kvlog serving')
-    expect(start).to.include({ http: r.http, grpc: r.grpc })
+    expect(start).to.include({ http: r.http, grpc: r.grpc, ui: `${r.http}/ui/` })
     const failed = lines.filter((l) => l.msg === 'request failed' && l.door !== 'etcd')
     expect(failed.map((l) => [l.method, l.url, l.statusCode])).to.deep.equal([
       ['GET', '/no/such/route', 404],

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect, type TLSSocket } from 'node:tls'
 import { expect } from 'chai'
-import { makeCertificates, tlsServeArgs } from '../support/test-certs.js'
+import { makeCertificates, ROOT_AND_ALICE_SETUP, tlsServeArgs } from '../support/test-certs.js'
 import { etcdctl } from '../support/etcdctl.js'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
 import { sleep } from '../support/wait.js'
@@ -94,15 +94,7 @@ describe('TLS: client-certificate auth and reload on SIGHUP', function () {
   })
 
   it('--client-cert-auth: etcdctl --cert/--key acts as the certificate CN', async () => {
-    for (const args of [
-      ['user', 'add', 'root', '--no-password'],
-      ['user', 'grant-role', 'root', 'root'],
-      ['user', 'add', 'alice', '--no-password'],
-      ['role', 'add', 'app'],
-      ['role', 'grant-permission', 'app', 'readwrite', '--prefix', 'app/'],
-      ['user', 'grant-role', 'alice', 'app'],
-      ['auth', 'enable'],
-    ]) {
+    for (const args of ROOT_AND_ALICE_SETUP) {
       const r = await ctl('root', ...args)
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(0)
     }

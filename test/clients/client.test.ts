@@ -364,7 +364,9 @@ describe('KvlogClient (real server)', function () {
         const via = new KvlogClient({ endpoint: proxy.url })
         await kv.put('/unknown/d', '1')
         const before = (await kv.status()).revision as number
-        proxy.dropResponses = 2
+        // The delete's answer, then that of the connection the client opens to check whether the port
+        // speaks TLS (clients/probe-tls.ts), then the txn's.
+        proxy.dropResponses = 3
         expect(await rejection(via.delete('/unknown/d'))).to.be.instanceOf(OutcomeUnknownError)
         expect(
           await rejection(via.txn({ compare: [], success: [{ type: 'put', key: '/unknown/t', value: '1' }], failure: [] })),

@@ -64,3 +64,17 @@ export function tlsServeArgs(dir: string, name = 'server'): string[] {
     join(dir, 'ca.crt'),
   ]
 }
+
+/**
+ * etcdctl commands (run with root's certificate) that make users root and alice for certificates of
+ * those CNs, alice with READWRITE on app/ only, then enable auth.
+ */
+export const ROOT_AND_ALICE_SETUP: readonly string[][] = [
+  ['user', 'add', 'root', '--no-password'],
+  ['user', 'grant-role', 'root', 'root'],
+  ['user', 'add', 'alice', '--no-password'],
+  ['role', 'add', 'app'],
+  ['role', 'grant-permission', 'app', 'readwrite', '--prefix', 'app/'],
+  ['user', 'grant-role', 'alice', 'app'],
+  ['auth', 'enable'],
+]

@@ -22,11 +22,12 @@ import type { Query } from '../../params.js'
 import type { ApiContext, ResourceRequest } from '../context.js'
 import { both, parseFieldSelector } from '../selectors.js'
 import { includeObjectOf } from '../table.js'
+import { queryFlag } from '../query.js'
 import { parseWatchOptions, ResourceWatch, type EventSink } from '../watch.js'
 
-/** Is this a watch request (`watch=true` or `watch=1`)? */
+/** Is this a watch request (`watch` true in any of the spellings kube accepts)? */
 export function isWatch(q: Query): boolean {
-  return q.watch === 'true' || q.watch === '1'
+  return queryFlag(q, 'watch') === true
 }
 
 function newWatch(ctx: ApiContext, req: ResourceRequest, table: boolean, sink: EventSink): ResourceWatch {

@@ -35,5 +35,5 @@ export async function patchObject(
 }
 
 function updateOptions(req: ResourceRequest): WriteOptions {
-  return { dryRun: dryRunOf(req.query), ...(req.subresource ? { subresource: req.subresource } : {}) }
+  return { dryRun: dryRunOf(req.query), ...(req.subresource === 'status' ? { subresource: req.subresource } : {}) }
 }

@@ -2,12 +2,27 @@
  * dump (--rev REV|TIME | --at TIME) [--prefix P] [-o table|json|yaml|ndjson]: every key of a subtree as it was
  * at a revision, read page by page at that one revision (a consistent snapshot). json and yaml print one
  * document `{ revision, prefix?, count, kvs }`; ndjson one kv per line (streamed, for large subtrees).
- * A prefix with no keys at that revision prints an empty dump and says so on stderr.
+ * A prefix with no keys at that revision prints an empty dump and says so on stderr. In yaml, a value that
+ * is a JSON object or array is printed as YAML (a `value` mapping or sequence); other values stay strings.
  */
 import { stringify } from 'yaml'
 import { prefixRange, str, type Context } from '../context.js'
 import { display, kvJson, table } from '../output.js'
 import { onePoint } from '../points.js'
+import type { KeyValue } from '../../codec.js'
+
+/** kvJson, with a value that is a JSON object or array as that structure. */
+function yamlKv(kv: KeyValue): Record<string, unknown> {
+  const out = kvJson(kv)
+  if (typeof out.value !== 'string') return out
+  try {
+    const parsed: unknown = JSON.parse(out.value)
+    if (typeof parsed === 'object' && parsed !== null) out.value = parsed
+  } catch {
+    // not JSON: the string as it is
+  }
+  return out
+}
 
 export async function dump(c: Context): Promise<number> {
   const revision = await onePoint(c, 'rev', 'at')
@@ -29,7 +44,7 @@ export async function dump(c: Context): Promise<number> {
           String(kv.version),
           kv.lease === 0n ? '' : kv.lease.toString(),
         ])
-      else kvs.push(kvJson(kv))
+      else kvs.push(c.mode === 'yaml' ? yamlKv(kv) : kvJson(kv))
     }
   }
   const doc = { revision, ...(prefix ? { prefix } : {}), count, kvs }

@@ -67,46 +67,76 @@ export function duration(text: string, flag: string): number {
 }
 
 /** A --from/--to value: a revision, or a time (ISO 8601 or ago). */
-function bound(value: string | undefined, flag: string): { rev?: number; time?: string } {
+function bound(value: string | undefined, flag: string): Bound {
   if (value === undefined) return {}
   const p: Point = parsePoint(value, `--${flag}`)
   return 'rev' in p ? { rev: p.rev } : { time: isoTime(p) }
 }
 
-/** history KEY [--prefix] [--from REV|TIME] [--to REV|TIME] [--limit N]: every change, with JSON diffs. */
+type Bound = { rev?: number; time?: string }
+type KeyFlags = { prefix: boolean; fromKey: boolean }
+
+/**
+ * history KEY [--prefix] [--from REV|TIME] [--to REV|TIME] [--limit N [--newest]]: every change, with
+ * JSON diffs, oldest first. --limit N gives the first N; with --newest, the last N (still oldest first).
+ */
 export async function history(c: Context): Promise<number> {
   const [key] = c.p.args
   const from = bound(str(c, 'from'), 'from')
   const to = bound(str(c, 'to'), 'to')
   const limit = int(c, 'limit')
   if (limit === 0) throw new UsageError('--limit: expected at least 1')
-  let left = limit ?? Infinity
+  const newest = bool(c, 'newest')
+  if (newest && limit === undefined) throw new UsageError('--newest needs --limit N')
+  const keys = { prefix: bool(c, 'prefix'), fromKey: bool(c, 'from-key') }
+  const events = newest ? await newestEvents(c, key, keys, from, to, limit!) : await readHistory(c, key, keys, from, to, limit ?? Infinity)
   const rows: string[][] = [['REVISION', 'TIME', 'WHO', 'TYPE', 'KEY', 'VALUE / CHANGE']]
+  for (const e of events) {
+    if (c.mode === 'json') c.out(JSON.stringify(eventJson(e, e.time, true)))
+    else rows.push([String(e.revision), e.time, who(e), e.type, display(e.kv.key), change(e)])
+  }
+  if (c.mode === 'table') c.out(table(rows))
+  return 0
+}
+
+/** The first `limit` events of the range between the bounds, page by page. */
+async function readHistory(c: Context, key: string, keys: KeyFlags, from: Bound, to: Bound, limit: number): Promise<HistoryEvent[]> {
+  const out: HistoryEvent[] = []
   let next = from.rev
-  while (left > 0) {
+  while (out.length < limit) {
     const page = await c.client.history(key, {
-      prefix: bool(c, 'prefix'),
-      fromKey: bool(c, 'from-key'),
+      ...keys,
       prevKv: true,
-      limit: Math.min(1000, left),
+      limit: Math.min(1000, limit - out.length),
       from: next,
       to: to.rev,
       ...(next === undefined && from.time ? { fromTime: from.time } : {}),
       ...(to.time ? { toTime: to.time } : {}),
     })
     // A page never splits a revision, so it may hold more events than asked for: cut at the limit.
-    const events = page.events.slice(0, left)
-    left -= events.length
-    for (const e of events) {
-      if (c.mode === 'json')
-        c.out(JSON.stringify(e.author === undefined ? eventJson(e, e.time, true) : { ...eventJson(e, e.time, true), author: e.author }))
-      else rows.push([String(e.revision), e.time, who(e), e.type, display(e.kv.key), change(e)])
-    }
+    out.push(...page.events.slice(0, limit - out.length))
     if (!page.more) break
     next = page.nextRevision
   }
-  if (c.mode === 'table') c.out(table(rows))
-  return 0
+  return out
+}
+
+/**
+ * The last `n` events between the bounds: read windows of revisions ending at the upper bound, each
+ * four times wider than the last, until one holds n events or reaches the lower bound. Times are first
+ * turned into revisions, so every window has the same end.
+ */
+async function newestEvents(c: Context, key: string, keys: KeyFlags, from: Bound, to: Bound, n: number): Promise<HistoryEvent[]> {
+  const head = await c.client.history(key, { ...keys, limit: 1 })
+  const upper = to.rev ?? (to.time ? await c.client.revisionAt(to.time) : head.revision)
+  const first = from.rev ?? (from.time ? await startRevision(c.client, parsePoint(from.time, '--from')) : 1)
+  const lower = Math.max(first, head.compactRevision + 1)
+  for (let width = n; ; width *= 4) {
+    const start = Math.max(lower, upper - width + 1)
+    if (start > upper) return []
+    const events = await readHistory(c, key, keys, { rev: start }, { rev: upper }, Infinity)
+    if (events.length >= n || start === lower) return events.slice(-n)
+  }
 }
 
 /** `user@door`; anonymous when auth is off; `-` for writes the store made itself (lease expiry). */
@@ -121,14 +151,16 @@ function change(e: HistoryEvent): string {
   return diff === undefined ? display(e.kv.value) : diff.length === 0 ? '(no change)' : diff.join('; ')
 }
 
-/** diff --from REV|TIME --to REV|TIME [KEY --prefix]: what changed between two states. */
+/** diff --from REV|TIME [--to REV|TIME|now] [KEY --prefix]: what changed between two states (--to: now by default). */
 export async function diff(c: Context): Promise<number> {
   const fromText = str(c, 'from')
-  const toText = str(c, 'to')
-  if (fromText === undefined || toText === undefined) throw new UsageError('diff needs --from REV|TIME and --to REV|TIME')
-  const [fromPoint, toPoint] = [parsePoint(fromText, '--from'), parsePoint(toText, '--to')]
-  const from = await stateRevision(c.client, fromPoint)
-  const to = await stateRevision(c.client, toPoint)
+  const toText = str(c, 'to') ?? 'now'
+  if (fromText === undefined) throw new UsageError('diff needs --from REV|TIME (and --to REV|TIME, default now)')
+  const from = await stateRevision(c.client, parsePoint(fromText, '--from'))
+  const to =
+    toText === 'now'
+      ? (await c.client.history('\0', { fromKey: true, limit: 1 })).revision
+      : await stateRevision(c.client, parsePoint(toText, '--to'))
   const [key = '\0'] = c.p.args
   const range = c.p.args.length === 0 ? { fromKey: true } : { prefix: bool(c, 'prefix') }
   const [before, after] = await Promise.all([snapshot(c, key, range, from), snapshot(c, key, range, to)])

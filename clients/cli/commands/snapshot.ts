@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto'
 import { open, rename, rm } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
+import { KvlogClientError } from '../../errors.js'
 import { SERVER_SIDE, UsageError } from '../args.js'
 import { str, type Context } from '../context.js'
 import { progressBar, size } from '../progress.js'
@@ -31,7 +32,17 @@ export async function snapshot(c: Context): Promise<number> {
 
 async function save(c: Context, file: string): Promise<number> {
   const part = `${file}.part`
-  const download = await c.client.snapshot()
+  const download = await c.client.snapshot().catch((err: unknown) => {
+    if (err instanceof KvlogClientError && err.code === 'PERMISSION_DENIED') {
+      throw new KvlogClientError(
+        err.code,
+        'a snapshot needs a user with the root role (as in etcd): give --user root, or a root certificate with --cert/--key',
+        err.status,
+        err.details,
+      )
+    }
+    throw err
+  })
   const bar = progressBar(`snapshot ${basename(file)}`, download.estimatedBytes)
   const whole = createHash('sha256')
   const check = new TrailerCheck()

@@ -122,7 +122,7 @@ describe('kvlog CLI: help, version and completion', function () {
       expect(offered.get('kvlog s')).to.have.members(['serve', 'snapshot', 'status'])
       expect(offered.get('kvlog lease k')).to.deep.equal(['keep-alive'])
       expect(offered.get('kvlog watch /a --cu')).to.deep.equal(['--cursor'])
-      expect(offered.get('kvlog dump --p')).to.deep.equal(['--prefix'])
+      expect(offered.get('kvlog dump --p')).to.have.members(['--prefix', '--password'])
       expect(offered.get('kvlog put /a --file ')).to.deep.equal(['(files)'])
       expect(offered.get('kvlog ')).to.include.members(COMMANDS).and.include.members(['--help', '--version'])
     } finally {
