@@ -2,7 +2,8 @@
  * Timeline: revisions (write transactions) per time bucket over the retained history
  * (GET /v1/history/buckets), with the compaction floor, the consumer cursors and now marked. A click picks
  * the revision current at that time; dragging zooms to a time range (URL: #/timeline?from=T&to=T&rev=R).
- * In live mode the latest writes arrive over the WebSocket watch (live.ts) and the buckets refresh.
+ * The latest writes are the history's newest, then the live ones over the WebSocket watch (live.ts); the
+ * buckets refresh.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import type uPlot from 'uplot'
@@ -28,11 +29,13 @@ export function TimelineView({
   route,
   head,
   recent,
+  recentError,
   status,
 }: {
   route: Route
   head: number | undefined
   recent: HistoryEvent[]
+  recentError: Error | undefined
   status: Status | undefined
 }) {
   const rev = revParam(route.params)
@@ -149,8 +152,9 @@ export function TimelineView({
     </section>
     <section class="panel" aria-label="Latest writes">
       <h2>Latest writes <span class="live">(live)</span></h2>
+      ${recentError ? html`<${Problem} error=${recentError} />` : ''}
       <ul class="plain" data-testid="recent">
-        ${recent.length === 0 ? html`<li class="muted">Waiting for writes…</li>` : ''}
+        ${recent.length === 0 ? html`<li class="muted">No writes yet; new ones appear here as they are made.</li>` : ''}
         ${recent.map((e) => html`<li><a href=${href('revision', { rev: e.revision })}>${e.revision}</a> ${e.type} <a href=${href('key', { key: text(e.kv, 'key') })}>${text(e.kv, 'key')}</a> <span class="muted">${fmtTime(e.time)}</span>${authorText(e) ? html` <span class="muted" data-testid="recent-who">by ${authorText(e)}</span>` : ''}</li>`)}
       </ul>
     </section>

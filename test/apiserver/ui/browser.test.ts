@@ -103,6 +103,11 @@ describe('history browser /ui (real Chromium)', function () {
       .waitFor()
     await page.locator('.timeline-chart canvas').waitFor()
     await page.getByTestId('live').filter({ hasText: 'live' }).waitFor()
+    // The latest writes, all made before the page opened, come from the history, newest first.
+    const recent = page.getByTestId('recent')
+    await recent.locator('li', { hasText: '/app/leased' }).first().waitFor()
+    expect(await recent.locator('li').first().textContent()).to.contain(`${expired} DELETE /app/leased`)
+    await recent.locator('li', { hasText: '/registry/pods/ns0/pod-00' }).waitFor()
     await shot(page, 'timeline')
   })
 
