@@ -1,7 +1,8 @@
 /**
  * Timeline: revisions (write transactions) per time bucket over the retained history
  * (GET /v1/history/buckets), with the compaction floor, the consumer cursors and now marked. A click picks
- * the revision current at that time; dragging zooms to a time range (URL: #/timeline?from=T&to=T&rev=R).
+ * the revision current at that time; dragging zooms to a time range (URL: #/timeline?from=T&to=T&rev=R;
+ * `from` and `to` may be revisions too, timeline-range.ts).
  * The latest writes are the history's newest, then the live ones over the WebSocket watch (live.ts); the
  * buckets refresh.
  */
@@ -11,6 +12,7 @@ import { api, authorText, text, type HistoryEvent, type Status } from './api.js'
 import { Chart } from './chart.js'
 import { fmtTime, html, Problem, RevisionPicker, useAsync } from './common.js'
 import { href, revParam, type Route } from './route.js'
+import { resolveRange } from './timeline-range.js'
 
 interface Marks {
   floor?: number
@@ -46,7 +48,16 @@ export function TimelineView({
     const t = setInterval(() => setTick((n) => n + 1), 5000)
     return () => clearInterval(t)
   }, [])
-  const buckets = useAsync(() => api.buckets(120, from, to), [from, to, tick])
+  // The range is resolved once per URL (revisions to their commit times), the buckets on every refresh.
+  const range = useMemo(() => {
+    const p = resolveRange(from, to)
+    p.catch(() => undefined) // awaited by the buckets' load after the render, which shows the error
+    return p
+  }, [from, to])
+  const buckets = useAsync(async () => {
+    const r = await range
+    return { ...(await api.buckets(120, r.fromTime, r.toTime)), range: r }
+  }, [range, tick])
   const b = buckets.data
   const series = useMemo(() => {
     if (!b) return undefined
@@ -140,7 +151,12 @@ export function TimelineView({
     <section class="panel" aria-label="Writes over time">
       <h2>
         Writes per ${b ? `${Math.max(1, Math.round(b.bucketMs / 1000))} s` : ''} bucket
-        ${from ? html`<a href=${href('timeline', { rev })}>(whole history)</a>` : ''}
+        ${
+          b?.range.fromRevision !== undefined || b?.range.toRevision !== undefined
+            ? html`<span data-testid="range-revisions">revisions ${b.range.fromRevision ?? 'floor'}–${b.range.toRevision ?? 'head'}</span>`
+            : ''
+        }
+        ${from || to ? html`<a href=${href('timeline', { rev })}>(whole history)</a>` : ''}
       </h2>
       ${buckets.error ? html`<${Problem} error=${buckets.error} />` : ''}
       <${Chart} opts=${opts} data=${data} label="Revisions committed per time bucket" onReady=${onReady} />

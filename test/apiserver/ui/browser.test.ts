@@ -111,6 +111,25 @@ describe('history browser /ui (real Chromium)', function () {
     await shot(page, 'timeline')
   })
 
+  it('reads plain numbers in a timeline URL as revisions, RFC 3339 as times, and refuses anything else', async () => {
+    const events = (await kv.history('/app/config')).events
+    const time = (rev: number) => (events.find((e) => e.revision === rev) as unknown as { time: string }).time
+    const asked = page.waitForRequest((r) => {
+      const q = new URL(r.url()).searchParams
+      return r.url().includes('/v1/history/buckets') && q.get('fromTime') === time(v1)
+    })
+    await page.goto(`${server.http}/ui/#/timeline?from=${v1}&to=${v2}`)
+    await asked
+    expect(await page.getByTestId('range-revisions').textContent()).to.equal(`revisions ${v1}–${v2}`)
+    await page.locator('.timeline-chart canvas').waitFor()
+    const byTime = page.waitForRequest((r) => new URL(r.url()).searchParams.get('fromTime') === time(v2))
+    await page.goto(`${server.http}/ui/#/timeline?from=${encodeURIComponent(time(v2))}`)
+    await byTime
+    await page.goto(`${server.http}/ui/#/timeline?from=9030x&to=${v2}`)
+    await page.locator('[data-code="INVALID_ARGUMENT"]').waitFor()
+    await page.goto(`${server.http}/ui/#/timeline`)
+  })
+
   it('navigates the tree down to a key and shows its value, JSON pretty-printed', async () => {
     await page.goto(`${server.http}/ui/#/keys`)
     await page.locator('.tree a', { hasText: '/' }).first().click()
