@@ -9,7 +9,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import type uPlot from 'uplot'
 import { api, authorText, text, type HistoryEvent, type Status } from './api.js'
-import { Chart } from './chart.js'
+import { Chart, wholeNumbers, X_AXIS, yAxis } from './chart.js'
 import { fmtTime, html, Problem, RevisionPicker, useAsync } from './common.js'
 import { href, revParam, type Route } from './route.js'
 import { resolveRange } from './timeline-range.js'
@@ -83,7 +83,7 @@ export function TimelineView({
       legend: { show: false },
       cursor: { drag: { x: true, y: false, setScale: false } },
       scales: { x: { time: true } },
-      axes: [{}, { label: 'revisions', size: 60 }],
+      axes: [X_AXIS, yAxis('revisions', wholeNumbers)],
       series: [{}, { label: 'revisions', stroke: '#0b62c4', fill: 'rgba(11,98,196,0.25)', paths: undefined, points: { show: false } }],
       hooks: {
         draw: [
