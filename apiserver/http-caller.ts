@@ -53,7 +53,17 @@ export function httpCaller(auth: Authorizer, request: IncomingMessage): Identity
   return auth.identify({ token: requestToken(request), certCn: peerCn(request) })
 }
 
-export function identifyRequests(app: FastifyInstance, auth: Authorizer): void {
+/**
+ * What an anonymous write records of its client: the User-Agent (kubectl, a controller, curl look
+ * different), else the address; cut to `max` characters (0: nothing).
+ */
+export function clientAgent(request: IncomingMessage, max: number): string | undefined {
+  if (max === 0) return undefined
+  const agent = request.headers['user-agent']?.trim() || request.socket.remoteAddress
+  return agent === undefined ? undefined : agent.slice(0, max)
+}
+
+export function identifyRequests(app: FastifyInstance, auth: Authorizer, agentMaxChars: number): void {
   app.addHook('preHandler', (request, _reply, done) => {
     let who: Identity
     try {
@@ -63,6 +73,7 @@ export function identifyRequests(app: FastifyInstance, auth: Authorizer): void {
       done(err as Error)
       return
     }
-    asCaller(who, () => done(), request.url.startsWith('/api') ? 'resources' : 'http')
+    const agent = who.user === undefined ? clientAgent(request.raw, agentMaxChars) : undefined
+    asCaller(who, () => done(), request.url.startsWith('/api') ? 'resources' : 'http', agent)
   })
 }

@@ -246,9 +246,14 @@ export class KvlogClient {
       nextRevision: r.nextRevision as number,
       events: (r.events as Json[]).map((e) => {
         const event: HistoryEvent = { ...readEvent(e), time: e.time as string }
-        const a = e.author as { door?: unknown; user?: unknown } | undefined
+        const a = e.author as { door?: unknown; user?: unknown; agent?: unknown } | undefined
         if (a !== undefined && typeof a.door === 'string')
-          event.author = typeof a.user === 'string' ? { door: a.door, user: a.user } : { door: a.door }
+          event.author =
+            typeof a.user === 'string'
+              ? { door: a.door, user: a.user }
+              : typeof a.agent === 'string'
+                ? { door: a.door, agent: a.agent }
+                : { door: a.door }
         return event
       }),
     }

@@ -11,12 +11,13 @@ export type Kv = KeyValueJson
 export type HistoryEvent = EventJson & { time: string }
 
 /**
- * "alice via etcd", "anonymous via http"; "kvlog (lease expiry)" for a delete without an author of a key
+ * "alice via etcd", "anonymous (kubectl/v1.31.0) via resources", "anonymous via etcd"; "kvlog (lease expiry)" for a delete without an author of a key
  * that had a lease (the store's own write); undefined when the entry records no author (written before
  * kvlog recorded them).
  */
 export function authorText(e: HistoryEvent): string | undefined {
-  if (e.author !== undefined) return `${e.author.user ?? 'anonymous'} via ${e.author.door}`
+  const a = e.author
+  if (a !== undefined) return `${a.user ?? (a.agent !== undefined ? `anonymous (${a.agent})` : 'anonymous')} via ${a.door}`
   return e.type === 'DELETE' && e.prevKv?.lease !== undefined ? 'kvlog (lease expiry)' : undefined
 }
 

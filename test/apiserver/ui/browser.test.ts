@@ -165,7 +165,7 @@ describe('history browser /ui (real Chromium)', function () {
     expect(await second.locator('.del').textContent()).to.contain('.replicas: 1')
     expect(await second.locator('.add').textContent()).to.contain('.replicas: 2')
     expect(await second.locator('pre').getAttribute('data-diff')).to.equal('json')
-    expect(await second.getByTestId('who').textContent()).to.equal('by anonymous via http')
+    expect(await second.getByTestId('who').textContent()).to.equal('by anonymous (node) via http')
     await shot(page, 'key-history-json')
     await page.goto(`${server.http}/ui/#/key?key=/app/via-etcd`)
     expect(await page.locator(`.version[data-revision="${viaEtcd}"]`).getByTestId('who').textContent()).to.equal('by anonymous via etcd')
@@ -190,7 +190,31 @@ describe('history browser /ui (real Chromium)', function () {
     expect(page.url()).to.equal(url)
     // Who wrote it, as the history shows it: the watch event carries its author.
     const row = page.getByTestId('recent').locator('li', { hasText: '/live/now' })
-    expect(await row.getByTestId('recent-who').textContent()).to.equal('by anonymous via http')
+    expect(await row.getByTestId('recent-who').textContent()).to.equal('by anonymous (node) via http')
+  })
+
+  it("an anonymous write shows its client's user agent, cut short", async () => {
+    const write = async (key: string, agent: string) => {
+      const res = await fetch(`${server.http}/v1/kv`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', 'user-agent': agent },
+        body: JSON.stringify({ key, value: 'x' }),
+      })
+      expect(res.status).to.equal(200)
+      return ((await res.json()) as { header: { revision: number } }).header.revision
+    }
+    const kubectl = await write('/agents/a', 'kubectl/v1.31.0 (linux/amd64) kubernetes/9edcffc')
+    const long = await write('/agents/b', `my-controller/1.0 ${'x'.repeat(200)}`)
+    await page.goto(`${server.http}/ui/#/key?key=/agents/a`)
+    await page
+      .locator(`.version[data-revision="${kubectl}"]`)
+      .getByTestId('who')
+      .filter({ hasText: 'by anonymous (kubectl/v1.31.0 (linux/amd64) kubernetes/9edcffc) via http' })
+      .waitFor()
+    await page.goto(`${server.http}/ui/#/key?key=/agents/b`)
+    const who = page.locator(`.version[data-revision="${long}"]`).getByTestId('who')
+    await who.waitFor()
+    expect(await who.textContent()).to.equal(`by anonymous (${`my-controller/1.0 ${'x'.repeat(200)}`.slice(0, 64)}) via http`)
   })
 
   it('a compacted revision says the history was compacted and from which revision it is available', async () => {
@@ -249,7 +273,7 @@ describe('history browser /ui (real Chromium)', function () {
       .filter({ hasText: String(v2 + 1) })
       .waitFor()
     await page.getByTestId('revision-events').locator('a', { hasText: '/app/notes' }).waitFor()
-    expect(await page.getByTestId('revision-who').textContent()).to.equal('anonymous via http')
+    expect(await page.getByTestId('revision-who').textContent()).to.equal('anonymous (node) via http')
   })
 
   it('is readable at phone width (no horizontal overflow) and the status view shows segments and cursors', async () => {
