@@ -127,7 +127,10 @@ describe('history browser /ui (real Chromium)', function () {
     await byTime
     await page.goto(`${server.http}/ui/#/timeline?from=9030x&to=${v2}`)
     await page.locator('[data-code="INVALID_ARGUMENT"]').waitFor()
+    // The next test starts from a full load, as it would from the first test's page.
+    await page.goto('about:blank')
     await page.goto(`${server.http}/ui/#/timeline`)
+    await page.locator('.timeline-chart canvas').waitFor()
   })
 
   it('navigates the tree down to a key and shows its value, JSON pretty-printed', async () => {
@@ -205,12 +208,15 @@ describe('history browser /ui (real Chromium)', function () {
     }
     const kubectl = await write('/agents/a', 'kubectl/v1.31.0 (linux/amd64) kubernetes/9edcffc')
     const long = await write('/agents/b', `my-controller/1.0 ${'x'.repeat(200)}`)
+    // Full loads: a hash-only change could race the previous view's own updates.
+    await page.goto('about:blank')
     await page.goto(`${server.http}/ui/#/key?key=/agents/a`)
     await page
       .locator(`.version[data-revision="${kubectl}"]`)
       .getByTestId('who')
       .filter({ hasText: 'by anonymous (kubectl/v1.31.0 (linux/amd64) kubernetes/9edcffc) via http' })
       .waitFor()
+    await page.goto('about:blank')
     await page.goto(`${server.http}/ui/#/key?key=/agents/b`)
     const who = page.locator(`.version[data-revision="${long}"]`).getByTestId('who')
     await who.waitFor()
