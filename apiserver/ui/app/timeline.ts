@@ -102,6 +102,9 @@ export function TimelineView({
               ctx.lineTo(x, u.bbox.top + u.bbox.height)
               ctx.stroke()
               ctx.font = `${11 * devicePixelRatio}px sans-serif`
+              // uPlot leaves the y axis' right alignment set: the label would run back over the axis.
+              ctx.textAlign = 'left'
+              ctx.textBaseline = 'alphabetic'
               ctx.fillText(label, x + 3 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio)
               ctx.restore()
             }
