@@ -23,7 +23,7 @@ export function LoginForm({ expired }: { expired: boolean }) {
   return html`<section class="panel login" aria-label="Log in">
     <h2>Log in</h2>
     <p class="muted">Auth is enabled on this server: log in as a kvlog user to browse its history.</p>
-    ${expired ? html`<div class="notice" role="status" data-code="SESSION_EXPIRED">Your session expired or was ended by the server: log in again.</div>` : ''}
+    ${expired ? html`<div class="notice" role="status" data-code="UNAUTHENTICATED" data-testid="session-expired">Your session expired or was ended by the server: log in again.</div>` : ''}
     <form onSubmit=${submit}>
       <label for="login-user">User</label>
       <input

@@ -92,7 +92,7 @@ describe('history browser /ui with auth on (real Chromium)', function () {
     await page.goto(`${server.http}/ui/#/status`)
     await page.getByTestId('status-summary').waitFor()
     await root.auth.changePassword('alice', 'alicepw2')
-    await page.locator('[data-code="SESSION_EXPIRED"]').waitFor()
+    await page.getByTestId('session-expired').waitFor()
     await page.locator('#login-user').waitFor()
     await logIn('viewer', 'viewerpw')
     await page.getByTestId('user').filter({ hasText: 'viewer' }).waitFor()
