@@ -94,8 +94,13 @@ export function readEvent(o: Record<string, unknown>): WatchEvent {
   const event: WatchEvent = { type: o.type as 'PUT' | 'DELETE', revision: Number(o.revision), kv: readKv(o.kv as Record<string, unknown>) }
   if (o.prevKv !== undefined) event.prevKv = readKv(o.prevKv as Record<string, unknown>)
   if (typeof o.time === 'string') event.time = o.time
-  const a = o.author as { door?: unknown; user?: unknown } | undefined
+  const a = o.author as { door?: unknown; user?: unknown; agent?: unknown } | undefined
   if (a !== undefined && typeof a.door === 'string')
-    event.author = typeof a.user === 'string' ? { door: a.door, user: a.user } : { door: a.door }
+    event.author =
+      typeof a.user === 'string'
+        ? { door: a.door, user: a.user }
+        : typeof a.agent === 'string'
+          ? { door: a.door, agent: a.agent }
+          : { door: a.door }
   return event
 }

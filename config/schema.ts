@@ -163,6 +163,7 @@ export interface Config {
   // Request bounds and browser-facing defaults (docs/security.md).
   maxTxnTotalOps: number
   maxJsonDepth: number
+  authorAgentMaxChars: number
   /** Comma-separated origins; '' = same origin only, '*' = any. */
   cors: string
   /** Comma-separated host names; '' = loopback names on a loopback listener, any elsewhere; '*' = any. */
@@ -1218,6 +1219,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Deepest nesting of arrays and objects in a JSON request body or a JSON object written through the resource API (JSON_TOO_DEEP).',
     flag: '--max-json-depth',
     env: 'KVLOG_MAX_JSON_DEPTH',
+  },
+  authorAgentMaxChars: {
+    key: 'authorAgentMaxChars',
+    type: 'integer',
+    default: 64,
+    min: 0,
+    max: 1024,
+    description:
+      "A write made without a user (auth off) through the HTTP doors records the client's User-Agent (else its address) in its author, cut to this many characters; 0 records none.",
+    flag: '--author-agent-max-chars',
+    env: 'KVLOG_AUTHOR_AGENT_MAX_CHARS',
   },
   cors: {
     key: 'cors',

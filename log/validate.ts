@@ -207,9 +207,14 @@ export function normalizeTxn(request: TxnRequest, limits: Limits): NTxn {
 function withAuthor(txn: NTxn, author: unknown): NTxn {
   if (author === undefined) return txn
   const a = checkObject(author, 'author')
-  if (typeof a.door !== 'string' || (a.user !== undefined && typeof a.user !== 'string'))
-    throw invalid('author', 'must be { door: string, user?: string }')
-  txn.author = a.user === undefined ? { door: a.door } : { door: a.door, user: a.user }
+  if (
+    typeof a.door !== 'string' ||
+    (a.user !== undefined && typeof a.user !== 'string') ||
+    (a.agent !== undefined && typeof a.agent !== 'string')
+  )
+    throw invalid('author', 'must be { door: string, user?: string, agent?: string }')
+  txn.author =
+    a.user !== undefined ? { door: a.door, user: a.user } : a.agent !== undefined ? { door: a.door, agent: a.agent } : { door: a.door }
   return txn
 }
 

@@ -18,6 +18,8 @@ export type EventType = 'PUT' | 'DELETE'
 export interface Author {
   door: string
   user?: string
+  /** Without a user: the client's User-Agent (cut to authorAgentMaxChars), else its address. */
+  agent?: string
 }
 
 /** A key-value as JSON; `value` is absent with keysOnly, `lease` when the key has none. */

@@ -25,13 +25,17 @@ import { ANONYMOUS, type Authorizer, type Identity } from './authorizer.js'
 interface Scope {
   who: Identity
   door: string
+  agent?: string
 }
 
 const scope = new AsyncLocalStorage<Scope>()
 
-/** Runs `fn` (and everything it starts) as `identity`, coming through `door` ('http', 'resources'). */
-export function asCaller<T>(identity: Identity, fn: () => T, door = 'http'): T {
-  return scope.run({ who: identity, door }, fn)
+/**
+ * Runs `fn` (and everything it starts) as `identity`, coming through `door` ('http', 'resources'), from a
+ * client that calls itself `agent` (recorded on writes made without a user).
+ */
+export function asCaller<T>(identity: Identity, fn: () => T, door = 'http', agent?: string): T {
+  return scope.run({ who: identity, door, agent }, fn)
 }
 
 /** The identity of the request being served here. */
@@ -39,14 +43,15 @@ export function currentCaller(): Identity {
   return scope.getStore()?.who ?? ANONYMOUS
 }
 
-/** Who a write made here is recorded as. */
-export function authorOf(who: Identity, door: string): Author {
-  return who.user === undefined ? { door } : { door, user: who.user }
+/** Who a write made here is recorded as: the user, else (anonymous) the client's agent when known. */
+export function authorOf(who: Identity, door: string, agent?: string): Author {
+  if (who.user !== undefined) return { door, user: who.user }
+  return agent ? { door, agent } : { door }
 }
 
 function currentAuthor(): Author {
   const s = scope.getStore()
-  return s === undefined ? { door: 'http' } : authorOf(s.who, s.door)
+  return s === undefined ? { door: 'http' } : authorOf(s.who, s.door, s.agent)
 }
 
 /** The log as the request scope's caller (asCaller): for the native and resource doors. */

@@ -99,7 +99,7 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   })
   jsonBodyLimits(app, config.maxJsonDepth)
   browserHooks(app, new BrowserPolicy({ cors: config.cors, hostWhitelist: config.hostWhitelist, listen: config.listenHttp }))
-  identifyRequests(app, auth)
+  identifyRequests(app, auth, config.authorAgentMaxChars)
   healthRoutes(app, log, state, () => watch.stats(), compaction)
   authenticateRoute(app, log, auth)
   const authAdmin = new AuthAdmin(auth)

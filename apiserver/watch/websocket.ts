@@ -15,7 +15,7 @@ import type { Authorizer, Identity } from '../auth/authorizer.js'
 import { asCaller } from '../auth/guarded-log.js'
 import type { JsonObject } from '../codec.js'
 import { ERROR_STATUS } from '../errors.js'
-import { httpCaller } from '../http-caller.js'
+import { httpCaller, TOKEN_PROTOCOL_PREFIX } from '../http-caller.js'
 import { asObject, bodyInt, onlyFields } from '../params.js'
 import { errorMessage } from './messages.js'
 import { createFromJson } from './request.js'
@@ -31,6 +31,8 @@ export interface WebSocketOptions {
 }
 
 export const WATCH_PATH = '/v1/watch'
+/** The subprotocol the server answers with when the client offers it (next to a token subprotocol). */
+export const WATCH_PROTOCOL = 'kvlog.watch'
 
 /** How long a closing connection may take to finish the close handshake before it is cut. */
 const CLOSE_GRACE_MS = 1000
@@ -41,7 +43,14 @@ export function attachWebSocketWatch(
   auth: Authorizer,
   options: WebSocketOptions,
 ): { close(): Promise<void> } {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: options.maxPayload,
+    perMessageDeflate: false,
+    // Never answer with the token subprotocol: that would send the credential back in the response.
+    handleProtocols: (offered) =>
+      offered.has(WATCH_PROTOCOL) ? WATCH_PROTOCOL : ([...offered].find((p) => !p.startsWith(TOKEN_PROTOCOL_PREFIX)) ?? false),
+  })
   onUpgrade(
     server,
     (path) => path === WATCH_PATH,
@@ -78,7 +87,7 @@ export function attachWebSocketWatch(
 }
 
 /**
- * The caller of a WebSocket upgrade (Authorization: Bearer, or the client certificate), or undefined
+ * The caller of a WebSocket upgrade (Authorization: Bearer, a token subprotocol, or the client certificate), or undefined
  * after answering the upgrade with 401 and the error body, as the native API answers a bad token.
  */
 export function upgradeCaller(auth: Authorizer, request: IncomingMessage, socket: Duplex): Identity | undefined {

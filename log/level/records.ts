@@ -14,7 +14,8 @@
  *                      be its only copy), and by the compactions of earlier kvlog versions for every survivor
  *
  * log entry: msgpackr array [timestamp, ops] or [timestamp, ops, author], op = [kind, key, value, createRev,
- *   version, lease, prevRev], author = [door] or [door, user] (who changed what; entries written before
+ *   version, lease, prevRev], author = [door], [door, user] or [door, null, agent] (who changed what; an
+ *   anonymous client's user agent or address; entries written before
  *   kvlog recorded it, and writes the store makes itself, have none)
  *   kind 0 = put, 1 = delete; value is null for deletes; lease is 0 or a bigint;
  *   prevRev = modRevision of the key's previous live version (0 if it did not exist): the pointer that
@@ -105,11 +106,24 @@ export function encodeEntry(entry: LoggedEntry): Buffer {
     ]
   }
   const a = entry.author
-  return packr.pack(a === undefined ? [entry.timestamp, ops] : [entry.timestamp, ops, a.user === undefined ? [a.door] : [a.door, a.user]])
+  return packr.pack(a === undefined ? [entry.timestamp, ops] : [entry.timestamp, ops, authorRecord(a)])
+}
+
+/** An author as stored: [door], [door, user] or [door, null, agent]. */
+type AuthorRecord = [string, (string | null)?, string?]
+
+function authorRecord(a: Author): AuthorRecord {
+  if (a.user !== undefined) return [a.door, a.user]
+  return a.agent !== undefined ? [a.door, null, a.agent] : [a.door]
+}
+
+function authorOfRecord([door, user, agent]: AuthorRecord): Author {
+  if (typeof user === 'string') return { door, user }
+  return agent !== undefined ? { door, agent } : { door }
 }
 
 export function decodeEntry(bytes: Buffer): LoggedEntry {
-  const [timestamp, wire, author] = packr.unpack(bytes) as [number, WireOp[], [string, string?] | undefined]
+  const [timestamp, wire, author] = packr.unpack(bytes) as [number, WireOp[], AuthorRecord | undefined]
   const ops: LoggedOp[] = new Array(wire.length)
   for (let i = 0; i < wire.length; i++) {
     const [kind, key, value, createRevision, version, lease, prevRevision] = wire[i]
@@ -124,7 +138,7 @@ export function decodeEntry(bytes: Buffer): LoggedEntry {
     }
   }
   if (author === undefined) return { timestamp, ops }
-  return { timestamp, ops, author: author[1] === undefined ? { door: author[0] } : { door: author[0], user: author[1] } }
+  return { timestamp, ops, author: authorOfRecord(author) }
 }
 
 /** What compaction plans with of a logged op: the rest is needed only when an entry is rewritten. */

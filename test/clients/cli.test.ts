@@ -264,8 +264,8 @@ describe('kvlog CLI (real server)', function () {
     ])
     expect(allJ[1].prevValue).to.equal(JSON.stringify({ spec: { replicas: 2, image: 'a' } }))
     for (const e of allJ) expect(Number.isFinite(Date.parse(e.time as string))).to.equal(true)
-    // Who changed what: the native door, anonymous (auth is off).
-    for (const e of allJ) expect(e.author).to.deep.equal({ door: 'http' })
+    // Who changed what: the native door, anonymous (auth is off), with the client's user agent (Node's fetch).
+    for (const e of allJ) expect(e.author).to.deep.equal({ door: 'http', agent: 'node' })
     // The history's times are commit times, the same the API gives.
     const api = await kv.history('/hi/', { prefix: true })
     expect(allJ.map((e) => e.time)).to.deep.equal(api.events.map((e) => e.time))

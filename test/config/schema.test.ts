@@ -116,6 +116,7 @@ const EXPECTED_DEFAULTS: Config = {
   followEtcdUser: '',
   maxTxnTotalOps: 1024,
   maxJsonDepth: 512,
+  authorAgentMaxChars: 64,
   cors: '',
   hostWhitelist: '',
   loginMaxFailuresPerSource: 10,

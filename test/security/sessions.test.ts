@@ -1,10 +1,11 @@
 /**
  * Sessions do not outlive credentials: a running watch (etcd gRPC Watch, native WebSocket, native NDJSON,
  * resource API) is canceled with PERMISSION_DENIED when its user loses READ on the range, changes password or is
- * deleted; a WebSocket opened with a token takes no new watch once that token is no longer valid.
+ * deleted; a WebSocket opened with a token takes no new watch once that token is no longer valid. A
+ * browser's WebSocket offers its token as a subprotocol, which the server takes and never echoes.
  */
 import { expect } from 'chai'
-import type WebSocket from 'ws'
+import WebSocket from 'ws'
 import type { Message } from '../../apiserver/etcd/proto.js'
 import { responses } from '../support/etcd-grpc.js'
 import { b, login, metadata, nextMessage, openWebSocket, startSecuredServer, stopSecuredServer, type Ctx } from './fixture.js'
@@ -118,6 +119,24 @@ describe('security: sessions end when credentials change', function () {
     await root('UserRevokeRole', { name: 'alice', role: 'app' })
     expect(await endedCodes(running)).to.deep.equal(DENIED)
     await root('UserGrantRole', { user: 'alice', role: 'app' })
+  })
+
+  it("a browser's WebSocket carries the token as a subprotocol: answered with kvlog.watch, never the token", async () => {
+    ctx.tokens.alice = await login(ctx, 'alice', 'alicepw')
+    const url = ctx.server.http.replace(/^http/, 'ws') + '/v1/watch'
+    const tokenProtocol = `base64url.bearer.kvlog.${Buffer.from(ctx.tokens.alice).toString('base64url')}`
+    const ws = new WebSocket(url, ['kvlog.watch', tokenProtocol])
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
+    expect(ws.protocol).to.equal('kvlog.watch')
+    const created = nextMessage(ws)
+    ws.send(JSON.stringify({ op: 'create', id: 1, key: 'app/', prefix: true }))
+    expect((await created).type).to.equal('created')
+    ws.close()
+    const bad = new WebSocket(url, ['kvlog.watch', `base64url.bearer.kvlog.${Buffer.from('no-such-token').toString('base64url')}`])
+    const status = await new Promise<number>((resolve) => bad.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)))
+    expect(status).to.equal(401)
+    bad.on('error', () => undefined) // the refused handshake, ended here
+    bad.terminate()
   })
 
   it('an unrelated auth change cancels nothing', async () => {

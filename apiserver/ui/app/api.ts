@@ -4,18 +4,20 @@
  * server's stable code (COMPACTED carries the compact revision) so views can react to the code.
  */
 import type { EventJson, KeyValueJson } from '../../../wire/native-api.js'
+import { authHeaders, session, sessionExpired } from './session.js'
 
 /** A key-value and a history event as the server writes them (wire/native-api.ts). */
 export type Kv = KeyValueJson
 export type HistoryEvent = EventJson & { time: string }
 
 /**
- * "alice via etcd", "anonymous via http"; "kvlog (lease expiry)" for a delete without an author of a key
+ * "alice via etcd", "anonymous (kubectl/v1.31.0) via resources", "anonymous via etcd"; "kvlog (lease expiry)" for a delete without an author of a key
  * that had a lease (the store's own write); undefined when the entry records no author (written before
  * kvlog recorded them).
  */
 export function authorText(e: HistoryEvent): string | undefined {
-  if (e.author !== undefined) return `${e.author.user ?? 'anonymous'} via ${e.author.door}`
+  const a = e.author
+  if (a !== undefined) return `${a.user ?? (a.agent !== undefined ? `anonymous (${a.agent})` : 'anonymous')} via ${a.door}`
   return e.type === 'DELETE' && e.prevKv?.lease !== undefined ? 'kvlog (lease expiry)' : undefined
 }
 
@@ -54,14 +56,22 @@ export function keyParam(q: URLSearchParams, name: string, key: string): void {
   else q.set(name, key)
 }
 
-export async function get<T>(path: string, query?: URLSearchParams, signal?: AbortSignal): Promise<T> {
-  const res = await fetch(path + (query && [...query].length > 0 ? `?${query}` : ''), { signal })
-  const body = (await res.json()) as T & { error?: { code: string; message: string; details?: Record<string, unknown> } }
+/** Sends a request with the session's token; a 401 ends the session (the shell shows the login form). */
+async function send<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(path, { ...init, headers: { ...authHeaders(), ...(init.headers as Record<string, string> | undefined) } })
+  const body = (await res.json().catch(() => ({}))) as T & { error?: { code: string; message: string; details?: Record<string, unknown> } }
   if (!res.ok) {
     const e = body.error
+    if (res.status === 401 && session() !== undefined && path !== LOGIN_PATH) sessionExpired()
     throw new ApiError(e?.code ?? `HTTP_${res.status}`, e?.message ?? res.statusText, e?.details ?? {})
   }
   return body
+}
+
+const LOGIN_PATH = '/v1/auth/authenticate'
+
+export function get<T>(path: string, query?: URLSearchParams, signal?: AbortSignal): Promise<T> {
+  return send<T>(path + (query && [...query].length > 0 ? `?${query}` : ''), { signal })
 }
 
 export interface Status {
@@ -92,6 +102,14 @@ export interface Status {
 }
 
 export const api = {
+  authStatus: () => get<{ enabled: boolean }>('/v1/auth/status'),
+  /** Logs in: the token for `Authorization: Bearer` (401 UNAUTHENTICATED for a wrong name or password). */
+  authenticate: (name: string, password: string) =>
+    send<{ token: string }>(LOGIN_PATH, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name, password }),
+    }),
   status: (signal?: AbortSignal) => get<Status>('/v1/status', undefined, signal),
   buckets: (buckets: number, fromTime?: string, toTime?: string) => {
     const q = new URLSearchParams({ buckets: String(buckets) })
@@ -138,7 +156,7 @@ export const api = {
     )
   },
   metrics: async (): Promise<Map<string, number>> => {
-    const res = await fetch('/metrics')
+    const res = await fetch('/metrics', { headers: authHeaders() })
     const out = new Map<string, number>()
     for (const line of (await res.text()).split('\n')) {
       const m = /^([a-z_]+(?:\{[^}]*\})?) ([0-9.e+-]+|NaN)$/.exec(line)

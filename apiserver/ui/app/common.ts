@@ -28,7 +28,7 @@ export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
   return state
 }
 
-/** Below the floor: the history is gone; say from which revision it is available. */
+/** An error by its code: below the floor (from which revision the history is available), a future revision, no permission, not logged in. */
 export function Problem({ error }: { error: Error }) {
   if (error instanceof ApiError && error.code === 'COMPACTED') {
     const from = error.compactRevision
@@ -40,6 +40,16 @@ export function Problem({ error }: { error: Error }) {
   if (error instanceof ApiError && error.code === 'FUTURE_REVISION') {
     return html`<div class="notice" role="status" data-code="FUTURE_REVISION">
       That revision has not been written yet (the head is ${String(error.details.currentRevision ?? '?')}).
+    </div>`
+  }
+  if (error instanceof ApiError && error.code === 'PERMISSION_DENIED') {
+    return html`<div class="notice" role="status" data-code="PERMISSION_DENIED">
+      Permission denied: your user may not read this (${error.message}). A role with READ on these keys is needed.
+    </div>`
+  }
+  if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') {
+    return html`<div class="notice" role="status" data-code="UNAUTHENTICATED">
+      Not logged in, or the name or password is wrong: ${error.message}
     </div>`
   }
   return html`<div class="error" role="alert" data-code=${error instanceof ApiError ? error.code : 'ERROR'}>${error.message}</div>`

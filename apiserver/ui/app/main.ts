@@ -1,7 +1,9 @@
 /**
  * The history browser's shell: the header (views, the head revision, live state), keyboard shortcuts
  * (1–5 switch views, / focuses the prefix search), the status poll (every 2 s) and the live watch shared
- * by the views. Built with Preact and htm as plain ES modules, charts with uPlot.
+ * by the views, started once logged in when auth is on (login.ts). The latest writes are the history's
+ * newest on open, then the live ones (recent.ts). Built with Preact and htm as plain ES modules, charts
+ * with uPlot.
  */
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
@@ -10,7 +12,10 @@ import { html } from './common.js'
 import { KeyHistoryView, RevisionView } from './history.js'
 import { KeysView } from './keys.js'
 import { LiveWatch, type LiveState } from './live.js'
+import { LoginForm, SessionControl } from './login.js'
+import { loadLatest, mergeRecent } from './recent.js'
 import { href, revParam, useRoute, type View } from './route.js'
+import { onSession, session as currentSession } from './session.js'
 import { StatusView } from './status.js'
 import { TimelineView } from './timeline.js'
 
@@ -22,12 +27,35 @@ const NAV: Array<[View, string]> = [
   ['status', 'Status'],
 ]
 
+/** Whether auth is on (asked once), the session, and whether the last one ended by a refused token. */
+function useSession() {
+  const [authOn, setAuthOn] = useState<boolean | undefined>()
+  const [session, setSession] = useState(currentSession)
+  const [expired, setExpired] = useState(false)
+  useEffect(() => {
+    void api.authStatus().then(
+      (s) => setAuthOn(s.enabled),
+      () => setAuthOn(true),
+    )
+    return onSession((s, gone) => {
+      setSession(s)
+      setExpired(gone)
+      if (gone) setAuthOn(true)
+    })
+  }, [])
+  return { authOn, session, expired }
+}
+
 function App() {
   const route = useRoute()
+  const { authOn, session, expired } = useSession()
+  const ready = authOn === false || (authOn === true && session !== undefined)
   const [status, setStatus] = useState<Status | undefined>()
   const [live, setLive] = useState<LiveState>({ connected: false, revision: 0 })
   const [recent, setRecent] = useState<HistoryEvent[]>([])
+  const [recentError, setRecentError] = useState<Error | undefined>()
   useEffect(() => {
+    if (!ready) return
     let stop = false
     const poll = async () => {
       if (stop) return
@@ -35,12 +63,18 @@ function App() {
       setTimeout(poll, 2000)
     }
     void poll()
-    const w = new LiveWatch((events) => setRecent((r) => [...events.slice().reverse(), ...r].slice(0, 50)), setLive)
+    setRecent([])
+    setRecentError(undefined)
+    const w = new LiveWatch((events) => setRecent((r) => mergeRecent(events.slice().reverse(), r)), setLive)
+    loadLatest().then(
+      (events) => !stop && setRecent((r) => mergeRecent(r, events)),
+      (err: Error) => !stop && setRecentError(err),
+    )
     return () => {
       stop = true
       w.close()
     }
-  }, [])
+  }, [ready, session?.token])
   useEffect(() => {
     const on = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement
@@ -59,6 +93,8 @@ function App() {
   const head = Math.max(status?.revision ?? 0, live.revision) || undefined
   const rev = revParam(route.params)
   const view = (() => {
+    if (authOn === undefined) return html`<p class="muted">Loading…</p>`
+    if (!ready) return html`<${LoginForm} expired=${expired} />`
     switch (route.view) {
       case 'keys':
         return html`<${KeysView} route=${route} head=${head} />`
@@ -69,7 +105,7 @@ function App() {
       case 'status':
         return html`<${StatusView} status=${status} />`
       default:
-        return html`<${TimelineView} route=${route} head=${head} recent=${recent} status=${status} />`
+        return html`<${TimelineView} route=${route} head=${head} recent=${recent} recentError=${recentError} status=${status} />`
     }
   })()
   return html`<header>
@@ -79,8 +115,15 @@ function App() {
       </nav>
       <span class="head"
         >head <strong data-testid="head">${head ?? '…'}</strong> · floor ${status?.compactRevision ?? '…'} ·
-        ${live.connected ? html`<span class="live" data-testid="live">live</span>` : html`<span class="muted" data-testid="live">${live.gap ? 'resumed after a gap' : 'reconnecting…'}</span>`}</span
+        ${
+          live.connected
+            ? html`<span class="live" data-testid="live">live</span>`
+            : html`<span class="muted" data-testid="live" data-code=${live.refused}
+                >${live.refused ? 'not live: may not watch every key' : live.gap ? 'resumed after a gap' : 'reconnecting…'}</span
+              >`
+        }</span
       >
+      <${SessionControl} session=${session} />
     </header>
     <main>${view}</main>`
 }

@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import type uPlot from 'uplot'
 import type { Status } from './api.js'
-import { Chart } from './chart.js'
+import { Chart, wholeNumbers, X_AXIS, yAxis } from './chart.js'
 import { fmtBytes, fmtTime, html } from './common.js'
 import { href } from './route.js'
 
@@ -17,13 +17,21 @@ interface Sample {
   dbSize: number
 }
 
-function small(label: string, color: string): Omit<uPlot.Options, 'width'> {
+/** How much time the status charts show, in seconds: the samples taken since the view opened, up to this. */
+const WINDOW_S = 120
+
+function small(label: string, color: string, format?: (v: number) => string): Omit<uPlot.Options, 'width'> {
   return {
-    height: 120,
+    height: 140,
     legend: { show: false },
-    scales: { x: { time: true } },
-    axes: [{}, { size: 60 }],
-    series: [{}, { label, stroke: color, width: 2 }],
+    // A fixed window ending just after the newest sample (so its point shows): one sample alone would
+    // otherwise span years.
+    scales: { x: { time: true, range: (_u, _min, max) => [max - WINDOW_S, max + 4] } },
+    axes: [
+      { ...X_AXIS, values: (_u, splits) => splits.map((s) => new Date(s * 1000).toISOString().slice(11, 19)) },
+      yAxis(undefined, format),
+    ],
+    series: [{}, { label, stroke: color, width: 2, points: { show: true, size: 4 } }],
   }
 }
 
@@ -37,7 +45,11 @@ export function StatusView({ status }: { status: Status | undefined }) {
       ])
   }, [status])
   const opts = useMemo(
-    () => ({ rate: small('revisions/s', '#0b62c4'), watchers: small('watchers', '#8250df'), db: small('db size', '#b35900') }),
+    () => ({
+      rate: small('revisions/s', '#0b62c4'),
+      watchers: small('watchers', '#8250df', wholeNumbers),
+      db: small('db size', '#b35900', fmtBytes),
+    }),
     [],
   )
   if (!status) return html`<p class="loading">Loading…</p>`

@@ -1,15 +1,18 @@
 /**
  * Timeline: revisions (write transactions) per time bucket over the retained history
  * (GET /v1/history/buckets), with the compaction floor, the consumer cursors and now marked. A click picks
- * the revision current at that time; dragging zooms to a time range (URL: #/timeline?from=T&to=T&rev=R).
- * In live mode the latest writes arrive over the WebSocket watch (live.ts) and the buckets refresh.
+ * the revision current at that time; dragging zooms to a time range (URL: #/timeline?from=T&to=T&rev=R;
+ * `from` and `to` may be revisions too, timeline-range.ts).
+ * The latest writes are the history's newest, then the live ones over the WebSocket watch (live.ts); the
+ * buckets refresh.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import type uPlot from 'uplot'
 import { api, authorText, text, type HistoryEvent, type Status } from './api.js'
-import { Chart } from './chart.js'
+import { Chart, wholeNumbers, X_AXIS, yAxis } from './chart.js'
 import { fmtTime, html, Problem, RevisionPicker, useAsync } from './common.js'
 import { href, revParam, type Route } from './route.js'
+import { resolveRange } from './timeline-range.js'
 
 interface Marks {
   floor?: number
@@ -28,11 +31,13 @@ export function TimelineView({
   route,
   head,
   recent,
+  recentError,
   status,
 }: {
   route: Route
   head: number | undefined
   recent: HistoryEvent[]
+  recentError: Error | undefined
   status: Status | undefined
 }) {
   const rev = revParam(route.params)
@@ -43,7 +48,16 @@ export function TimelineView({
     const t = setInterval(() => setTick((n) => n + 1), 5000)
     return () => clearInterval(t)
   }, [])
-  const buckets = useAsync(() => api.buckets(120, from, to), [from, to, tick])
+  // The range is resolved once per URL (revisions to their commit times), the buckets on every refresh.
+  const range = useMemo(() => {
+    const p = resolveRange(from, to)
+    p.catch(() => undefined) // awaited by the buckets' load after the render, which shows the error
+    return p
+  }, [from, to])
+  const buckets = useAsync(async () => {
+    const r = await range
+    return { ...(await api.buckets(120, r.fromTime, r.toTime)), range: r }
+  }, [range, tick])
   const b = buckets.data
   const series = useMemo(() => {
     if (!b) return undefined
@@ -69,7 +83,7 @@ export function TimelineView({
       legend: { show: false },
       cursor: { drag: { x: true, y: false, setScale: false } },
       scales: { x: { time: true } },
-      axes: [{}, { label: 'revisions', size: 60 }],
+      axes: [X_AXIS, yAxis('revisions', wholeNumbers)],
       series: [{}, { label: 'revisions', stroke: '#0b62c4', fill: 'rgba(11,98,196,0.25)', paths: undefined, points: { show: false } }],
       hooks: {
         draw: [
@@ -88,6 +102,9 @@ export function TimelineView({
               ctx.lineTo(x, u.bbox.top + u.bbox.height)
               ctx.stroke()
               ctx.font = `${11 * devicePixelRatio}px sans-serif`
+              // uPlot leaves the y axis' right alignment set: the label would run back over the axis.
+              ctx.textAlign = 'left'
+              ctx.textBaseline = 'alphabetic'
               ctx.fillText(label, x + 3 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio)
               ctx.restore()
             }
@@ -137,7 +154,12 @@ export function TimelineView({
     <section class="panel" aria-label="Writes over time">
       <h2>
         Writes per ${b ? `${Math.max(1, Math.round(b.bucketMs / 1000))} s` : ''} bucket
-        ${from ? html`<a href=${href('timeline', { rev })}>(whole history)</a>` : ''}
+        ${
+          b?.range.fromRevision !== undefined || b?.range.toRevision !== undefined
+            ? html`<span data-testid="range-revisions">revisions ${b.range.fromRevision ?? 'floor'}–${b.range.toRevision ?? 'head'}</span>`
+            : ''
+        }
+        ${from || to ? html`<a href=${href('timeline', { rev })}>(whole history)</a>` : ''}
       </h2>
       ${buckets.error ? html`<${Problem} error=${buckets.error} />` : ''}
       <${Chart} opts=${opts} data=${data} label="Revisions committed per time bucket" onReady=${onReady} />
@@ -149,8 +171,9 @@ export function TimelineView({
     </section>
     <section class="panel" aria-label="Latest writes">
       <h2>Latest writes <span class="live">(live)</span></h2>
+      ${recentError ? html`<${Problem} error=${recentError} />` : ''}
       <ul class="plain" data-testid="recent">
-        ${recent.length === 0 ? html`<li class="muted">Waiting for writes…</li>` : ''}
+        ${recent.length === 0 ? html`<li class="muted">No writes yet; new ones appear here as they are made.</li>` : ''}
         ${recent.map((e) => html`<li><a href=${href('revision', { rev: e.revision })}>${e.revision}</a> ${e.type} <a href=${href('key', { key: text(e.kv, 'key') })}>${text(e.kv, 'key')}</a> <span class="muted">${fmtTime(e.time)}</span>${authorText(e) ? html` <span class="muted" data-testid="recent-who">by ${authorText(e)}</span>` : ''}</li>`)}
       </ul>
     </section>

@@ -103,7 +103,34 @@ describe('history browser /ui (real Chromium)', function () {
       .waitFor()
     await page.locator('.timeline-chart canvas').waitFor()
     await page.getByTestId('live').filter({ hasText: 'live' }).waitFor()
+    // The latest writes, all made before the page opened, come from the history, newest first.
+    const recent = page.getByTestId('recent')
+    await recent.locator('li', { hasText: '/app/leased' }).first().waitFor()
+    expect(await recent.locator('li').first().textContent()).to.contain(`${expired} DELETE /app/leased`)
+    await recent.locator('li', { hasText: '/registry/pods/ns0/pod-00' }).waitFor()
     await shot(page, 'timeline')
+  })
+
+  it('reads plain numbers in a timeline URL as revisions, RFC 3339 as times, and refuses anything else', async () => {
+    const events = (await kv.history('/app/config')).events
+    const time = (rev: number) => (events.find((e) => e.revision === rev) as unknown as { time: string }).time
+    const asked = page.waitForRequest((r) => {
+      const q = new URL(r.url()).searchParams
+      return r.url().includes('/v1/history/buckets') && q.get('fromTime') === time(v1)
+    })
+    await page.goto(`${server.http}/ui/#/timeline?from=${v1}&to=${v2}`)
+    await asked
+    expect(await page.getByTestId('range-revisions').textContent()).to.equal(`revisions ${v1}–${v2}`)
+    await page.locator('.timeline-chart canvas').waitFor()
+    const byTime = page.waitForRequest((r) => new URL(r.url()).searchParams.get('fromTime') === time(v2))
+    await page.goto(`${server.http}/ui/#/timeline?from=${encodeURIComponent(time(v2))}`)
+    await byTime
+    await page.goto(`${server.http}/ui/#/timeline?from=9030x&to=${v2}`)
+    await page.locator('[data-code="INVALID_ARGUMENT"]').waitFor()
+    // The next test starts from a full load, as it would from the first test's page.
+    await page.goto('about:blank')
+    await page.goto(`${server.http}/ui/#/timeline`)
+    await page.locator('.timeline-chart canvas').waitFor()
   })
 
   it('navigates the tree down to a key and shows its value, JSON pretty-printed', async () => {
@@ -141,7 +168,7 @@ describe('history browser /ui (real Chromium)', function () {
     expect(await second.locator('.del').textContent()).to.contain('.replicas: 1')
     expect(await second.locator('.add').textContent()).to.contain('.replicas: 2')
     expect(await second.locator('pre').getAttribute('data-diff')).to.equal('json')
-    expect(await second.getByTestId('who').textContent()).to.equal('by anonymous via http')
+    expect(await second.getByTestId('who').textContent()).to.equal('by anonymous (node) via http')
     await shot(page, 'key-history-json')
     await page.goto(`${server.http}/ui/#/key?key=/app/via-etcd`)
     expect(await page.locator(`.version[data-revision="${viaEtcd}"]`).getByTestId('who').textContent()).to.equal('by anonymous via etcd')
@@ -166,7 +193,34 @@ describe('history browser /ui (real Chromium)', function () {
     expect(page.url()).to.equal(url)
     // Who wrote it, as the history shows it: the watch event carries its author.
     const row = page.getByTestId('recent').locator('li', { hasText: '/live/now' })
-    expect(await row.getByTestId('recent-who').textContent()).to.equal('by anonymous via http')
+    expect(await row.getByTestId('recent-who').textContent()).to.equal('by anonymous (node) via http')
+  })
+
+  it("an anonymous write shows its client's user agent, cut short", async () => {
+    const write = async (key: string, agent: string) => {
+      const res = await fetch(`${server.http}/v1/kv`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', 'user-agent': agent },
+        body: JSON.stringify({ key, value: 'x' }),
+      })
+      expect(res.status).to.equal(200)
+      return ((await res.json()) as { header: { revision: number } }).header.revision
+    }
+    const kubectl = await write('/agents/a', 'kubectl/v1.31.0 (linux/amd64) kubernetes/9edcffc')
+    const long = await write('/agents/b', `my-controller/1.0 ${'x'.repeat(200)}`)
+    // Full loads: a hash-only change could race the previous view's own updates.
+    await page.goto('about:blank')
+    await page.goto(`${server.http}/ui/#/key?key=/agents/a`)
+    await page
+      .locator(`.version[data-revision="${kubectl}"]`)
+      .getByTestId('who')
+      .filter({ hasText: 'by anonymous (kubectl/v1.31.0 (linux/amd64) kubernetes/9edcffc) via http' })
+      .waitFor()
+    await page.goto('about:blank')
+    await page.goto(`${server.http}/ui/#/key?key=/agents/b`)
+    const who = page.locator(`.version[data-revision="${long}"]`).getByTestId('who')
+    await who.waitFor()
+    expect(await who.textContent()).to.equal(`by anonymous (${`my-controller/1.0 ${'x'.repeat(200)}`.slice(0, 64)}) via http`)
   })
 
   it('a compacted revision says the history was compacted and from which revision it is available', async () => {
@@ -225,7 +279,7 @@ describe('history browser /ui (real Chromium)', function () {
       .filter({ hasText: String(v2 + 1) })
       .waitFor()
     await page.getByTestId('revision-events').locator('a', { hasText: '/app/notes' }).waitFor()
-    expect(await page.getByTestId('revision-who').textContent()).to.equal('anonymous via http')
+    expect(await page.getByTestId('revision-who').textContent()).to.equal('anonymous (node) via http')
   })
 
   it('is readable at phone width (no horizontal overflow) and the status view shows segments and cursors', async () => {

@@ -77,16 +77,16 @@ describe('NDJSON watch', function () {
     ])
     expect(events[1].prevKv, 'prevKv of the second put').to.include({ key: '/n/a', value: '1', version: 1 })
     expect(events[0].prevKv, 'a create has no prevKv').to.equal(undefined)
-    // Each event says who wrote it, as the history does; a live event (after the catch-up) too.
+    // Each event says who wrote it (anonymous: the client's user agent), as the history does; a live event too.
     const authors = (list: typeof events) => list.map((e) => JSON.stringify((e as { author?: unknown }).author))
-    expect(new Set(authors(events))).to.deep.equal(new Set([JSON.stringify({ door: 'http' })]))
+    expect(new Set(authors(events))).to.deep.equal(new Set([JSON.stringify({ door: 'http', agent: 'node' })]))
     await api.mustPut('/n/live', 'x')
     await s.waitFor((lines) => lastRevision(lines) >= last + 1, 10_000, 'the live event')
     const live = s.lines
       .filter((l) => l.msg.type === 'events')
       .flatMap((l) => l.msg.events!)
       .slice(events.length)
-    expect(authors(live)).to.deep.equal([JSON.stringify({ door: 'http' })])
+    expect(authors(live)).to.deep.equal([JSON.stringify({ door: 'http', agent: 'node' })])
 
     // And the same stream, checked like every other watch.
     const oracle = new Oracle(start)

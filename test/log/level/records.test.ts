@@ -72,3 +72,17 @@ describe('log/records: decodeEntryRefs', () => {
     expect(() => decodeEntryRefs(cut)).to.throw()
   })
 })
+
+describe('log/records: authors', () => {
+  const ops: LoggedOp[] = [
+    { kind: OP_PUT, key: Buffer.from('k'), value: Buffer.from('v'), createRevision: 2, version: 1, lease: 0n, prevRevision: 0 },
+  ]
+  it('keep the door, the user, or an anonymous client’s agent, and entries without one read as before', () => {
+    for (const author of [{ door: 'http' }, { door: 'etcd', user: 'alice' }, { door: 'resources', agent: 'kubectl/v1.31.0' }]) {
+      const entry = { timestamp: 1_700_000_000_000, ops, author }
+      expect(decodeEntry(encodeEntry(entry)).author).to.deep.equal(author)
+      expect(refsOf(decodeEntryRefs(encodeEntry(entry)))).to.deep.equal(refsOf(entry))
+    }
+    expect(decodeEntry(encodeEntry({ timestamp: 1, ops })).author).to.equal(undefined)
+  })
+})
