@@ -8,9 +8,11 @@
  * - a user with loginMaxFailuresPerUser failures may log in only from sources with no failure in their
  *   window: many sources guessing one password get at most one failure each, and the user, from a
  *   machine that has not failed, still gets in;
- * - a source has at most loginMaxPendingPerSource checks under way (more are refused at once), and
- *   sources that have failed share one check at a time: a flood cannot fill the hasher's queue
- *   (authMaxPendingLogins) ahead of a login from elsewhere, which would then be refused with UNAVAILABLE.
+ * - a source has at most loginMaxPendingPerSource checks under way, and sources that have failed share
+ *   one check at a time; further logins wait their turn (and are refused unchecked if their source or
+ *   user reached its limit meanwhile): a flood cannot fill the hasher's queue (authMaxPendingLogins)
+ *   ahead of a login from elsewhere, which would then be refused with UNAVAILABLE, and clients behind one
+ *   address (every local client on loopback) are queued, never refused, for logging in at once.
  *
  * A success from a source that has not failed is never refused. A success resets nothing: counts only
  * expire, so a flooder that knows one password cannot clear its count with it. Both tables are bounded:
@@ -74,11 +76,38 @@ class Counts {
   }
 }
 
+/** A first-come first-served limit on checks running at once; waiting costs a callback. */
+class Turns {
+  private running = 0
+  private readonly waiting: Array<() => void> = []
+
+  constructor(private readonly size: number) {}
+
+  async take(): Promise<void> {
+    if (this.running < this.size) {
+      this.running++
+      return
+    }
+    // The turn is handed over by give(): `running` stays counted for it.
+    await new Promise<void>((resolve) => this.waiting.push(resolve))
+  }
+
+  give(): void {
+    const next = this.waiting.shift()
+    if (next !== undefined) next()
+    else this.running--
+  }
+
+  get idle(): boolean {
+    return this.running === 0
+  }
+}
+
 export class LoginThrottle {
   private readonly sources: Counts
   private readonly users: Counts
-  private readonly pending = new Map<string, number>()
-  private suspectChecking = false
+  private readonly turns = new Map<string, Turns>()
+  private readonly suspects = new Turns(1)
 
   constructor(
     private readonly o: LoginThrottleOptions,
@@ -94,32 +123,40 @@ export class LoginThrottle {
    */
   async attempt<T>(source: string | undefined, user: string, check: () => Promise<T>): Promise<T> {
     const from = source ?? UNKNOWN
+    this.refuseThrottled(from, user)
+    let turns = this.turns.get(from)
+    if (turns === undefined) this.turns.set(from, (turns = new Turns(this.o.maxPendingPerSource)))
+    await turns.take()
+    const suspect = this.sources.get(from) !== undefined
+    try {
+      if (suspect) await this.suspects.take()
+      try {
+        // Failures counted while this login waited count for it too.
+        this.refuseThrottled(from, user)
+        return await check()
+      } catch (err) {
+        if (isKvlogError(err) && err.details.reason === 'AUTH_FAILED') {
+          this.sources.fail(from, this.o.windowMs)
+          this.users.fail(user, this.o.windowMs)
+        }
+        throw err
+      } finally {
+        if (suspect) this.suspects.give()
+      }
+    } finally {
+      turns.give()
+      if (turns.idle) this.turns.delete(from)
+    }
+  }
+
+  /** Refuses a login whose source, or whose user from a source that failed, reached its limit. */
+  private refuseThrottled(from: string, user: string): void {
     const failed = this.sources.get(from)
     if (failed !== undefined && failed.failures >= this.o.maxFailuresPerSource)
       throw tooMany('from this address', failed.until - this.now())
     const asUser = this.users.get(user)
     if (failed !== undefined && asUser !== undefined && asUser.failures >= this.o.maxFailuresPerUser) {
       throw tooMany('as this user', asUser.until - this.now())
-    }
-    const pending = this.pending.get(from) ?? 0
-    if (pending >= this.o.maxPendingPerSource) throw tooMany('under way from this address', 0)
-    const suspect = failed !== undefined
-    if (suspect && this.suspectChecking) throw tooMany('under way from addresses that failed', 0)
-    this.pending.set(from, pending + 1)
-    if (suspect) this.suspectChecking = true
-    try {
-      return await check()
-    } catch (err) {
-      if (isKvlogError(err) && err.details.reason === 'AUTH_FAILED') {
-        this.sources.fail(from, this.o.windowMs)
-        this.users.fail(user, this.o.windowMs)
-      }
-      throw err
-    } finally {
-      if (suspect) this.suspectChecking = false
-      const left = (this.pending.get(from) ?? 1) - 1
-      if (left === 0) this.pending.delete(from)
-      else this.pending.set(from, left)
     }
   }
 }

@@ -84,12 +84,8 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
       .catch((err: unknown) => app.log.error({ err }, 'finishing terminating namespaces failed'))
     scope.addHook('onClose', async () => crds.stop())
     scope.setErrorHandler(statusErrorHandler)
-    const json = scope.getDefaultJsonParser('error', 'error')
-    scope.addContentTypeParser([...PATCH_TYPES], { parseAs: 'string' }, json)
-    // Client libraries send DELETE with a JSON content type and no body: that is no DeleteOptions.
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-      body === '' && request.method === 'DELETE' ? done(null, undefined) : json(request, body as string, done),
-    )
+    // application/json is the listener's parser (http/json-body.ts), which also takes a DELETE with no body.
+    scope.addContentTypeParser([...PATCH_TYPES], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))
     scope.addContentTypeParser(PROTOBUF_TYPE, { parseAs: 'buffer' }, (_request, body, done) => done(null, new ProtobufBody(body as Buffer)))
     const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
     for (const url of ['/api', '/api/*', '/apis', '/apis/*']) {

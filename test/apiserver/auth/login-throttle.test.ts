@@ -43,14 +43,36 @@ describe('auth: login throttle', () => {
     expect(await outcome(t.attempt('a', 'v', pass))).to.equal('TOO_MANY_ATTEMPTS')
   })
 
-  it('refuses a second check under way from one address', async () => {
+  it('lets a second check from one address wait for the first, and one from elsewhere go at once', async () => {
     const t = throttle()
     let release: () => void = () => undefined
+    const order: string[] = []
     const slow = t.attempt('a', 'u', () => new Promise<string>((resolve) => (release = () => resolve('token'))))
-    expect(await outcome(t.attempt('a', 'u', pass))).to.equal('TOO_MANY_ATTEMPTS')
+    const second = t.attempt('a', 'u', () => (order.push('second checked'), pass()))
     expect(await outcome(t.attempt('b', 'u', pass))).to.equal('ok')
+    expect(order).to.deep.equal([])
     release()
     expect(await slow).to.equal('token')
-    expect(await outcome(t.attempt('a', 'u', pass))).to.equal('ok')
+    expect(await outcome(second)).to.equal('ok')
+    expect(order).to.deep.equal(['second checked'])
+  })
+
+  it('runs one check at a time for addresses that failed, and refuses unchecked a waiter whose address reached its limit', async () => {
+    const t = throttle()
+    expect(await outcome(t.attempt('a', 'u', fail))).to.equal('AUTH_FAILED')
+    expect(await outcome(t.attempt('c', 'u', fail))).to.equal('AUTH_FAILED')
+    let release: () => void = () => undefined
+    const slow = t.attempt('a', 'u', () => new Promise<string>((_, reject) => (release = () => reject(authError('AUTH_FAILED')))))
+    let checked = false
+    const waiting = t.attempt('c', 'v', () => ((checked = true), pass()))
+    await new Promise((r) => setImmediate(r))
+    expect(checked).to.equal(false)
+    release()
+    expect(await outcome(slow)).to.equal('AUTH_FAILED')
+    expect(await outcome(waiting)).to.equal('ok')
+    expect(checked).to.equal(true)
+    // 'a' is now at its limit: a login waiting behind it is refused without a check.
+    const more = [t.attempt('a', 'u', pass), t.attempt('a', 'u', pass)]
+    expect(await Promise.all(more.map(outcome))).to.deep.equal(['TOO_MANY_ATTEMPTS', 'TOO_MANY_ATTEMPTS'])
   })
 })
