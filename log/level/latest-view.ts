@@ -12,8 +12,12 @@ import type { KeyValue } from '../types.js'
 export type Db = ClassicLevel<Buffer, Buffer>
 export type Snapshot = ReturnType<Db['snapshot']>
 
-/** Reads per iterator step: large enough to amortize the native call, small enough to stop early. */
-const STEP = 256
+/**
+ * Most records one iterator step may return. Each step is a round trip through LevelDB's thread pool, and
+ * a read waits for every one in turn: a page (limit + 1 records, or a whole range without a limit) is read
+ * in as few steps as ITERATOR_STEP_BYTES allows. The iterator's own limit stops a limited read early.
+ */
+const STEP = 4096
 
 /**
  * How many bytes an iterator step may read in one native call (classic-level's highWaterMarkBytes). Its
