@@ -1,18 +1,18 @@
 /**
- * npm run bench:lists [-- --seconds S] [--rounds N] [--baseline DIR]
+ * npm run bench:lists [-- --seconds S] [--rounds N] [--baseline DIR] [--etcd]
  *
  * kvlog's 1,000-key prefix lists through the etcd client port, alone: bench:compare's ranges workload
  * (1,000 keys of 256 bytes, 8 clients listing the whole prefix, closed loop, load-worker.ts) without etcd,
  * with the server's CPU per list (user + system time of the process from /proc, and of its main thread
  * alone, over the lists done). `--baseline DIR` runs kvlog from another built checkout (DIR/bin/kvlog)
  * beside this one, the rounds alternating which goes first, to measure a change before and after in one
- * run. Medians over the rounds. On a shared machine lists/s follows the other load; CPU per list less so.
+ * run; `--etcd` adds etcd 3.4 (its CPU is the whole process's: its main thread means nothing). Medians over the rounds. On a shared machine lists/s follows the other load; CPU per list less so.
  */
 import { resolve } from 'node:path'
 import { formatNumber, parseBenchArgs, table } from '../lib/report.js'
 import { median } from './figures.js'
 import { runLoad, runMain } from './generators.js'
-import { startKvlog, type System } from './systems.js'
+import { checkEtcdInstalled, startEtcd, startKvlog, type System } from './systems.js'
 
 const args = parseBenchArgs()
 const seconds = Number(args.flags.get('seconds') ?? 5)
@@ -60,6 +60,7 @@ async function main(): Promise<void> {
   const systems: Array<[string, System]> = [['kvlog', await startKvlog()]]
   const baseline = args.flags.get('baseline')
   if (baseline !== undefined) systems.push(['kvlog baseline', await startKvlog([], resolve(baseline, 'bin', 'kvlog'))])
+  if (args.flags.has('etcd')) systems.push([`etcd ${checkEtcdInstalled()}`, await startEtcd()])
   try {
     for (const [, system] of systems) await load(system)
     const samples = new Map<string, Sample[]>(systems.map(([name]) => [name, []]))
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
         formatNumber(m((x) => x.listsPerSec)),
         m((x) => x.p50).toFixed(2),
         formatNumber(m((x) => x.cpuUsPerList)),
-        formatNumber(m((x) => x.mainUsPerList)),
+        name.startsWith('kvlog') ? formatNumber(m((x) => x.mainUsPerList)) : '',
       ])
     }
     console.log(`1,000-key prefix lists, 8 clients, ${seconds} s per run, medians of ${rounds}, ${new Date().toISOString().slice(0, 10)}`)
