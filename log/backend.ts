@@ -16,11 +16,13 @@ import type {
   HistoryOptions,
   HistoryResult,
   KeyValue,
+  KvSink,
   LeaseGrant,
   LeaseTimeToLive,
   LogStatus,
   RangeOptions,
   RangeResult,
+  RangeSummary,
   SnapshotStream,
   TxnRequest,
   TxnResult,
@@ -73,6 +75,11 @@ export interface Log {
   /** One key at the latest or a given revision; undefined if it does not exist there. */
   get(key: BytesLike, options?: { revision?: number }): Promise<KeyValue | undefined>
   range(key: BytesLike, options?: RangeOptions): Promise<RangeResult>
+  /**
+   * range, with each kv handed to `sink` as it is read instead of collected into KeyValue objects: for a
+   * door that encodes a list straight into its response. The same kvs, order, more, count and errors.
+   */
+  rangeInto(key: BytesLike, options: RangeOptions | undefined, sink: KvSink): Promise<RangeSummary>
   /** The events for a key or range between two revisions, grouped by revision, in order. */
   history(key: BytesLike, options?: HistoryOptions): Promise<HistoryResult>
   /**

@@ -7,7 +7,7 @@
  */
 import type { Bounds } from './keys.js'
 import type { StateView } from './state-view.js'
-import type { KeyValue, RangeResult, SortOrder, SortTarget } from './types.js'
+import type { KeyValue, KvSink, RangeResult, RangeSummary, SortOrder, SortTarget } from './types.js'
 import type { NRangeOptions } from './validate.js'
 
 export async function rangeRead(view: StateView, bounds: Bounds, o: NRangeOptions, revision: number): Promise<RangeResult> {
@@ -45,6 +45,38 @@ export async function rangeRead(view: StateView, bounds: Bounds, o: NRangeOption
   }
   if (o.keysOnly) for (const kv of kvs) kv.value = Buffer.alloc(0)
   return { kvs, more, count, revision }
+}
+
+/**
+ * rangeRead with the kvs handed to `sink`. A key-ordered read without filters goes through the view's
+ * scanInto when it has one: no KeyValue objects, and a page costs its limit + 1 records (plus the count of
+ * the range when there is more, as etcd reports it). Anything else is read by rangeRead, then handed over.
+ */
+export async function rangeReadInto(
+  view: StateView,
+  bounds: Bounds,
+  o: NRangeOptions,
+  revision: number,
+  sink: KvSink,
+): Promise<RangeSummary> {
+  const order = effectiveOrder(o.sortOrder, o.sortTarget)
+  const direct = !bounds.single && !o.countOnly && !hasFilters(o) && (order === 'NONE' || o.sortTarget === 'KEY')
+  if (!direct || view.scanInto === undefined) {
+    const { kvs, ...summary } = await rangeRead(view, bounds, o, revision)
+    for (const kv of kvs) sink(kv.key, kv.value, kv.createRevision, kv.modRevision, kv.version, kv.lease)
+    return summary
+  }
+  let n = 0
+  let more = false
+  // One record past the limit says whether there is more; it is not handed over.
+  await view.scanInto(bounds, { limit: o.limit > 0 ? o.limit + 1 : 0, reverse: order === 'DESCEND', keysOnly: o.keysOnly }, (...kv) => {
+    if (n === o.limit && o.limit > 0) more = true
+    else {
+      n++
+      sink(...kv)
+    }
+  })
+  return { more, count: more ? await view.count(bounds) : n, revision }
 }
 
 /** etcd sorts ascending when a target other than KEY is given without an order. */

@@ -7,7 +7,7 @@
  * - OverlayView (here): uncommitted writes of the group being evaluated by the writer, layered over a base.
  */
 import { inBounds, keyId, type Bounds } from './keys.js'
-import type { KeyValue } from './types.js'
+import type { KeyValue, KvSink } from './types.js'
 
 export interface ScanOptions {
   /** At most this many kvs, 0 = all. */
@@ -24,6 +24,8 @@ export interface StateView {
   scan(bounds: Bounds, options?: ScanOptions): Promise<KeyValue[]>
   /** The number of live keys in a range. */
   count(bounds: Bounds): Promise<number>
+  /** scan, handing each kv to `sink` as it is read (a view that has no cheaper way leaves this out). */
+  scanInto?(bounds: Bounds, options: ScanOptions, sink: KvSink): Promise<void>
 }
 
 /** All live kvs addressed by bounds (a single key or a range), in key order. */

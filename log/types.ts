@@ -96,6 +96,16 @@ export interface RangeResult {
   revision: number
 }
 
+/**
+ * Receives a range's kvs in order as they are read (Log.rangeInto): a KeyValue's fields, without an object
+ * per key. `key` and `value` may be views into the engine's read buffers, valid only during the call: a
+ * sink copies what it keeps. `value` is empty for keysOnly.
+ */
+export type KvSink = (key: Buffer, value: Buffer, createRevision: number, modRevision: number, version: number, lease: bigint) => void
+
+/** A range's answer without its kvs (they went to a KvSink). */
+export type RangeSummary = Omit<RangeResult, 'kvs'>
+
 export interface HistoryOptions {
   rangeEnd?: BytesLike
   /** First revision to include (default: the compact revision). Below the compact revision: COMPACTED. */

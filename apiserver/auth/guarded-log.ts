@@ -19,7 +19,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { DeleteOptions, Log, PutOptions } from '../../log/backend.js'
 import { KvlogError } from '../../log/errors.js'
-import type { Author, BytesLike, HistoryOptions, RangeOptions, TxnRequest } from '../../log/types.js'
+import type { Author, BytesLike, HistoryOptions, KvSink, RangeOptions, TxnRequest } from '../../log/types.js'
 import { ANONYMOUS, type Authorizer, type Identity } from './authorizer.js'
 
 interface Scope {
@@ -163,6 +163,11 @@ class CheckedLog implements Log {
   range(key: BytesLike, options?: RangeOptions): ReturnType<Log['range']> {
     if (this.auth.enabled) this.auth.checkRange(this.who(), key, options?.rangeEnd, 'read')
     return this.#log.range(key, options)
+  }
+
+  rangeInto(key: BytesLike, options: RangeOptions | undefined, sink: KvSink): ReturnType<Log['rangeInto']> {
+    if (this.auth.enabled) this.auth.checkRange(this.who(), key, options?.rangeEnd, 'read')
+    return this.#log.rangeInto(key, options, sink)
   }
 
   history(key: BytesLike, options?: HistoryOptions): ReturnType<Log['history']> {

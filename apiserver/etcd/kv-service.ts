@@ -14,7 +14,7 @@ import { callerOf, type CredentialCarrier } from './caller.js'
 import type { Message } from './proto.js'
 import { streamRange } from './range-stream.js'
 import { unary } from './unary.js'
-import { putResponse, rangeResponse } from './wire.js'
+import { putResponse, RangeEncoder } from './wire.js'
 
 /** The door name recorded with this door's writes. */
 export const DOOR = 'etcd'
@@ -28,10 +28,11 @@ export function kvService(deps: EtcdDeps): UntypedServiceImplementation {
     Range: unary(async (request, call) => {
       const { key, options } = rangeRequest(request)
       const log = as(call)
-      const r = await log.range(key, options)
-      // A read at an older revision still reports the store's revision, as etcd does. Encoded by hand
-      // (wire.ts): a list of a thousand keys through protobufjs cost about as much as reading it.
-      return rangeResponse(headers.encoded(Math.max(r.revision, options.revision ? log.revision : 0)), r)
+      // Each kv is written into the response as the log reads it (wire.ts): no KeyValue object, no protobufjs.
+      const encoder = new RangeEncoder()
+      const r = await log.rangeInto(key, options, encoder.sink)
+      // A read at an older revision still reports the store's revision, as etcd does.
+      return encoder.finish(headers.encoded(Math.max(r.revision, options.revision ? log.revision : 0)), r)
     }),
 
     Put: unary(async (request, call) => {

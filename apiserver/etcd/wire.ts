@@ -17,7 +17,7 @@
  *   Event           1 type (DELETE = 1) · 2 kv · 3 prev_kv
  *   KeyValue        1 key · 2 create_revision · 3 mod_revision · 4 version · 5 value · 6 lease
  */
-import type { Event, KeyValue } from '../../log/types.js'
+import type { Event, KeyValue, KvSink, RangeSummary } from '../../log/types.js'
 
 /** Wire type 0 (varint) and 2 (length-delimited) tags: (field << 3) | type. */
 const varintTag = (field: number) => field << 3
@@ -148,54 +148,95 @@ function writeBytesField(out: Buffer, at: number, field: number, b: Buffer): num
 }
 
 /** The size of a KeyValue message's body. */
-function keyValueSize(kv: KeyValue): number {
+function keyValueSize(key: Buffer, value: Buffer, createRevision: number, modRevision: number, version: number, lease: bigint): number {
   return (
-    bytesFieldSize(kv.key) +
-    varintFieldSize(kv.createRevision) +
-    varintFieldSize(kv.modRevision) +
-    varintFieldSize(kv.version) +
-    bytesFieldSize(kv.value) +
-    varintFieldSize(kv.lease)
+    bytesFieldSize(key) +
+    varintFieldSize(createRevision) +
+    varintFieldSize(modRevision) +
+    varintFieldSize(version) +
+    bytesFieldSize(value) +
+    varintFieldSize(lease)
   )
 }
 
 /** Writes a KeyValue message's body at `at`; returns the offset after it. */
-function writeKeyValue(out: Buffer, at: number, kv: KeyValue): number {
-  at = writeBytesField(out, at, 1, kv.key)
-  at = writeVarintField(out, at, 2, kv.createRevision)
-  at = writeVarintField(out, at, 3, kv.modRevision)
-  at = writeVarintField(out, at, 4, kv.version)
-  at = writeBytesField(out, at, 5, kv.value)
-  return writeVarintField(out, at, 6, kv.lease)
+function writeKeyValue(
+  out: Buffer,
+  at: number,
+  key: Buffer,
+  value: Buffer,
+  createRevision: number,
+  modRevision: number,
+  version: number,
+  lease: bigint,
+): number {
+  at = writeBytesField(out, at, 1, key)
+  at = writeVarintField(out, at, 2, createRevision)
+  at = writeVarintField(out, at, 3, modRevision)
+  at = writeVarintField(out, at, 4, version)
+  at = writeBytesField(out, at, 5, value)
+  return writeVarintField(out, at, 6, lease)
 }
 
 export function keyValue(kv: KeyValue): Buffer {
-  const out = Buffer.allocUnsafe(keyValueSize(kv))
-  writeKeyValue(out, 0, kv)
+  const out = Buffer.allocUnsafe(keyValueSize(kv.key, kv.value, kv.createRevision, kv.modRevision, kv.version, kv.lease))
+  writeKeyValue(out, 0, kv.key, kv.value, kv.createRevision, kv.modRevision, kv.version, kv.lease)
   return out
 }
 
+/** Bytes a RangeEncoder gathers kvs in before it starts another chunk. */
+const KVS_CHUNK = 64 * 1024
+
 /**
- * A RangeResponse: header, kvs (each written straight into the one buffer: a list of a thousand keys is
- * one allocation), more, count.
+ * A RangeResponse written as the log reads the range (Log.rangeInto): `sink` writes each kv as a
+ * RangeResponse kvs field into chunks, with no object per key; finish() puts header, kvs, more and count
+ * into one buffer.
  */
-export function rangeResponse(header: Buffer, r: { kvs: readonly KeyValue[]; more: boolean; count: number }): Buffer {
-  const sizes = r.kvs.map(keyValueSize)
-  let size = 1 + varintSize(header.length) + header.length + (r.more ? 2 : 0) + varintFieldSize(int64(r.count))
-  for (const n of sizes) size += 1 + varintSize(n) + n
-  const out = Buffer.allocUnsafe(size)
-  out[0] = bytesTag(1) // the header is sent even when empty, as Fields.message does
-  let at = writeVarint(out, 1, header.length)
-  at += header.copy(out, at)
-  for (let i = 0; i < r.kvs.length; i++) {
-    out[at++] = bytesTag(2)
-    at = writeVarint(out, at, sizes[i])
-    at = writeKeyValue(out, at, r.kvs[i])
+export class RangeEncoder {
+  private readonly chunks: Buffer[] = []
+  private chunk = Buffer.allocUnsafe(0)
+  private at = 0
+  private bytes = 0
+
+  readonly sink: KvSink = (key, value, createRevision, modRevision, version, lease) => {
+    const body = keyValueSize(key, value, createRevision, modRevision, version, lease)
+    const size = 1 + varintSize(body) + body
+    if (this.at + size > this.chunk.length) {
+      this.seal()
+      this.chunk = Buffer.allocUnsafe(Math.max(KVS_CHUNK, size))
+    }
+    this.chunk[this.at++] = bytesTag(2)
+    this.at = writeVarint(this.chunk, this.at, body)
+    this.at = writeKeyValue(this.chunk, this.at, key, value, createRevision, modRevision, version, lease)
   }
-  at = writeVarintField(out, at, 3, r.more ? 1 : 0)
-  at = writeVarintField(out, at, 4, int64(r.count))
-  if (at !== size) throw new Error(`wire.rangeResponse: wrote ${at} of ${size} bytes`)
-  return out
+
+  finish(header: Buffer, r: Pick<RangeSummary, 'more' | 'count'>): Buffer {
+    this.seal()
+    const size = 1 + varintSize(header.length) + header.length + this.bytes + (r.more ? 2 : 0) + varintFieldSize(int64(r.count))
+    const out = Buffer.allocUnsafe(size)
+    out[0] = bytesTag(1) // the header is sent even when empty, as Fields.message does
+    let at = writeVarint(out, 1, header.length)
+    at += header.copy(out, at)
+    for (const c of this.chunks) at += c.copy(out, at)
+    at = writeVarintField(out, at, 3, r.more ? 1 : 0)
+    at = writeVarintField(out, at, 4, int64(r.count))
+    if (at !== size) throw new Error(`wire.RangeEncoder: wrote ${at} of ${size} bytes`)
+    return out
+  }
+
+  private seal(): void {
+    if (this.at === 0) return
+    this.chunks.push(this.chunk.subarray(0, this.at))
+    this.bytes += this.at
+    this.at = 0
+  }
+}
+
+/** A RangeResponse of kvs already read. */
+export function rangeResponse(header: Buffer, r: { kvs: readonly KeyValue[]; more: boolean; count: number }): Buffer {
+  const encoder = new RangeEncoder()
+  for (const kv of r.kvs) encoder.sink(kv.key, kv.value, kv.createRevision, kv.modRevision, kv.version, kv.lease)
+  return encoder.finish(header, r)
 }
 
 export function putResponse(header: Buffer, prevKv: KeyValue | undefined): Buffer {

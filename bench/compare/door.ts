@@ -14,7 +14,7 @@
 import { resolve } from 'node:path'
 import { formatNumber, parseBenchArgs, table } from '../lib/report.js'
 import { median } from './figures.js'
-import { closeGenerators, runLoad, type Throughput } from './generators.js'
+import { runLoad, runMain, type Throughput } from './generators.js'
 import { checkEtcdInstalled, startEtcd, startKvlog, type System } from './systems.js'
 
 const args = parseBenchArgs()
@@ -91,12 +91,4 @@ async function main(): Promise<void> {
   }
 }
 
-try {
-  await main()
-} catch (err) {
-  console.error(err)
-  process.exitCode = 1
-} finally {
-  closeGenerators()
-}
-setTimeout(() => process.exit(), 1000).unref()
+await runMain(main)

@@ -26,6 +26,19 @@ export function closeGenerators(): void {
   for (const w of idle.splice(0)) w.kill()
 }
 
+/** A bench's main: an error is printed and fails the process; the generators are closed; the process exits soon after. */
+export async function runMain(main: () => Promise<void>): Promise<void> {
+  try {
+    await main()
+  } catch (err) {
+    console.error(err)
+    process.exitCode = 1
+  } finally {
+    closeGenerators()
+  }
+  setTimeout(() => process.exit(), 1000).unref()
+}
+
 export function ask<T>(child: ChildProcess, msg: object, kind: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const onExit = () => reject(new Error('load generator exited'))

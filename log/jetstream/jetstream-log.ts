@@ -25,11 +25,13 @@ import type {
   HistoryOptions,
   HistoryResult,
   KeyValue,
+  KvSink,
   LeaseGrant,
   LeaseTimeToLive,
   LogStatus,
   RangeOptions,
   RangeResult,
+  RangeSummary,
   SnapshotStream,
   TxnRequest,
   TxnResult,
@@ -526,6 +528,12 @@ export class JetStreamLog implements Log {
     this.checkOpen()
     if (options.serializable !== true) await this.barrier.wait()
     return this.view.range(key, options)
+  }
+
+  async rangeInto(key: BytesLike, options: RangeOptions = {}, sink: KvSink): Promise<RangeSummary> {
+    this.checkOpen()
+    if (options.serializable !== true) await this.barrier.wait()
+    return this.view.rangeInto(key, options, sink)
   }
 
   async history(key: BytesLike, options: HistoryOptions = {}): Promise<HistoryResult> {

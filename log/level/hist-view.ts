@@ -3,14 +3,37 @@
  * below R (absent if that is a tombstone). See keyspace.ts for why one forward seek finds it.
  */
 import { type Bounds } from '../keys.js'
-import { histBounds, histKeyAfter, histKeyFromPrefix, histKeyPrefix, histPrefixUserKey, parseHistKey } from './keyspace.js'
-import type { Db, Snapshot } from './latest-view.js'
+import {
+  histBounds,
+  histKeyAfter,
+  histKeyFromPrefix,
+  histKeyPrefix,
+  histKeyRevision,
+  histPrefixUserKey,
+  parseHistKey,
+  sameHistKey,
+} from './keyspace.js'
+import { ITERATOR_STEP_BYTES, type Db, type Snapshot } from './latest-view.js'
 import { HIST_TOMBSTONE } from './records.js'
 import type { ScanOptions, StateView } from '../state-view.js'
 import type { KeyValue } from '../types.js'
 import { VersionReader } from './version-reader.js'
 
 type Visit = (key: Buffer, rev: number, record: Buffer) => boolean
+
+/**
+ * Hist entries per iterator step of a range read (ITERATOR_STEP_BYTES bounds a step's bytes too). A step
+ * after a seek is small and the steps grow while no seek cuts them short, so a range of keys with long
+ * histories does not read far ahead of each seek for nothing.
+ */
+const MAX_STEP = 1024
+const STEP_AFTER_SEEK = 8
+
+/**
+ * Versions of one key a range read steps over before it seeks past the rest instead: a seek is a round
+ * trip through LevelDB's thread pool of its own, stepping over a version costs a few comparisons.
+ */
+const SKIP_BEFORE_SEEK = 4
 
 export class HistView implements StateView {
   private readonly versions: VersionReader
@@ -63,28 +86,43 @@ export class HistView implements StateView {
     return n
   }
 
-  /** Calls visit(key, rev, record) for each key live at the revision, in key order, until it returns true. */
+  /**
+   * Calls visit(key, rev, record) for each key live at the revision, in key order, until it returns true.
+   * The hist index holds each key's versions newest first: the read steps through them in batches, takes
+   * the first version at or below the revision, and seeks only past a key with many versions to skip.
+   */
   private async visitLive(bounds: Bounds, visit: Visit): Promise<void> {
     const { gte, lt } = histBounds(bounds)
     const R = this.revision
-    const it = this.db.iterator({ gte, lt, snapshot: this.snapshot })
+    const it = this.db.iterator({ gte, lt, snapshot: this.snapshot, highWaterMarkBytes: ITERATOR_STEP_BYTES })
+    /** A hist key of the key being read; whether its version at R was found (or it has none); versions skipped. */
+    let current: Buffer | undefined
+    let decided = false
+    let skipped = 0
+    let size = MAX_STEP
     try {
-      let entry = await it.next()
-      while (entry !== undefined) {
-        let { prefix, rev } = parseHistKey(entry[0])
-        if (rev > R) {
-          // Newest first: jump to the newest version at or below R, if the key has one.
-          it.seek(histKeyFromPrefix(prefix, R))
-          entry = await it.next()
-          if (entry === undefined) break
-          const landed = parseHistKey(entry[0])
-          if (!landed.prefix.equals(prefix)) continue
-          rev = landed.rev
-          prefix = landed.prefix
+      read: while (true) {
+        const step = await it.nextv(size)
+        size = Math.min(MAX_STEP, size * 4)
+        if (step.length === 0) break
+        for (const [k, record] of step) {
+          if (current === undefined || !sameHistKey(current, k)) {
+            current = k
+            decided = false
+            skipped = 0
+          }
+          const rev = histKeyRevision(k)
+          if (decided || rev > R) {
+            if (++skipped < SKIP_BEFORE_SEEK) continue
+            const { prefix } = parseHistKey(k)
+            it.seek(decided ? histKeyAfter(prefix) : histKeyFromPrefix(prefix, R))
+            skipped = 0
+            size = STEP_AFTER_SEEK
+            continue read
+          }
+          decided = true
+          if (record[0] !== HIST_TOMBSTONE && visit(histPrefixUserKey(parseHistKey(k).prefix), rev, record)) break read
         }
-        if (entry[1][0] !== HIST_TOMBSTONE && visit(histPrefixUserKey(prefix), rev, entry[1])) break
-        it.seek(histKeyAfter(prefix))
-        entry = await it.next()
       }
     } finally {
       await it.close()

@@ -5,15 +5,19 @@
 import type { ClassicLevel } from 'classic-level'
 import { type Bounds } from '../keys.js'
 import { kvBounds, kvKey, kvKeyUserKey } from './keyspace.js'
-import { decodeKvRecord } from './records.js'
+import { decodeKvRecord, sinkKvRecord } from './records.js'
 import type { ScanOptions, StateView } from '../state-view.js'
-import type { KeyValue } from '../types.js'
+import type { KeyValue, KvSink } from '../types.js'
 
 export type Db = ClassicLevel<Buffer, Buffer>
 export type Snapshot = ReturnType<Db['snapshot']>
 
-/** Reads per iterator step: large enough to amortize the native call, small enough to stop early. */
-const STEP = 256
+/**
+ * Most records one iterator step may return. Each step is a round trip through LevelDB's thread pool, and
+ * a read waits for every one in turn: a page (limit + 1 records, or a whole range without a limit) is read
+ * in as few steps as ITERATOR_STEP_BYTES allows. The iterator's own limit stops a limited read early.
+ */
+const STEP = 4096
 
 /**
  * How many bytes an iterator step may read in one native call (classic-level's highWaterMarkBytes). Its
@@ -51,6 +55,18 @@ export class LatestView implements StateView {
   }
 
   async scan(bounds: Bounds, options: ScanOptions = {}): Promise<KeyValue[]> {
+    const out: KeyValue[] = []
+    await this.each(bounds, options, (k, v) => out.push(decodeKvRecord(kvKeyUserKey(k), v, 0, options.keysOnly)))
+    return out
+  }
+
+  scanInto(bounds: Bounds, options: ScanOptions, sink: KvSink): Promise<void> {
+    const keysOnly = options.keysOnly === true
+    return this.each(bounds, options, (k, v) => sinkKvRecord(kvKeyUserKey(k), v, keysOnly, sink))
+  }
+
+  /** Calls `visit` with each kv table entry (table key, record) of the range, in the scan's order. */
+  private async each(bounds: Bounds, options: ScanOptions, visit: (k: Buffer, v: Buffer) => void): Promise<void> {
     const { gte, lt } = kvBounds(bounds)
     const limit = options.limit ?? 0
     const it = this.db.iterator({
@@ -61,17 +77,15 @@ export class LatestView implements StateView {
       snapshot: this.snapshot,
       highWaterMarkBytes: ITERATOR_STEP_BYTES,
     })
-    const out: KeyValue[] = []
     try {
       while (true) {
         const step = await it.nextv(STEP)
         if (step.length === 0) break
-        for (const [k, v] of step) out.push(decodeKvRecord(kvKeyUserKey(k), v, 0, options.keysOnly))
+        for (const [k, v] of step) visit(k, v)
       }
     } finally {
       await it.close()
     }
-    return out
   }
 
   async count(bounds: Bounds): Promise<number> {

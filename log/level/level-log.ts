@@ -24,7 +24,7 @@ import { type LeaseGrant, type LeaseTimeToLive } from '../types.js'
 import { MetaStore, META_EXT_PREFIX, packr } from './meta-store.js'
 import { LatestView, syncGetOptions, type Db } from './latest-view.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
-import { rangeRead } from '../range-read.js'
+import { rangeRead, rangeReadInto } from '../range-read.js'
 import { compactRangeBetweenFlushes } from './io/range-compaction.js'
 import { ReadViews, type ReadView } from './read-views.js'
 import { decodeEntry } from './records.js'
@@ -35,6 +35,7 @@ import { inlineWrite } from './io/inline-write.js'
 import { SegmentTable } from './segments.js'
 import { snapshotChunks } from './snapshot.js'
 import { type SnapshotStream } from '../types.js'
+import type { Bounds } from '../keys.js'
 import type { StateView } from '../state-view.js'
 import type {
   BytesLike,
@@ -43,9 +44,11 @@ import type {
   HistoryOptions,
   HistoryResult,
   KeyValue,
+  KvSink,
   LogStatus,
   RangeOptions,
   RangeResult,
+  RangeSummary,
   TxnRequest,
   TxnResult,
 } from '../types.js'
@@ -59,6 +62,7 @@ import {
   normalizePut,
   normalizeTxn,
   type Limits,
+  type NRangeOptions,
   type NTxn,
 } from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
@@ -334,13 +338,25 @@ export class LevelLog implements Replica {
     return r.kvs[0]
   }
 
-  async range(key: BytesLike, options: RangeOptions = {}): Promise<RangeResult> {
+  range(key: BytesLike, options: RangeOptions = {}): Promise<RangeResult> {
+    return this.readRange(key, options, rangeRead)
+  }
+
+  rangeInto(key: BytesLike, options: RangeOptions = {}, sink: KvSink): Promise<RangeSummary> {
+    return this.readRange(key, options, (state, bounds, o, rev) => rangeReadInto(state, bounds, o, rev, sink))
+  }
+
+  private async readRange<T>(
+    key: BytesLike,
+    options: RangeOptions,
+    read: (state: StateView, bounds: Bounds, o: NRangeOptions, rev: number) => Promise<T>,
+  ): Promise<T> {
     this.checkOpen()
     const o = normalizeRangeOptions(options)
     const bounds = normalizeBounds(key, options.rangeEnd, 'range')
     return this.withView((view) => {
       const rev = o.revision === 0 ? view.revision : o.revision
-      return rangeRead(this.stateAt(view, rev), bounds, o, rev)
+      return read(this.stateAt(view, rev), bounds, o, rev)
     })
   }
 

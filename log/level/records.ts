@@ -26,7 +26,7 @@
 import { Packr } from 'msgpackr'
 import { readRev, writeRev } from './keyspace.js'
 import { OP_DELETE, OP_PUT, type LoggedOp } from '../ops.js'
-import type { Author, KeyValue } from '../types.js'
+import type { Author, KeyValue, KvSink } from '../types.js'
 
 const HEADER = 32
 const EMPTY = Buffer.alloc(0)
@@ -59,6 +59,18 @@ export function decodeKvRecord(key: Buffer, record: Buffer, offset = 0, keysOnly
     version: readRev(record, offset + 16),
     lease: record.readBigUInt64BE(offset + 24),
   }
+}
+
+/** Hands a kv record's fields to `sink` without making a KeyValue. */
+export function sinkKvRecord(key: Buffer, record: Buffer, keysOnly: boolean, sink: KvSink): void {
+  sink(
+    key,
+    keysOnly ? EMPTY : record.subarray(HEADER),
+    readRev(record, 0),
+    readRev(record, 8),
+    readRev(record, 16),
+    record.readBigUInt64BE(24),
+  )
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import { leaseTests } from './leases.js'
 import { metaTests } from './meta.js'
 import { putTests } from './put.js'
 import { rangeTests } from './range.js'
+import { rangeIntoTests } from './range-into.js'
 import { revisionTests } from './revisions.js'
 import { statusTests } from './status.js'
 import { subscribeTests } from './subscribe.js'
@@ -35,6 +36,7 @@ export function logConformanceSuite(name: string, open: OpenLog, limits: Conform
     putTests(ctx)
     deleteTests(ctx)
     rangeTests(ctx)
+    rangeIntoTests(ctx)
     txnCompareTests(ctx)
     txnOpTests(ctx)
     historyTests(ctx)

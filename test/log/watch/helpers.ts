@@ -53,6 +53,7 @@ export class SpyLog implements Log {
   delete: Log['delete'] = (k, o) => this.inner.delete(k, o)
   get: Log['get'] = (k, o) => this.inner.get(k, o)
   range: Log['range'] = (k, o) => this.inner.range(k, o)
+  rangeInto: Log['rangeInto'] = (k, o, s) => this.inner.rangeInto(k, o, s)
   compact: Log['compact'] = (r, o) => this.inner.compact(r, o)
   status: Log['status'] = () => this.inner.status()
   subscribe: Log['subscribe'] = (l) => this.inner.subscribe(l)
