@@ -558,7 +558,7 @@ const rows: Row[] = [
     },
   },
   {
-    what: 'status, health, metrics, version, openapi, ui',
+    what: 'status, health, metrics, version, openapi, ui (and /, which redirects to it)',
     expect: ANYONE,
     doors: {
       'http GET /v1/status': http('GET', '/v1/status'),
@@ -568,6 +568,7 @@ const rows: Row[] = [
       'http GET /version': http('GET', '/version'),
       'http GET /openapi/v3': http('GET', '/openapi/v3'),
       'http GET /openapi/v3/*': http('GET', '/openapi/v3/api/v1'),
+      'http GET /': http('GET', '/'),
       'http GET /ui': http('GET', '/ui'),
       'http GET /ui/*': http('GET', '/ui/index.html'),
     },
