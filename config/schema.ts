@@ -433,7 +433,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     min: 0,
     max: GiB,
     description:
-      "With fsync 'always', on Linux: LevelDB's write-ahead log is allocated this much at a time ahead of its writes, as etcd preallocates its WAL, so that a synced write does not grow the file and its fdatasync skips the filesystem's journal (a synced 300-byte LevelDB write: ~175 µs instead of ~255 µs here). The log is cut back to what was written when closed, and dbSize (and so the quota) counts it up to its records; after a crash LevelDB skips the zeroed tail. 0: appended as LevelDB does.",
+      "With fsync 'always', on Linux: LevelDB's write-ahead log is allocated this much at a time ahead of its writes, as etcd preallocates its WAL, so that a synced write does not grow the file and its fdatasync skips the filesystem's journal (a synced 300-byte LevelDB write: ~175 µs instead of ~255 µs here). The log is cut back to what was written when closed, and dbSize (and so the quota) counts it up to its records; after a crash LevelDB skips the zeroed tail. 0: appended as LevelDB does. A cluster member's copy is always appended: it applies runs of messages unsynced and syncs the last.",
     flag: '--leveldb-wal-preallocate-bytes',
     env: 'KVLOG_LEVELDB_WAL_PREALLOCATE_BYTES',
   },
