@@ -20,7 +20,7 @@
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
-import type { Replica, ReplicatedResult } from '../replica.js'
+import type { Replica, ReplicatedResult, ReplicatedWrite } from '../replica.js'
 import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
@@ -250,9 +250,11 @@ export class Applier {
       await this.view.applyReplicated(message.ts, [], marker, sync)
       outcomes = [one]
     } else {
-      const writes = message.cmds.map((c) => {
+      // A transaction is applied without this member's request limits: its submitter checked them before
+      // it was sent, and members configured with other limits must reach the same verdict.
+      const writes = message.cmds.map((c): ReplicatedWrite => {
         if (isSolo(c.cmd)) throw new Error('a solo command in a batch message')
-        return c.cmd
+        return c.cmd.type === 'txn' ? { ...c.cmd, unlimited: true } : c.cmd
       })
       outcomes = await this.view.applyReplicated(message.ts, writes, marker, sync)
     }

@@ -1,6 +1,6 @@
 /** Options of an in-process cluster member for tests: the conformance suite's limits, short timers. */
 import { openJetStreamLog, type JetStreamLogOptions } from '../../log/jetstream/jetstream-log.js'
-import { DEFAULT_LEVEL_LOG_OPTIONS } from '../../log/level/options.js'
+import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from '../../log/level/options.js'
 import { levelReplicaStorage } from '../../log/level/replica-storage.js'
 import { DEFAULT_LIMITS } from '../log/conformance/suite.js'
 
@@ -10,6 +10,7 @@ export function memberOptions(
   memberName: string,
   dir: string,
   extra: Partial<JetStreamLogOptions> = {},
+  copySettings: Partial<LevelLogOptions> = {},
 ): Parameters<typeof openJetStreamLog>[0] {
   const o: Partial<JetStreamLogOptions> & Pick<JetStreamLogOptions, 'natsUrls' | 'memberName' | 'copy'> = {
     natsUrls: urls.split(','),
@@ -26,6 +27,7 @@ export function memberOptions(
       compactionBatchRevisions: 3,
       leaseMinTtl: DEFAULT_LIMITS.leaseMinTtl,
       compactionThread: false,
+      ...copySettings,
     }),
   }
   return o
