@@ -30,6 +30,7 @@ export interface ClusterFigures {
   refilled: number
   leadership(): { renewalFailures: number; stepDowns: number; leadersSeen: number; unknownPublishOutcomes: number }
   copies(): { applierStopped: boolean; durableLag: Array<{ name: string; lag: number }> }
+  corruption(): { checks: number; mismatches: number; inconclusive: number }
 }
 
 export interface ClusterInfo {

@@ -142,6 +142,7 @@ export interface Config {
   clusterSnapshotInterval: number
   clusterSnapshotKeep: number
   clusterSnapshotCheckInterval: number
+  clusterCorruptCheckInterval: number
   clusterPurgeGrace: number
   authTokenTtl: number
   /** 'simple' or 'jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...' (etcd's --auth-token). */
@@ -1050,6 +1051,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Cluster mode: how often the leader checks whether a snapshot is due, and purges the stream below the kept snapshots.',
     flag: '--cluster-snapshot-check-interval',
     env: 'KVLOG_CLUSTER_SNAPSHOT_CHECK_INTERVAL',
+  },
+  clusterCorruptCheckInterval: {
+    key: 'clusterCorruptCheckInterval',
+    type: 'duration',
+    default: 300 * SECOND,
+    min: 0,
+    description:
+      "Cluster mode: how often the leader asks every member for a hash of its copy at the leader's revision (etcd's corruption check); a member whose hash differs from the majority's gets a CORRUPT alarm. 0: never.",
+    flag: '--cluster-corrupt-check-interval',
+    env: 'KVLOG_CLUSTER_CORRUPT_CHECK_INTERVAL',
   },
   clusterPurgeGrace: {
     key: 'clusterPurgeGrace',

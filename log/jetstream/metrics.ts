@@ -2,8 +2,11 @@
  * The cluster engine's figures, plain numbers the server's /metrics exports: leader changes, fence
  * rejections, publish, forward and durable-acknowledgement latencies (count and sum, and the largest since
  * the last read), messages refilled, the apply position (sequence and the commit time of the last applied
- * message, for the lag in seconds), and the snapshots this member stored (snapshotter.ts).
+ * message, for the lag in seconds), the snapshots this member stored (snapshotter.ts), and the corruption
+ * checks it ran as leader (corruption-check.ts).
  */
+import type { CorruptionFigures } from './corruption-check.js'
+
 /** The snapshots this member stored (snapshotter.ts). */
 export class SnapshotFigures {
   /** Snapshots this member stored, and the time they took. */
@@ -48,6 +51,8 @@ export class ClusterMetrics {
   leadership: () => LeadershipFigures = () => ({ renewalFailures: 0, stepDowns: 0, leadersSeen: 0, unknownPublishOutcomes: 0 })
   /** Set once the applier and the durability exist (JetStreamLog.start). */
   copies: () => CopyFigures = () => ({ applierStopped: false, durableLag: [] })
+  /** Set once the corruption check exists (JetStreamLog.start). */
+  corruption: () => CorruptionFigures = () => ({ checks: 0, mismatches: 0, inconclusive: 0 })
   /** Times this member became leader. */
   leaderChanges = 0
   fenceRejections = 0
