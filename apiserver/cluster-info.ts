@@ -28,6 +28,8 @@ export interface ClusterFigures {
   }
   durableWait: { count: number; sumMs: number }
   refilled: number
+  consumersMade: number
+  consumerServer: string
   leadership(): { renewalFailures: number; stepDowns: number; leadersSeen: number; unknownPublishOutcomes: number }
   copies(): { applierStopped: boolean; durableLag: Array<{ name: string; lag: number }> }
   corruption(): { checks: number; mismatches: number; inconclusive: number }

@@ -174,12 +174,21 @@ export class JetStreamLog implements Log {
       },
       o.clusterTailMessages,
     )
-    this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line), this.tail, {
-      durable: (seq) => this.durability.advanced(seq),
-      hashed: (seq, hash) => this.durability.hashed(seq, hash),
-      fill: (from, to) => this.durability.fetchFromPeers(from, to, o.natsPublishTimeout),
-      streamLast: () => this.streamLast(),
-    })
+    this.applier = new Applier(
+      nc.jetstream({ timeout: o.natsCallTimeout }),
+      quick,
+      names,
+      view,
+      this.metrics,
+      (line) => this.say(line),
+      this.tail,
+      {
+        durable: (seq) => this.durability.advanced(seq),
+        hashed: (seq, hash) => this.durability.hashed(seq, hash),
+        fill: (from, to) => this.durability.fetchFromPeers(from, to, o.natsPublishTimeout),
+        streamLast: () => this.streamLast(),
+      },
+    )
     this.corruption = new CorruptionCheck({
       nc,
       names,

@@ -64,6 +64,9 @@ export class ClusterMetrics {
   refilled = 0
   appliedSeq = 0
   appliedTimestamp = 0
+  /** Log consumers this member made (the first at start, then one per stall), and the server of the last. */
+  consumersMade = 0
+  consumerServer = ''
   readonly snapshots = new SnapshotFigures()
 
   observe(event: 'publish' | 'forward' | 'fence' | 'durable', ms: number): void {
@@ -74,6 +77,11 @@ export class ClusterMetrics {
     const f = event === 'publish' ? this.publish : event === 'forward' ? this.forward : this.durableWait
     f.count++
     f.sumMs += ms
+  }
+
+  consumerMade(server: string): void {
+    this.consumersMade++
+    this.consumerServer = server
   }
 
   applied(seq: number, timestamp: number): void {

@@ -5,41 +5,19 @@
  * is reported to the listeners and counted.
  */
 import { expect } from 'chai'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { CorruptReport } from '../../../log/backend.js'
-import { openJetStreamLog, type JetStreamLog } from '../../../log/jetstream/jetstream-log.js'
-import { memberOptions } from '../../support/cluster-members.js'
-import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
+import { inProcessMembers } from '../../support/cluster-members.js'
 import { waitFor } from '../../support/wait.js'
 
 describe('JetStreamLog: corruption check', function () {
   this.timeout(90_000)
-  let nats: NatsCluster
-  let dir: string
-  const open: JetStreamLog[] = []
-  before(async () => {
-    nats = await startNatsCluster()
-    dir = await mkdtemp(join(tmpdir(), 'kvlog-js-corrupt-'))
-  })
-  after(async () => {
-    for (const log of open) await log.close().catch(() => undefined)
-    await nats?.stop()
-    await rm(dir, { recursive: true, force: true })
-  })
+  const members = inProcessMembers('corrupt')
 
   it("reports the member whose copy differs from the majority's, and no one while the copies agree", async () => {
-    const start = async (name: string) => {
-      const log = await openJetStreamLog(memberOptions(nats.urls, 'corrupt', name, join(dir, name), { natsReplicas: 1 }))
-      open.push(log)
-      return log
-    }
-    const a = await start('a')
+    const a = await members.start('a', { natsReplicas: 1 })
     await waitFor('a to lead', () => a.isLeading, 20_000)
-    const [b, c] = [await start('b'), await start('c')]
-    const roster = (l: JetStreamLog) => (l as unknown as { applier: { roster: string[] } }).applier.roster.length
-    await waitFor('all three on the roster', () => [a, b, c].every((l) => roster(l) === 3), 30_000)
+    const [b, c] = [await members.start('b', { natsReplicas: 1 }), await members.start('c', { natsReplicas: 1 })]
+    await members.waitRoster([a, b, c])
     const reported: CorruptReport[] = []
     a.onCorrupt((r) => reported.push(r))
 
