@@ -43,6 +43,8 @@ export interface ClusterInfo {
   /** The members whose majority acknowledges writes. */
   readonly roster: readonly string[]
   removeMember(name: string): Promise<void>
+  /** Whether this member knows a leader now (etcd's "has leader": WithRequireLeader watches end without one). */
+  hasLeader(): boolean
   /** Whether this member has applied everything the log held when asked. */
   caughtUp(): Promise<boolean>
 }

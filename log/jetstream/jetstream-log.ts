@@ -590,6 +590,11 @@ export class JetStreamLog implements Log {
     }
   }
 
+  /** Whether this member knows a leader now (Election.hasLeader). */
+  hasLeader(): boolean {
+    return this.election.hasLeader()
+  }
+
   get clusterName(): string {
     return this.o.clusterName
   }
