@@ -51,6 +51,10 @@ const STALL_AFTER_MS = 1500
  * every half of it.
  */
 const CONSUMER_EXPIRES_MS = 5000
+/** How often a hole fill is tried again while a member that may keep the messages does not answer. */
+const FILL_RETRY_MS = 1000
+/** A log line every this many tries. */
+const FILL_RETRY_SAY_EVERY = 10
 /** A consumer delivers nothing for this long without a client pulling from it, then the server drops it. */
 const CONSUMER_INACTIVE_MS = 30_000
 
@@ -67,8 +71,11 @@ export interface ApplierHooks {
   durable(seq: number): void
   /** This member applied message `seq` (fsynced or not), whose messageHash() is `hash`. */
   hashed(seq: number, hash: string): void
-  /** Messages from..to kept by other members (for holes in the stream), in order, maybe fewer. */
-  fill(from: number, to: number): Promise<KeptMessage[]>
+  /**
+   * Messages from..to kept by other members (for holes in the stream), in order, maybe fewer; and the
+   * members that did not answer.
+   */
+  fill(from: number, to: number): Promise<{ kept: KeptMessage[]; unanswered: string[] }>
   /** The stream's last sequence, asked now. */
   streamLast(): Promise<number>
 }
@@ -266,10 +273,25 @@ export class Applier {
     )
   }
 
-  /** Messages applied+1..seq-1 are missing from the stream: apply them from other members' kept tails. */
+  /**
+   * Messages applied+1..seq-1 are missing from the stream: apply them from other members' kept tails.
+   * While a member that did not answer may keep them (unreachable, restarting), the fill is tried again
+   * every FILL_RETRY_MS; only once every member answered without them does the applier stop.
+   */
   private async fillHole(seq: number): Promise<void> {
     const from = this.applied + 1
-    const kept = await this.hooks.fill(from, seq - 1).catch(() => [] as KeptMessage[])
+    let kept: KeptMessage[]
+    for (let tries = 0; ; tries++) {
+      const got = await this.hooks.fill(from, seq - 1).catch(() => ({ kept: [] as KeptMessage[], unanswered: ['(NATS)'] }))
+      kept = got.kept
+      if (kept.length === seq - from || got.unanswered.length === 0 || this.stopping) break
+      if (tries % FILL_RETRY_SAY_EVERY === 0) {
+        this.say(
+          `kvlog: stream sequences ${from}..${seq - 1} are missing and ${got.unanswered.join(', ')} did not answer; trying again every ${FILL_RETRY_MS} ms`,
+        )
+      }
+      await new Promise((r) => setTimeout(r, FILL_RETRY_MS))
+    }
     if (kept.length !== seq - from) {
       throw new Error(
         `stream sequences ${from}..${seq - 1} are missing (deleted or purged) before this member applied them, and no member keeps them`,
