@@ -207,7 +207,11 @@ export async function runCell(cell: Cell): Promise<RunResult> {
     }
 
     // Every member caught up: the same revision, every acknowledged write there, one digest.
-    for (const m of members) await waitReady(m, 120_000)
+    for (const m of members) {
+      await waitReady(m, 60_000).catch((err: Error) => {
+        throw new Error(`${cellName(cell)}: ${err.message}; its log:\n${m.proc?.stderr().slice(-6000) ?? '(not running)'}`)
+      })
+    }
     const deadline = Date.now() + 60_000
     let lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
     while (new Set(lists.map((l) => l.revision)).size > 1 && Date.now() < deadline) {
