@@ -46,7 +46,8 @@ export interface RunResult {
 
 const CLUSTER = 'matrix'
 const WARMUP_MS = 3000
-const WINDOW_MS = 12_000
+/** How long after the fault the writes are watched. */
+export const WINDOW_MS = 12_000
 const STOP_MS = 6000
 const LEASE_MS = 3000
 const WRITERS_PER_MEMBER = 2
