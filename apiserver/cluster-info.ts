@@ -28,8 +28,11 @@ export interface ClusterFigures {
   }
   durableWait: { count: number; sumMs: number }
   refilled: number
+  consumersMade: number
+  consumerServer: string
   leadership(): { renewalFailures: number; stepDowns: number; leadersSeen: number; unknownPublishOutcomes: number }
   copies(): { applierStopped: boolean; durableLag: Array<{ name: string; lag: number }> }
+  corruption(): { checks: number; mismatches: number; inconclusive: number }
 }
 
 export interface ClusterInfo {
@@ -40,6 +43,8 @@ export interface ClusterInfo {
   /** The members whose majority acknowledges writes. */
   readonly roster: readonly string[]
   removeMember(name: string): Promise<void>
+  /** Whether this member knows a leader now (etcd's "has leader": WithRequireLeader watches end without one). */
+  hasLeader(): boolean
   /** Whether this member has applied everything the log held when asked. */
   caughtUp(): Promise<boolean>
 }

@@ -170,6 +170,31 @@ export class Metrics {
       '1 once this member stopped applying the log (a message that does not follow its copy, a hole no member can fill).',
       () => (figures.copies().applierStopped ? 1 : 0),
     )
+    gauge(
+      'kvlog_cluster_consumers_made',
+      'Log consumers this member made: one at start, then one each time its consumer delivered nothing while the stream held more (its nats-server lost).',
+      () => figures.consumersMade,
+    )
+    new Gauge({
+      name: 'kvlog_cluster_consumer_server',
+      help: "1 for the nats-server that serves this member's log consumer.",
+      labelNames: ['server'],
+      registers,
+      collect() {
+        this.reset()
+        if (figures.consumerServer !== '') this.set({ server: figures.consumerServer }, 1)
+      },
+    })
+    gauge(
+      'kvlog_cluster_corruption_checks',
+      "Corruption checks this member ran as leader (every member's hash of its copy at the leader's revision).",
+      () => figures.corruption().checks,
+    )
+    gauge(
+      'kvlog_cluster_corruption_mismatches',
+      "Corruption checks that found a member whose copy's hash differs from the majority's (each raises a CORRUPT alarm for it).",
+      () => figures.corruption().mismatches,
+    )
     new Gauge({
       name: 'kvlog_cluster_durable_lag',
       help: "Messages each roster member's durable position is behind this member's applied one (a member on another history counts as all behind).",

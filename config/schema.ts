@@ -142,6 +142,7 @@ export interface Config {
   clusterSnapshotInterval: number
   clusterSnapshotKeep: number
   clusterSnapshotCheckInterval: number
+  clusterCorruptCheckInterval: number
   clusterPurgeGrace: number
   authTokenTtl: number
   /** 'simple' or 'jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...' (etcd's --auth-token). */
@@ -434,7 +435,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     min: 0,
     max: GiB,
     description:
-      "With fsync 'always', on Linux: LevelDB's write-ahead log is allocated this much at a time ahead of its writes, as etcd preallocates its WAL, so that a synced write does not grow the file and its fdatasync skips the filesystem's journal (a synced 300-byte LevelDB write: ~175 µs instead of ~255 µs here). The log is cut back to what was written when closed, and dbSize (and so the quota) counts it up to its records; after a crash LevelDB skips the zeroed tail. 0: appended as LevelDB does.",
+      "With fsync 'always', on Linux: LevelDB's write-ahead log is allocated this much at a time ahead of its writes, as etcd preallocates its WAL, so that a synced write does not grow the file and its fdatasync skips the filesystem's journal (a synced 300-byte LevelDB write: ~175 µs instead of ~255 µs here). The log is cut back to what was written when closed, and dbSize (and so the quota) counts it up to its records; after a crash LevelDB skips the zeroed tail. 0: appended as LevelDB does. A cluster member's copy is always appended: it applies runs of messages unsynced and syncs the last.",
     flag: '--leveldb-wal-preallocate-bytes',
     env: 'KVLOG_LEVELDB_WAL_PREALLOCATE_BYTES',
   },
@@ -1051,6 +1052,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: 'Cluster mode: how often the leader checks whether a snapshot is due, and purges the stream below the kept snapshots.',
     flag: '--cluster-snapshot-check-interval',
     env: 'KVLOG_CLUSTER_SNAPSHOT_CHECK_INTERVAL',
+  },
+  clusterCorruptCheckInterval: {
+    key: 'clusterCorruptCheckInterval',
+    type: 'duration',
+    default: 300 * SECOND,
+    min: 0,
+    description:
+      "Cluster mode: how often the leader asks every member for a hash of its copy at the leader's revision (etcd's corruption check); a member whose hash differs from the majority's gets a CORRUPT alarm. 0: never.",
+    flag: '--cluster-corrupt-check-interval',
+    env: 'KVLOG_CLUSTER_CORRUPT_CHECK_INTERVAL',
   },
   clusterPurgeGrace: {
     key: 'clusterPurgeGrace',

@@ -61,6 +61,15 @@ export interface DeleteResponse extends WriteResult {
 
 export type AlarmKind = 'NOSPACE'
 
+/** A member whose copy's hash differs from the majority's at `revision` (a cluster's corruption check). */
+export interface CorruptReport {
+  clusterName: string
+  member: string
+  revision: number
+  hash: number
+  majorityHash: number
+}
+
 export interface Log {
   /** The latest committed (durable, acknowledged) revision. */
   readonly revision: number
@@ -112,6 +121,11 @@ export interface Log {
    * unsubscribe function. Engines whose records change only through their own writeMeta may omit it.
    */
   onMeta?(listener: (name: string, value: unknown) => void): () => void
+  /**
+   * Cluster engines: calls `listener` when this member, leading, finds a member's copy whose hash differs
+   * from the majority's at the same revision (etcd's corruption check). Returns the unsubscribe function.
+   */
+  onCorrupt?(listener: (report: CorruptReport) => void): () => void
   /** Active alarms. With NOSPACE, writes that add data (any put) fail with NO_SPACE; reads and deletes work. */
   alarms(): AlarmKind[]
   /**

@@ -22,7 +22,10 @@ import type { Limits } from './validate.js'
 
 /** A write decided elsewhere (the cluster's leader, a mirrored etcd), applied with Replica.applyReplicated. */
 export type ReplicatedWrite =
-  /** unlimited: a write another store already took (a mirrored etcd revision), not held to maxTxnOps, maxTxnTotalOps or maxRequestBytes. */
+  /**
+   * unlimited: a write another store already took (a mirrored etcd revision) or whose submitter already checked
+   * it (a cluster member), not held to maxTxnOps, maxTxnTotalOps or maxRequestBytes.
+   */
   | { type: 'txn'; request: TxnRequest; unlimited?: boolean }
   | { type: 'leaseGrant'; id: bigint; ttl: number }
   | { type: 'leaseKeepAlive'; id: bigint }

@@ -17,7 +17,7 @@
  * keeps the unchecked log private, so no service on any port can reach it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { DeleteOptions, Log, PutOptions } from '../../log/backend.js'
+import type { CorruptReport, DeleteOptions, Log, PutOptions } from '../../log/backend.js'
 import { KvlogError } from '../../log/errors.js'
 import type { Author, BytesLike, HistoryOptions, KvSink, RangeOptions, TxnRequest } from '../../log/types.js'
 import { ANONYMOUS, type Authorizer, type Identity } from './authorizer.js'
@@ -106,6 +106,16 @@ export class CallerLogs {
   /** Meta records as this copy applies them (the server's own caches, e.g. etcd's alarm entries). */
   onMeta(listener: (name: string, value: unknown) => void): void {
     this.#log.onMeta?.(listener)
+  }
+
+  /** Cluster mode: the leader's corruption check found a member's copy different from the majority's. */
+  onCorrupt(listener: (report: CorruptReport) => void): void {
+    this.#log.onCorrupt?.(listener)
+  }
+
+  /** The log for the records the server keeps on its own account (an alarm it raises itself), no caller's. */
+  get own(): Pick<Log, 'readMeta' | 'writeMeta' | 'setAlarm' | 'alarms'> {
+    return this.#log
   }
 }
 

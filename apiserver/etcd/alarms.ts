@@ -6,6 +6,9 @@
  * the last NOSPACE entry lifts the log's alarm.
  */
 import type { Log } from '../../log/backend.js'
+
+/** What the alarm entries are kept through: the log as a caller, or as the server itself. */
+export type AlarmLog = Pick<Log, 'readMeta' | 'writeMeta' | 'setAlarm' | 'alarms'>
 import { ALARM_TYPE } from './proto.js'
 
 export const ALARM_NAMES = ['NOSPACE', 'CORRUPT'] as const
@@ -40,7 +43,7 @@ export class Alarms {
   }
 
   /** Every active alarm, in activation order. */
-  async list(log: Log): Promise<AlarmEntry[]> {
+  async list(log: AlarmLog): Promise<AlarmEntry[]> {
     const entries = await this.load(log)
     if (log.alarms().includes('NOSPACE') && !entries.some((e) => e.alarm === 'NOSPACE')) {
       return [...entries, { memberID: this.memberId, alarm: 'NOSPACE' }]
@@ -49,7 +52,7 @@ export class Alarms {
   }
 
   /** Activates (memberID, alarm); answers the entry (new or already there), as etcd does. */
-  async activate(log: Log, memberID: string, alarm: AlarmName): Promise<AlarmEntry> {
+  async activate(log: AlarmLog, memberID: string, alarm: AlarmName): Promise<AlarmEntry> {
     const entries = await this.load(log)
     const found = entries.find((e) => e.memberID === memberID && e.alarm === alarm)
     if (found !== undefined) return found
@@ -60,7 +63,7 @@ export class Alarms {
   }
 
   /** Deactivates (memberID, alarm); undefined when it was not active (etcd answers no alarm then). */
-  async deactivate(log: Log, memberID: string, alarm: AlarmName): Promise<AlarmEntry | undefined> {
+  async deactivate(log: AlarmLog, memberID: string, alarm: AlarmName): Promise<AlarmEntry | undefined> {
     const entries = await this.list(log)
     const found = entries.find((e) => e.memberID === memberID && e.alarm === alarm)
     if (found === undefined) return undefined
@@ -77,12 +80,12 @@ export class Alarms {
     return this.entries?.includes(e) === true
   }
 
-  private async load(log: Log): Promise<AlarmEntry[]> {
+  private async load(log: AlarmLog): Promise<AlarmEntry[]> {
     this.entries ??= ((await log.readMeta(ALARMS_RECORD)) as AlarmEntry[] | undefined) ?? []
     return this.entries
   }
 
-  private async save(log: Log, entries: AlarmEntry[]): Promise<void> {
+  private async save(log: AlarmLog, entries: AlarmEntry[]): Promise<void> {
     await log.writeMeta(ALARMS_RECORD, entries)
     this.entries = entries
   }

@@ -70,6 +70,8 @@ export function rangeRequest(r: Message): { key: Buffer; options: RangeOptions }
       maxModRevision: nonNegative('max_mod_revision'),
       minCreateRevision: nonNegative('min_create_revision'),
       maxCreateRevision: nonNegative('max_create_revision'),
+      // Cluster mode: answered from this member's copy without catching up with the log first (etcd's).
+      serializable: r.serializable === true,
     },
   }
 }

@@ -11,10 +11,10 @@
  * target is this member. Downgrade: not served (kvlog has no cluster version to downgrade); role root is
  * still checked first.
  */
-import { crc32 } from 'node:zlib'
 import { status, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { Log } from '../../log/backend.js'
 import { KvlogError } from '../../log/errors.js'
+import { hashState } from '../../log/state-hash.js'
 import type { EtcdDeps } from './deps.js'
 import { int } from './convert.js'
 import { grpcError, toGrpcError, unimplemented } from './errors.js'
@@ -26,17 +26,18 @@ import { nameId } from '../cluster-info.js'
 import { exportEtcdSnapshot } from '../etcd-snapshot/export.js'
 import { drainedOrGone } from '../drained.js'
 
-const ALL_KEYS = Buffer.from([0])
 /** The door name recorded with this door's writes. */
 const DOOR = 'etcd'
 /** Bytes per Snapshot message (etcd sends 32 KiB). */
 const SNAPSHOT_CHUNK = 32 * 1024
-/** Keys per read while hashing, so a big store is hashed in bounded memory. */
-const HASH_PAGE = 1000
 
 export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation {
   const { logs, headers, config, auth, alarms } = deps
   const memberId = headers.identity.memberId
+  // The leader's corruption check: a CORRUPT alarm for the member whose copy differs, as etcd raises one.
+  logs.onCorrupt((report) => {
+    alarms.activate(logs.own, nameId(report.clusterName, report.member), 'CORRUPT').catch(() => undefined)
+  })
   /** The caller, with role root; and the log as that caller. */
   const asAdmin = (call: CredentialCarrier) => {
     const who = callerOf(auth, call)
@@ -114,29 +115,6 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
       asAdmin(call)
       throw unimplemented('Downgrade: kvlog has no cluster version to downgrade')
     }),
-  }
-}
-
-/**
- * CRC-32 (IEEE, as etcd) over every key's key, value, create and mod revision and version at `revision`
- * (0 = the latest), read page by page at one revision. Equal states give equal hashes.
- */
-async function hashState(log: Log, revision: number): Promise<{ hash: number; revision: number }> {
-  let hash = 0
-  let at = revision
-  let from = ALL_KEYS
-  for (;;) {
-    const page = await log.range(from, { rangeEnd: ALL_KEYS, revision: at, limit: HASH_PAGE })
-    at = page.revision
-    for (const kv of page.kvs) {
-      const meta = Buffer.allocUnsafe(24)
-      meta.writeBigUInt64BE(BigInt(kv.createRevision), 0)
-      meta.writeBigUInt64BE(BigInt(kv.modRevision), 8)
-      meta.writeBigUInt64BE(BigInt(kv.version), 16)
-      hash = crc32(kv.value, crc32(meta, crc32(kv.key, hash)))
-    }
-    if (!page.more) return { hash, revision: at }
-    from = Buffer.concat([page.kvs[page.kvs.length - 1].key, ALL_KEYS])
   }
 }
 

@@ -13,8 +13,12 @@
  *   coalesce while the stream is backed up; more than grpcMaxQueuedMessages responses or
  *   grpcMaxQueuedBytes bytes queued pause the stream's watches; they catch up from the log when it
  *   drains (nothing is dropped).
+ * - Require leader (etcd's clientv3.WithRequireLeader: gRPC metadata `hasleader: true`), cluster mode: a
+ *   stream opened on a member that knows no leader, or whose member loses its leader while it is open, ends
+ *   with etcd's "no leader" error (UNAVAILABLE, `etcdserver: no leader`), checked every third of
+ *   leaderLease, so the client can move to a member that has one.
  */
-import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js'
+import { status, type ServerDuplexStream, type UntypedServiceImplementation } from '@grpc/grpc-js'
 import { invalid, isKvlogError, KvlogError } from '../../log/errors.js'
 import { failpoint, failpointsOn } from '../../log/failpoints.js'
 import type { WatchSpec } from '../../log/watch/types.js'
@@ -23,6 +27,7 @@ import type { WatchStream } from '../watch/stream.js'
 import { int } from './convert.js'
 import type { EtcdDeps } from './deps.js'
 import { callerOf } from './caller.js'
+import { grpcError } from './errors.js'
 import { authReason } from '../auth/errors.js'
 import type { Message } from './proto.js'
 import { EtcdWatchMessages, WATCH_PERMISSION_DENIED, type WatchOutput } from './watch-messages.js'
@@ -143,8 +148,13 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
     closed = true
     outbox.close()
     if (progressTimer) clearTimeout(progressTimer)
+    clearInterval(leaderTimer)
     watch.release(stream)
   }
+  const leaderTimer = requireLeader(call, deps, () => {
+    close()
+    call.destroy(grpcError(status.UNAVAILABLE, NO_LEADER))
+  })
   call.on('end', () => {
     close()
     call.end()
@@ -152,6 +162,28 @@ function serveWatch(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps): 
   call.on('cancelled', close)
   call.on('close', close)
   call.on('error', close)
+}
+
+/** etcd's rpctypes.ErrGRPCNoLeader. */
+const NO_LEADER = 'etcdserver: no leader'
+
+/**
+ * With `hasleader: true` metadata in cluster mode: `end()` now if this member knows no leader, or once it
+ * stops knowing one (checked every third of leaderLease). The timer to clear when the stream closes.
+ */
+function requireLeader(call: ServerDuplexStream<Message, Buffer>, deps: EtcdDeps, end: () => void): NodeJS.Timeout | undefined {
+  const cluster = deps.cluster
+  if (cluster === undefined || call.metadata.get('hasleader')[0] !== 'true') return undefined
+  if (!cluster.hasLeader()) {
+    setImmediate(end)
+    return undefined
+  }
+  return setInterval(
+    () => {
+      if (!cluster.hasLeader()) end()
+    },
+    Math.max(50, Math.floor(deps.config.leaderLease / 3)),
+  )
 }
 
 /** etcd's wording for the create errors its clients may see. */

@@ -18,10 +18,18 @@
  *
  * In the protocol as a whole: docs/cluster-protocol.md, "Records in each copy".
  */
-import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from 'nats'
+import {
+  AckPolicy,
+  DeliverPolicy,
+  nanos,
+  type ConsumerInfo,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+} from 'nats'
 import { KvlogError } from '../errors.js'
 import { failpointAsync, failpointsOn } from '../failpoints.js'
-import type { Replica, ReplicatedResult } from '../replica.js'
+import type { Replica, ReplicatedResult, ReplicatedWrite } from '../replica.js'
 import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
@@ -32,24 +40,30 @@ import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 /** While messages are pending, at most this many are applied without an fsync (group commit). */
 const SYNC_EVERY = 64
 /**
- * How often the applier checks that its consumer delivers: with no progress for this long while the
- * stream holds more, the consumer is made again from the next sequence (after the loss of the nats-server
- * it was served by, an ordered consumer can stay silent).
+ * How often the applier checks that its consumer delivers, and for how long it may deliver nothing while
+ * the stream holds more before it is made again from the next sequence. nats-server places the consumer
+ * (one replica) on any of the stream's servers; when that server is lost the consumer is gone with it, and
+ * the nats client never makes an ordered consumer again on its own, so the applier does.
  */
-const STALL_CHECK_MS = 3000
+const STALL_CHECK_MS = 500
+const STALL_AFTER_MS = 1500
 /**
  * The consumer's pull requests expire after this long, and the nats client expects an idle heartbeat
- * every half of it: a consumer lost with its nats-server (ordered consumers have one replica) is noticed
- * within about this, and the client's own attempts to make it again come this far apart (its default,
- * 30 s, left the copy behind for half a minute or more after a nats-server's loss).
+ * every half of it.
  */
 const CONSUMER_EXPIRES_MS = 5000
-/**
- * How long making the consumer again may take before the watchdog gives up on that attempt (the next
- * check makes another); and how long stop() waits for the old one to close. While the stream elects a
- * leader, or its server is gone, neither may ever answer.
- */
-const CONSUMER_OP_TIMEOUT_MS = 5000
+/** How often a hole fill is tried again while a member that may keep the messages does not answer. */
+const FILL_RETRY_MS = 1000
+/** A log line every this many tries. */
+const FILL_RETRY_SAY_EVERY = 10
+/** A consumer delivers nothing for this long without a client pulling from it, then the server drops it. */
+const CONSUMER_INACTIVE_MS = 30_000
+
+/** A consumer this applier made and the client's pulls from it. */
+interface Consuming {
+  info: ConsumerInfo
+  messages: ConsumerMessages
+}
 
 type Outcome = PromiseSettledResult<ReplicatedResult | CompactResult | undefined> & { seq?: number }
 
@@ -58,8 +72,11 @@ export interface ApplierHooks {
   durable(seq: number): void
   /** This member applied message `seq` (fsynced or not), whose messageHash() is `hash`. */
   hashed(seq: number, hash: string): void
-  /** Messages from..to kept by other members (for holes in the stream), in order, maybe fewer. */
-  fill(from: number, to: number): Promise<KeptMessage[]>
+  /**
+   * Messages from..to kept by other members (for holes in the stream), in order, maybe fewer; and the
+   * members that did not answer.
+   */
+  fill(from: number, to: number): Promise<{ kept: KeptMessage[]; unanswered: string[] }>
   /** The stream's last sequence, asked now. */
   streamLast(): Promise<number>
 }
@@ -85,18 +102,21 @@ export class Applier {
   roster: string[] = []
   private readonly waiters = new Map<string, (outcome: Outcome) => void>()
   private seqWaiters: SeqWaiter[] = []
-  private messages: ConsumerMessages | undefined
+  private current: Consuming | undefined
   private stopping = false
   /** Raised each time the consumer is replaced: a loop of an older generation applies nothing more. */
   private generation = 0
   /** The message being applied now (settles without throwing): a replacement waits for it. */
   private applying: Promise<void> = Promise.resolve()
   private watchdog: NodeJS.Timeout | undefined
-  private seenApplied = -1
+  /** When the applier last applied a message, or made its consumer (ms). */
+  private progressAt = Date.now()
   private checking = false
 
   constructor(
+    /** JetStream calls with the data path's timeout (natsCallTimeout), so a lost server stalls none for long. */
     private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
     private readonly names: ClusterNames,
     private readonly view: Replica,
     private readonly metrics: ClusterMetrics,
@@ -118,19 +138,59 @@ export class Applier {
     this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS)
   }
 
+  /**
+   * Makes the consumer from the next sequence and starts applying from it. Two are made at once and the
+   * first ready is kept (the other is closed and deleted): a request to a server that is gone, or to a
+   * stream whose leader is being elected, waits its whole timeout, while the other may land elsewhere.
+   */
   private async consume(generation = this.generation): Promise<void> {
-    const consumer = await this.js.consumers.get(this.names.stream, {
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: this.applied + 1,
+    const from = this.applied + 1
+    const attempts = [this.makeConsumer(from), this.makeConsumer(from)]
+    const first = await Promise.any(attempts).catch((err: AggregateError) => {
+      throw new Error(`making the log consumer failed: ${String(err.errors[0])}`)
     })
-    const messages = await consumer.consume({ max_messages: 512, expires: CONSUMER_EXPIRES_MS })
+    for (const a of attempts)
+      void a.then(
+        (c) => c !== first && this.discard(c),
+        () => undefined,
+      )
     if (generation !== this.generation || this.stopping) {
       // Made after the watchdog gave up on it and made a newer one (or the applier stops): not used.
-      void messages.close().catch(() => undefined)
+      this.discard(first)
       return
     }
-    this.messages = messages
-    void this.run(messages, generation)
+    this.current = first
+    this.progressAt = Date.now()
+    this.metrics.consumerMade(first.info.cluster?.leader ?? '')
+    this.say(`kvlog: the log's consumer from sequence ${from} is on nats-server ${first.info.cluster?.leader ?? '(not reported)'}`)
+    void this.run(first.messages, generation)
+  }
+
+  /** One ephemeral consumer of the stream from `from`, delivering without acknowledgements, and its pulls. */
+  private async makeConsumer(from: number): Promise<Consuming> {
+    const info = await this.jsm.consumers.add(this.names.stream, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: from,
+      ack_policy: AckPolicy.None,
+      max_deliver: 1,
+      mem_storage: true,
+      num_replicas: 1,
+      inactive_threshold: nanos(CONSUMER_INACTIVE_MS),
+    })
+    try {
+      const consumer = await this.js.consumers.get(this.names.stream, info.name)
+      return { info, messages: await consumer.consume({ max_messages: 512, expires: CONSUMER_EXPIRES_MS }) }
+    } catch (err) {
+      void this.jsm.consumers.delete(this.names.stream, info.name).catch(() => undefined)
+      throw err
+    }
+  }
+
+  /** Stops a consumer's pulls (the client's loop for it ends) and deletes it; neither is waited for. */
+  private discard(c: Consuming | undefined): void {
+    if (c === undefined) return
+    void c.messages.close().catch(() => undefined)
+    void this.jsm.consumers.delete(this.names.stream, c.info.name).catch(() => undefined)
   }
 
   /**
@@ -140,32 +200,29 @@ export class Applier {
    */
   private async replaceConsumer(): Promise<void> {
     const generation = ++this.generation
-    const old = this.messages
-    this.messages = undefined
+    const old = this.current
+    this.current = undefined
     await this.applying
-    void old?.close().catch(() => undefined)
-    await within(
-      this.consume(generation),
-      CONSUMER_OP_TIMEOUT_MS,
-      () => new Error(`making the log consumer again took over ${CONSUMER_OP_TIMEOUT_MS} ms`),
-    )
+    this.discard(old)
+    await this.consume(generation)
   }
 
-  /** No progress since the last check while the stream holds more: make the consumer again. */
+  /** Nothing applied for STALL_AFTER_MS while the stream holds more: make the consumer again. */
   private async checkStalled(): Promise<void> {
-    const before = this.seenApplied
-    this.seenApplied = this.applied
-    if (this.checking || this.stopping || this.failure !== undefined || before !== this.applied) return
+    if (this.checking || this.stopping || this.failure !== undefined || Date.now() - this.progressAt < STALL_AFTER_MS) return
     this.checking = true
+    const before = this.applied
     try {
       const last = await this.hooks.streamLast()
+      // Caught up: the next look-up comes STALL_AFTER_MS from now, so an idle member asks that often at most.
+      if (last <= this.applied) this.progressAt = Date.now()
       if (last <= this.applied || this.applied !== before || this.stopping) return
       this.say(
-        `kvlog: the log's consumer delivered nothing while the stream holds up to ${last} (applied ${this.applied}); making it again`,
+        `kvlog: the log's consumer delivered nothing for ${Date.now() - this.progressAt} ms while the stream holds up to ${last} (applied ${this.applied}); making it again`,
       )
       if (!this.stopping && this.failure === undefined) await this.replaceConsumer()
     } catch {
-      // NATS unreachable, or the consumer not made in time: the next check tries again
+      // NATS unreachable, or no consumer made in time: the next check tries again
     } finally {
       this.checking = false
     }
@@ -173,9 +230,17 @@ export class Applier {
 
   private async run(messages: ConsumerMessages, generation: number): Promise<void> {
     const current = () => !this.stopping && generation === this.generation
+    let delivered = 0
     try {
       for await (const m of messages) {
         if (!current()) break
+        if (m.info.deliverySequence !== delivered + 1) {
+          // A message lost on its way (the consumer does not resend): not a hole in the stream.
+          this.say(`kvlog: the log's consumer skipped a delivery after sequence ${this.applied}; making it again`)
+          void this.replaceConsumer().catch(() => undefined)
+          break
+        }
+        delivered = m.info.deliverySequence
         const step = this.step(m.seq, m.info.pending, m.data)
         this.applying = step.catch(() => undefined)
         await step
@@ -209,10 +274,25 @@ export class Applier {
     )
   }
 
-  /** Messages applied+1..seq-1 are missing from the stream: apply them from other members' kept tails. */
+  /**
+   * Messages applied+1..seq-1 are missing from the stream: apply them from other members' kept tails.
+   * While a member that did not answer may keep them (unreachable, restarting), the fill is tried again
+   * every FILL_RETRY_MS; only once every member answered without them does the applier stop.
+   */
   private async fillHole(seq: number): Promise<void> {
     const from = this.applied + 1
-    const kept = await this.hooks.fill(from, seq - 1).catch(() => [] as KeptMessage[])
+    let kept: KeptMessage[]
+    for (let tries = 0; ; tries++) {
+      const got = await this.hooks.fill(from, seq - 1).catch(() => ({ kept: [] as KeptMessage[], unanswered: ['(NATS)'] }))
+      kept = got.kept
+      if (kept.length === seq - from || got.unanswered.length === 0 || this.stopping) break
+      if (tries % FILL_RETRY_SAY_EVERY === 0) {
+        this.say(
+          `kvlog: stream sequences ${from}..${seq - 1} are missing and ${got.unanswered.join(', ')} did not answer; trying again every ${FILL_RETRY_MS} ms`,
+        )
+      }
+      await new Promise((r) => setTimeout(r, FILL_RETRY_MS))
+    }
     if (kept.length !== seq - from) {
       throw new Error(
         `stream sequences ${from}..${seq - 1} are missing (deleted or purged) before this member applied them, and no member keeps them`,
@@ -251,14 +331,17 @@ export class Applier {
       await this.view.applyReplicated(message.ts, [], marker, sync)
       outcomes = [one]
     } else {
-      const writes = message.cmds.map((c) => {
+      // A transaction is applied without this member's request limits: its submitter checked them before
+      // it was sent, and members configured with other limits must reach the same verdict.
+      const writes = message.cmds.map((c): ReplicatedWrite => {
         if (isSolo(c.cmd)) throw new Error('a solo command in a batch message')
-        return c.cmd
+        return c.cmd.type === 'txn' ? { ...c.cmd, unlimited: true } : c.cmd
       })
       outcomes = await this.view.applyReplicated(message.ts, writes, marker, sync)
     }
     if (failpointsOn) await failpointAsync('applierAfterApply')
     this.applied = seq
+    this.progressAt = Date.now()
     this.lastTimestamp = message.ts
     this.lastHash = hash
     this.hooks.hashed(seq, hash)
@@ -370,11 +453,9 @@ export class Applier {
   async stop(): Promise<void> {
     this.stopping = true
     clearInterval(this.watchdog)
-    // The loop ends after the message it is applying; the consumer may not answer if its server is gone.
+    // The loop ends after the message it is applying; the consumer is not waited for (its server may be gone).
     await this.applying
-    await within(this.messages?.close() ?? Promise.resolve(), CONSUMER_OP_TIMEOUT_MS, () => new Error('closing the log consumer')).catch(
-      () => undefined,
-    )
+    this.discard(this.current)
     for (const [rid, waiter] of this.waiters) {
       this.waiters.delete(rid)
       waiter({ status: 'rejected', reason: new KvlogError('CLOSED', 'the store is closed') })

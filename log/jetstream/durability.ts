@@ -300,22 +300,27 @@ export class Durability {
   }
 
   /**
-   * Messages from..to from the other members' kept tails (in order, as many as they have); empty when
-   * none has message `from`.
+   * Messages from..to from the other members' kept tails (in order, as many as they have): `kept` is
+   * empty when none has message `from`, and `unanswered` names the members that did not answer (their
+   * tails may hold what the others lack).
    */
-  async fetchFromPeers(from: number, to: number, timeoutMs: number): Promise<KeptMessage[]> {
+  async fetchFromPeers(from: number, to: number, timeoutMs: number): Promise<{ kept: KeptMessage[]; unanswered: string[] }> {
     const out: KeptMessage[] = []
+    const unanswered: string[] = []
     const peers = [...new Set([...this.voters(), ...this.seen.keys()])].filter((n) => n !== this.memberName)
     for (const name of peers) {
       for (;;) {
         const next = out.length === 0 ? from : out[out.length - 1].seq + 1
-        if (next > to) return out
-        const kept = await this.fetch(name, next, to, timeoutMs).catch(() => [] as KeptMessage[])
+        if (next > to) return { kept: out, unanswered: [] }
+        const kept = await this.fetch(name, next, to, timeoutMs).catch(() => {
+          unanswered.push(name)
+          return [] as KeptMessage[]
+        })
         if (kept.length === 0 || kept[0].seq !== next) break
         out.push(...kept)
       }
     }
-    return out
+    return { kept: out, unanswered }
   }
 
   /** Member `name`'s kept messages from..to (a prefix of them: call again for the rest). */

@@ -70,6 +70,8 @@ export class Election {
   private renewedAt = 0
   /** The leader last seen (this member's record while it leads). */
   leader: LeaderRecord | undefined
+  /** When a look-up of the lease last found another member's entry (ms). */
+  private leaderSeenAt = 0
   /** Leader changes seen by this member. */
   changes = 0
   /** The member whose lease this member ended last because its connection was gone. */
@@ -93,6 +95,15 @@ export class Election {
 
   get leading(): boolean {
     return this.revision !== 0
+  }
+
+  /**
+   * Whether this member knows a leader now (etcd's "has leader", which WithRequireLeader watches need):
+   * it leads, or a look-up within the last lease found another member's entry. A member cut off from
+   * NATS, or in a cluster whose leader's lease ran out with nobody taking over, has none.
+   */
+  hasLeader(): boolean {
+    return this.leading || (this.leader !== undefined && Date.now() - this.leaderSeenAt <= this.leaseMs)
   }
 
   get epoch(): number {
@@ -208,6 +219,7 @@ export class Election {
       this.departed = undefined
       if (entry !== null && entry.operation === 'PUT' && entry.value.length > 0) {
         const seen = decode<LeaderRecord>(entry.value)
+        this.leaderSeenAt = Date.now()
         if (seen.epoch !== this.leader?.epoch) {
           if (this.leader !== undefined) this.changes++
           this.leader = seen

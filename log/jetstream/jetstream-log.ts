@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { headers, type JetStreamManager, type KV, type Msg, type NatsConnection, type NatsError, type Subscription } from 'nats'
-import type { AlarmKind, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
+import type { AlarmKind, CorruptReport, DeleteOptions, DeleteResponse, Log, PutOptions, PutResponse } from '../backend.js'
 import { KvlogError } from '../errors.js'
 import type { MetaCondition } from '../meta-condition.js'
 import type { Replica, ReplicatedResult } from '../replica.js'
@@ -48,6 +48,7 @@ import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, 
 import { Publisher, refused } from './publisher.js'
 import { ReadBarrier } from './read-barrier.js'
 import { openLocalCopy } from './snapshot-restore.js'
+import { CorruptionCheck } from './corruption-check.js'
 import { SnapshotStore } from './snapshot-store.js'
 import { Snapshotter } from './snapshotter.js'
 import { refillTail } from './refill.js'
@@ -144,6 +145,8 @@ export class JetStreamLog implements Log {
   private leaderSince = 0
   private readonly expiring = new Set<bigint>()
   private snapshotter: Snapshotter | undefined
+  /** Answers the leader's corruption checks, and runs them while this member leads. */
+  readonly corruption: CorruptionCheck
   readonly metrics = new ClusterMetrics()
   /** What MemberList reports for this member (the server sets it once it listens, if not configured). */
   clientUrls: string[]
@@ -173,11 +176,32 @@ export class JetStreamLog implements Log {
       },
       o.clusterTailMessages,
     )
-    this.applier = new Applier(nc.jetstream(), names, view, this.metrics, (line) => this.say(line), this.tail, {
-      durable: (seq) => this.durability.advanced(seq),
-      hashed: (seq, hash) => this.durability.hashed(seq, hash),
-      fill: (from, to) => this.durability.fetchFromPeers(from, to, o.natsPublishTimeout),
-      streamLast: () => this.streamLast(),
+    this.applier = new Applier(
+      nc.jetstream({ timeout: o.natsCallTimeout }),
+      quick,
+      names,
+      view,
+      this.metrics,
+      (line) => this.say(line),
+      this.tail,
+      {
+        durable: (seq) => this.durability.advanced(seq),
+        hashed: (seq, hash) => this.durability.hashed(seq, hash),
+        fill: (from, to) => this.durability.fetchFromPeers(from, to, o.natsPublishTimeout),
+        streamLast: () => this.streamLast(),
+      },
+    )
+    this.corruption = new CorruptionCheck({
+      nc,
+      names,
+      clusterName: o.clusterName,
+      memberName: o.memberName,
+      view,
+      intervalMs: o.clusterCorruptCheckInterval,
+      timeoutMs: o.clusterRequestTimeout,
+      isLeading: () => this.isLeading,
+      roster: () => this.applier.roster,
+      say: (line) => this.say(line),
     })
     this.barrier = new ReadBarrier(
       () => this.streamLastWithin(o.clusterRequestTimeout),
@@ -241,6 +265,8 @@ export class JetStreamLog implements Log {
       applierStopped: this.applier.failure !== undefined,
       durableLag: this.durability.lags(this.applier.applied),
     })
+    this.metrics.corruption = () => this.corruption.figures
+    this.corruption.start()
     this.election.start()
     void this.join()
   }
@@ -572,6 +598,11 @@ export class JetStreamLog implements Log {
     }
   }
 
+  /** Whether this member knows a leader now (Election.hasLeader). */
+  hasLeader(): boolean {
+    return this.election.hasLeader()
+  }
+
   get clusterName(): string {
     return this.o.clusterName
   }
@@ -661,6 +692,11 @@ export class JetStreamLog implements Log {
     return this.view.onMeta(listener)
   }
 
+  /** The leader's corruption checks find `report.member`'s copy different from the majority's. */
+  onCorrupt(listener: (report: CorruptReport) => void): () => void {
+    return this.corruption.onCorrupt(listener)
+  }
+
   alarms(): AlarmKind[] {
     return this.view.alarms()
   }
@@ -715,6 +751,7 @@ export class JetStreamLog implements Log {
     await this.election.stop()
     this.follow()
     this.durability.stop()
+    this.corruption.stop()
     await this.applier.stop()
     await this.nc.close().catch(() => undefined)
     await this.view.close()

@@ -2,8 +2,11 @@
  * The cluster engine's figures, plain numbers the server's /metrics exports: leader changes, fence
  * rejections, publish, forward and durable-acknowledgement latencies (count and sum, and the largest since
  * the last read), messages refilled, the apply position (sequence and the commit time of the last applied
- * message, for the lag in seconds), and the snapshots this member stored (snapshotter.ts).
+ * message, for the lag in seconds), the snapshots this member stored (snapshotter.ts), and the corruption
+ * checks it ran as leader (corruption-check.ts).
  */
+import type { CorruptionFigures } from './corruption-check.js'
+
 /** The snapshots this member stored (snapshotter.ts). */
 export class SnapshotFigures {
   /** Snapshots this member stored, and the time they took. */
@@ -48,6 +51,8 @@ export class ClusterMetrics {
   leadership: () => LeadershipFigures = () => ({ renewalFailures: 0, stepDowns: 0, leadersSeen: 0, unknownPublishOutcomes: 0 })
   /** Set once the applier and the durability exist (JetStreamLog.start). */
   copies: () => CopyFigures = () => ({ applierStopped: false, durableLag: [] })
+  /** Set once the corruption check exists (JetStreamLog.start). */
+  corruption: () => CorruptionFigures = () => ({ checks: 0, mismatches: 0, inconclusive: 0 })
   /** Times this member became leader. */
   leaderChanges = 0
   fenceRejections = 0
@@ -59,6 +64,9 @@ export class ClusterMetrics {
   refilled = 0
   appliedSeq = 0
   appliedTimestamp = 0
+  /** Log consumers this member made (the first at start, then one per stall), and the server of the last. */
+  consumersMade = 0
+  consumerServer = ''
   readonly snapshots = new SnapshotFigures()
 
   observe(event: 'publish' | 'forward' | 'fence' | 'durable', ms: number): void {
@@ -69,6 +77,11 @@ export class ClusterMetrics {
     const f = event === 'publish' ? this.publish : event === 'forward' ? this.forward : this.durableWait
     f.count++
     f.sumMs += ms
+  }
+
+  consumerMade(server: string): void {
+    this.consumersMade++
+    this.consumerServer = server
   }
 
   applied(seq: number, timestamp: number): void {

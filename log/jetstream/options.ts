@@ -15,6 +15,7 @@
  *   clusterSnapshotInterval, clusterSnapshotKeep,
  *   clusterSnapshotCheckInterval, clusterPurgeGrace snapshots and purges (snapshotter.ts)
  *   clusterTailMessages                          the kept tail (tail.ts)
+ *   clusterCorruptCheckInterval                  the corruption check (corruption-check.ts)
  *   leaseCheckInterval                           how often the leader looks for expired leases
  */
 import { DEFAULT_CONFIG, type Config } from '../../config/index.js'
@@ -36,6 +37,7 @@ export const JETSTREAM_LOG_SETTINGS = [
   'clusterSnapshotKeep',
   'clusterSnapshotCheckInterval',
   'clusterPurgeGrace',
+  'clusterCorruptCheckInterval',
   'clusterTailMessages',
   'leaseCheckInterval',
 ] as const satisfies readonly (keyof Config)[]
@@ -103,6 +105,8 @@ export interface ClusterNames {
   snapshots: string
   /** Core NATS: `<alive>.<member>` is subscribed while the member's NATS connection is up (election.ts). */
   alive: string
+  /** Core NATS request, many replies: the leader asks every member for a hash of its copy (corruption-check.ts). */
+  digest: string
 }
 
 export function clusterNames(clusterName: string): ClusterNames {
@@ -117,5 +121,6 @@ export function clusterNames(clusterName: string): ClusterNames {
     description: `kvlog log of cluster ${clusterName} (format 1)`,
     snapshots: `kvlog_${clusterName}_snapshots`,
     alive: `kvlog.${clusterName}.alive`,
+    digest: `kvlog.${clusterName}.digest`,
   }
 }

@@ -102,7 +102,7 @@ async function hashAt(ctx: RefillContext, seq: number): Promise<string> {
   if (kept !== undefined) return messageHash(kept)
   const stored = await ctx.jsm.streams.getMessage(ctx.names.stream, { seq }).catch(() => undefined)
   if (stored !== undefined) return messageHash(stored.data)
-  const peer = await ctx.durability.fetchFromPeers(seq, seq, ctx.timeoutMs)
+  const { kept: peer } = await ctx.durability.fetchFromPeers(seq, seq, ctx.timeoutMs)
   if (peer.length === 1) return messageHash(peer[0].data)
   throw new Error(`message ${seq} is neither in the stream nor kept by any member: the lost tail cannot be placed after it`)
 }

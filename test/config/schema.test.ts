@@ -99,6 +99,7 @@ const EXPECTED_DEFAULTS: Config = {
   clusterSnapshotInterval: 10_000,
   clusterSnapshotKeep: 2,
   clusterSnapshotCheckInterval: 10_000,
+  clusterCorruptCheckInterval: 300_000,
   clusterPurgeGrace: 300_000,
   authTokenTtl: 300_000,
   authToken: 'simple',

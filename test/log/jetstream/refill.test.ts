@@ -44,7 +44,7 @@ function setUp(copies: Record<string, KeptMessage[]>, positions: DurablePosition
     durability: {
       survey: () => Promise.resolve(positions),
       fetch: (name: string, from: number, to: number) => Promise.resolve((copies[name] ?? []).filter((k) => k.seq >= from && k.seq <= to)),
-      fetchFromPeers: () => Promise.resolve([]),
+      fetchFromPeers: () => Promise.resolve({ kept: [], unanswered: [] }),
     } as unknown as Durability,
     tail: {
       get: (seq: number) => Promise.resolve(seq === last ? lastData : undefined),

@@ -1,0 +1,51 @@
+/**
+ * A follower's log consumer lost with its nats-server, with two in-process members over three real
+ * nats-servers (the stream with three replicas): the nats-server that serves the follower's consumer is
+ * SIGKILLed while writes go on through the leader. The follower notices its consumer delivers nothing while
+ * the stream holds more, makes it again on a server that is alive, and applies again (writes need both
+ * members' copies, so each acknowledged write after the kill shows the follower applying). The time from
+ * the kill to the first write the follower applied is held to a stated bound: the stall bound, two
+ * natsCallTimeouts for making the consumer, and the stream's own leader election in case the server led
+ * the stream too.
+ */
+import { expect } from 'chai'
+import { inProcessMembers } from '../../support/cluster-members.js'
+import { waitFor } from '../../support/wait.js'
+
+/** How long the follower may stay without applying after the kill (see the header). */
+const BOUND_MS = 1500 + 2 * 2000 + 2000 + 2000
+
+describe("JetStreamLog: a follower's consumer lost with its nats-server", function () {
+  this.timeout(120_000)
+  const members = inProcessMembers('consumer')
+
+  it('is made again on a live server, and the follower applies again within the bound', async () => {
+    const lines: string[] = []
+    const start = (name: string) =>
+      members.start(name, { natsReplicas: 3, log: (line) => void lines.push(`${Date.now() % 100000} ${name}: ${line}`) })
+    const a = await start('a')
+    await waitFor('a to lead', () => a.isLeading, 30_000)
+    const b = await start('b')
+    await members.waitRoster([a, b])
+    await a.put('/warm', 'x')
+    const holder = b.metrics.consumerServer
+    const made = b.metrics.consumersMade
+    const victim = members.nats().servers.findIndex((s) => s.name === holder)
+    expect(victim, `the server of b's consumer (${holder})`).to.be.at.least(0)
+
+    const killedAt = Date.now()
+    await members.nats().kill(victim, 'SIGKILL')
+    let appliedAt = 0
+    for (let i = 0; appliedAt === 0 && Date.now() - killedAt < 60_000; i++) {
+      const r = await a.put(`/after/${i}`, 'v').catch(() => undefined)
+      // Acknowledged: a majority of two, so b applied it too.
+      if (r !== undefined && b.revision >= r.revision) appliedAt = Date.now()
+    }
+    const gap = appliedAt - killedAt
+    expect(appliedAt, lines.join('\n')).to.be.greaterThan(0)
+    expect(b.metrics.consumersMade, lines.join('\n')).to.be.greaterThan(made)
+    expect(b.metrics.consumerServer).to.not.equal(holder)
+    expect(gap, `ms from the kill to b applying again\n${lines.join('\n')}`).to.be.at.most(BOUND_MS)
+    console.log(`      b applied again ${gap} ms after its consumer's nats-server was killed`)
+  })
+})

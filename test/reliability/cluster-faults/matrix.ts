@@ -1,0 +1,244 @@
+/**
+ * The cluster fault matrix: one fault per run, on a fresh cluster of three nats-servers and three
+ * `kvlog serve` members, while two writers per member put unique keys through the native API (each
+ * request given up after 2 s, then the next one sent):
+ *
+ *   <signal>:<target>   signal kill (SIGKILL, restarted after the window) or stop (SIGSTOP for STOP_MS,
+ *                       then SIGCONT); target one of TARGETS: the nats-server that leads the log stream,
+ *                       that leads the election bucket, that serves a follower's or the leader's log
+ *                       consumer, or the kvlog leader or a follower member.
+ *
+ * Per run: the longest gap with no acknowledged write for the writers on the surviving members (from the
+ * fault to the end of the window), whether the surviving members name one and the same leader one lease
+ * after the fault, acknowledged writes missing on any member at the end (must be 0), and whether every
+ * member's state digest (sha256 of every key, value and revision) is the same at the end (no fork). For a
+ * nats-server that led a stream, JetStream's own election time for it (until the stream names another
+ * leader) is measured too: the bound is that + 2 s, and 3 s for faults that move no stream leader.
+ */
+import { createHash } from 'node:crypto'
+import { connect } from 'nats'
+import { clusterNames } from '../../../log/jetstream/options.js'
+import { listPrefix, startMembers, waitReady, type ClusterProcesses, type Member } from '../../support/cluster-processes.js'
+import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
+import { sleep } from '../../support/wait.js'
+
+export const TARGETS = ['stream-leader', 'bucket-leader', 'follower-consumer', 'leader-consumer', 'kvlog-leader', 'kvlog-follower'] as const
+export type Target = (typeof TARGETS)[number]
+export type Signal = 'kill' | 'stop'
+export interface Cell {
+  signal: Signal
+  target: Target
+}
+
+export interface RunResult {
+  cell: string
+  /** The nats-server or member the fault hit. */
+  victim: string
+  gapMs: number
+  /** JetStream's election time for the stream the victim led (0: it led none). */
+  electionMs: number
+  boundMs: number
+  oneLeader: boolean
+  lost: number
+  acknowledged: number
+  sameDigest: boolean
+}
+
+const CLUSTER = 'matrix'
+const WARMUP_MS = 3000
+/** How long after the fault the writes are watched. */
+export const WINDOW_MS = 12_000
+const STOP_MS = 6000
+const LEASE_MS = 3000
+const WRITERS_PER_MEMBER = 2
+const REQUEST_TIMEOUT_MS = 2000
+
+export function cellName(c: Cell): string {
+  return `${c.signal}:${c.target}`
+}
+
+/**
+ * A client's put through the native API with a request timeout of REQUEST_TIMEOUT_MS, as etcd clients
+ * give up on a request (a write in flight to a member that died is then sent again as a new one).
+ */
+async function put(m: Member, key: string, value: string): Promise<void> {
+  const res = await fetch(`${m.http}/v1/kv`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ key, value }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  })
+  await res.arrayBuffer()
+  if (!res.ok) throw new Error(`put ${key} on ${m.name}: ${res.status}`)
+}
+
+/** The server a member's log consumer is on (its /metrics). */
+async function consumerServer(m: Member): Promise<string> {
+  const text = await (await fetch(`${m.http}/metrics`)).text()
+  return /kvlog_cluster_consumer_server\{server="([^"]+)"\} 1/.exec(text)?.[1] ?? ''
+}
+
+async function leaderOf(m: Member): Promise<string> {
+  const s = (await (await fetch(`${m.http}/v1/status`, { signal: AbortSignal.timeout(5000) })).json()) as { cluster?: { leader: string } }
+  return s.cluster?.leader ?? ''
+}
+
+async function streamLeader(urls: string, stream: string): Promise<string> {
+  const nc = await connect({ servers: urls.split(','), timeout: 2000 })
+  try {
+    return (await (await nc.jetstreamManager({ timeout: 2000 })).streams.info(stream)).cluster?.leader ?? ''
+  } finally {
+    await nc.close()
+  }
+}
+
+async function digest(m: Member): Promise<string> {
+  const { kvs } = await listPrefix(m, '/')
+  return createHash('sha256')
+    .update(JSON.stringify(kvs.map((kv) => [kv.key, kv.value, kv.createRevision, kv.modRevision, kv.version])))
+    .digest('hex')
+}
+
+export async function runCell(cell: Cell): Promise<RunResult> {
+  const nats: NatsCluster = await startNatsCluster()
+  let cluster: ClusterProcesses | undefined
+  let paused: (() => void) | undefined
+  try {
+    cluster = await startMembers(nats, CLUSTER)
+    const members = cluster.members
+    for (const m of members) await waitReady(m)
+    const names = clusterNames(CLUSTER)
+    const leaderName = await leaderOf(members[0])
+    const li = members.findIndex((m) => m.name === leaderName)
+    const fi = [0, 1, 2].find((i) => i !== li)!
+
+    // Writers: unique keys, one put after the other; every acknowledgement is recorded.
+    const acks: Array<{ member: number; at: number; key: string; value: string }> = []
+    let writing = true
+    const writers = members.flatMap((m, mi) =>
+      Array.from({ length: WRITERS_PER_MEMBER }, async (_, w) => {
+        for (let i = 0; writing; i++) {
+          const key = `/w/${m.name}/${w}/${i}`
+          const ok = await put(m, key, String(i)).then(
+            () => true,
+            () => false,
+          )
+          if (ok) acks.push({ member: mi, at: Date.now(), key, value: String(i) })
+          else await sleep(50)
+        }
+      }),
+    )
+    await sleep(WARMUP_MS)
+
+    // The victim, and how to hit it and heal it.
+    let victim = ''
+    let survivors = [0, 1, 2]
+    let hit: () => Promise<void>
+    let heal: () => Promise<void> = () => Promise.resolve()
+    let ledStream = ''
+    if (cell.target === 'kvlog-leader' || cell.target === 'kvlog-follower') {
+      const i = cell.target === 'kvlog-leader' ? li : fi
+      victim = members[i].name
+      survivors = survivors.filter((j) => j !== i)
+      const pid = members[i].proc!.child.pid!
+      if (cell.signal === 'kill') {
+        hit = () => cluster!.stop(i, 'SIGKILL')
+        heal = () => cluster!.start(i)
+      } else {
+        hit = async () => void process.kill(pid, 'SIGSTOP')
+        paused = () => process.kill(pid, 'SIGCONT')
+      }
+    } else {
+      const server =
+        cell.target === 'stream-leader'
+          ? await streamLeader(nats.urls, names.stream)
+          : cell.target === 'bucket-leader'
+            ? await streamLeader(nats.urls, `KV_${names.bucket}`)
+            : await consumerServer(members[cell.target === 'leader-consumer' ? li : fi])
+      const n = nats.servers.findIndex((s) => s.name === server)
+      if (n < 0) throw new Error(`no nats-server ${server} for ${cellName(cell)}`)
+      victim = server
+      if ((await streamLeader(nats.urls, names.stream)) === server) ledStream = names.stream
+      else if ((await streamLeader(nats.urls, `KV_${names.bucket}`)) === server) ledStream = `KV_${names.bucket}`
+      if (cell.signal === 'kill') {
+        hit = () => nats.kill(n, 'SIGKILL')
+        heal = () => nats.restart(n)
+      } else {
+        hit = async () => nats.pause(n)
+        paused = () => nats.resume(n)
+      }
+    }
+
+    const faultAt = Date.now()
+    await hit()
+    let electionMs = 0
+    const election = (async () => {
+      if (ledStream === '') return
+      for (;;) {
+        const now = await streamLeader(nats.urls, ledStream).catch(() => '')
+        if (now !== '' && now !== victim) {
+          electionMs = Date.now() - faultAt
+          return
+        }
+        if (Date.now() - faultAt > WINDOW_MS) return
+        await sleep(100)
+      }
+    })()
+    if (paused !== undefined) {
+      await sleep(STOP_MS)
+      paused()
+      paused = undefined
+    }
+    await sleep(Math.max(0, faultAt + LEASE_MS * 2 - Date.now()))
+    const leaders = await Promise.all(survivors.map((i) => leaderOf(members[i]).catch(() => '')))
+    const oneLeader = leaders[0] !== '' && leaders.every((l) => l === leaders[0])
+    await sleep(Math.max(0, faultAt + WINDOW_MS - Date.now()))
+    await election
+    const endAt = Date.now()
+    writing = false
+    await Promise.all(writers)
+    await heal()
+
+    const times = acks.filter((a) => survivors.includes(a.member) && a.at >= faultAt && a.at <= endAt).map((a) => a.at)
+    let gapMs = 0
+    let prev = faultAt
+    for (const t of [...times.sort((a, b) => a - b), endAt]) {
+      gapMs = Math.max(gapMs, t - prev)
+      prev = t
+    }
+
+    // Every member caught up: the same revision, every acknowledged write there, one digest.
+    for (const m of members) {
+      await waitReady(m, 60_000).catch((err: Error) => {
+        throw new Error(`${cellName(cell)}: ${err.message}; its log:\n${m.proc?.stderr().slice(-6000) ?? '(not running)'}`)
+      })
+    }
+    const deadline = Date.now() + 60_000
+    let lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
+    while (new Set(lists.map((l) => l.revision)).size > 1 && Date.now() < deadline) {
+      await sleep(200)
+      lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
+    }
+    let lost = 0
+    for (const l of lists) {
+      const have = new Map(l.kvs.map((kv) => [kv.key, kv.value]))
+      lost += acks.filter((a) => have.get(a.key) !== a.value).length
+    }
+    const digests = await Promise.all(members.map((m) => digest(m)))
+    return {
+      cell: cellName(cell),
+      victim,
+      gapMs,
+      electionMs,
+      boundMs: ledStream === '' ? 3000 : electionMs + 2000,
+      oneLeader,
+      lost,
+      acknowledged: acks.length,
+      sameDigest: new Set(digests).size === 1,
+    }
+  } finally {
+    paused?.()
+    await cluster?.cleanup()
+    await nats.stop()
+  }
+}
