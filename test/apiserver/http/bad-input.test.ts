@@ -409,8 +409,8 @@ describe('native HTTP API: bad input (real process)', function () {
 
   describe('routes and transport', () => {
     it('answers unknown routes and methods with 404 NOT_FOUND', async () => {
+      // GET / redirects to the history browser (ui-assets.ts).
       const routes: Array<[string, string]> = [
-        ['GET', '/'],
         ['GET', '/nope'],
         ['GET', '/v1'],
         ['GET', '/v1/kvs'],
