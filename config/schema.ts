@@ -1289,7 +1289,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     min: 1,
     max: 10_000,
     description:
-      'Password checks under way at once for one client address; more are refused (TOO_MANY_ATTEMPTS), so one address cannot fill the queue of authMaxPendingLogins. Addresses with a failed login in the window share a single check at a time.',
+      'Password checks under way at once for one client address; more wait their turn, so one address cannot fill the queue of authMaxPendingLogins. Addresses with a failed login in the window share a single check at a time.',
     flag: '--login-max-pending-per-source',
     env: 'KVLOG_LOGIN_MAX_PENDING_PER_SOURCE',
   },
