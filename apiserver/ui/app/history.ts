@@ -6,7 +6,7 @@
  * lease delete (the lease was revoked or expired, or the key was deleted by hand while it had one).
  * The key's history is shown newest first, read in windows of revisions (below).
  */
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks'
 import { api, ApiError, authorText, text, type HistoryEvent } from './api.js'
 import { fmtTime, html, Problem, useAsync } from './common.js'
 import { pretty, valueDiff } from './diff.js'
@@ -120,7 +120,8 @@ export function RevisionView({ route, head }: { route: Route; head: number | und
     [rev],
   )
   const goto = (n: number) => (location.hash = href('revision', { rev: n }))
-  useEffect(() => {
+  // A layout effect: the keys work as soon as the revision shows, not one frame later.
+  useLayoutEffect(() => {
     const on = (e: KeyboardEvent) => {
       if ((e.target as HTMLElement).closest('input') || rev === undefined) return
       if (e.key === '[' && rev > 1) goto(rev - 1)
