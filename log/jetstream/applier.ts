@@ -28,6 +28,7 @@ import {
   type JetStreamManager,
 } from 'nats'
 import { KvlogError } from '../errors.js'
+import { within } from '../within.js'
 import { failpointAsync, failpointsOn } from '../failpoints.js'
 import type { Replica, ReplicatedResult, ReplicatedWrite } from '../replica.js'
 import type { CompactResult } from '../types.js'
@@ -471,14 +472,4 @@ export class Applier {
  */
 export function genesisHash(view: Pick<Replica, 'revision' | 'compactRevision'>): string {
   return view.revision <= 1 && view.compactRevision === 0 ? '' : `seed.${view.revision}.${view.compactRevision}`
-}
-
-/** `p`, or a rejection with `late()` if it has not settled within `ms` (p goes on; its outcome is dropped). */
-export function within<T>(p: Promise<T>, ms: number, late: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(late()), ms)
-  })
-  p.catch(() => undefined)
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer))
 }

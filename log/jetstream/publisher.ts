@@ -36,7 +36,7 @@
 import type { JetStreamClient } from 'nats'
 import { KvlogError } from '../errors.js'
 import { failpointAsync, failpointsOn } from '../failpoints.js'
-import { within } from './applier.js'
+import { within } from '../within.js'
 import { apiErrorCode } from './connection.js'
 import { encode, isSolo, messageHash, type LogMessage, type Tagged } from './messages.js'
 

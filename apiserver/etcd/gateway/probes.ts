@@ -8,6 +8,7 @@
  * - linearizable_read (readyz): the server serves (started, not draining; a cluster member caught up with
  *   the log, so its reads are linearizable).
  */
+import { within } from '../../../log/within.js'
 import type { AlarmEntry } from '../alarms.js'
 
 /** A probe's read that has not answered by then fails it: a hung store is not live. */
@@ -21,18 +22,6 @@ export interface ProbeDeps {
   ready: () => Promise<boolean>
 }
 
-async function within(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
-  })
-  try {
-    await Promise.race([work, late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 type Check = [name: string, run: () => Promise<string | undefined>]
 
 export const PROBE_PATHS = ['/livez', '/readyz'] as const
@@ -42,7 +31,10 @@ export async function probe(
   path: (typeof PROBE_PATHS)[number],
   verbose: boolean,
 ): Promise<{ status: number; body: string }> {
-  const serializable: Check = ['serializable_read', async () => within(deps.read(), PROBE_TIMEOUT_MS).then(() => undefined)]
+  const serializable: Check = [
+    'serializable_read',
+    async () => within(deps.read(), PROBE_TIMEOUT_MS, () => new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)).then(() => undefined),
+  ]
   const checks: Check[] =
     path === '/livez'
       ? [serializable]
