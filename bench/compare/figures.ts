@@ -155,7 +155,8 @@ export async function repeat<T>(scale: Scale, fn: () => Promise<T>): Promise<T[]
 
 /** The median (the lower middle one of an even count); NaN for none. */
 export function median(xs: number[]): number {
-  if (xs.length === 0) return NaN
+  // A round that measured nothing makes the figure a failed one, never a median of the others.
+  if (xs.length === 0 || xs.some((x) => Number.isNaN(x))) return NaN
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor((s.length - 1) / 2)]
 }

@@ -17,8 +17,14 @@ const LOADS = { l: { limit: 8000, clients: 500 }, xl: { limit: 15_000, clients: 
 interface CheckResult {
   writesPerSec: number
   pass: boolean
+  /** Why etcdctl reported no throughput (e.g. a request timed out): the round is a failed measurement. */
+  error?: string
 }
 
+/**
+ * One `etcdctl check perf` run. A run that ends without a throughput line is a failed measurement (NaN),
+ * not an error that throws away the rest of bench:compare: the run goes on and fails at its end.
+ */
 function etcdctl(system: System, load: string): Promise<CheckResult> {
   return new Promise((resolve, reject) => {
     const child = spawn('etcdctl', ['--endpoints', system.grpc, 'check', 'perf', `--load=${load}`], { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -28,7 +34,11 @@ function etcdctl(system: System, load: string): Promise<CheckResult> {
     child.on('error', reject)
     child.on('exit', () => {
       const writes = /Throughput (?:is|too low:) (\d+) writes\/s/.exec(out)
-      if (writes === null) return reject(new Error(`etcdctl check perf on ${system.name} gave no throughput:\n${out.slice(-2000)}`))
+      if (writes === null) {
+        const error = out.trim().split('\n').pop() ?? 'no output'
+        console.error(`etcdctl check perf --load=${load} on ${system.name} gave no throughput: ${error}`)
+        return resolve({ writesPerSec: NaN, pass: false, error })
+      }
       resolve({ writesPerSec: Number(writes[1]), pass: out.trimEnd().split('\n').pop()?.trim() === 'PASS' })
     })
   })
@@ -58,7 +68,7 @@ export async function checkPerf(pair: Pair, scale: Scale): Promise<Figure[]> {
   let run = 0
   for (const load of ['l', 'xl'] as const) {
     const r = await rounds(pair, scale, (s) => (scale.quick ? model(s, load, scale, run++) : etcdctl(s, load)))
-    const verdicts = (side: CheckResult[]) => side.map((c) => (c.pass ? 'PASS' : 'FAIL')).join(' ')
+    const verdicts = (side: CheckResult[]) => side.map((c) => (c.error !== undefined ? 'ERROR' : c.pass ? 'PASS' : 'FAIL')).join(' ')
     figures.push({
       ...fromRuns({ name: `check-perf-${load}`, unit: 'writes/s', higherIsBetter: true }, r, (c) => c.writesPerSec),
       note: `${scale.quick ? 'model (quick), ' : ''}kvlog ${verdicts(r.kvlog)}, etcd ${verdicts(r.etcd)}`,

@@ -12,6 +12,12 @@ describe('bench/compare/figures', () => {
     expect(ratioSpread(f)).to.deep.equal([0.8, 1.1])
   })
 
+  it('makes a figure with a round that measured nothing a failed one, not the median of the other rounds', () => {
+    const f = figure([90, NaN, 100], [100, 100, 125])
+    expect(f.kvlog).to.satisfy(Number.isNaN)
+    expect(f.etcd).to.equal(100)
+  })
+
   it('never turns a side that measured nothing into a ratio', () => {
     expect(ratio({ kvlog: 0, etcd: 0 })).to.satisfy(Number.isNaN)
     expect(ratio({ kvlog: 5, etcd: NaN })).to.satisfy(Number.isNaN)
