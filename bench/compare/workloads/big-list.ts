@@ -28,12 +28,10 @@ export async function loadBigList(system: System, keys: number, generators: numb
   await runLoad({ ...command, count: keys, keyPrefix: PREFIX, keys, valueBytes: 1024 }, generators)
 }
 
-/** One paged list of the prefix, with the server's RSS growth during it; fails unless it saw every key. */
-export async function measureBigList(system: System, keys: number, page: number, settleMs: number): Promise<BigListRun> {
+/** One paged list of `prefix`, with the server's RSS growth during it; fails unless it saw `keys` keys. */
+export async function measureBigList(system: System, keys: number, page: number, settleMs: number, prefix = PREFIX): Promise<BigListRun> {
   await new Promise((r) => setTimeout(r, settleMs))
-  const { result, before, peak } = await peakRssDuring(system.pid(), () =>
-    runList({ cmd: 'list', target: system.grpc, prefix: PREFIX, page }),
-  )
+  const { result, before, peak } = await peakRssDuring(system.pid(), () => runList({ cmd: 'list', target: system.grpc, prefix, page }))
   if (result.keys !== keys) throw new Error(`${system.name}: the list returned ${result.keys} of ${keys} keys`)
   return { ms: result.ms, keys: result.keys, rssBefore: before, rssGrowth: peak - before }
 }
