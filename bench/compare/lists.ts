@@ -70,10 +70,11 @@ async function bigLists(systems: Array<[string, System]>, keys: number): Promise
       runs.get(name)!.push(await measureBigList(system, keys, page, 1000))
     }
   }
-  const rows: Array<Array<string | number>> = [['server', 'list ms', 'RSS growth MB', 'RSS before MB']]
+  const rows: Array<Array<string | number>> = [['server', 'list ms', 'RSS growth MB', 'anonymous MB', 'RSS before MB']]
   for (const [name] of systems) {
     const m = (f: (x: BigListRun) => number) => median(runs.get(name)!.map(f))
-    rows.push([name, formatNumber(m((x) => x.ms)), (m((x) => x.rssGrowth) / 1e6).toFixed(1), (m((x) => x.rssBefore) / 1e6).toFixed(0)])
+    const mb = (f: (x: BigListRun) => number) => (m(f) / 1e6).toFixed(1)
+    rows.push([name, formatNumber(m((x) => x.ms)), mb((x) => x.rssGrowth), mb((x) => x.anonGrowth), mb((x) => x.rssBefore)])
   }
   console.log(`\na paged list of ${keys} objects of 1 KiB (pages of ${page} at one revision), medians of ${rounds}`)
   console.log(table(rows))

@@ -20,6 +20,8 @@ export interface BigListRun {
   keys: number
   rssBefore: number
   rssGrowth: number
+  /** The growth of its anonymous memory alone (peak-rss.ts). */
+  anonGrowth: number
 }
 
 /** Writes `keys` objects of 1 KiB under the list's prefix. */
@@ -31,9 +33,11 @@ export async function loadBigList(system: System, keys: number, generators: numb
 /** One paged list of `prefix`, with the server's RSS growth during it; fails unless it saw `keys` keys. */
 export async function measureBigList(system: System, keys: number, page: number, settleMs: number, prefix = PREFIX): Promise<BigListRun> {
   await new Promise((r) => setTimeout(r, settleMs))
-  const { result, before, peak } = await peakRssDuring(system.pid(), () => runList({ cmd: 'list', target: system.grpc, prefix, page }))
+  const { result, before, peak, anonBefore, anonPeak } = await peakRssDuring(system.pid(), () =>
+    runList({ cmd: 'list', target: system.grpc, prefix, page }),
+  )
   if (result.keys !== keys) throw new Error(`${system.name}: the list returned ${result.keys} of ${keys} keys`)
-  return { ms: result.ms, keys: result.keys, rssBefore: before, rssGrowth: peak - before }
+  return { ms: result.ms, keys: result.keys, rssBefore: before, rssGrowth: peak - before, anonGrowth: anonPeak - anonBefore }
 }
 
 export async function bigList(pair: Pair, scale: Scale): Promise<Figure[]> {
@@ -42,6 +46,15 @@ export async function bigList(pair: Pair, scale: Scale): Promise<Figure[]> {
   const note = `pages of ${scale.listPage} at one revision; RSS before ${(runs.kvlog[0].rssBefore / MB).toFixed(0)} / ${(runs.etcd[0].rssBefore / MB).toFixed(0)} MB`
   return [
     fromRuns({ name: `list-${scale.listKeys}-objects-1KiB-ms`, unit: 'ms', higherIsBetter: false, note }, runs, (r) => r.ms),
-    fromRuns({ name: `list-${scale.listKeys}-objects-rss-growth-mb`, unit: 'MB', higherIsBetter: false }, runs, (r) => r.rssGrowth / MB),
+    fromRuns(
+      {
+        name: `list-${scale.listKeys}-objects-rss-growth-mb`,
+        unit: 'MB',
+        higherIsBetter: false,
+        note: `anonymous memory alone: ${(runs.kvlog[0].anonGrowth / MB).toFixed(1)} / ${(runs.etcd[0].anonGrowth / MB).toFixed(1)} MB`,
+      },
+      runs,
+      (r) => r.rssGrowth / MB,
+    ),
   ]
 }
