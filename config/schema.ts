@@ -54,6 +54,7 @@ export interface Config {
   maxTxnDepth: number
   maxBatchTxns: number
   inlineWriteMaxTxns: number
+  rangePageCounts: number
   compactionBatchRevisions: number
   compactionMinBatchRevisions: number
   compactionBatchesPerRead: number
@@ -283,6 +284,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "Most transactions in a group written and fsynced on the main thread while nothing else is written (0: LevelDB's thread pool always).",
     flag: '--inline-write-max-txns',
     env: 'KVLOG_INLINE_WRITE_MAX_TXNS',
+  },
+  rangePageCounts: {
+    key: 'rangePageCounts',
+    type: 'integer',
+    default: 1024,
+    min: 0,
+    max: 1_000_000,
+    description:
+      "Counts kept for paged ranges: after a page of a range read with a limit at a revision, the count of the range after it, for the next page at that revision (kube-apiserver's paged lists), so a page costs its own keys, not the rest of the range's. The least recently used are dropped; 0 counts every page's range anew.",
+    flag: '--range-page-counts',
+    env: 'KVLOG_RANGE_PAGE_COUNTS',
   },
   compactionBatchRevisions: {
     key: 'compactionBatchRevisions',

@@ -6,11 +6,18 @@
  * the whole range first, as etcd does.
  */
 import type { Bounds } from './keys.js'
+import type { PageCounts } from './page-counts.js'
 import type { StateView } from './state-view.js'
 import type { KeyValue, KvSink, RangeResult, RangeSummary, SortOrder, SortTarget } from './types.js'
 import type { NRangeOptions } from './validate.js'
 
-export async function rangeRead(view: StateView, bounds: Bounds, o: NRangeOptions, revision: number): Promise<RangeResult> {
+export async function rangeRead(
+  view: StateView,
+  bounds: Bounds,
+  o: NRangeOptions,
+  revision: number,
+  counts?: PageCounts,
+): Promise<RangeResult> {
   if (bounds.single) {
     const kv = await view.get(bounds.start)
     const kvs = kv === undefined || o.countOnly ? [] : [o.keysOnly ? { ...kv, value: Buffer.alloc(0) } : kv]
@@ -29,7 +36,8 @@ export async function rangeRead(view: StateView, bounds: Bounds, o: NRangeOption
     })
     if (o.limit > 0 && kvs.length > o.limit) {
       kvs.length = o.limit
-      return { kvs, more: true, count: await view.count(bounds), revision }
+      const count = await countOfPaged(view, bounds, order, revision, counts, kvs[o.limit - 1].key, o.limit)
+      return { kvs, more: true, count, revision }
     }
     return { kvs, more: false, count: kvs.length, revision }
   }
@@ -58,25 +66,48 @@ export async function rangeReadInto(
   o: NRangeOptions,
   revision: number,
   sink: KvSink,
+  counts?: PageCounts,
 ): Promise<RangeSummary> {
   const order = effectiveOrder(o.sortOrder, o.sortTarget)
   const direct = !bounds.single && !o.countOnly && !hasFilters(o) && (order === 'NONE' || o.sortTarget === 'KEY')
   if (!direct || view.scanInto === undefined) {
-    const { kvs, ...summary } = await rangeRead(view, bounds, o, revision)
+    const { kvs, ...summary } = await rangeRead(view, bounds, o, revision, counts)
     for (const kv of kvs) sink(kv.key, kv.value, kv.createRevision, kv.modRevision, kv.version, kv.lease)
     return summary
   }
   let n = 0
   let more = false
+  /** The last key handed over, once the page is full (a copy: the sink's key is valid during its call). */
+  let last = EMPTY
   // One record past the limit says whether there is more; it is not handed over.
   await view.scanInto(bounds, { limit: o.limit > 0 ? o.limit + 1 : 0, reverse: order === 'DESCEND', keysOnly: o.keysOnly }, (...kv) => {
     if (n === o.limit && o.limit > 0) more = true
     else {
-      n++
+      if (++n === o.limit) last = Buffer.from(kv[0])
       sink(...kv)
     }
   })
-  return { more, count: more ? await view.count(bounds) : n, revision }
+  return { more, count: more ? await countOfPaged(view, bounds, order, revision, counts, last, n) : n, revision }
+}
+
+const EMPTY = Buffer.alloc(0)
+
+/**
+ * The count of a range read a page of (`returned` keys up to `lastKey`): what the page before it left in
+ * `counts`, or counted; and, for an ascending page, what is left after it for the next (page-counts.ts).
+ */
+async function countOfPaged(
+  view: StateView,
+  bounds: Bounds,
+  order: SortOrder,
+  revision: number,
+  counts: PageCounts | undefined,
+  lastKey: Buffer,
+  returned: number,
+): Promise<number> {
+  const count = counts?.get(revision, bounds) ?? (await view.count(bounds))
+  if (order !== 'DESCEND') counts?.afterPage(revision, bounds, lastKey, count, returned)
+  return count
 }
 
 /** etcd sorts ascending when a target other than KEY is given without an order. */

@@ -1,6 +1,6 @@
 /**
  * npm run bench:compare [-- --json] [--quick] [--svg FILE] [--markdown FILE,...] [--only NAME,...] [--seconds S]
- *   [--rounds N] [--big-keys N] [--big-revisions N]
+ *   [--rounds N] [--big-keys N] [--big-revisions N] [--list-keys N]
  *
  * kvlog side by side with a real etcd 3.4, both on loopback with durable writes, each on a fresh data dir,
  * the same workloads through the same client code (grpc-js with our etcd .proto definitions, in forked
@@ -12,6 +12,7 @@
  *   ranges      3. point gets and 1,000-key prefix lists
  *   watch       4. watch fan-out (+ kvlog native WebSocket; paced, and at saturation), 5. resume
  *   cpu         9. server CPU per put and per watch delivery at a fixed offered load
+ *   big-list   10. a paged list of 100,000 objects of 1 KiB: its time and the server's RSS growth
  *   big-store   7. memory, 8. restart, 6. compaction (each round on a fresh pair of data dirs)
  * Prints a table with each ratio's spread over the rounds; `--json` ends with one line (json.ts: a failed
  * measurement is null there, and the run exits 1); `--svg FILE` writes the chart (docs/bench-compare.svg);
@@ -27,6 +28,7 @@ import { fillRegions, ratioText } from './markdown.js'
 import { rounds } from './plan.js'
 import { chart } from './svg.js'
 import { checkEtcdInstalled, startEtcd, startKvlog } from './systems.js'
+import { bigList } from './workloads/big-list.js'
 import { bigStore, bigStoreFigures } from './workloads/big-store.js'
 import { checkPerf } from './workloads/check-perf.js'
 import { cpu } from './workloads/cpu.js'
@@ -40,6 +42,7 @@ const WORKLOADS: Record<string, (pair: Pair, scale: Scale) => Promise<Figure[]>>
   ranges,
   watch,
   cpu,
+  'big-list': bigList,
 }
 
 const T0 = Date.now()

@@ -37,6 +37,9 @@ export interface Scale {
   watchSeconds: number
   resumeWatchers: number
   resumeRevisions: number
+  /** The big list: objects of 1 KiB under one prefix, listed in pages of `listPage`. */
+  listKeys: number
+  listPage: number
   /** The big store: keys of 1 KiB, then superseding puts up to this many revisions in total. */
   bigKeys: number
   bigRevisions: number
@@ -68,6 +71,8 @@ export const FULL: Scale = {
   watchSeconds: 10,
   resumeWatchers: 100,
   resumeRevisions: 10_000,
+  listKeys: 100_000,
+  listPage: 500,
   bigKeys: 100_000,
   bigRevisions: 1_000_000,
   compactRate: 1000,
@@ -93,6 +98,8 @@ export const QUICK: Scale = {
   watchSeconds: 0.5,
   resumeWatchers: 10,
   resumeRevisions: 200,
+  listKeys: 2000,
+  listPage: 500,
   bigKeys: 200,
   bigRevisions: 1000,
   compactRate: 100,
@@ -111,6 +118,7 @@ export function scaleFrom(quick: boolean, flags: Map<string, string>): Scale {
   for (const [flag, field] of [
     ['big-keys', 'bigKeys'],
     ['big-revisions', 'bigRevisions'],
+    ['list-keys', 'listKeys'],
     ['seconds', 'seconds'],
     ['rounds', 'rounds'],
   ] as const) {

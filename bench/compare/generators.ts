@@ -5,7 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { mergeSamples, summarize, type LatencySummary } from '../lib/latency-sample.js'
-import type { LoadResult, PutsCommand, RangesCommand, WatchCommand, WatchReport } from './load-worker.js'
+import type { ListCommand, ListResult, LoadResult, PutsCommand, RangesCommand, WatchCommand, WatchReport } from './load-worker.js'
 import { cpuSecondsOf } from './systems.js'
 
 const WORKER = fileURLToPath(new URL('./load-worker.js', import.meta.url))
@@ -129,6 +129,19 @@ export async function runLoad(command: PutsCommand | RangesCommand, processes: n
     }
   } catch (err) {
     for (const w of workers) if (!idle.includes(w)) w.kill()
+    throw err
+  }
+}
+
+/** One paged list (load-worker.ts's `list`) from one generator. */
+export async function runList(command: ListCommand): Promise<ListResult> {
+  const [worker] = takeWorkers(1)
+  try {
+    const r = await ask<ListResult>(worker, command, 'listed')
+    idle.push(worker)
+    return r
+  } catch (err) {
+    worker.kill()
     throw err
   }
 }

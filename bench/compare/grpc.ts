@@ -18,6 +18,12 @@ export interface EtcdClient {
 
 const KV = makeGenericClientConstructor(serviceDefinition('etcdserverpb.KV'), 'KV')
 const MAINTENANCE = makeGenericClientConstructor(serviceDefinition('etcdserverpb.Maintenance'), 'Maintenance')
+const kvDefinition = serviceDefinition('etcdserverpb.KV')
+/** KV with Range answering raw RangeResponse bytes (see readRangeResponse): a big list is not decoded whole. */
+const RAW_RANGE_KV = makeGenericClientConstructor(
+  { ...kvDefinition, Range: { ...kvDefinition.Range, responseDeserialize: (bytes: Buffer) => bytes } },
+  'KV',
+)
 const watchDefinition = serviceDefinition('etcdserverpb.Watch')
 const WATCH = makeGenericClientConstructor(
   {
@@ -42,6 +48,17 @@ export function connect(target: string): EtcdClient {
   const maintenance = new MAINTENANCE(target, creds, { ...OPTIONS, channelOverride: channel }) as unknown as EtcdClient['maintenance']
   const watch = new WATCH(target, creds, { ...OPTIONS, channelOverride: channel }) as unknown as EtcdClient['watch']
   return { kv, maintenance, watch, close: () => kv.close() }
+}
+
+/** A client whose Range resolves with the response's bytes, on its own connection to "host:port". */
+export function connectRawRange(
+  target: string,
+): Client & { Range(request: Message, callback: (err: ServiceError | null, response?: Buffer) => void): void } {
+  return new RAW_RANGE_KV(target, credentials.createInsecure(), OPTIONS) as unknown as ReturnType<typeof connectRawRange>
+}
+
+export function rawRange(client: ReturnType<typeof connectRawRange>, request: Message): Promise<Buffer> {
+  return new Promise((resolve, reject) => client.Range(request, (err, response) => (err ? reject(err) : resolve(response!))))
 }
 
 export function call(method: Unary, request: Message): Promise<Message> {
@@ -128,6 +145,35 @@ export function readWatchResponse(b: Buffer, onValue?: (value: Buffer) => void):
         })
       })
     }
+  })
+  return s
+}
+
+export interface RangeResponseSummary {
+  /** The header's revision. */
+  revision: number
+  kvs: number
+  /** The last kv's key (a view into the response), where there are kvs. */
+  lastKey?: Buffer
+  more: boolean
+  count: number
+}
+
+/** RangeResponse: header 1 (ResponseHeader.revision 3), kvs 2 (KeyValue.key 1), more 3, count 4. */
+export function readRangeResponse(b: Buffer): RangeResponseSummary {
+  const s: RangeResponseSummary = { revision: 0, kvs: 0, more: false, count: 0 }
+  fields(b, 0, b.length, (field, wire, start, end) => {
+    if (field === 1 && wire === 2) {
+      fields(b, start, end, (f, w, value) => {
+        if (f === 3 && w === 0) s.revision = value
+      })
+    } else if (field === 2 && wire === 2) {
+      s.kvs++
+      fields(b, start, end, (f, w, keyStart, keyEnd) => {
+        if (f === 1 && w === 2) s.lastKey = b.subarray(keyStart, keyEnd)
+      })
+    } else if (field === 3 && wire === 0) s.more = start !== 0
+    else if (field === 4 && wire === 0) s.count = start
   })
   return s
 }

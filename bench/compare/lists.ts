@@ -1,5 +1,5 @@
 /**
- * npm run bench:lists [-- --seconds S] [--rounds N] [--baseline DIR] [--etcd]
+ * npm run bench:lists [-- --seconds S] [--rounds N] [--baseline DIR] [--etcd] [--big N]
  *
  * kvlog's 1,000-key prefix lists through the etcd client port, alone: bench:compare's ranges workload
  * (1,000 keys of 256 bytes, 8 clients listing the whole prefix, closed loop, load-worker.ts) without etcd,
@@ -7,12 +7,15 @@
  * alone, over the lists done). `--baseline DIR` runs kvlog from another built checkout (DIR/bin/kvlog)
  * beside this one, the rounds alternating which goes first, to measure a change before and after in one
  * run; `--etcd` adds etcd 3.4 (its CPU is the whole process's: its main thread means nothing). Medians over the rounds. On a shared machine lists/s follows the other load; CPU per list less so.
+ * `--big N` adds bench:compare's big list (workloads/big-list.ts) of N objects of 1 KiB on each server:
+ * one paged list at a time, its time and the server's RSS growth.
  */
 import { resolve } from 'node:path'
 import { formatNumber, parseBenchArgs, table } from '../lib/report.js'
 import { median } from './figures.js'
 import { runLoad, runMain } from './generators.js'
 import { checkEtcdInstalled, startEtcd, startKvlog, type System } from './systems.js'
+import { loadBigList, measureBigList, type BigListRun } from './workloads/big-list.js'
 
 const args = parseBenchArgs()
 const seconds = Number(args.flags.get('seconds') ?? 5)
@@ -56,6 +59,27 @@ async function measure(system: System): Promise<Sample> {
   }
 }
 
+/** The big list on every server, the rounds alternating which goes first. */
+async function bigLists(systems: Array<[string, System]>, keys: number): Promise<void> {
+  const page = 500
+  for (const [, system] of systems) await loadBigList(system, keys, 2)
+  const runs = new Map<string, BigListRun[]>(systems.map(([name]) => [name, []]))
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < systems.length; i++) {
+      const [name, system] = systems[(i + round) % systems.length]
+      runs.get(name)!.push(await measureBigList(system, keys, page, 1000))
+    }
+  }
+  const rows: Array<Array<string | number>> = [['server', 'list ms', 'RSS growth MB', 'anonymous MB', 'RSS before MB']]
+  for (const [name] of systems) {
+    const m = (f: (x: BigListRun) => number) => median(runs.get(name)!.map(f))
+    const mb = (f: (x: BigListRun) => number) => (m(f) / 1e6).toFixed(1)
+    rows.push([name, formatNumber(m((x) => x.ms)), mb((x) => x.rssGrowth), mb((x) => x.anonGrowth), mb((x) => x.rssBefore)])
+  }
+  console.log(`\na paged list of ${keys} objects of 1 KiB (pages of ${page} at one revision), medians of ${rounds}`)
+  console.log(table(rows))
+}
+
 async function main(): Promise<void> {
   const systems: Array<[string, System]> = [['kvlog', await startKvlog()]]
   const baseline = args.flags.get('baseline')
@@ -84,6 +108,8 @@ async function main(): Promise<void> {
     }
     console.log(`1,000-key prefix lists, 8 clients, ${seconds} s per run, medians of ${rounds}, ${new Date().toISOString().slice(0, 10)}`)
     console.log(table(rows))
+    const big = Number(args.flags.get('big') ?? 0)
+    if (big > 0) await bigLists(systems, big)
   } finally {
     await Promise.all(systems.map(([, s]) => s.destroy()))
   }

@@ -9,7 +9,7 @@
 import { Agent, request as httpRequest, type RequestOptions } from 'node:http'
 import type { ClientDuplexStream } from '@grpc/grpc-js'
 import type { Message } from '../../apiserver/etcd/proto.js'
-import { connect, readWatchResponse, type EtcdClient } from './grpc.js'
+import { connect, connectRawRange, rawRange, readRangeResponse, readWatchResponse, type EtcdClient } from './grpc.js'
 import { Reservoir, type LatencySample } from '../lib/latency-sample.js'
 import { pacedLatency, sleepUntil } from '../lib/pacing.js'
 
@@ -44,6 +44,24 @@ export interface RangesCommand {
   mode: 'point' | 'prefix'
   prefix: string
   keys: number
+}
+
+/**
+ * One paged list of everything under `prefix`, as kube-apiserver lists: pages of `page` kvs, each from the
+ * key after the previous page's last, the later pages at the first page's revision.
+ */
+export interface ListCommand {
+  cmd: 'list'
+  target: string
+  prefix: string
+  page: number
+}
+
+export interface ListResult {
+  kind: 'listed'
+  keys: number
+  pages: number
+  ms: number
 }
 
 export interface WatchCommand {
@@ -233,6 +251,32 @@ async function ranges(c: RangesCommand): Promise<LoadResult> {
   }
 }
 
+async function list(c: ListCommand): Promise<ListResult> {
+  const client = connectRawRange(c.target)
+  const end = Buffer.from(c.prefix)
+  end[end.length - 1]++
+  let key = Buffer.from(c.prefix)
+  let revision = 0
+  let keys = 0
+  let pages = 0
+  const start = now()
+  try {
+    for (;;) {
+      const request: Message = { key, range_end: end, limit: c.page }
+      if (revision > 0) request.revision = revision
+      const r = readRangeResponse(await rawRange(client, request))
+      if (revision === 0) revision = r.revision
+      keys += r.kvs
+      pages++
+      if (!r.more || r.lastKey === undefined) break
+      key = Buffer.concat([r.lastKey, Buffer.from([0])])
+    }
+  } finally {
+    client.close()
+  }
+  return { kind: 'listed', keys, pages, ms: now() - start }
+}
+
 // ---- watch ----
 
 const watchState = { events: 0, perWatcher: [] as number[], latencies: new Reservoir(), expect: 0, doneAt: undefined as number | undefined }
@@ -306,7 +350,10 @@ async function watch(c: WatchCommand): Promise<void> {
 
 process.on(
   'message',
-  (m: PutsCommand | RangesCommand | WatchCommand | { cmd: 'report'; latencies?: boolean } | { cmd: 'stop' } | { cmd: 'exit' }) => {
+  (
+    m:
+      PutsCommand | RangesCommand | ListCommand | WatchCommand | { cmd: 'report'; latencies?: boolean } | { cmd: 'stop' } | { cmd: 'exit' },
+  ) => {
     const fail = (err: unknown) => process.send!({ kind: 'error', message: String(err) })
     switch (m.cmd) {
       case 'puts':
@@ -315,6 +362,9 @@ process.on(
         break
       case 'ranges':
         ranges(m).then((r) => process.send!(r), fail)
+        break
+      case 'list':
+        list(m).then((r) => process.send!(r), fail)
         break
       case 'watch':
         watch(m).then(() => process.send!({ kind: 'ready' }), fail)

@@ -34,6 +34,8 @@ const LABELS: Array<[RegExp, string]> = [
   [/^watch-saturated-(\d+)w-p99-ms$/, 'watch p99 at saturation, $1 watchers'],
   [/^cpu-put-(\d+)rps-us-per-put$/, 'server CPU per durable put at $1 puts/s'],
   [/^cpu-watch-(\d+)w-(\d+)rps-us-per-event$/, 'server CPU per watch delivery, $1 watchers, $2 rev/s'],
+  [/^list-(\d+)-objects-1KiB-ms$/, 'a paged list of $1 objects of 1 KiB'],
+  [/^list-(\d+)-objects-rss-growth-mb$/, "the server's RSS growth during that list"],
   [/^memory-rss-(\d+)-keys-1KiB-mb$/, 'memory (RSS), $1 keys of 1 KiB'],
   [/^restart-(\d+)-keys-(\d+)-revisions-ms$/, 'restart, $1 keys / $2 revisions'],
   [/^compaction-(\d+)-revisions-ms$/, 'compaction of $1 revisions (time, writes meanwhile)'],

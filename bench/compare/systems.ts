@@ -217,9 +217,12 @@ export function startEtcdMember(
  */
 const KVLOG_NODE_ARGS = (process.env.BENCH_KVLOG_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
 
-/** Starts `kvlog serve`; `bin` runs another build's bin/kvlog (a baseline checkout, for before/after). */
-export async function startKvlog(extraArgs: string[] = [], bin = KVLOG_BIN): Promise<System> {
-  const root = await mkdtemp(join(tmpdir(), 'bench-kvlog-'))
+/**
+ * Starts `kvlog serve`; `bin` runs another build's bin/kvlog (a baseline checkout, for before/after). Its
+ * data dir is `root`/data, in a new temporary `root` unless one is given (a store built there beforehand).
+ */
+export async function startKvlog(extraArgs: string[] = [], bin = KVLOG_BIN, given?: { root: string }): Promise<System> {
+  const root = given?.root ?? (await mkdtemp(join(tmpdir(), 'bench-kvlog-')))
   const dataDir = join(root, 'data')
   const [grpc, http] = [await freePort(), await freePort()]
   const args = [

@@ -5,6 +5,7 @@
 import type { ClassicLevel } from 'classic-level'
 import { type Bounds } from '../keys.js'
 import { kvBounds, kvKey, kvKeyUserKey } from './keyspace.js'
+import { countRecords, eachRecord, type RecordVisit } from './read-step.js'
 import { decodeKvRecord, sinkKvRecord } from './records.js'
 import type { ScanOptions, StateView } from '../state-view.js'
 import type { KeyValue, KvSink } from '../types.js'
@@ -13,9 +14,10 @@ export type Db = ClassicLevel<Buffer, Buffer>
 export type Snapshot = ReturnType<Db['snapshot']>
 
 /**
- * Most records one iterator step may return. Each step is a round trip through LevelDB's thread pool, and
- * a read waits for every one in turn: a page (limit + 1 records, or a whole range without a limit) is read
- * in as few steps as ITERATOR_STEP_BYTES allows. The iterator's own limit stops a limited read early.
+ * Most records one iterator step may return where the addon has no synchronous step (read-step.ts). Each
+ * step is a round trip through LevelDB's thread pool, and a read waits for every one in turn: a page (limit
+ * + 1 records, or a whole range without a limit) is read in as few steps as ITERATOR_STEP_BYTES allows. The
+ * iterator's own limit stops a limited read early.
  */
 const STEP = 4096
 
@@ -66,7 +68,7 @@ export class LatestView implements StateView {
   }
 
   /** Calls `visit` with each kv table entry (table key, record) of the range, in the scan's order. */
-  private async each(bounds: Bounds, options: ScanOptions, visit: (k: Buffer, v: Buffer) => void): Promise<void> {
+  private async each(bounds: Bounds, options: ScanOptions, visit: RecordVisit): Promise<void> {
     const { gte, lt } = kvBounds(bounds)
     const limit = options.limit ?? 0
     const it = this.db.iterator({
@@ -78,11 +80,7 @@ export class LatestView implements StateView {
       highWaterMarkBytes: ITERATOR_STEP_BYTES,
     })
     try {
-      while (true) {
-        const step = await it.nextv(STEP)
-        if (step.length === 0) break
-        for (const [k, v] of step) visit(k, v)
-      }
+      await eachRecord(it, STEP, visit)
     } finally {
       await it.close()
     }
@@ -90,17 +88,11 @@ export class LatestView implements StateView {
 
   async count(bounds: Bounds): Promise<number> {
     const { gte, lt } = kvBounds(bounds)
-    const it = this.db.keys({ gte, lt, snapshot: this.snapshot, highWaterMarkBytes: ITERATOR_STEP_BYTES })
-    let n = 0
+    const it = this.db.iterator({ gte, lt, values: false, snapshot: this.snapshot, highWaterMarkBytes: ITERATOR_STEP_BYTES })
     try {
-      while (true) {
-        const step = await it.nextv(1024)
-        if (step.length === 0) break
-        n += step.length
-      }
+      return await countRecords(it, 1024)
     } finally {
       await it.close()
     }
-    return n
   }
 }

@@ -24,6 +24,7 @@ import { type LeaseGrant, type LeaseTimeToLive } from '../types.js'
 import { MetaStore, META_EXT_PREFIX, packr } from './meta-store.js'
 import { LatestView, syncGetOptions, type Db } from './latest-view.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS, type LevelLogOptions } from './options.js'
+import { PageCounts } from '../page-counts.js'
 import { rangeRead, rangeReadInto } from '../range-read.js'
 import { compactRangeBetweenFlushes } from './io/range-compaction.js'
 import { ReadViews, type ReadView } from './read-views.js'
@@ -183,6 +184,8 @@ export class LevelLog implements Replica {
   private readonly expiring = new Set<bigint>()
   private readonly metaListeners = new Set<(name: string, value: unknown) => void>()
   private metaTurn: Promise<void> = Promise.resolve()
+  /** The counts of the rest of paged ranges, for their next pages (page-counts.ts). */
+  private readonly pageCounts: PageCounts
 
   private constructor(
     private readonly db: Db,
@@ -197,7 +200,9 @@ export class LevelLog implements Replica {
     readonly deletes: DeferredDeletes | undefined,
     /** Syncs the table files LevelDB is writing, a piece at a time (table-writeback.ts); undefined when off. */
     readonly writeback: TableWriteback | undefined,
-  ) {}
+  ) {
+    this.pageCounts = new PageCounts(options.rangePageCounts)
+  }
 
   static async start(
     db: Db,
@@ -339,11 +344,11 @@ export class LevelLog implements Replica {
   }
 
   range(key: BytesLike, options: RangeOptions = {}): Promise<RangeResult> {
-    return this.readRange(key, options, rangeRead)
+    return this.readRange(key, options, (state, bounds, o, rev) => rangeRead(state, bounds, o, rev, this.pageCounts))
   }
 
   rangeInto(key: BytesLike, options: RangeOptions = {}, sink: KvSink): Promise<RangeSummary> {
-    return this.readRange(key, options, (state, bounds, o, rev) => rangeReadInto(state, bounds, o, rev, sink))
+    return this.readRange(key, options, (state, bounds, o, rev) => rangeReadInto(state, bounds, o, rev, sink, this.pageCounts))
   }
 
   private async readRange<T>(

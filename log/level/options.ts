@@ -8,6 +8,7 @@
  *   segmentMaxEntries, segmentMaxBytes                    segment roll-over (segments.ts)
  *   maxRequestBytes, maxTxnOps, maxTxnTotalOps,
  *   maxTxnDepth                                           request validation (../validate.ts)
+ *   rangePageCounts                                       counts kept for paged ranges (../page-counts.ts)
  *   compactionBatchRevisions, compactionMinBatchRevisions batch sizes that follow the writers' groups
  *   compactionBatchesPerRead, compactionMaxDutyPercent    the scan's reads and the pause after each batch
  *   compactionThread, compactionThreadNice                the walk or scan in a worker thread (compaction/)
@@ -32,6 +33,7 @@ export const LEVEL_LOG_SETTINGS = [
   'maxTxnDepth',
   'maxBatchTxns',
   'inlineWriteMaxTxns',
+  'rangePageCounts',
   'compactionBatchRevisions',
   'compactionMinBatchRevisions',
   'compactionBatchesPerRead',

@@ -14,7 +14,7 @@ import { runNodeScript } from '../support/node-script.js'
 const SCRIPT = fileURLToPath(new URL('../../bench/compare/compare.js', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 
-/** One pattern per workload of bench:compare (1–9, and kvlog's native figures for 2 and 4). */
+/** One pattern per workload of bench:compare (1–10, and kvlog's native figures for 2 and 4). */
 const EXPECTED = [
   /^check-perf-l$/,
   /^check-perf-xl$/,
@@ -41,6 +41,8 @@ const EXPECTED = [
   /^disk-live-data-mb$/,
   /^memory-rss-\d+-keys-1KiB-mb$/,
   /^restart-\d+-keys-\d+-revisions-ms$/,
+  /^list-\d+-objects-1KiB-ms$/,
+  /^list-\d+-objects-rss-growth-mb$/,
 ]
 
 interface Workload {

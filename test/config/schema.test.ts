@@ -19,6 +19,7 @@ const EXPECTED_DEFAULTS: Config = {
   maxTxnDepth: 32,
   maxBatchTxns: 2048,
   inlineWriteMaxTxns: 1,
+  rangePageCounts: 1024,
   compactionBatchRevisions: 250,
   compactionMinBatchRevisions: 50,
   compactionBatchesPerRead: 5,

@@ -107,7 +107,7 @@ describe('package: npm pack, installed in an empty project', function () {
     const probe =
       "const { ClassicLevel } = require('classic-level'); const p = ClassicLevel.prototype; console.log(typeof p.batchSync, typeof p.dropFilesInRange, ClassicLevel.kvlogPatchLevel)"
     const { stdout } = await run(process.execPath, ['-e', probe], { cwd: app })
-    expect(stdout.trim()).to.equal('function function 3')
+    expect(stdout.trim()).to.equal('function function 4')
     expect(files).to.include('log/level/native/patches/classic-level+3.0.0.patch')
   })
 

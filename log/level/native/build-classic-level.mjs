@@ -5,7 +5,10 @@
 // - the open option walPreallocateBytes (wal_preallocation.h): LevelDB's write-ahead log allocated ahead
 //   of its writes, so that a synced write's fdatasync does not also commit the filesystem's journal;
 // - ClassicLevel#dropFilesInRange (LevelDB's DB::DropFilesInRange): the table files whose keys all lie in
-//   a range removed in one edit of the version, for compaction method "drop" (log/level/io/drop-files.ts).
+//   a range removed in one edit of the version, for compaction method "drop" (log/level/io/drop-files.ts);
+// - Iterator#readSync (the addon's iterator_read_sync): an iterator's next records read on the main thread
+//   into one buffer, so that a range read neither crosses to LevelDB's thread pool nor makes a buffer per
+//   key and value (log/level/read-step.ts).
 // ClassicLevel.kvlogPatchLevel says which of these the loaded addon has; a build is skipped when current.
 //
 // The patch is applied with patch-package, run from the project that holds classic-level's node_modules
@@ -32,7 +35,7 @@ function packageDir(name) {
 }
 
 /** kvlog_patch_level in the patched binding.cc. */
-const PATCH_LEVEL = 3
+const PATCH_LEVEL = 4
 
 /** Whether classic-level, as kvlog loads it, is this patch's build (in a fresh process: no module cache). */
 function isCurrent(dir) {

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { fromRuns, type Figure } from '../../../bench/compare/figures.js'
-import { currentTable, fillRegions, summaryTable } from '../../../bench/compare/markdown.js'
+import { currentTable, fillRegions, label, summaryTable } from '../../../bench/compare/markdown.js'
 
 const info = { date: '2026-11-28T20:00:00.000Z', etcdVersion: '3.4.23', quick: false, rounds: 3 }
 const fig = (name: string, kvlog: number[], etcd: number[], higherIsBetter: boolean): Figure =>
@@ -38,6 +38,8 @@ describe('bench/compare/markdown', () => {
 
   it('names figures for people, one client in the singular', () => {
     expect(summaryTable([fig('grpc-put-1-p50-ms', [2], [1], false)], info)).to.include('| gRPC put latency p50, 1 client | 2.00 |')
+    expect(label('list-100000-objects-1KiB-ms')).to.equal('a paged list of 100000 objects of 1 KiB')
+    expect(label('list-100000-objects-rss-growth-mb')).to.equal("the server's RSS growth during that list")
   })
 
   it('shows every ratio with the spread of its rounds', () => {

@@ -48,7 +48,7 @@ describe('log/level/native WAL preallocation', function () {
 
   it('the installed addon is the one built with the preallocating env', () => {
     // 0 for classic-level's prebuilt addon: the install did not build it (log/level/native/build-classic-level.mjs).
-    expect((ClassicLevel as unknown as { kvlogPatchLevel: number }).kvlogPatchLevel).to.equal(3)
+    expect((ClassicLevel as unknown as { kvlogPatchLevel: number }).kvlogPatchLevel).to.equal(4)
   })
 
   it('asks LevelDB for preallocation only when every write is synced', () => {
