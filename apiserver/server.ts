@@ -154,7 +154,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
       compactor: compaction.compactor,
       watch,
       config,
-      clientUrl: () => grpc.url,
+      // host:port without a scheme: etcdctl 3.4 dials a listed URL as given and sends it whole as the
+      // HTTP/2 :authority, which nghttp2 refuses with a '/' in it (`endpoint status --cluster` would fail).
+      clientUrl: () => grpc.address,
       auth,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
       logger: failedRequests.limited(app.log),
@@ -166,7 +168,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     grpcAddress.port,
     tls,
   )
-  if (cluster && cluster.clientUrls.length === 0) cluster.clientUrls = [grpc.url]
+  if (cluster && cluster.clientUrls.length === 0) cluster.clientUrls = [grpc.address]
   state.ready = true
   if (config.readyFile !== '')
     await writeAtomically(config.readyFile, JSON.stringify({ pid: process.pid, http, grpc: grpc.address }) + '\n')

@@ -934,7 +934,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'advertiseClientUrls',
     type: 'string',
     default: '',
-    description: "Cluster mode: this member's client URLs (comma-separated) as MemberList reports them; '' = the gRPC listener's URL.",
+    description:
+      "Cluster mode: this member's client URLs (comma-separated) as MemberList reports them; '' = the gRPC listener's host:port. Give host:port without http:// for etcdctl 3.4, which sends a listed URL whole as the HTTP/2 authority.",
     flag: '--advertise-client-urls',
     env: 'KVLOG_ADVERTISE_CLIENT_URLS',
   },

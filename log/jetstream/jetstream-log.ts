@@ -254,6 +254,7 @@ export class JetStreamLog implements Log {
       elected: (epoch) => void this.lead(epoch),
       deposed: () => this.follow(),
       member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
+      roster: () => this.applier.roster,
     })
     this.metrics.leadership = () => ({
       renewalFailures: this.election.renewalFailures,
@@ -588,6 +589,7 @@ export class JetStreamLog implements Log {
         role: this.publisher.leading ? 'leader' : 'follower',
         leader: this.election.leader?.member ?? '',
         epoch: this.election.epoch,
+        term: this.election.term,
         applied,
         streamLast,
         lag: streamLast - applied,
@@ -632,6 +634,11 @@ export class JetStreamLog implements Log {
   /** The members whose records are alive in the cluster's bucket. */
   members(): Promise<MemberRecord[]> {
     return this.election.members()
+  }
+
+  /** The client URLs last read in `member`'s record, alive or not ([] if never read). */
+  lastClientUrls(member: string): string[] {
+    return this.election.clientUrls(member)
   }
 
   /**

@@ -32,6 +32,7 @@ function setUp(leaseMs: number) {
     elected: () => void state.elected++,
     deposed: () => void state.deposed++,
     member: () => ({ name: 'a', clientUrls: [], applied: 0 }),
+    roster: () => [],
   })
   return { election, state }
 }
