@@ -136,23 +136,25 @@ export class Election {
     return this.lastUrls.get(member) ?? []
   }
 
-  start(): void {
+  /**
+   * Subscribes the liveness subject, starts the timers and resolves once this member's record is put (or
+   * its put failed): a member that reports itself ready is listed by MemberList.
+   */
+  async start(): Promise<void> {
     this.aliveSub = this.nc.subscribe(`${this.alive}.${this.memberName}`, {
       callback: (err, msg) => {
         if (err === null && msg.reply) msg.respond()
       },
     })
     const every = Math.max(50, Math.floor(this.leaseMs / 3))
-    // The members' records first: a member that takes over at once continues their term count.
-    void this.members()
-      .catch(() => undefined)
-      .then(() => {
-        if (this.timer === undefined) return
-        void this.putMember()
-        void this.tick()
-      })
     this.memberTimer = setInterval(() => void this.putMember(), every)
     this.timer = setInterval(() => void this.tick(), every)
+    // The members' records before the first look at the lease: a member that takes over at once continues
+    // their term count.
+    await this.members().catch(() => undefined)
+    if (this.timer === undefined) return
+    void this.tick()
+    await this.putMember()
   }
 
   async stop(): Promise<void> {
@@ -189,10 +191,15 @@ export class Election {
     this.events.deposed()
   }
 
+  /** Puts this member's record now, whether or not a renewal of it is under way. */
+  async announce(): Promise<void> {
+    await this.kv.put(`member.${this.memberName}`, encode({ ...this.events.member(), term: this.knownTerm })).catch(() => undefined)
+  }
+
   private async putMember(): Promise<void> {
     if (this.putting) return
     this.putting = true
-    await this.kv.put(`member.${this.memberName}`, encode({ ...this.events.member(), term: this.knownTerm })).catch(() => undefined)
+    await this.announce()
     // Learn the URLs of roster members not read yet (one get each), so a member that dies is listed with them.
     for (const name of this.events.roster()) {
       if (this.lastUrls.has(name)) continue

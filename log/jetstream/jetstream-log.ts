@@ -268,7 +268,7 @@ export class JetStreamLog implements Log {
     })
     this.metrics.corruption = () => this.corruption.figures
     this.corruption.start()
-    this.election.start()
+    await this.election.start()
     void this.join()
   }
 
@@ -370,7 +370,7 @@ export class JetStreamLog implements Log {
       this.expiryTimer = setInterval(() => this.expireLeases(), this.o.leaseCheckInterval)
       this.say(`kvlog: ${this.o.memberName} accepts writes at stream sequence ${last}`)
     } catch (err) {
-      this.say(`kvlog: ${this.o.memberName} could not take over: ${String(err)}`)
+      this.o.log?.(`kvlog: ${this.o.memberName} could not take over: ${String(err)}`, 'warn')
       this.election.stepDown()
     }
   }
@@ -634,6 +634,12 @@ export class JetStreamLog implements Log {
   /** The members whose records are alive in the cluster's bucket. */
   members(): Promise<MemberRecord[]> {
     return this.election.members()
+  }
+
+  /** Sets what MemberList reports for this member and puts its record now (not at the next renewal). */
+  async announce(clientUrls: string[]): Promise<void> {
+    this.clientUrls = clientUrls
+    await this.election.announce()
   }
 
   /** The client URLs last read in `member`'s record, alive or not ([] if never read). */
