@@ -1239,7 +1239,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     min: 0,
     max: 1024,
     description:
-      "A write made without a user (auth off) through the HTTP doors records the client's User-Agent (else its address) in its author, cut to this many characters; 0 records none.",
+      "A write made without a user (auth off) records the client's agent in its author: through the HTTP doors its User-Agent (else its address), through the etcd door its gRPC user-agent; cut to this many characters; 0 records none.",
     flag: '--author-agent-max-chars',
     env: 'KVLOG_AUTHOR_AGENT_MAX_CHARS',
   },
