@@ -73,6 +73,15 @@ function warn(reason) {
   )
 }
 
+/** Compiling LevelDB, Snappy and the binding on one core, in seconds (two cores take half, measured). */
+const ONE_CORE_S = 130
+
+/** How long the build takes, roughly: one core's compiling time (ONE_CORE_S) shared by the jobs. */
+function buildTime(cores) {
+  const seconds = Math.max(20, Math.round(ONE_CORE_S / cores / 10) * 10)
+  return seconds >= 90 ? `about ${Math.round(seconds / 60)} minutes` : `about ${seconds} s`
+}
+
 function main() {
   const dir = packageDir('classic-level')
   if (dir === undefined) return warn('classic-level is not installed')
@@ -87,8 +96,9 @@ function main() {
   if (!existsSync(join(nodeDir, 'include', 'node', 'node_api.h'))) return warn(`no Node headers under ${nodeDir}/include/node`)
 
   const started = Date.now()
-  process.stderr.write('kvlog: building classic-level (LevelDB and Snappy) from source, about 20 s on 2 cores...\n')
-  const build = spawnSync(process.execPath, [nodeGyp, 'rebuild', `--nodedir=${nodeDir}`, '-j', String(availableParallelism())], {
+  const cores = availableParallelism()
+  process.stderr.write(`kvlog: building classic-level (LevelDB and Snappy) from source, ${buildTime(cores)} on ${cores} cores...\n`)
+  const build = spawnSync(process.execPath, [nodeGyp, 'rebuild', `--nodedir=${nodeDir}`, '-j', String(cores)], {
     cwd: dir,
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
