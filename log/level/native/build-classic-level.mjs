@@ -73,13 +73,16 @@ function warn(reason) {
   )
 }
 
-/** Compiling LevelDB, Snappy and the binding on one core, in seconds (two cores take half, measured). */
-const ONE_CORE_S = 130
+/**
+ * Compiling LevelDB, Snappy and the binding on one core, in seconds: on an idle machine, and on one busy
+ * with other work (both measured on two cores, times two).
+ */
+const ONE_CORE_S = { idle: 40, busy: 140 }
 
-/** How long the build takes, roughly: one core's compiling time (ONE_CORE_S) shared by the jobs. */
+/** How long the build takes, roughly: one core's compiling time shared by the jobs. */
 function buildTime(cores) {
-  const seconds = Math.max(20, Math.round(ONE_CORE_S / cores / 10) * 10)
-  return seconds >= 90 ? `about ${Math.round(seconds / 60)} minutes` : `about ${seconds} s`
+  const [low, high] = [ONE_CORE_S.idle, ONE_CORE_S.busy].map((s) => Math.max(5, Math.round(s / cores / 5) * 5))
+  return `about ${low}-${high} s`
 }
 
 function main() {
