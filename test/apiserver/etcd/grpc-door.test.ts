@@ -61,6 +61,13 @@ describe('apiserver/etcd: the gRPC door', function () {
     expect(entry.author.agent).to.match(/grpc-go\//)
   })
 
+  it('etcdctl endpoint status --cluster dials the client URL MemberList lists (host:port: a scheme is refused as :authority)', async () => {
+    const status = await etcdctl(server.grpc, ['endpoint', 'status', '--cluster', '-w', 'json'])
+    expect(status.code, status.stderr).to.equal(0)
+    const rows = JSON.parse(status.stdout) as Array<{ Endpoint: string }>
+    expect(rows.map((r) => r.Endpoint)).to.deep.equal([server.grpc])
+  })
+
   it('watch: server ids from 0, client ids kept, duplicates rejected as etcd does', async () => {
     const call = etcd.stream('Watch', 'Watch')
     const r = responses(call)
