@@ -37,7 +37,7 @@ import type {
   TxnResult,
 } from '../types.js'
 import { canWrite, checkLeaseId, normalizeTxn } from '../validate.js'
-import { deleteResponse, putResponse } from '../write-results.js'
+import { deleteResponse, oneOpTxn, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
@@ -539,12 +539,13 @@ export class JetStreamLog implements Log {
   }
 
   async put(key: BytesLike, value: BytesLike, options: PutOptions = {}): Promise<PutResponse> {
-    const r = await this.txn({ success: [{ ...options, type: 'put', key, value }] })
+    // The author rides on the transaction, as the single-node engine records it.
+    const r = await this.txn(oneOpTxn(options, (op) => ({ ...op, type: 'put', key, value })))
     return putResponse(r)
   }
 
   async delete(key: BytesLike, options: DeleteOptions = {}): Promise<DeleteResponse> {
-    return deleteResponse(await this.txn({ success: [{ type: 'delete', key, ...options }] }))
+    return deleteResponse(await this.txn(oneOpTxn(options, (op) => ({ type: 'delete', key, ...op }))))
   }
 
   async get(key: BytesLike, options: { revision?: number; serializable?: boolean } = {}): Promise<KeyValue | undefined> {
