@@ -40,6 +40,8 @@ export interface ClusterInfo {
   memberName: string
   metrics: ClusterFigures
   members(): Promise<ClusterMember[]>
+  /** The client URLs last seen for `member`, also once it is down ([] if never seen). */
+  lastClientUrls(member: string): string[]
   /** The members whose majority acknowledges writes. */
   readonly roster: readonly string[]
   removeMember(name: string): Promise<void>

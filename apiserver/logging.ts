@@ -8,6 +8,7 @@
  * request answered with an error status (4xx at info, 5xx at warn), every etcd gRPC call that fails
  * (apiserver/etcd/server.ts), and the errors the server meets.
  */
+import { hostname } from 'node:os'
 import type { LogFormat, LogLevel } from '../config/index.js'
 
 interface Out {
@@ -28,6 +29,26 @@ export function loggerOptions(o: { logLevel: LogLevel; logFormat: LogFormat }, o
     // pino's stdTimeFunctions.isoTime: readable times instead of epoch milliseconds.
     timestamp: () => `,"time":"${new Date().toISOString()}"`,
     ...(text ? { stream: { write: (line: string) => out.write(textLine(line)) } } : {}),
+  }
+}
+
+export type LineLevel = 'info' | 'warn' | 'error'
+export type LineLogger = (level: LineLevel, msg: string, fields?: Record<string, unknown>) => void
+const LEVEL_NUMBERS: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity }
+
+/**
+ * Lines written outside fastify's logger (before it exists: the cluster member opening its log; beside
+ * it: the cluster engine's and the follower's progress lines, Node's process warnings), in its format and
+ * on its stream, so a JSON log stays JSON throughout.
+ */
+export function lineLogger(o: { logLevel: LogLevel; logFormat: LogFormat }, out: Out = process.stdout): LineLogger {
+  const text = o.logFormat === 'text' || (o.logFormat === 'auto' && out.isTTY === true)
+  const host = hostname()
+  return (level, msg, fields = {}) => {
+    const n = LEVEL_NUMBERS[level]
+    if (n < LEVEL_NUMBERS[o.logLevel]) return
+    const json = JSON.stringify({ level: n, time: new Date().toISOString(), pid: process.pid, hostname: host, ...fields, msg })
+    out.write(text ? textLine(json) : json + '\n')
   }
 }
 

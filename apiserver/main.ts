@@ -10,12 +10,13 @@
  */
 import { readFile } from 'node:fs/promises'
 import { UsageError } from '../config/args.js'
-import { ConfigError, loadConfig } from '../config/index.js'
+import { ConfigError, loadConfig, type Config } from '../config/index.js'
 import { serveHelp, serveHelpAll } from '../config/serve-help.js'
 import { isKvlogError } from '../log/index.js'
 import { explainOpenFailure } from './data-dir-lock.js'
 import { exposureMessage, exposures } from './exposure-warnings.js'
 import { looseKeyFiles, narrowDataDir, usePrivateUmask } from './file-modes.js'
+import { lineLogger } from './logging.js'
 import { startServer } from './server.js'
 import { uiEnabled } from './ui-assets.js'
 
@@ -44,9 +45,22 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * Node's process warnings (the server's own emitWarning calls, deprecations) go to the log in its format
+ * instead of Node's plain-text `(node:PID) Warning: ...` lines on stderr.
+ */
+function logWarnings(config: Config): void {
+  const say = lineLogger(config)
+  process.removeAllListeners('warning')
+  process.on('warning', (w: Error & { code?: string }) =>
+    say('warn', w.message, { warning: w.name, ...(w.code !== undefined ? { code: w.code } : {}) }),
+  )
+}
+
 async function serve(argv: string[]): Promise<number> {
   const { config, args } = loadConfig({ argv, env: process.env })
   if (args.length > 0) throw new UsageError(`serve takes no arguments, got ${args.join(' ')}`, 'BAD_ARGUMENTS')
+  logWarnings(config)
   const widerMode = await narrowDataDir(config.dataDir)
   const server = await startServer(config).catch(async (err: unknown) => {
     throw await explainOpenFailure(err, config.dataDir)

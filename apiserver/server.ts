@@ -39,6 +39,7 @@ import { applyV8Settings } from './v8-settings.js'
 import { instrumentLog, Metrics } from './metrics.js'
 import { registerResourceApi } from './resources/index.js'
 import { WatchService } from './watch/service.js'
+import { lineLogger, type LineLogger } from './logging.js'
 import { attachWebSocketWatch } from './watch/websocket.js'
 
 /** How long in-flight HTTP requests may take to finish once the server is closing. */
@@ -70,9 +71,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const jwtTokens = jwt === undefined ? undefined : await JwtTokens.load(jwt)
   applyV8Settings(config)
   const level = levelLogOptions(config)
-  const following = config.followEtcd === '' ? undefined : await openFollowing(config, level, (line) => process.stderr.write(line + '\n'))
+  const say = lineLogger(config)
+  const following = config.followEtcd === '' ? undefined : await openFollowing(config, level, (line) => say('info', line))
   const cluster =
-    config.natsUrl === '' || following ? undefined : await openWhileStarting(config, tls, () => openClusterMember(config, level))
+    config.natsUrl === '' || following ? undefined : await openWhileStarting(config, tls, () => openClusterMember(config, level, say))
   const store = following?.store ?? cluster ?? (await openLevelLog(level))
   const authStore = await AuthStore.open(store, {
     tokenTtlMs: config.authTokenTtl,
@@ -154,7 +156,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
       compactor: compaction.compactor,
       watch,
       config,
-      clientUrl: () => grpc.url,
+      // host:port without a scheme: etcdctl 3.4 dials a listed URL as given and sends it whole as the
+      // HTTP/2 :authority, which nghttp2 refuses with a '/' in it (`endpoint status --cluster` would fail).
+      clientUrl: () => grpc.address,
       auth,
       metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
       logger: failedRequests.limited(app.log),
@@ -166,7 +170,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     grpcAddress.port,
     tls,
   )
-  if (cluster && cluster.clientUrls.length === 0) cluster.clientUrls = [grpc.url]
+  // Listed with its address (MemberList) before it reports itself ready.
+  if (cluster && cluster.clientUrls.length === 0) await cluster.announce([grpc.address])
   state.ready = true
   if (config.readyFile !== '')
     await writeAtomically(config.readyFile, JSON.stringify({ pid: process.pid, http, grpc: grpc.address }) + '\n')
@@ -221,13 +226,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
  * Cluster mode: this member of the cluster whose log is the JetStream stream at config.natsUrl. Retries
  * an unreachable NATS with a log line per try; refuses a stream that is not this cluster's; catches up.
  */
-async function openClusterMember(config: Config, level: LevelLogOptions): Promise<JetStreamLog> {
+async function openClusterMember(config: Config, level: LevelLogOptions, say: LineLogger): Promise<JetStreamLog> {
   const memberName =
     config.memberName === 'default'
       ? `${hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${parseAddress(config.listenGrpc).port}`
       : config.memberName
   const member = await openJetStreamLog(
-    jetStreamLogOptions(config, { memberName, copy: levelReplicaStorage(level), log: (line) => process.stderr.write(line + '\n') }),
+    jetStreamLogOptions(config, { memberName, copy: levelReplicaStorage(level), log: (line, level) => say(level ?? 'info', line) }),
   )
   // The doors open once this member's copy has what the log held at start (reads would wait anyway).
   await member.waitCaughtUp().catch(async (err) => {

@@ -946,7 +946,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     key: 'advertiseClientUrls',
     type: 'string',
     default: '',
-    description: "Cluster mode: this member's client URLs (comma-separated) as MemberList reports them; '' = the gRPC listener's URL.",
+    description:
+      "Cluster mode: this member's client URLs (comma-separated) as MemberList reports them; '' = the gRPC listener's host:port. Give host:port without http:// for etcdctl 3.4, which sends a listed URL whole as the HTTP/2 authority.",
     flag: '--advertise-client-urls',
     env: 'KVLOG_ADVERTISE_CLIENT_URLS',
   },
@@ -1250,7 +1251,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     min: 0,
     max: 1024,
     description:
-      "A write made without a user (auth off) through the HTTP doors records the client's User-Agent (else its address) in its author, cut to this many characters; 0 records none.",
+      "A write made without a user (auth off) records the client's agent in its author: through the HTTP doors its User-Agent (else its address), through the etcd door its gRPC user-agent; cut to this many characters; 0 records none.",
     flag: '--author-agent-max-chars',
     env: 'KVLOG_AUTHOR_AGENT_MAX_CHARS',
   },

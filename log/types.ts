@@ -278,8 +278,10 @@ export interface ClusterStatus {
   role: 'leader' | 'follower'
   /** The leading member's name, '' if none is known. */
   leader: string
-  /** The leader's epoch (etcd's raftTerm): grows with every new leadership. */
+  /** The leader's epoch: unique to one leadership and growing, with gaps (log/jetstream/election.ts). */
   epoch: number
+  /** The leader's term (etcd's raftTerm): one more with every new leadership. */
+  term: number
   /** The last stream sequence applied to this member's copy (etcd's raftIndex). */
   applied: number
   /** The stream's last sequence when last asked. */

@@ -73,9 +73,9 @@ export class CallerLogs {
     this.#log = log
   }
 
-  /** The log as `who`, its writes recorded as coming through `door`. */
-  as(who: Identity, door: string): Log {
-    const author = authorOf(who, door)
+  /** The log as `who`, its writes recorded as coming through `door` (and, made without a user, from `agent`). */
+  as(who: Identity, door: string, agent?: string): Log {
+    const author = authorOf(who, door, agent)
     return new CheckedLog(
       this.#log,
       this.auth,

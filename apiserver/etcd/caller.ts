@@ -5,7 +5,9 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { TLSSocket } from 'node:tls'
+import type { Log } from '../../log/index.js'
 import type { Authorizer, Identity } from '../auth/authorizer.js'
+import type { CallerLogs } from '../auth/guarded-log.js'
 import { authError } from '../auth/errors.js'
 
 /** Request metadata as grpc-js offers it (and as headerMetadata adapts HTTP/2 and gateway headers). */
@@ -44,6 +46,29 @@ export function callerOf(auth: Authorizer, call: CredentialCarrier): Identity {
   if (!auth.enabled) return auth.identify({})
   const token = first(call.metadata.get('token')) ?? bearerOrRaw(first(call.metadata.get('authorization')))
   return auth.identify({ token, certCn: certCn(call) })
+}
+
+/**
+ * What an anonymous write through this door records of its client: its gRPC user-agent (etcdctl's
+ * `etcdctl/... grpc-go/...`, a Go client's `grpc-go/...`; the gateway's User-Agent), cut to `max`
+ * characters (0: nothing).
+ */
+export function callerAgent(call: CredentialCarrier, max: number): string | undefined {
+  if (max === 0) return undefined
+  const agent = first(call.metadata.get('user-agent'))?.trim()
+  return agent === undefined || agent === '' ? undefined : agent.slice(0, max)
+}
+
+/**
+ * The log as each call's caller (`identify`: callerOf, or authenticated where etcd needs a user), its writes
+ * recorded as made through `door` and, without a user, by the client's agent.
+ */
+export function logAsCaller(
+  deps: { logs: CallerLogs; auth: Authorizer; config: { authorAgentMaxChars: number } },
+  door: string,
+  identify: (auth: Authorizer, call: CredentialCarrier) => Identity = callerOf,
+): (call: CredentialCarrier) => Log {
+  return (call) => deps.logs.as(identify(deps.auth, call), door, callerAgent(call, deps.config.authorAgentMaxChars))
 }
 
 /** The caller, who must be someone when auth is enabled (etcd's "user name is empty" otherwise). */

@@ -1,6 +1,6 @@
 /**
- * etcd's Cluster service. MemberList answers with this member, or in cluster mode with every member whose
- * record is alive (ids derived from the names: cluster-info.ts). A cluster member joins by starting with
+ * etcd's Cluster service. MemberList answers with this member, or in cluster mode with every member of the
+ * roster or whose record is alive (ids derived from the names: cluster-info.ts). A cluster member joins by starting with
  * the cluster's --nats-url and --cluster-name; MemberRemove takes a member off the roster whose majority
  * acknowledges writes (a member gone for good). Other membership changes are not served, nor is any on a
  * single node (docs/api.md).
@@ -48,10 +48,15 @@ export function clusterService({ headers, config, clientUrl, cluster, auth }: Et
   }
 }
 
-/** The members with a live record, and those on the roster that are down (no client URLs), by name. */
+/**
+ * The members with a live record, and those on the roster that are down with the client URLs last seen
+ * for them (as etcd lists a dead member: clients that dial them report it unreachable), by name.
+ */
 async function clusterMembers(cluster: ClusterInfo) {
   const live = await cluster.members()
-  const down = cluster.roster.filter((name) => !live.some((m) => m.name === name)).map((name) => ({ name, clientUrls: [] }))
+  const down = cluster.roster
+    .filter((name) => !live.some((m) => m.name === name))
+    .map((name) => ({ name, clientUrls: cluster.lastClientUrls(name) }))
   return [...live, ...down]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((m) => ({ ID: nameId(cluster.clusterName, m.name), name: m.name, peerURLs: [], clientURLs: m.clientUrls, isLearner: false }))

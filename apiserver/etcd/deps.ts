@@ -20,7 +20,7 @@ export interface EtcdDeps {
   config: Config
   /** Identities and permissions (apiserver/auth/): every call is checked before it touches the log. */
   auth: Authorizer
-  /** The gRPC URL clients reach this member at (MemberList's clientURLs), known once listening. */
+  /** The gRPC address (host:port) clients reach this member at (MemberList's clientURLs), known once listening. */
   clientUrl(): string
   /** The Prometheus text the native port serves at /metrics, for the client port's /metrics. */
   metrics?: () => Promise<{ contentType: string; text: string }>

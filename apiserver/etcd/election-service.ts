@@ -16,7 +16,7 @@
 import { status } from '@grpc/grpc-js'
 import type { Log } from '../../log/backend.js'
 import type { KeyValue } from '../../log/types.js'
-import { authenticated, type CredentialCarrier } from './caller.js'
+import { authenticated, logAsCaller, type CredentialCarrier } from './caller.js'
 import { Contenders } from './contenders.js'
 import { int, int64, kvMessage } from './convert.js'
 import type { EtcdDeps } from './deps.js'
@@ -38,8 +38,9 @@ interface ObserveCall extends CredentialCarrier {
   once(event: 'cancelled' | 'close', fn: () => void): void
 }
 
-export function electionService({ logs, auth, headers }: EtcdDeps, contenders: Contenders): ServiceImplementation {
-  const as = (call: CredentialCarrier) => logs.as(authenticated(auth, call), DOOR)
+export function electionService(deps: EtcdDeps, contenders: Contenders): ServiceImplementation {
+  const { headers } = deps
+  const as = logAsCaller(deps, DOOR, authenticated)
   /** The LeaderKey of a request, or the error etcd gives without one. */
   const leaderKey = (request: Message) => {
     const l = request.leader as Message | null

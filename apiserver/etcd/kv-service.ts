@@ -10,7 +10,7 @@
 import type { ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { EtcdDeps } from './deps.js'
 import { deleteOp, int, kvMessage, putOp, rangeRequest, responseOps, txnRequest } from './convert.js'
-import { callerOf, type CredentialCarrier } from './caller.js'
+import { callerOf, logAsCaller } from './caller.js'
 import type { Message } from './proto.js'
 import { streamRange } from './range-stream.js'
 import { unary } from './unary.js'
@@ -20,8 +20,8 @@ import { putResponse, RangeEncoder } from './wire.js'
 export const DOOR = 'etcd'
 
 export function kvService(deps: EtcdDeps): UntypedServiceImplementation {
-  const { logs, headers, compactor, auth } = deps
-  const as = (call: CredentialCarrier) => logs.as(callerOf(auth, call), DOOR)
+  const { headers, compactor, auth } = deps
+  const as = logAsCaller(deps, DOOR)
   return {
     RangeStream: (call: ServerWritableStream<Message, Message>) => void streamRange(call, deps, as),
 

@@ -13,12 +13,13 @@ import type { EtcdDeps } from './deps.js'
 import { int, int64 } from './convert.js'
 import { toGrpcError } from './errors.js'
 import type { Message } from './proto.js'
-import { callerOf, type CredentialCarrier } from './caller.js'
+import { logAsCaller } from './caller.js'
 import { DOOR } from './kv-service.js'
 import { unary } from './unary.js'
 
-export function leaseService({ logs, headers, auth }: EtcdDeps): UntypedServiceImplementation {
-  const as = (call: CredentialCarrier) => logs.as(callerOf(auth, call), DOOR)
+export function leaseService(deps: EtcdDeps): UntypedServiceImplementation {
+  const { headers } = deps
+  const as = logAsCaller(deps, DOOR)
   return {
     LeaseGrant: unary(async (request, call) => {
       const g = await as(call).leaseGrant(int(request.TTL, 'TTL'), int64(request.ID, 'ID'))

@@ -12,7 +12,7 @@
  * is granted or written ("user name is empty").
  */
 import type { Log } from '../../log/backend.js'
-import { authenticated } from './caller.js'
+import { authenticated, logAsCaller } from './caller.js'
 import type { Contenders } from './contenders.js'
 import { int64 } from './convert.js'
 import type { EtcdDeps } from './deps.js'
@@ -23,10 +23,12 @@ import { unary, unaryWithCancel } from './unary.js'
 /** etcd's concurrency session default TTL, seconds. */
 export const LOCK_DEFAULT_TTL = 60
 
-export function lockService({ logs, auth, headers }: EtcdDeps, contenders: Contenders): ServiceImplementation {
+export function lockService(deps: EtcdDeps, contenders: Contenders): ServiceImplementation {
+  const { headers } = deps
+  const as = logAsCaller(deps, DOOR, authenticated)
   return {
     Lock: unaryWithCancel(async (request, signal, call) => {
-      const log = logs.as(authenticated(auth, call), DOOR)
+      const log = as(call)
       const name = request.name as Buffer
       const lease = int64(request.lease, 'lease')
       const { entered, revision } = await withSession(log, lease, (id) => contenders.contend(log, name, id, Buffer.alloc(0), signal))
@@ -34,7 +36,7 @@ export function lockService({ logs, auth, headers }: EtcdDeps, contenders: Conte
     }),
 
     Unlock: unary(async (request, call) => {
-      const r = await logs.as(authenticated(auth, call), DOOR).delete(request.key as Buffer)
+      const r = await as(call).delete(request.key as Buffer)
       return { header: headers.header(r.revision) }
     }),
   }

@@ -48,7 +48,7 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
     Status: unary(async (_request, call) => {
       const log = logs.as(authenticated(auth, call), DOOR)
       const s = await log.status()
-      // Cluster mode: the leader's id, the applied stream sequence as raft index, the leader epoch as term.
+      // Cluster mode: the leader's id, the applied stream sequence as raft index, the leader's term.
       const c = s.cluster
       const leader = c === undefined ? memberId : c.leader === '' ? '0' : nameId(c.clusterName, c.leader)
       return {
@@ -58,7 +58,7 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
         dbSizeInUse: s.dbSize,
         leader,
         raftIndex: c?.applied ?? s.revision,
-        raftTerm: c?.epoch ?? headers.header().raft_term,
+        raftTerm: c?.term ?? headers.header().raft_term,
         raftAppliedIndex: c?.applied ?? s.revision,
         errors: log.alarms().map((a) => `memberID:${memberId} alarm:${a} `),
         isLearner: false,

@@ -4,43 +4,12 @@
  * ones `-o wide` shows. Kinds not listed here (custom resources) get Name, their CRD's
  * additionalPrinterColumns and Age (table.ts).
  */
-import type { JsonObject } from '../codec.js'
 import type { K8sObject } from './k8s-object.js'
+import { age, AGE_COLUMN, column, list, NAME_COLUMN, obj, str, type PrintColumn } from './print-columns.js'
 import { CRD_GROUP } from './registry.js'
+import { WORKLOAD_COLUMNS } from './workload-printers.js'
 
-export interface PrintColumn {
-  name: string
-  type: string
-  format: string
-  description: string
-  priority: number
-  cell(obj: K8sObject): unknown
-}
-
-const obj = (v: unknown): JsonObject => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as JsonObject) : {})
-const list = (v: unknown): JsonObject[] => (Array.isArray(v) ? v.map(obj) : [])
-const str = (v: unknown, none = '<none>'): string => (typeof v === 'string' && v !== '' ? v : none)
-
-function column(
-  name: string,
-  cell: (o: K8sObject) => unknown,
-  options: { type?: string; format?: string; priority?: number; description?: string } = {},
-): PrintColumn {
-  return {
-    name,
-    type: options.type ?? 'string',
-    format: options.format ?? '',
-    description: options.description ?? '',
-    priority: options.priority ?? 0,
-    cell,
-  }
-}
-
-export const NAME_COLUMN = column('Name', (o) => o.metadata.name ?? '', {
-  format: 'name',
-  description: 'Name must be unique within a namespace.',
-})
-export const AGE_COLUMN = column('Age', (o) => age(o.metadata.creationTimestamp), { description: 'Time since the object was created.' })
+export { age, AGE_COLUMN, NAME_COLUMN, type PrintColumn }
 
 function podStatus(pod: K8sObject): string {
   if (pod.metadata.deletionTimestamp !== undefined) return 'Terminating'
@@ -78,6 +47,7 @@ function eventObject(ev: K8sObject): string {
 }
 
 const COLUMNS: Record<string, PrintColumn[]> = {
+  ...WORKLOAD_COLUMNS,
   '/namespaces': [NAME_COLUMN, column('Status', (o) => str(obj(o.status).phase, '')), AGE_COLUMN],
   '/configmaps': [NAME_COLUMN, column('Data', (o) => keyCount(o.data, o.binaryData), { type: 'integer' }), AGE_COLUMN],
   '/secrets': [
@@ -138,21 +108,4 @@ const COLUMNS: Record<string, PrintColumn[]> = {
 /** The columns of a built-in kind, or undefined for a custom resource. */
 export function builtinColumns(group: string, resource: string, crd: string | undefined): PrintColumn[] | undefined {
   return crd === undefined ? COLUMNS[`${group}/${resource}`] : undefined
-}
-
-/** kubectl's short human durations: 45s, 3m12s, 25m, 5h3m, 3d4h, 120d. */
-export function age(since: string | undefined, now = Date.now()): string {
-  if (since === undefined) return '<unknown>'
-  const s = Math.max(0, Math.floor((now - Date.parse(since)) / 1000))
-  if (Number.isNaN(s)) return '<unknown>'
-  const m = Math.floor(s / 60)
-  const h = Math.floor(m / 60)
-  const d = Math.floor(h / 24)
-  if (s < 120) return `${s}s`
-  if (m < 10) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`
-  if (h < 3) return `${m}m`
-  if (h < 8) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`
-  if (h < 48) return `${h}h`
-  if (d < 8) return h % 24 === 0 ? `${d}d` : `${d}d${h % 24}h`
-  return `${d}d`
 }

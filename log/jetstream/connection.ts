@@ -17,10 +17,14 @@ import {
   type NatsError,
   type StreamInfo,
 } from 'nats'
+import { KvlogError } from '../errors.js'
 import type { ClusterNames, JetStreamLogOptions } from './options.js'
 
+/** JetStream's API error for a stream or bucket with more replicas than an unclustered nats-server keeps. */
+const REPLICAS_NOT_CLUSTERED = 10074
+
 export async function connectNats(o: JetStreamLogOptions, closed: () => boolean): Promise<NatsConnection> {
-  const say = o.log ?? (() => undefined)
+  const say = (line: string) => o.log?.(line, 'warn')
   for (let attempt = 1; ; attempt++) {
     try {
       return await connect({
@@ -45,9 +49,12 @@ export async function connectNats(o: JetStreamLogOptions, closed: () => boolean)
 /**
  * Runs a JetStream set-up step again while JetStream does not answer (a timeout, or no responders while
  * the servers elect their leaders after a restart), with a log line per try; other errors are thrown.
+ * No responders is also what a nats-server without JetStream answers: the line says so (NO_JETSTREAM),
+ * as the server may be started with it later. More replicas than an unclustered nats-server keeps is
+ * thrown as INVALID_ARGUMENT naming --nats-replicas.
  */
 export async function whileUnavailable<T>(what: string, o: JetStreamLogOptions, closed: () => boolean, step: () => Promise<T>): Promise<T> {
-  const say = o.log ?? (() => undefined)
+  const say = (line: string) => o.log?.(line, 'warn')
   for (let attempt = 1; ; attempt++) {
     try {
       return await step()
@@ -55,11 +62,25 @@ export async function whileUnavailable<T>(what: string, o: JetStreamLogOptions, 
       const code = (err as NatsError)?.code
       // 'no suitable peers for placement': the servers have not all joined the JetStream cluster yet.
       const forming = /no suitable peers for placement/.test((err as Error)?.message ?? '')
+      if (apiErrorCode(err) === REPLICAS_NOT_CLUSTERED) throw notClustered(what, o.natsReplicas)
       if (closed() || (code !== 'TIMEOUT' && code !== '503' && !forming)) throw err
-      say(`kvlog: JetStream does not answer yet (${what}: ${code}); retrying (attempt ${attempt})`)
+      say(
+        code === '503'
+          ? `kvlog: NO_JETSTREAM: ${what}: JetStream did not answer (no responders at ${o.natsUrls.join(',')}): JetStream may be off on the nats-server (start it with --jetstream, or jetstream {} in its config), or its servers are still electing their leaders; retrying (attempt ${attempt})`
+          : `kvlog: JetStream does not answer yet (${what}: ${code}); retrying (attempt ${attempt})`,
+      )
       await new Promise((r) => setTimeout(r, Math.min(2000, 200 * attempt)))
     }
   }
+}
+
+function notClustered(what: string, replicas: number): KvlogError {
+  return new KvlogError(
+    'INVALID_ARGUMENT',
+    `${what}: the nats-server is not in a JetStream cluster and keeps one replica only, but --nats-replicas is ${replicas}: ` +
+      'with one nats-server give --nats-replicas 1 (no copy survives losing it), or run three clustered nats-servers (docs/operations.md)',
+    { field: 'natsReplicas', reason: 'NATS_NOT_CLUSTERED' },
+  )
 }
 
 export function apiErrorCode(err: unknown): number | undefined {

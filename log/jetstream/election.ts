@@ -5,8 +5,12 @@
  *
  * The lease is the `leader` entry of the cluster's bucket, whose messages expire after leaderLease (ms). The
  * leader renews it every third of that with a compare-and-set on the entry's revision; another member
- * takes over with a create once the entry has expired. The epoch (etcd's raftTerm) is the entry's
- * revision at creation: it grows with every new leadership.
+ * takes over with a create once the entry has expired. The epoch is the entry's revision at creation:
+ * unique to one leadership and growing, but the bucket's revisions also count every renewal and member
+ * record, so it jumps. The term (etcd's raftTerm) counts leaderships: a new leader takes one more than the
+ * highest term it knows, from the lease entries it read and the members' records (each carries the
+ * highest term its member knows, so a member that starts after the last leader's entry expired still
+ * continues the count while any member that saw it is alive).
  *
  * A leader steps down on the time since its last *successful* renewal (counted from when that renewal was
  * sent, so before the entry can expire anywhere), checked when a renewal fails and on every tick while a
@@ -14,7 +18,9 @@
  * wrote the entry). A renewal never waits behind anything else: the member record has its own timer.
  *
  * Every member also keeps a `member.<name>` entry (its client URLs and applied sequence) alive in the same
- * bucket: MemberList reads them.
+ * bucket: MemberList reads them. The entries expire with the bucket's TTL, so each member remembers the
+ * client URLs it last read for every member of the roster: a member that died is still listed with them
+ * (etcd lists a dead member's URLs, and `etcdctl endpoint status --cluster` reports it unreachable).
  *
  * A leader whose process died need not be waited out: every member subscribes `<alive>.<its name>` for as
  * long as its NATS connection is up, and the servers drop that interest as soon as the connection closes
@@ -34,6 +40,8 @@ import { decode, encode } from './messages.js'
 export interface LeaderRecord {
   member: string
   epoch: number
+  /** Leaderships so far, this one included (etcd's raftTerm). Absent in records of older members. */
+  term?: number
   /**
    * The leader takes forwarded writes on its epoch's own subject (JetStreamLog). Absent in the records
    * of members from before that: those take them on the shared subject.
@@ -45,6 +53,8 @@ export interface MemberRecord {
   name: string
   clientUrls: string[]
   applied: number
+  /** The highest term its member knows (Election). */
+  term?: number
 }
 
 export interface ElectionEvents {
@@ -53,6 +63,8 @@ export interface ElectionEvents {
   /** This member lost (or may have lost) the lease. */
   deposed(): void
   member(): MemberRecord
+  /** The members on the roster, whose client URLs are remembered once read. */
+  roster(): readonly string[]
 }
 
 /** Between the two probes that must both find the leader's liveness subject unsubscribed. */
@@ -66,6 +78,10 @@ export class Election {
   private memberTimer: NodeJS.Timeout | undefined
   private ticking = false
   private putting = false
+  /** The highest term seen in a lease entry or a member record. */
+  private knownTerm = 0
+  /** The client URLs last read in each member's record. */
+  private readonly lastUrls = new Map<string, string[]>()
   private revision = 0
   private renewedAt = 0
   /** The leader last seen (this member's record while it leads). */
@@ -110,17 +126,35 @@ export class Election {
     return this.leader?.epoch ?? 0
   }
 
-  start(): void {
+  /** The term of the leader this member knows (0: none known). */
+  get term(): number {
+    return this.leader?.term ?? 0
+  }
+
+  /** The client URLs last read in `member`'s record ([] if never read). */
+  clientUrls(member: string): string[] {
+    return this.lastUrls.get(member) ?? []
+  }
+
+  /**
+   * Subscribes the liveness subject, starts the timers and resolves once this member's record is put (or
+   * its put failed): a member that reports itself ready is listed by MemberList.
+   */
+  async start(): Promise<void> {
     this.aliveSub = this.nc.subscribe(`${this.alive}.${this.memberName}`, {
       callback: (err, msg) => {
         if (err === null && msg.reply) msg.respond()
       },
     })
     const every = Math.max(50, Math.floor(this.leaseMs / 3))
-    void this.putMember()
-    void this.tick()
     this.memberTimer = setInterval(() => void this.putMember(), every)
     this.timer = setInterval(() => void this.tick(), every)
+    // The members' records before the first look at the lease: a member that takes over at once continues
+    // their term count.
+    await this.members().catch(() => undefined)
+    if (this.timer === undefined) return
+    void this.tick()
+    await this.putMember()
   }
 
   async stop(): Promise<void> {
@@ -157,10 +191,21 @@ export class Election {
     this.events.deposed()
   }
 
+  /** Puts this member's record now, whether or not a renewal of it is under way. */
+  async announce(): Promise<void> {
+    await this.kv.put(`member.${this.memberName}`, encode({ ...this.events.member(), term: this.knownTerm })).catch(() => undefined)
+  }
+
   private async putMember(): Promise<void> {
     if (this.putting) return
     this.putting = true
-    await this.kv.put(`member.${this.memberName}`, encode(this.events.member())).catch(() => undefined)
+    await this.announce()
+    // Learn the URLs of roster members not read yet (one get each), so a member that dies is listed with them.
+    for (const name of this.events.roster()) {
+      if (this.lastUrls.has(name)) continue
+      const e = await this.kv.get(`member.${name}`).catch(() => null)
+      if (e !== null && e.operation === 'PUT' && e.value.length > 0) this.remember(decode<MemberRecord>(e.value))
+    }
     this.putting = false
   }
 
@@ -195,7 +240,7 @@ export class Election {
   }
 
   private async renew(): Promise<void> {
-    const record: LeaderRecord = { member: this.memberName, epoch: this.epoch, byEpoch: true }
+    const record: LeaderRecord = { member: this.memberName, epoch: this.epoch, term: this.term, byEpoch: true }
     const revision = this.revision
     const sent = Date.now()
     try {
@@ -220,6 +265,7 @@ export class Election {
       if (entry !== null && entry.operation === 'PUT' && entry.value.length > 0) {
         const seen = decode<LeaderRecord>(entry.value)
         this.leaderSeenAt = Date.now()
+        this.knownTerm = Math.max(this.knownTerm, seen.term ?? 0)
         if (seen.epoch !== this.leader?.epoch) {
           if (this.leader !== undefined) this.changes++
           this.leader = seen
@@ -231,8 +277,10 @@ export class Election {
       }
       const started = Date.now()
       // The epoch is the revision the entry gets; it is written in the record by the first renewal.
-      const revision = await this.kv.create('leader', encode({ member: this.memberName, epoch: 0, byEpoch: true }))
-      const record: LeaderRecord = { member: this.memberName, epoch: revision, byEpoch: true }
+      const term = this.knownTerm + 1
+      const revision = await this.kv.create('leader', encode({ member: this.memberName, epoch: 0, term, byEpoch: true }))
+      const record: LeaderRecord = { member: this.memberName, epoch: revision, term, byEpoch: true }
+      this.knownTerm = term
       this.revision = await this.kv.update('leader', encode(record), revision)
       this.renewedAt = started
       this.leader = record
@@ -264,8 +312,14 @@ export class Election {
     for await (const key of await this.kv.keys('member.*')) keys.add(key)
     for (const key of keys) {
       const e = await this.kv.get(key)
-      if (e !== null && e.operation === 'PUT' && e.value.length > 0) out.push(decode<MemberRecord>(e.value))
+      if (e !== null && e.operation === 'PUT' && e.value.length > 0) out.push(this.remember(decode<MemberRecord>(e.value)))
     }
     return out.sort((a, b) => a.name.localeCompare(b.name))
+  }
+
+  private remember(record: MemberRecord): MemberRecord {
+    if (record.clientUrls.length > 0) this.lastUrls.set(record.name, record.clientUrls)
+    this.knownTerm = Math.max(this.knownTerm, record.term ?? 0)
+    return record
   }
 }

@@ -37,7 +37,7 @@ import type {
   TxnResult,
 } from '../types.js'
 import { canWrite, checkLeaseId, normalizeTxn } from '../validate.js'
-import { deleteResponse, putResponse } from '../write-results.js'
+import { deleteResponse, oneOpTxn, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
@@ -254,6 +254,7 @@ export class JetStreamLog implements Log {
       elected: (epoch) => void this.lead(epoch),
       deposed: () => this.follow(),
       member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
+      roster: () => this.applier.roster,
     })
     this.metrics.leadership = () => ({
       renewalFailures: this.election.renewalFailures,
@@ -267,7 +268,7 @@ export class JetStreamLog implements Log {
     })
     this.metrics.corruption = () => this.corruption.figures
     this.corruption.start()
-    this.election.start()
+    await this.election.start()
     void this.join()
   }
 
@@ -369,7 +370,7 @@ export class JetStreamLog implements Log {
       this.expiryTimer = setInterval(() => this.expireLeases(), this.o.leaseCheckInterval)
       this.say(`kvlog: ${this.o.memberName} accepts writes at stream sequence ${last}`)
     } catch (err) {
-      this.say(`kvlog: ${this.o.memberName} could not take over: ${String(err)}`)
+      this.o.log?.(`kvlog: ${this.o.memberName} could not take over: ${String(err)}`, 'warn')
       this.election.stepDown()
     }
   }
@@ -538,12 +539,13 @@ export class JetStreamLog implements Log {
   }
 
   async put(key: BytesLike, value: BytesLike, options: PutOptions = {}): Promise<PutResponse> {
-    const r = await this.txn({ success: [{ ...options, type: 'put', key, value }] })
+    // The author rides on the transaction, as the single-node engine records it.
+    const r = await this.txn(oneOpTxn(options, (op) => ({ ...op, type: 'put', key, value })))
     return putResponse(r)
   }
 
   async delete(key: BytesLike, options: DeleteOptions = {}): Promise<DeleteResponse> {
-    return deleteResponse(await this.txn({ success: [{ type: 'delete', key, ...options }] }))
+    return deleteResponse(await this.txn(oneOpTxn(options, (op) => ({ type: 'delete', key, ...op }))))
   }
 
   async get(key: BytesLike, options: { revision?: number; serializable?: boolean } = {}): Promise<KeyValue | undefined> {
@@ -588,6 +590,7 @@ export class JetStreamLog implements Log {
         role: this.publisher.leading ? 'leader' : 'follower',
         leader: this.election.leader?.member ?? '',
         epoch: this.election.epoch,
+        term: this.election.term,
         applied,
         streamLast,
         lag: streamLast - applied,
@@ -632,6 +635,17 @@ export class JetStreamLog implements Log {
   /** The members whose records are alive in the cluster's bucket. */
   members(): Promise<MemberRecord[]> {
     return this.election.members()
+  }
+
+  /** Sets what MemberList reports for this member and puts its record now (not at the next renewal). */
+  async announce(clientUrls: string[]): Promise<void> {
+    this.clientUrls = clientUrls
+    await this.election.announce()
+  }
+
+  /** The client URLs last read in `member`'s record, alive or not ([] if never read). */
+  lastClientUrls(member: string): string[] {
+    return this.election.clientUrls(member)
   }
 
   /**

@@ -53,8 +53,8 @@ export interface JetStreamLogOptions extends JetStreamLogSettings {
   clientUrls: string[]
   /** The local copy: its directory and the engine that holds it. */
   copy: ReplicaStorage
-  /** Where progress lines (connecting, leadership) go. */
-  log?: (line: string) => void
+  /** Where progress lines (connecting, leadership) go; 'warn' for retries and failures. */
+  log?: (line: string, level?: 'warn') => void
 }
 
 /** The engine's settings out of a full Config. */

@@ -66,7 +66,7 @@ import {
   type NRangeOptions,
   type NTxn,
 } from '../validate.js'
-import { deleteResponse, putResponse } from '../write-results.js'
+import { deleteResponse, oneOpTxn, putResponse } from '../write-results.js'
 import { Writer, type PlannedTxn, type WriterStats } from './writer.js'
 import type { BatchOp } from './segments.js'
 import { OverlayView } from '../state-view.js'
@@ -331,8 +331,7 @@ export class LevelLog implements Replica {
   }
 
   async delete(key: BytesLike, options: DeleteOptions = {}): Promise<DeleteResponse> {
-    const { author, ...op } = options
-    return deleteResponse(await this.txn({ success: [{ type: 'delete', key, ...op }], ...(author === undefined ? {} : { author }) }))
+    return deleteResponse(await this.txn(oneOpTxn(options, (op) => ({ type: 'delete', key, ...op }))))
   }
 
   // -------------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { loggerOptions, textLine } from '../../apiserver/logging.js'
+import { lineLogger, loggerOptions, textLine } from '../../apiserver/logging.js'
 import { etcdGrpc } from '../support/etcd-grpc.js'
 import { KVLOG_BIN } from '../support/server-process.js'
 import { sleep } from '../support/wait.js'
@@ -213,5 +213,19 @@ describe('kvlog serve: the log (real process)', function () {
     expect(loggerOptions({ logLevel: 'info', logFormat: 'auto' }, out(false))).to.not.have.property('stream')
     expect(loggerOptions({ logLevel: 'info', logFormat: 'json' }, out(true))).to.not.have.property('stream')
     expect(loggerOptions({ logLevel: 'silent', logFormat: 'text' }, out(true))).to.equal(false)
+  })
+
+  it('lineLogger: the lines outside fastify in its format, level and stream (JSON, text, below the level dropped)', () => {
+    const written: string[] = []
+    const out = (isTTY: boolean) => ({ isTTY, write: (t: string) => written.push(t) })
+    lineLogger({ logLevel: 'warn', logFormat: 'json' }, out(true))('warn', 'kvlog: retrying', { attempt: 2 })
+    lineLogger({ logLevel: 'warn', logFormat: 'json' }, out(false))('info', 'kvlog: m1 leads')
+    lineLogger({ logLevel: 'info', logFormat: 'auto' }, out(true))('info', 'kvlog: m1 leads')
+    lineLogger({ logLevel: 'silent', logFormat: 'json' }, out(false))('error', 'nothing')
+    expect(written).to.have.length(2)
+    const json = JSON.parse(written[0]) as Record<string, unknown>
+    expect(json).to.include({ level: 40, msg: 'kvlog: retrying', attempt: 2, pid: process.pid })
+    expect(json.time).to.match(ISO)
+    expect(written[1]).to.match(/^\S+Z INFO {2}kvlog: m1 leads\n$/)
   })
 })

@@ -1,6 +1,6 @@
 /**
- * The npm package as a user gets it: `npm pack` of this checkout, installed into an empty project in a temp
- * folder, whose classic-level the install builds with kvlog's patch (log/level/native/). README's in-process example (imported from 'kvlog/log') and a client program (imported from
+ * The npm package as a user gets it (`npm run test:install`; docs/deployment.md): `npm pack` of this
+ * checkout, installed with `npm install --omit=dev <tarball>` into an empty project in a temp folder, whose classic-level the install builds with kvlog's patch (log/level/native/). README's in-process example (imported from 'kvlog/log') and a client program (imported from
  * 'kvlog') are type-checked against the installed package's types and run there; the client talks to a
  * `kvlog serve` started from the installed package's bin.
  */
@@ -50,7 +50,7 @@ describe('package: npm pack, installed in an empty project', function () {
     const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[]
     files = info!.files.map((f) => f.path)
     await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'kvlog-pack-check', private: true, type: 'module' }))
-    await run('npm', ['install', join(root, info!.filename), '--prefer-offline', '--no-audit', '--no-fund'], {
+    await run('npm', ['install', '--omit=dev', join(root, info!.filename), '--prefer-offline', '--no-audit', '--no-fund'], {
       cwd: app,
       maxBuffer: 64 << 20,
     })
@@ -124,6 +124,7 @@ describe('package: npm pack, installed in an empty project', function () {
 
   it("runs a client program from 'kvlog' against the installed package's `kvlog serve`", async () => {
     server = await startServerProcess([], undefined, { bin: join(app, 'node_modules', 'kvlog', 'bin', 'kvlog'), readyTimeoutMs: 60_000 })
+    expect((await fetch(`${server.http}/readyz`)).status).to.equal(200)
     const { stdout } = await run(process.execPath, ['client.js', server.http], { cwd: app })
     expect(JSON.parse(stdout)).to.deep.equal({ revision: 2, value: 'hello' })
   })

@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { NatsCluster } from './nats-cluster.js'
+import { startNatsCluster, type NatsCluster } from './nats-cluster.js'
 import { startServerProcess, type ServerProcess } from './server-process.js'
 import { sleep } from './wait.js'
 
@@ -132,4 +132,25 @@ export async function runConcurrently(count: number, concurrency: number, task: 
     while (next < count) await task(next++)
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
+}
+
+/**
+ * Registers before/after hooks in the calling describe block: three nats-servers and `count` members of
+ * cluster `clusterName`, all ready before the first test, all stopped after the last. Read it in tests.
+ */
+export function clusterPerBlock(clusterName: string, count = 3, extraArgs: string[] = []): () => ClusterProcesses {
+  let nats: NatsCluster | undefined
+  let cluster: ClusterProcesses | undefined
+  before(async function () {
+    this.timeout(120_000)
+    nats = await startNatsCluster()
+    cluster = await startMembers(nats, clusterName, count, extraArgs)
+    for (const m of cluster.members) await waitReady(m)
+  })
+  after(async function () {
+    this.timeout(60_000)
+    await cluster?.cleanup()
+    await nats?.stop()
+  })
+  return () => cluster!
 }

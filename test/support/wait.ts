@@ -10,6 +10,15 @@ export async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_
   }
 }
 
+/** Asks `cond` again every 200 ms (each answer awaited) until it holds; fails with `what` after `timeoutMs`. */
+export async function waitUntil(what: string, cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(200)
+  }
+}
+
 /**
  * `p`'s value, or a failure naming `what` if it has not settled after `timeoutMs`: for "ends at once"
  * checks, a deadline a hang misses and a slow machine does not.

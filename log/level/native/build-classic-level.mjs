@@ -76,6 +76,18 @@ function warn(reason) {
   )
 }
 
+/**
+ * Compiling LevelDB, Snappy and the binding on one core, in seconds: on an idle machine, and on one busy
+ * with other work (both measured on two cores, times two).
+ */
+const ONE_CORE_S = { idle: 40, busy: 140 }
+
+/** How long the build takes, roughly: one core's compiling time shared by the jobs. */
+function buildTime(cores) {
+  const [low, high] = [ONE_CORE_S.idle, ONE_CORE_S.busy].map((s) => Math.max(5, Math.round(s / cores / 5) * 5))
+  return `about ${low}-${high} s`
+}
+
 function main() {
   const dir = packageDir('classic-level')
   if (dir === undefined) return warn('classic-level is not installed')
@@ -90,8 +102,9 @@ function main() {
   if (!existsSync(join(nodeDir, 'include', 'node', 'node_api.h'))) return warn(`no Node headers under ${nodeDir}/include/node`)
 
   const started = Date.now()
-  process.stderr.write('kvlog: building classic-level (LevelDB and Snappy) from source, about 20 s on 2 cores...\n')
-  const build = spawnSync(process.execPath, [nodeGyp, 'rebuild', `--nodedir=${nodeDir}`, '-j', String(availableParallelism())], {
+  const cores = availableParallelism()
+  process.stderr.write(`kvlog: building classic-level (LevelDB and Snappy) from source, ${buildTime(cores)} on ${cores} cores...\n`)
+  const build = spawnSync(process.execPath, [nodeGyp, 'rebuild', `--nodedir=${nodeDir}`, '-j', String(cores)], {
     cwd: dir,
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,

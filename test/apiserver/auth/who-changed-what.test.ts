@@ -4,7 +4,7 @@
  * restart auth is still enabled, the users and passwords still work and the authors are still there. The
  * auth state never appears among user keys, and enabling auth on a store with data loses nothing.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Metadata, type ServiceError } from '@grpc/grpc-js'
@@ -15,11 +15,14 @@ import { etcdGrpc, type EtcdGrpc } from '../../support/etcd-grpc.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 
 const b = (s: string) => Buffer.from(s)
+/** What grpc-js sends as its user-agent. */
+const GRPC_JS_AGENT = `grpc-node-js/${(JSON.parse(await readFile(new URL('../../../../node_modules/@grpc/grpc-js/package.json', import.meta.url), 'utf8')) as { version: string }).version}`
 const ALL = Buffer.from([0])
 
 interface Author {
   door: string
   user?: string
+  agent?: string
 }
 
 describe('auth: who changed what, and auth state kept in the log', function () {
@@ -111,7 +114,8 @@ describe('auth: who changed what, and auth state kept in the log', function () {
 
     const rev = (m: Message) => Number((m.header as { revision: string }).revision)
     expected = [
-      [rev(r0), 'PUT w/0', { door: 'etcd' }],
+      // Anonymous (before auth was enabled): the gRPC client's user-agent.
+      [rev(r0), 'PUT w/0', { door: 'etcd', agent: GRPC_JS_AGENT }],
       [rev(r1), 'PUT w/1', { door: 'etcd', user: 'alice' }],
       [r2, 'PUT w/2', { door: 'http', user: 'alice' }],
       [rev(txn), 'DELETE w/0', { door: 'etcd', user: 'alice' }],

@@ -2,6 +2,8 @@
  * Cluster mode refuses what it must not run on: a stream of the cluster's name that kvlog did not make
  * (here: made by another program) stops `kvlog serve` with a message naming the stream; NATS unreachable
  * makes it retry with a log line per try instead of starting without its log, /readyz answering 503.
+ * A nats-server without JetStream gets NO_JETSTREAM lines (in the log's JSON, like every other line); one
+ * unclustered nats-server with the default replicas stops it with INVALID_ARGUMENT naming --nats-replicas.
  */
 import { expect } from 'chai'
 import { spawn } from 'node:child_process'
@@ -10,20 +12,32 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect, StorageType } from 'nats'
 import { freePort } from '../../support/free-port.js'
-import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
+import { NATS_SERVER_BIN, startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
 import { KVLOG_BIN } from '../../support/server-process.js'
-import { sleep } from '../../support/wait.js'
+import { sleep, waitFor } from '../../support/wait.js'
 
-function serve(args: string[], dir: string) {
+function serve(args: string[], dir: string, env: Record<string, string> = {}) {
   const child = spawn(
     process.execPath,
     [KVLOG_BIN, 'serve', '--data-dir', dir, '--listen-http', '127.0.0.1:0', '--listen-grpc', '127.0.0.1:0', '--log-level', 'warn', ...args],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   )
   let stderr = ''
+  let stdout = ''
   child.stderr.on('data', (d) => (stderr += d))
+  child.stdout.on('data', (d) => (stdout += d))
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)))
-  return { child, exited, stderr: () => stderr }
+  return { child, exited, stderr: () => stderr, stdout: () => stdout }
+}
+
+/** One nats-server of its own (no cluster), with or without JetStream; killed after the test. */
+async function loneNatsServer(dir: string, jetStream: boolean) {
+  const port = await freePort()
+  const child = spawn(NATS_SERVER_BIN, ['-a', '127.0.0.1', '-p', String(port), ...(jetStream ? ['-js', '-sd', join(dir, 'nats')] : [])], {
+    stdio: 'ignore',
+  })
+  await waitFor('the nats-server to listen', () => child.exitCode === null)
+  return { url: `nats://127.0.0.1:${port}`, stop: () => child.kill('SIGKILL') }
 }
 
 describe('kvlog serve --nats-url: bad start', function () {
@@ -86,8 +100,8 @@ describe('kvlog serve --nats-url: bad start', function () {
     const p = serve(['--nats-url', `nats://127.0.0.1:${port}`, '--member-name', 'm0', '--listen-http', `127.0.0.1:${httpPort}`], dir)
     try {
       const deadline = Date.now() + 20_000
-      while (!/unreachable.*retrying/.test(p.stderr()) && Date.now() < deadline) await sleep(100)
-      expect(p.stderr()).to.match(/unreachable.*retrying/)
+      while (!/unreachable.*retrying/.test(p.stdout()) && Date.now() < deadline) await sleep(100)
+      expect(p.stdout()).to.match(/unreachable.*retrying/)
       expect(p.child.exitCode).to.equal(null)
       const ready = await fetch(`http://127.0.0.1:${httpPort}/readyz`)
       expect(ready.status).to.equal(503)
@@ -97,6 +111,58 @@ describe('kvlog serve --nats-url: bad start', function () {
     } finally {
       p.child.kill('SIGKILL')
       await p.exited
+    }
+  })
+
+  it('says JetStream may be off (NO_JETSTREAM) when the nats-server answers no JetStream requests, in JSON log lines', async () => {
+    const nats = await loneNatsServer(dir, false)
+    // A process warning as the server's own emitWarning calls make them: it must reach the log as JSON too.
+    const warn = 'data:text/javascript,setTimeout(()=>process.emitWarning(%22kvlog%20test%20warning%22),500)'
+    const p = serve(['--nats-url', nats.url, '--member-name', 'm0', '--log-level', 'info', '--log-format', 'json'], dir, {
+      NODE_OPTIONS: `--import=${warn}`,
+    })
+    try {
+      const lines = () =>
+        p
+          .stdout()
+          .split('\n')
+          .filter((l) => l !== '')
+      const deadline = Date.now() + 30_000
+      const seen = () => p.stdout().includes('NO_JETSTREAM') && p.stdout().includes('kvlog test warning')
+      while (!seen() && Date.now() < deadline && p.child.exitCode === null) await sleep(100)
+      expect(seen(), p.stdout() + p.stderr()).to.equal(true)
+      for (const line of lines()) expect(() => JSON.parse(line) as unknown, line).to.not.throw()
+      const records = lines().map((l) => JSON.parse(l) as { level: number; msg: string; warning?: string })
+      expect(records.find((r) => r.msg.includes('NO_JETSTREAM'))?.level).to.equal(40)
+      expect(records.find((r) => r.msg === 'kvlog test warning')).to.include({ level: 40, warning: 'Warning' })
+      expect(p.stderr(), 'nothing in plain text beside the JSON log').to.equal('')
+    } finally {
+      p.child.kill('SIGKILL')
+      await p.exited
+      nats.stop()
+    }
+  })
+
+  it('stops with INVALID_ARGUMENT naming --nats-replicas 1 on one unclustered nats-server with the default replicas', async () => {
+    const nats = await loneNatsServer(dir, true)
+    try {
+      const p = serve(['--nats-url', nats.url, '--member-name', 'm0'], dir)
+      expect(await p.exited).to.equal(1)
+      expect(p.stderr()).to.match(/^kvlog serve: INVALID_ARGUMENT: .*--nats-replicas 1/m)
+      const one = serve(
+        ['--nats-url', nats.url, '--member-name', 'm0', '--nats-replicas', '1', '--cluster-name', 'one', '--log-level', 'info'],
+        join(dir, 'one'),
+      )
+      try {
+        const deadline = Date.now() + 30_000
+        while (!one.stdout().includes('kvlog serving') && Date.now() < deadline && one.child.exitCode === null) await sleep(100)
+        expect(one.stdout(), one.stderr()).to.include('kvlog serving')
+      } finally {
+        one.child.kill('SIGKILL')
+        await one.exited
+      }
+    } finally {
+      nats.stop()
     }
   })
 })

@@ -4,7 +4,7 @@
  * Hash/HashKV, the snapshot stream, and TLS with client certificates on both listeners.
  */
 import { expect } from 'chai'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -14,7 +14,8 @@ import type { Message } from '../../../apiserver/etcd/proto.js'
 import { importEtcdSnapshot } from '../../../tools/import-etcd-snapshot.js'
 import { etcdGrpc, responses, type EtcdGrpc } from '../../support/etcd-grpc.js'
 import { rejection, rejectionWithCode } from '../../support/rejection.js'
-import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
+import { etcdctl, parseJsonLines } from '../../support/etcdctl.js'
+import { KVLOG_BIN, startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { makeTestCerts } from '../../support/test-certs.js'
 
 const b = (s: string) => Buffer.from(s)
@@ -46,6 +47,25 @@ describe('apiserver/etcd: the gRPC door', function () {
     const after = (await etcd.call('KV', 'Range', { key: b('x') })) as { header: Message }
     expect(after.header.cluster_id).to.equal(before.header.cluster_id)
     expect(after.header.member_id).to.equal(before.header.member_id)
+  })
+
+  it("records an anonymous write's client agent (etcdctl's gRPC user-agent) as its author, as history shows it", async () => {
+    const put = await etcdctl(server.grpc, ['put', 'agent/x', 'v'])
+    expect(put.code, put.stderr).to.equal(0)
+    const run = spawnSync(process.execPath, [KVLOG_BIN, 'history', 'agent/x', '-o', 'json', '--endpoint', server.http], {
+      encoding: 'utf8',
+    })
+    expect(run.status, run.stderr).to.equal(0)
+    const [entry] = parseJsonLines(run.stdout) as Array<{ author: { door: string; agent?: string } }>
+    expect(entry.author.door).to.equal('etcd')
+    expect(entry.author.agent).to.match(/grpc-go\//)
+  })
+
+  it('etcdctl endpoint status --cluster dials the client URL MemberList lists (host:port: a scheme is refused as :authority)', async () => {
+    const status = await etcdctl(server.grpc, ['endpoint', 'status', '--cluster', '-w', 'json'])
+    expect(status.code, status.stderr).to.equal(0)
+    const rows = JSON.parse(status.stdout) as Array<{ Endpoint: string }>
+    expect(rows.map((r) => r.Endpoint)).to.deep.equal([server.grpc])
   })
 
   it('watch: server ids from 0, client ids kept, duplicates rejected as etcd does', async () => {

@@ -5,6 +5,8 @@
  * Then kubectl itself: create deployment, scale, get deploy, delete.
  */
 import { expect } from 'chai'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { expectStatus, Kube, openWatch, useServer, type Json } from './helpers.js'
 import { KubectlHarness } from './kubectl-harness.js'
 
@@ -48,6 +50,48 @@ const KINDS: { base: string; resource: string; kind: string; apiVersion: string;
     namespaced: false,
   },
 ]
+
+/** Objects of the kinds `kubectl create` has no subcommand for, with the status a controller would write. */
+const KINDS_YAML = `
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: { name: web-rs }
+spec:
+  replicas: 3
+  selector: { matchLabels: { app: web } }
+  template: { metadata: { labels: { app: web } }, spec: { containers: [{ name: nginx, image: nginx }] } }
+status: { replicas: 2, readyReplicas: 1 }
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: { name: db }
+spec:
+  replicas: 3
+  serviceName: db
+  selector: { matchLabels: { app: db } }
+  template: { metadata: { labels: { app: db } }, spec: { containers: [{ name: pg, image: postgres }] } }
+status: { replicas: 1, readyReplicas: 1 }
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: { name: agent }
+spec:
+  selector: { matchLabels: { app: agent } }
+  template:
+    metadata: { labels: { app: agent } }
+    spec: { nodeSelector: { kubernetes.io/os: linux }, containers: [{ name: agent, image: busybox }] }
+---
+apiVersion: v1
+kind: Endpoints
+metadata: { name: db }
+subsets: [{ addresses: [{ ip: 10.0.0.1 }, { ip: 10.0.0.2 }], ports: [{ port: 5432 }] }]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: { name: data }
+spec: { accessModes: [ReadWriteOnce], storageClassName: fast, volumeName: pv-1, resources: { requests: { storage: 1Gi } } }
+status: { phase: Bound, accessModes: [ReadWriteOnce], capacity: { storage: 1Gi } }
+`
 
 describe('resource API: built-in kinds and client library request shapes', function () {
   this.timeout(60_000)
@@ -153,6 +197,72 @@ describe('resource API: built-in kinds and client library request shapes', funct
       )
       expect(await k.run(['delete', 'deployment', 'api'])).to.match(/deployment.apps "api" deleted/)
       expect(await k.run(['get', 'deploy', '-o', 'name'])).not.to.contain('deployment.apps/api')
+    })
+
+    it("get shows kube-apiserver's columns for each kind (the Table the door serves)", async () => {
+      await writeFile(join(k.dir, 'kinds.yaml'), KINDS_YAML)
+      await k.run(['create', '-f', join(k.dir, 'kinds.yaml')])
+      await k.run(['create', 'deployment', 'site', '--image=nginx', '--replicas=2'])
+      await k.run(['create', 'job', 'batch1', '--image=busybox'])
+      await k.run(['create', 'cronjob', 'tick', '--image=busybox', '--schedule=*/5 * * * *'])
+      await k.run(['create', 'service', 'nodeport', 'edge', '--tcp=80:8080'])
+      await k.run(['create', 'serviceaccount', 'bot'])
+      const get = async (kind: string, name: string) => {
+        const [header, ...rows] = (await k.run(['get', kind])).trim().split('\n')
+        const row = rows.find((r) => r.startsWith(`${name} `))
+        expect(row, `${kind} ${name}`).to.be.a('string')
+        return { columns: header.trim().split(/\s{2,}/), cells: row!.trim().split(/\s{2,}/) }
+      }
+      const deploy = await get('deploy', 'site')
+      expect(deploy.columns).to.deep.equal(['NAME', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'AGE'])
+      expect(deploy.cells.slice(0, 4)).to.deep.equal(['site', '0/2', '0', '0'])
+      const rs = await get('rs', 'web-rs')
+      expect(rs.columns).to.deep.equal(['NAME', 'DESIRED', 'CURRENT', 'READY', 'AGE'])
+      expect(rs.cells.slice(0, 4)).to.deep.equal(['web-rs', '3', '2', '1'])
+      const sts = await get('sts', 'db')
+      expect(sts.columns).to.deep.equal(['NAME', 'READY', 'AGE'])
+      expect(sts.cells.slice(0, 2)).to.deep.equal(['db', '1/3'])
+      const ds = await get('ds', 'agent')
+      expect(ds.columns).to.deep.equal(['NAME', 'DESIRED', 'CURRENT', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'NODE SELECTOR', 'AGE'])
+      expect(ds.cells.slice(0, 7)).to.deep.equal(['agent', '0', '0', '0', '0', '0', 'kubernetes.io/os=linux'])
+      const job = await get('jobs', 'batch1')
+      expect(job.columns).to.deep.equal(['NAME', 'STATUS', 'COMPLETIONS', 'DURATION', 'AGE'])
+      expect(job.cells.slice(0, 3)).to.deep.equal(['batch1', 'Running', '0/1'])
+      const cron = await get('cronjobs', 'tick')
+      expect(cron.columns).to.deep.equal(['NAME', 'SCHEDULE', 'TIMEZONE', 'SUSPEND', 'ACTIVE', 'LAST SCHEDULE', 'AGE'])
+      expect(cron.cells.slice(0, 6)).to.deep.equal(['tick', '*/5 * * * *', '<none>', 'False', '0', '<none>'])
+      const svc = await get('svc', 'edge')
+      expect(svc.columns).to.deep.equal(['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE'])
+      expect(svc.cells.slice(0, 2)).to.deep.equal(['edge', 'NodePort'])
+      expect((await get('sa', 'bot')).columns).to.deep.equal(['NAME', 'SECRETS', 'AGE'])
+      const ep = await get('endpoints', 'db')
+      expect(ep.columns).to.deep.equal(['NAME', 'ENDPOINTS', 'AGE'])
+      expect(ep.cells[1]).to.equal('10.0.0.1:5432,10.0.0.2:5432')
+      const pvc = await get('pvc', 'data')
+      expect(pvc.columns).to.deep.equal([
+        'NAME',
+        'STATUS',
+        'VOLUME',
+        'CAPACITY',
+        'ACCESS MODES',
+        'STORAGECLASS',
+        'VOLUMEATTRIBUTESCLASS',
+        'AGE',
+      ])
+      expect(pvc.cells.slice(0, 6)).to.deep.equal(['data', 'Bound', 'pv-1', '1Gi', 'RWO', 'fast'])
+      const wide = (await k.run(['get', 'deploy', 'site', '-o', 'wide'])).trim().split('\n')
+      expect(
+        wide[0]
+          .trim()
+          .split(/\s{2,}/)
+          .slice(5),
+      ).to.deep.equal(['CONTAINERS', 'IMAGES', 'SELECTOR'])
+      expect(
+        wide[1]
+          .trim()
+          .split(/\s{2,}/)
+          .slice(5),
+      ).to.deep.equal(['nginx', 'nginx', 'app=site'])
     })
   })
 })

@@ -127,5 +127,20 @@ export function historyTests(ctx: SuiteContext): void {
       const head = await h.log.history('h/', { rangeEnd: prefixEnd('h/'), fromRevision: h.log.revision })
       expect(head.entries.map((e) => e.revision)).to.deep.equal([])
     })
+
+    it("records a put's, a delete's and a transaction's author with its entry (not in the op)", async () => {
+      const s = h.log.revision
+      await h.log.put('w/a', '1', { author: { door: 'etcd', agent: 'grpc-go/1.33.3' } })
+      await h.log.delete('w/a', { author: { door: 'http', user: 'alice' } })
+      await h.log.txn({ success: [{ type: 'put', key: 'w/a', value: '2' }], author: { door: 'resources', agent: 'kubectl' } })
+      await h.log.put('w/a', '3')
+      const r = await h.log.history('w/a', { fromRevision: s + 1 })
+      expect(r.entries.map((e) => e.author)).to.deep.equal([
+        { door: 'etcd', agent: 'grpc-go/1.33.3' },
+        { door: 'http', user: 'alice' },
+        { door: 'resources', agent: 'kubectl' },
+        undefined,
+      ])
+    })
   })
 }

@@ -32,6 +32,7 @@ function setUp(leaseMs: number) {
     elected: () => void state.elected++,
     deposed: () => void state.deposed++,
     member: () => ({ name: 'a', clientUrls: [], applied: 0 }),
+    roster: () => [],
   })
   return { election, state }
 }
@@ -39,7 +40,7 @@ function setUp(leaseMs: number) {
 /** A started election that leads and has renewed `renewals` times since. */
 async function leading(renewals: number) {
   const { election, state } = setUp(300)
-  election.start()
+  await election.start()
   await waitFor('a to lead', () => election.leading, 10_000)
   const renewed = state.renewals
   await waitFor('renewals', () => state.renewals >= renewed + renewals, 10_000)
