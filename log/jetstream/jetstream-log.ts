@@ -441,6 +441,7 @@ export class JetStreamLog implements Log {
   /** Replicates a command; resolves with its result once this member has applied it. */
   private async submit(cmd: Command): Promise<ReplicatedResult | CompactResult | undefined> {
     this.checkOpen()
+    const started = performance.now()
     const tagged: Tagged = { rid: `${this.o.memberName}.${this.boot}.${++this.counter}`, cmd }
     const applied = this.applier.expect(tagged.rid)
     const bytes = encode(tagged)
@@ -459,6 +460,7 @@ export class JetStreamLog implements Log {
     const { value, seq } = await this.applier.result<ReplicatedResult | CompactResult | undefined>(tagged.rid, applied, unknownAfter)
     // Acknowledged only once a majority of the members has it fsynced in their copies (durability.ts).
     await this.durability.waitQuorum(seq, this.o.clusterRequestTimeout)
+    this.metrics.phase('write', performance.now() - started)
     return value
   }
 
