@@ -7,8 +7,9 @@
  *   the history from the start;
  * - a solo command (compaction, meta record, alarm, join: idempotent) is applied, then its sequence
  *   recorded.
- * Messages are handed to the copy's writer as they arrive, without waiting for the one before: those that
- * arrive while a run is being written are written together as the next run, one synced LevelDB batch
+ * Messages are handed to the copy's writer as they arrive (those delivered while the stream already holds
+ * the next one are held back until it comes, up to HOLD_MAX), without waiting for the ones before: those
+ * handed over while a run is being written are written together as the next run, one synced LevelDB batch
  * (each message keeps its own revisions, timestamp and tail slot; the marker ends at the run's last). Each
  * message is durable when applied, which advances `durable`; durability.ts reports it to the others.
  *
@@ -42,6 +43,12 @@ import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
 /** Messages submitted to the copy and not yet applied, at most (the consumer's pulls wait beyond it). */
 const MAX_AHEAD = 512
+/**
+ * Delivered messages held back, at most, while the stream holds more: a message that arrives just after
+ * one was handed over would wait for that one's fsync and then its own, so messages the stream already
+ * holds are handed over together and share one.
+ */
+const HOLD_MAX = 64
 /**
  * How often the applier checks that its consumer delivers, and for how long it may deliver nothing while
  * the stream holds more before it is made again from the next sequence. nats-server places the consumer
@@ -239,6 +246,9 @@ export class Applier {
   private async run(messages: ConsumerMessages, generation: number): Promise<void> {
     const current = () => !this.stopping && generation === this.generation
     let delivered = 0
+    // Delivered while the stream already held the next: handed over together with what follows. Dropped
+    // with the loop (a replacement consumer starts after the last message submitted and delivers them again).
+    const held: Array<{ seq: number; data: Uint8Array }> = []
     try {
       for await (const m of messages) {
         if (!current()) break
@@ -250,7 +260,10 @@ export class Applier {
           break
         }
         delivered = m.info.deliverySequence
-        await this.step(m.seq, m.info.pending, m.data)
+        this.streamLast = Math.max(this.streamLast, m.seq + m.info.pending)
+        held.push({ seq: m.seq, data: m.data })
+        if (m.info.pending > 0 && held.length < HOLD_MAX) continue
+        for (const h of held.splice(0)) await this.step(h.seq, h.data)
       }
     } catch (err) {
       if (!current()) return
@@ -268,8 +281,7 @@ export class Applier {
    * One delivered message: checked if applied already, else submitted (after filling a hole before it).
    * Returns once it is submitted; it is applied in order with the messages submitted before it.
    */
-  private async step(seq: number, pending: number, data: Uint8Array): Promise<void> {
-    this.streamLast = Math.max(this.streamLast, seq + pending)
+  private async step(seq: number, data: Uint8Array): Promise<void> {
     if (seq <= this.submitted) {
       await this.applying
       return this.checkKept(seq, data)
