@@ -14,8 +14,9 @@
  * During the puts, each kvlog member's write phases (cluster-phases.ts) are taken from its /metrics and
  * shown per phase beside both systems' put latencies from the clients, so the slowest phase is visible
  * from one run.
- * Every round measures both systems, alternating which goes first; the table shows medians over rounds
- * and kvlog / etcd with the target each ratio is held to. --baseline DIR adds a third cluster of kvlog
+ * Every cluster first takes unrecorded puts (a warm-up); every round measures both systems, alternating
+ * which goes first; the table shows medians over rounds and kvlog / etcd with the target each ratio is
+ * held to. --baseline DIR adds a third cluster of kvlog
  * members from another built checkout (DIR/bin/kvlog), measured in the same rounds, for a change's before
  * and after.
  */
@@ -65,9 +66,11 @@ const only = args.flags.get('only')
 if (only !== undefined && !['puts', 'watch', 'failover'].includes(String(only))) throw new Error('--only must be puts, watch or failover')
 const runs = (part: string) => only === undefined || only === part
 const now = () => performance.now()
+/** Unrecorded puts on each cluster before the first round. */
+const WARM_UP_MS = 2000
 
 /** Connections: at least 3 per generator (so every generator reaches every member), one per 32 clients. */
-function putLoad(target: string, clients: number): Promise<Throughput> {
+function putLoad(target: string, clients: number, durationMs = seconds * 1000): Promise<Throughput> {
   const connections = Math.max(3 * scale.generators, Math.ceil(clients / 32 / 3) * 3)
   return runLoad(
     {
@@ -75,7 +78,7 @@ function putLoad(target: string, clients: number): Promise<Throughput> {
       target,
       clients,
       connections,
-      durationMs: seconds * 1000,
+      durationMs,
       keyPrefix: '/bench/put/',
       keys: 10_000,
       valueBytes: 256,
@@ -184,6 +187,12 @@ async function main(): Promise<void> {
   ]
   const rows = new Map<string, Row>()
   try {
+    // Unrecorded puts on every cluster first: the first measurement of a run would otherwise also pay for
+    // the load generators' and the servers' warm-up, and it always falls to the same system.
+    for (const [system, column] of clusters) {
+      note(`${column}: warm-up puts`)
+      await putLoad(system.grpc, 64, WARM_UP_MS)
+    }
     for (let r = 0; r < rounds; r++) {
       // Each round in another order: every system goes first, in the middle and last as often.
       const order = clusters.map((_, i) => clusters[(i + r) % clusters.length])
