@@ -108,6 +108,14 @@ export class Metrics {
           this.set(read())
         },
       })
+    const phases = new Histogram({
+      name: 'kvlog_cluster_phase_seconds',
+      help: "Where a write's time goes, by phase: queue, forward, publish, delivery, apply, majority, write (docs/api.md).",
+      labelNames: ['phase'],
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5],
+      registers,
+    })
+    figures.onPhase((phase, ms) => phases.observe({ phase }, ms / 1000))
     gauge('kvlog_cluster_leader_changes', 'Times this member became leader since it started.', () => figures.leaderChanges)
     gauge(
       'kvlog_cluster_fence_rejections',

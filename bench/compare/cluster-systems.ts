@@ -68,13 +68,14 @@ export async function startEtcdCluster(size = 3): Promise<ClusterSystem> {
   }
 }
 
-export async function startKvlogCluster(size = 3): Promise<ClusterSystem & { nats: NatsCluster }> {
+/** `bin`: another build's bin/kvlog (a baseline checkout, for before/after in the same run). */
+export async function startKvlogCluster(size = 3, bin?: string): Promise<ClusterSystem & { nats: NatsCluster }> {
   const nats = await startNatsCluster(3)
   const members: System[] = []
   try {
     // One at a time: the first creates the stream, the others join it.
     for (let i = 0; i < size; i++) {
-      members.push(await startKvlog(['--nats-url', nats.urls, '--cluster-name', 'bench', '--member-name', `m${i}`]))
+      members.push(await startKvlog(['--nats-url', nats.urls, '--cluster-name', 'bench', '--member-name', `m${i}`], bin))
     }
   } catch (err) {
     for (const m of members) await m.destroy()

@@ -1,5 +1,5 @@
 /**
- * Applies the cluster's stream to this member's copy, in stream order, one message at a time:
+ * Applies the cluster's stream to this member's copy, in stream order:
  *
  * - a batch of writes goes through Replica.applyReplicated (../replica.ts): one LevelDB batch with the message's
  *   timestamp that also records the message's sequence (APPLIED_MARKER) and keeps its bytes (tail.ts), so
@@ -7,8 +7,11 @@
  *   the history from the start;
  * - a solo command (compaction, meta record, alarm, join: idempotent) is applied, then its sequence
  *   recorded.
- * The batch is fsynced when no more messages are pending, or after SYNC_EVERY unsynced ones (group
- * commit); each fsync advances `durable`, which durability.ts reports to the other members.
+ * Messages are handed to the copy's writer as they arrive (those delivered while the stream already holds
+ * the next one are held back until it comes, up to HOLD_MAX), without waiting for the ones before: those
+ * handed over while a run is being written are written together as the next run, one synced LevelDB batch
+ * (each message keeps its own revisions, timestamp and tail slot; the marker ends at the run's last). Each
+ * message is durable when applied, which advances `durable`; durability.ts reports it to the others.
  *
  * Members that submitted a command wait on its id (`rid`) and get the result of this member's own
  * application. A gap in the sequences (messages deleted or purged before this member applied them) is
@@ -29,7 +32,7 @@ import {
 } from 'nats'
 import { KvlogError } from '../errors.js'
 import { within } from '../within.js'
-import { failpointAsync, failpointsOn } from '../failpoints.js'
+import { failpoint, failpointsOn } from '../failpoints.js'
 import type { Replica, ReplicatedResult, ReplicatedWrite } from '../replica.js'
 import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
@@ -38,8 +41,14 @@ import type { ClusterNames } from './options.js'
 import { APPLIED_MARKER, ROSTER, type AppliedMarker } from './records.js'
 import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
-/** While messages are pending, at most this many are applied without an fsync (group commit). */
-const SYNC_EVERY = 64
+/** Messages submitted to the copy and not yet applied, at most (the consumer's pulls wait beyond it). */
+const MAX_AHEAD = 512
+/**
+ * Delivered messages held back, at most, while the stream holds more: a message that arrives just after
+ * one was handed over would wait for that one's fsync and then its own, so messages the stream already
+ * holds are handed over together and share one.
+ */
+const HOLD_MAX = 64
 /**
  * How often the applier checks that its consumer delivers, and for how long it may deliver nothing while
  * the stream holds more before it is made again from the next sequence. nats-server places the consumer
@@ -96,6 +105,9 @@ export class Applier {
   lastHash = ''
   /** Why the applier stopped, if it did. */
   failure: Error | undefined
+  /** The last message handed to the copy (applied, or being applied), and its hash. */
+  private submitted = 0
+  private submittedHash = ''
   /** The last sequence fsynced in the copy, and its message's hash. */
   durable = 0
   durableHash = ''
@@ -107,7 +119,7 @@ export class Applier {
   private stopping = false
   /** Raised each time the consumer is replaced: a loop of an older generation applies nothing more. */
   private generation = 0
-  /** The message being applied now (settles without throwing): a replacement waits for it. */
+  /** The last message submitted, once applied (settles without throwing): a replacement waits for it. */
   private applying: Promise<void> = Promise.resolve()
   private watchdog: NodeJS.Timeout | undefined
   /** When the applier last applied a message, or made its consumer (ms). */
@@ -134,6 +146,8 @@ export class Applier {
     this.streamLast = this.applied
     this.durable = this.applied
     this.durableHash = this.lastHash
+    this.submitted = this.applied
+    this.submittedHash = this.lastHash
     this.roster = ((await this.view.readMeta(ROSTER)) as string[] | undefined) ?? []
     await this.consume()
     this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS)
@@ -145,7 +159,7 @@ export class Applier {
    * stream whose leader is being elected, waits its whole timeout, while the other may land elsewhere.
    */
   private async consume(generation = this.generation): Promise<void> {
-    const from = this.applied + 1
+    const from = this.submitted + 1
     const attempts = [this.makeConsumer(from), this.makeConsumer(from)]
     const first = await Promise.any(attempts).catch((err: AggregateError) => {
       throw new Error(`making the log consumer failed: ${String(err.errors[0])}`)
@@ -232,33 +246,51 @@ export class Applier {
   private async run(messages: ConsumerMessages, generation: number): Promise<void> {
     const current = () => !this.stopping && generation === this.generation
     let delivered = 0
+    // Delivered while the stream already held the next: handed over together with what follows. Dropped
+    // with the loop (a replacement consumer starts after the last message submitted and delivers them again).
+    const held: Array<{ seq: number; data: Uint8Array }> = []
     try {
       for await (const m of messages) {
         if (!current()) break
+        if (this.failure !== undefined) throw this.failure
         if (m.info.deliverySequence !== delivered + 1) {
           // A message lost on its way (the consumer does not resend): not a hole in the stream.
-          this.say(`kvlog: the log's consumer skipped a delivery after sequence ${this.applied}; making it again`)
+          this.say(`kvlog: the log's consumer skipped a delivery after sequence ${this.submitted}; making it again`)
           void this.replaceConsumer().catch(() => undefined)
           break
         }
         delivered = m.info.deliverySequence
-        const step = this.step(m.seq, m.info.pending, m.data)
-        this.applying = step.catch(() => undefined)
-        await step
+        this.streamLast = Math.max(this.streamLast, m.seq + m.info.pending)
+        held.push({ seq: m.seq, data: m.data })
+        if (m.info.pending > 0 && held.length < HOLD_MAX) continue
+        for (const h of held.splice(0)) await this.step(h.seq, h.data)
       }
     } catch (err) {
       if (!current()) return
-      this.failure = err as Error
-      this.say(`kvlog: member stopped applying the log at sequence ${this.applied}: ${String(err)}`)
+      this.stopApplying(err as Error)
     }
   }
 
-  /** One delivered message: checked if applied already, else applied (after filling a hole before it). */
-  private async step(seq: number, pending: number, data: Uint8Array): Promise<void> {
-    this.streamLast = Math.max(this.streamLast, seq + pending)
-    if (seq <= this.applied) return this.checkKept(seq, data)
-    if (seq !== this.applied + 1) await this.fillHole(seq)
-    await this.applyBytes(seq, data, pending === 0)
+  private stopApplying(err: Error): void {
+    if (this.stopping || this.failure !== undefined) return
+    this.failure = err
+    this.say(`kvlog: member stopped applying the log at sequence ${this.applied}: ${String(err)}`)
+  }
+
+  /**
+   * One delivered message: checked if applied already, else submitted (after filling a hole before it).
+   * Returns once it is submitted; it is applied in order with the messages submitted before it.
+   */
+  private async step(seq: number, data: Uint8Array): Promise<void> {
+    if (seq <= this.submitted) {
+      await this.applying
+      return this.checkKept(seq, data)
+    }
+    if (seq !== this.submitted + 1) {
+      await this.applying
+      await this.fillHole(seq)
+    }
+    await this.applyBytes(seq, data)
   }
 
   /**
@@ -301,57 +333,84 @@ export class Applier {
     }
     checkChain(this.applied, this.lastHash, kept, (data) => decodeMessage(data).prev)
     this.say(`kvlog: stream sequences ${from}..${seq - 1} are missing; applied from other members' copies`)
-    for (const k of kept) await this.applyBytes(k.seq, k.data, false)
+    for (const k of kept) await this.applyBytes(k.seq, k.data)
+    await this.applying
   }
 
-  private async applyBytes(seq: number, data: Uint8Array, idle: boolean): Promise<void> {
+  /**
+   * Checks that the message follows the last one submitted and submits it. Batch messages go to the copy's
+   * writer at once, so those that arrive while a run is being written form the next run (one synced
+   * LevelDB batch, log/level/writer.ts). A solo command or a lease grant is applied alone, after
+   * everything before it: both read the copy's state when submitted (alarms, lease ids), which must be
+   * that of the message before them on every member.
+   */
+  private async applyBytes(seq: number, data: Uint8Array): Promise<void> {
     const message = decodeMessage(data)
-    if (message.prev !== this.lastHash) {
+    const alone = message.cmds.some((c) => isSolo(c.cmd) || c.cmd.type === 'leaseGrant')
+    if (alone) await this.applying
+    if (this.failure !== undefined) throw this.failure
+    // A loop replaced meanwhile may have submitted it (the loops hand over while this one waited).
+    if (seq <= this.submitted) return
+    if (message.prev !== this.submittedHash) {
       throw new Error(
-        `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.lastHash || 'nothing'}): the stream's history differs from the one this member applied` +
+        `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.submittedHash || 'nothing'}): the stream's history differs from the one this member applied` +
           (seq === 1
             ? ' (a cluster seeded from an imported store is joined from a copy of that store, or from a snapshot once one exists)'
             : ''),
       )
     }
-    // Group commit: fsync when nothing more is pending, or every SYNC_EVERY messages under load.
-    await this.apply(seq, message, data, idle || seq - this.durable >= SYNC_EVERY)
+    const hash = messageHash(data)
+    this.submitted = seq
+    this.submittedHash = hash
+    const received = performance.now()
+    this.metrics.phase('delivery', Date.now() - message.ts)
+    const outcomes = this.write(seq, message, data, hash)
+    outcomes.catch(() => undefined) // settled in its turn below
+    this.applying = this.applying
+      .then(() => outcomes)
+      .then((o) => {
+        // Nothing after a message that failed is applied (the writer fails them all too).
+        if (this.failure !== undefined) return
+        this.metrics.phase('apply', performance.now() - received)
+        this.applied1(seq, message, hash, o)
+      })
+      .catch((err: unknown) => this.stopApplying(err as Error))
+    if (alone || seq - this.applied >= MAX_AHEAD) await this.applying
   }
 
-  /** `sync` false while more messages are pending: a later fsync makes the run durable. */
-  private async apply(seq: number, message: LogMessage, data: Uint8Array, sync: boolean): Promise<void> {
-    const hash = messageHash(data)
+  /** Hands one message to the copy (synced); its outcomes per command. */
+  private async write(seq: number, message: LogMessage, data: Uint8Array, hash: string): Promise<Outcome[]> {
     const marker = [{ name: APPLIED_MARKER, value: { seq, ts: message.ts, hash } satisfies AppliedMarker }, this.tail.record(seq, data)]
-    let outcomes: Outcome[]
     const first = message.cmds[0]?.cmd
     if (message.cmds.length === 1 && isSolo(first)) {
       const one = await this.applySolo(first).then(
         (value): Outcome => ({ status: 'fulfilled', value }),
         (reason): Outcome => ({ status: 'rejected', reason }),
       )
-      await this.view.applyReplicated(message.ts, [], marker, sync)
-      outcomes = [one]
-    } else {
-      // A transaction is applied without this member's request limits: its submitter checked them before
-      // it was sent, and members configured with other limits must reach the same verdict.
-      const writes = message.cmds.map((c): ReplicatedWrite => {
-        if (isSolo(c.cmd)) throw new Error('a solo command in a batch message')
-        return c.cmd.type === 'txn' ? { ...c.cmd, unlimited: true } : c.cmd
-      })
-      outcomes = await this.view.applyReplicated(message.ts, writes, marker, sync)
+      await this.view.applyReplicated(message.ts, [], marker)
+      return [one]
     }
-    if (failpointsOn) await failpointAsync('applierAfterApply')
+    // A transaction is applied without this member's request limits: its submitter checked them before
+    // it was sent, and members configured with other limits must reach the same verdict.
+    const writes = message.cmds.map((c): ReplicatedWrite => {
+      if (isSolo(c.cmd)) throw new Error('a solo command in a batch message')
+      return c.cmd.type === 'txn' ? { ...c.cmd, unlimited: true } : c.cmd
+    })
+    return this.view.applyReplicated(message.ts, writes, marker)
+  }
+
+  /** Message `seq` is applied and fsynced: the state moves on and its submitters are answered. */
+  private applied1(seq: number, message: LogMessage, hash: string, outcomes: Outcome[]): void {
+    if (failpointsOn) failpoint('applierAfterApply')
     this.applied = seq
     this.progressAt = Date.now()
     this.lastTimestamp = message.ts
     this.lastHash = hash
     this.hooks.hashed(seq, hash)
     this.metrics.applied(seq, message.ts)
-    if (sync) {
-      this.durable = seq
-      this.durableHash = hash
-      this.hooks.durable(seq)
-    }
+    this.durable = seq
+    this.durableHash = hash
+    this.hooks.durable(seq)
     message.cmds.forEach((c, i) => {
       const waiter = this.waiters.get(c.rid)
       if (waiter === undefined) return

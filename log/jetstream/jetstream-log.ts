@@ -42,6 +42,7 @@ import { Applier } from './applier.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
+import { ForwardBatcher, serveBatch, type ForwardReply } from './forward-batch.js'
 import { decode, encode, type Command, type Tagged } from './messages.js'
 import { ClusterMetrics } from './metrics.js'
 import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, type JetStreamLogOptions } from './options.js'
@@ -65,11 +66,6 @@ const WITHIN_HEADER = 'Kvlog-Within'
 /** Where the leader of `epoch` takes forwarded writes. */
 function forwardSubject(names: ClusterNames, epoch: number): string {
   return `${names.forward}.${epoch}`
-}
-
-interface ForwardReply {
-  seq?: number
-  error?: { code: string; message: string; details?: Record<string, unknown> }
 }
 
 export async function openJetStreamLog(
@@ -141,6 +137,14 @@ export class JetStreamLog implements Log {
   private readonly barrier: ReadBarrier
   private election!: Election
   private forwardSubs: Subscription[] = []
+  /** A follower's forwarded writes, sent to the leader a turn of the event loop at a time. */
+  private readonly forwarding = new ForwardBatcher({
+    request: async (payload, timeout) => (await this.nc.request(`${this.leaderSubject()}.batch`, payload, { timeout })).data,
+    timeout: (left) => this.forwardTimeout(left),
+    sendOne: (bytes, deadline) => this.forward(bytes, deadline),
+    refused: () => this.election.suspect(),
+    observe: (ms) => this.metrics.observe('forward', ms),
+  })
   private expiryTimer: NodeJS.Timeout | undefined
   private leaderSince = 0
   private readonly expiring = new Set<bigint>()
@@ -363,8 +367,16 @@ export class JetStreamLog implements Log {
         const deadline = Date.now() + (Number.isFinite(within) && within > 0 ? within : this.o.clusterRequestTimeout)
         void this.serveForward(msg.data, deadline).then((reply) => msg.respond(encode(reply)))
       }
+      const serveMany = (err: NatsError | null, msg: Msg) => {
+        if (err !== null) return
+        void serveBatch(msg.data, (cmd, deadline) => this.serveForward(cmd, deadline)).then(
+          (reply) => msg.respond(reply),
+          () => undefined,
+        )
+      }
       this.forwardSubs = [
         this.nc.subscribe(forwardSubject(this.names, epoch), { callback: serve }),
+        this.nc.subscribe(`${forwardSubject(this.names, epoch)}.batch`, { callback: serveMany }),
         this.nc.subscribe(this.names.forward, { queue: 'leader', callback: serve }),
       ]
       this.expiryTimer = setInterval(() => this.expireLeases(), this.o.leaseCheckInterval)
@@ -442,12 +454,13 @@ export class JetStreamLog implements Log {
   /** Replicates a command; resolves with its result once this member has applied it. */
   private async submit(cmd: Command): Promise<ReplicatedResult | CompactResult | undefined> {
     this.checkOpen()
+    const started = performance.now()
     const tagged: Tagged = { rid: `${this.o.memberName}.${this.boot}.${++this.counter}`, cmd }
     const applied = this.applier.expect(tagged.rid)
     const bytes = encode(tagged)
     // Past this the command is refused rather than published (it no longer waits in any queue).
     const deadline = Date.now() + this.o.clusterRequestTimeout
-    const sent = this.publisher.leading ? this.publisher.enqueue(tagged, bytes.length, deadline) : this.forward(bytes, deadline)
+    const sent = this.publisher.leading ? this.publisher.enqueue(tagged, bytes.length, deadline) : this.forwarding.forward(bytes, deadline)
     // Done once applied here, whether or not the leader's answer comes (it may die after publishing).
     const first = await Promise.race([applied.then(() => 'applied' as const), sent.then(() => 'sent' as const)]).catch((err: unknown) => {
       this.applier.forget(tagged.rid)
@@ -460,6 +473,7 @@ export class JetStreamLog implements Log {
     const { value, seq } = await this.applier.result<ReplicatedResult | CompactResult | undefined>(tagged.rid, applied, unknownAfter)
     // Acknowledged only once a majority of the members has it fsynced in their copies (durability.ts).
     await this.durability.waitQuorum(seq, this.o.clusterRequestTimeout)
+    this.metrics.phase('write', performance.now() - started)
     return value
   }
 
@@ -489,12 +503,7 @@ export class JetStreamLog implements Log {
         const h = headers()
         h.set(WITHIN_HEADER, String(Math.max(1, left)))
         const reply = decode<ForwardReply>(
-          (
-            await this.nc.request(this.leaderSubject(), bytes, {
-              timeout: Math.max(100, Math.min(left, this.o.leaderLease + this.o.natsPublishTimeout)),
-              headers: h,
-            })
-          ).data,
+          (await this.nc.request(this.leaderSubject(), bytes, { timeout: this.forwardTimeout(left), headers: h })).data,
         )
         this.metrics.observe('forward', performance.now() - started)
         if (reply.error !== undefined) {
@@ -514,6 +523,11 @@ export class JetStreamLog implements Log {
       }
       await new Promise((r) => setTimeout(r, RETRY_MS))
     }
+  }
+
+  /** A forward request's timeout, for commands that may wait `left` ms more. */
+  private forwardTimeout(left: number): number {
+    return Math.max(100, Math.min(left, this.o.leaderLease + this.o.natsPublishTimeout))
   }
 
   private checkOpen(): void {

@@ -3,7 +3,8 @@
  * rejections, publish, forward and durable-acknowledgement latencies (count and sum, and the largest since
  * the last read), messages refilled, the apply position (sequence and the commit time of the last applied
  * message, for the lag in seconds), the snapshots this member stored (snapshotter.ts), and the corruption
- * checks it ran as leader (corruption-check.ts).
+ * checks it ran as leader (corruption-check.ts); and where a write's time goes, phase by phase (PHASES),
+ * handed to listeners as observed (the server exports them as one histogram).
  */
 import type { CorruptionFigures } from './corruption-check.js'
 
@@ -46,7 +47,23 @@ export interface CopyFigures {
   durableLag: Array<{ name: string; lag: number }>
 }
 
+/**
+ * The phases of a write, each timed where it happens:
+ * - queue: a command waiting in the leader's queue until its group is taken for publishing;
+ * - forward: a follower's request to the leader, until the leader answers that the stream stored it;
+ * - publish: the leader's publish until the stream's acknowledgement (stored on a quorum of nats-servers);
+ * - delivery: a message's commit timestamp (taken by the leader as it built the message) to its arrival
+ *   at this member's applier;
+ * - apply: arrival at this member's applier to applied and fsynced in its copy (waiting for the run
+ *   before it, then its own run's synced batch);
+ * - majority: applied here until a majority of the roster reported it fsynced;
+ * - write: the whole write on the member that took it, from submit to its answer.
+ */
+export const PHASES = ['queue', 'forward', 'publish', 'delivery', 'apply', 'majority', 'write'] as const
+export type Phase = (typeof PHASES)[number]
+
 export class ClusterMetrics {
+  private readonly phaseListeners = new Set<(phase: Phase, ms: number) => void>()
   /** Set once the election and the publisher exist (JetStreamLog.start). */
   leadership: () => LeadershipFigures = () => ({ renewalFailures: 0, stepDowns: 0, leadersSeen: 0, unknownPublishOutcomes: 0 })
   /** Set once the applier and the durability exist (JetStreamLog.start). */
@@ -69,14 +86,27 @@ export class ClusterMetrics {
   consumerServer = ''
   readonly snapshots = new SnapshotFigures()
 
-  observe(event: 'publish' | 'forward' | 'fence' | 'durable', ms: number): void {
+  observe(event: 'publish' | 'forward' | 'fence' | 'durable' | 'queue', ms: number): void {
     if (event === 'fence') {
       this.fenceRejections++
       return
     }
+    if (event === 'queue') return this.phase('queue', ms)
     const f = event === 'publish' ? this.publish : event === 'forward' ? this.forward : this.durableWait
     f.count++
     f.sumMs += ms
+    this.phase(event === 'durable' ? 'majority' : event, ms)
+  }
+
+  /** One write's (or message's) time in `phase`, to the listeners. */
+  phase(phase: Phase, ms: number): void {
+    for (const l of this.phaseListeners) l(phase, ms)
+  }
+
+  /** Calls `listener` with every phase timing from now on; returns its removal. */
+  onPhase(listener: (phase: Phase, ms: number) => void): () => void {
+    this.phaseListeners.add(listener)
+    return () => this.phaseListeners.delete(listener)
   }
 
   consumerMade(server: string): void {

@@ -45,6 +45,8 @@ interface Pending {
   bytes: number
   /** Date.now() past which it is refused rather than published. */
   deadline: number
+  /** performance.now() when it was queued. */
+  queued: number
   done(err: unknown, seq?: number): void
 }
 
@@ -60,7 +62,7 @@ export interface PublisherHooks {
   applied(seq: number): Promise<void>
   /** messageHash() of the last applied message (the next message's `prev` after a catch-up). */
   lastHash(): string
-  observe(event: 'publish' | 'fence', ms: number): void
+  observe(event: 'publish' | 'fence' | 'queue', ms: number): void
   /** The stream's message at `seq`, or undefined when it holds none there (throws when it cannot tell). */
   messageAt(seq: number): Promise<Uint8Array | undefined>
 }
@@ -123,7 +125,13 @@ export class Publisher {
   enqueue(tagged: Tagged, bytes: number, deadline: number): Promise<number> {
     if (!this.active) return Promise.reject(notLeader())
     return new Promise((resolve, reject) => {
-      this.queue.push({ tagged, bytes, deadline, done: (err, seq) => (err === undefined ? resolve(seq!) : reject(err)) })
+      this.queue.push({
+        tagged,
+        bytes,
+        deadline,
+        queued: performance.now(),
+        done: (err, seq) => (err === undefined ? resolve(seq!) : reject(err)),
+      })
       this.kick()
     })
   }
@@ -150,7 +158,10 @@ export class Publisher {
       bytes += this.queue[n].bytes
       n++
     }
-    return this.queue.splice(0, n)
+    const group = this.queue.splice(0, n)
+    const taken = performance.now()
+    for (const p of group) this.hooks.observe('queue', taken - p.queued)
+    return group
   }
 
   private async run(): Promise<void> {

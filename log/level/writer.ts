@@ -35,6 +35,8 @@ interface TxnJob {
   kind: 'txn'
   /** The transaction, or a plan that makes it when its turn comes (e.g. a lease revoke's deletes). */
   txn: NTxn | (() => PlannedTxn)
+  /** The commit timestamp of its entry when it belongs to a GroupJob (several may share one batch). */
+  timestamp?: number
   resolve(result: TxnResult): void
   reject(err: unknown): void
 }
@@ -48,8 +50,10 @@ interface RawJob {
 }
 
 /**
- * Jobs that must be one batch with a given commit timestamp (a replicated message applied by the cluster
- * engine): taken alone, never split, never merged with other jobs.
+ * Jobs that must be in one batch with a given commit timestamp (a replicated message applied by the
+ * cluster engine): never split, never merged with jobs of other kinds. Group jobs queued one after another
+ * share one batch (up to maxBatchTxns transactions), each entry keeping its own group's timestamp, so a
+ * run of replicated messages costs one write and one fsync.
  */
 interface GroupJob {
   kind: 'group'
@@ -144,7 +148,7 @@ export class Writer {
   ): { txns: Array<Promise<TxnResult>>; raws: Array<Promise<void>> } {
     const job: GroupJob = { kind: 'group', txns: [], raws: [], timestamp, sync }
     const out = {
-      txns: txns.map((txn) => new Promise<TxnResult>((resolve, reject) => job.txns.push({ kind: 'txn', txn, resolve, reject }))),
+      txns: txns.map((txn) => new Promise<TxnResult>((resolve, reject) => job.txns.push({ kind: 'txn', txn, timestamp, resolve, reject }))),
       raws: raws.map((build) => new Promise<void>((resolve, reject) => job.raws.push({ kind: 'raw', build, resolve, reject }))),
     }
     this.enqueue(job)
@@ -205,10 +209,7 @@ export class Writer {
    */
   private takeGroup(idle: boolean): Group {
     const head = this.queue[0]
-    if (head.kind === 'group') {
-      this.queue.shift()
-      return { txns: head.txns, raws: head.raws, timestamp: head.timestamp, sync: head.sync }
-    }
+    if (head.kind === 'group') return this.takeGroupJobs()
     // Count only as far as a group can take: this runs for every group, and queues can be long.
     let txns = 0
     for (let i = 0; i < this.queue.length && txns < this.deps.maxBatchTxns; i++) if (this.queue[i].kind === 'txn') txns++
@@ -223,6 +224,27 @@ export class Writer {
         if (group.txns.length === limit) break
         group.txns.push(job)
       } else group.raws.push(job)
+      n++
+    }
+    this.queue.splice(0, n)
+    return group
+  }
+
+  /**
+   * The group jobs at the head of the queue, as one group: the first whatever its size, then the next ones
+   * while the transactions fit in maxBatchTxns. Their raw jobs follow all transactions, in queue order;
+   * the batch is fsynced if any of them asks for it, and the group's timestamp is the last job's.
+   */
+  private takeGroupJobs(): Group {
+    const group: Group = { txns: [], raws: [], sync: false }
+    let n = 0
+    while (n < this.queue.length) {
+      const job = this.queue[n]
+      if (job.kind !== 'group' || (n > 0 && group.txns.length + job.txns.length > this.deps.maxBatchTxns)) break
+      group.txns.push(...job.txns)
+      group.raws.push(...job.raws)
+      group.timestamp = job.timestamp
+      group.sync ||= job.sync
       n++
     }
     this.queue.splice(0, n)
@@ -285,10 +307,11 @@ export class Writer {
           if (wrote) {
             prepared.revision++
             if (view !== changes) view.mergeIntoParent()
-            const bytes = appendEntry(prepared.batch, prepared.revision, prepared.timestamp, ctx, this.deps.compactRevision(), txn.author)
+            const timestamp = job.timestamp ?? prepared.timestamp
+            const bytes = appendEntry(prepared.batch, prepared.revision, timestamp, ctx, this.deps.compactRevision(), txn.author)
             this.deps.track(ctx.ops, prepared.batch)
-            this.deps.segments.append(prepared.revision, prepared.timestamp, bytes, segmentWrites)
-            const entry: LogEntry = { revision: prepared.revision, timestamp: prepared.timestamp, events: ctx.events }
+            this.deps.segments.append(prepared.revision, timestamp, bytes, segmentWrites)
+            const entry: LogEntry = { revision: prepared.revision, timestamp, events: ctx.events }
             if (txn.author !== undefined) entry.author = txn.author
             prepared.entries.push(entry)
           }

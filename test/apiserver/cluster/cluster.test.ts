@@ -87,6 +87,10 @@ describe('kvlog cluster (3 nats-servers, 3 kvlog serve processes)', function () 
     expect(metrics).to.match(/^kvlog_cluster_apply_lag\{unit="messages"\} 0$/m)
     expect(metrics).to.match(/^kvlog_cluster_applier_stopped 0$/m)
     for (const m of members) expect(metrics).to.match(new RegExp(`^kvlog_cluster_durable_lag\\{member="${m.name}"\\} \\d+$`, 'm'))
+    // Where the writes' time went, phase by phase (the leader queued, published, applied and answered them).
+    for (const phase of ['queue', 'publish', 'delivery', 'apply', 'majority', 'write']) {
+      expect(metrics).to.match(new RegExp(`^kvlog_cluster_phase_seconds_count\\{phase="${phase}"\\} [1-9]`, 'm'))
+    }
   })
 
   it('resumes a watch on another member from its last revision with exactly the remaining events', async () => {

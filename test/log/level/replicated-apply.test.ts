@@ -1,7 +1,8 @@
 /**
  * LevelLog.applyReplicated, the hook the cluster engine applies its stream with: the same writes with the
  * same timestamp give the same revisions, timestamps and lease deadlines on two copies; a failed write
- * leaves no trace; the marker is written in the same batch and read back after a reopen.
+ * leaves no trace; the marker is written in the same batch and read back after a reopen; messages handed
+ * over together are written as one batch, each entry with its own message's timestamp.
  */
 import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -77,5 +78,29 @@ describe('LevelLog.applyReplicated', () => {
     expect(await again.readMeta('seq')).to.equal(2)
     expect(again.expiredLeases(ts + 30_000)).to.deep.equal([])
     expect(again.expiredLeases(ts + 30_001)).to.deep.equal([5n])
+  })
+
+  it('writes messages handed over together as one batch, each entry with its own timestamp and records', async () => {
+    const log = await open('run')
+    const commits: number[][] = []
+    log.subscribe((entries) => commits.push(entries.map((e) => e.timestamp)))
+    const ts = 1_700_000_000_000
+    const applied = [0, 1, 2, 3, 4].map((i) =>
+      log.applyReplicated(
+        ts + i,
+        [{ type: 'txn', request: { success: [{ type: 'put', key: `k${i}`, value: 'v' }] } }],
+        [
+          { name: 'marker', value: i },
+          { name: `slot.${i}`, value: i },
+        ],
+      ),
+    )
+    const outcomes = await Promise.all(applied)
+    expect(outcomes.map((o) => (o[0] as PromiseFulfilledResult<TxnResult>).value.revision)).to.deep.equal([2, 3, 4, 5, 6])
+    expect(commits).to.deep.equal([[ts, ts + 1, ts + 2, ts + 3, ts + 4]])
+    const h = await log.history('\0', { rangeEnd: '\0' })
+    expect(h.entries.map((e) => e.timestamp)).to.deep.equal([ts, ts + 1, ts + 2, ts + 3, ts + 4])
+    expect(await log.readMeta('marker')).to.equal(4)
+    for (const i of [0, 1, 2, 3, 4]) expect(await log.readMeta(`slot.${i}`)).to.equal(i)
   })
 })
