@@ -162,6 +162,10 @@ const LEVELDB = {
   regex: pkg('classic-level', 'abstract-level', 'level'),
   message: 'only the LevelDB engine (log/level/) touches LevelDB; everything else goes through the Log contract.',
 }
+const CLASSIC_LEVEL = {
+  regex: pkg('classic-level'),
+  message: "the engine loads classic-level through log/level/classic-level.ts, which picks kvlog's LevelDB addon.",
+}
 const NATS = {
   regex: pkg('nats', '@nats-io/[^/]+'),
   message: 'only the cluster engine (log/jetstream/) talks to NATS.',
@@ -175,7 +179,12 @@ const packages = (...patterns) => ({ 'no-restricted-imports': ['error', { patter
 const SOURCE = ['wire', 'apiserver', 'tools', 'clients', 'compaction', 'config', 'examples'].map((dir) => `${dir}/**/*.ts`)
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'kvlog-data/**'] },
+  // classic-level's JavaScript layer as kvlog loads it keeps classic-level's own code (log/level/native/).
+  {
+    ignores: ['dist/**', 'node_modules/**', 'kvlog-data/**', 'log/level/native/build/**', 'log/level/native/deps/**'].concat(
+      ['index', 'iterator', 'chained-batch'].map((name) => `log/level/native/classic-level/${name}.cjs`),
+    ),
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -187,6 +196,11 @@ export default tseslint.config(
   },
   // Plain scripts that run before the TypeScript is compiled (npm's postinstall) run on Node.
   { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   {
     files: ['**/*.ts'],
     plugins: { 'import-x': importX },
@@ -205,6 +219,7 @@ export default tseslint.config(
   // no-restricted-imports options for the files both match.
   { files: SOURCE, rules: packages(LEVELDB, NATS) },
   { files: ['log/**/*.ts'], ignores: ENGINES.map((engine) => `${engine}/**`), rules: packages(LEVELDB, NATS, NETWORK) },
-  { files: ['log/level/**/*.ts'], rules: packages(NATS, NETWORK) },
+  { files: ['log/level/**/*.ts'], ignores: ['log/level/classic-level.ts'], rules: packages(CLASSIC_LEVEL, NATS, NETWORK) },
+  { files: ['log/level/classic-level.ts'], rules: packages(NATS, NETWORK) },
   { files: ['log/jetstream/**/*.ts'], rules: packages(LEVELDB, NETWORK) },
 )

@@ -23,7 +23,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../log/level/classic-level.js'
 import { leveldbOptions } from '../log/level/level-log.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/level/options.js'
 import { compactRangeBetweenFlushes, flushing } from '../log/level/io/range-compaction.js'

@@ -20,7 +20,7 @@
  * directory and renames it into place only after finish(), so an interrupted import leaves nothing usable
  * behind to trust.
  */
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from './classic-level.js'
 import { KvlogError } from '../errors.js'
 import { OP_PUT, type LoggedOp } from '../ops.js'
 import type { Author, KeyValue, Segment } from '../types.js'

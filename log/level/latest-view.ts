@@ -2,7 +2,7 @@
  * The latest state: the kv table, read through the LevelDB snapshot of the last committed batch, so every
  * read is labelled with exactly the revision it saw.
  */
-import type { ClassicLevel } from 'classic-level'
+import type { ClassicLevel } from './classic-level.js'
 import { type Bounds } from '../keys.js'
 import { kvBounds, kvKey, kvKeyUserKey } from './keyspace.js'
 import { countRecords, eachRecord, type RecordVisit } from './read-step.js'

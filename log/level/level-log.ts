@@ -9,7 +9,7 @@
  */
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from './classic-level.js'
 import type { AlarmKind, DeleteOptions, DeleteResponse, PutOptions, PutResponse } from '../backend.js'
 import type { Replica, ReplicaRecord, ReplicatedResult, ReplicatedWrite } from '../replica.js'
 import { Compactor, compactionBatchSize } from './compaction/compactor.js'

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from './classic-level.js'
 import { KvlogError } from '../errors.js'
 import type { Db, Snapshot } from './latest-view.js'
 

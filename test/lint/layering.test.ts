@@ -63,6 +63,7 @@ const DOORS = 'front doors are siblings'
 const EXAMPLE_INTERNALS = 'examples import the client package'
 const EXAMPLE_SERVER = 'examples use the client package only'
 const LEVELDB = 'only the LevelDB engine (log/level/) touches LevelDB'
+const CLASSIC_LEVEL = 'the engine loads classic-level through log/level/classic-level.ts'
 const NATS = 'only the cluster engine (log/jetstream/) talks to NATS'
 const NETWORK = 'log/ knows nothing of HTTP, WebSocket or gRPC'
 const ENGINES_APART = 'engines do not know each other'
@@ -105,6 +106,7 @@ const FORBIDDEN: Case[] = [
   { file: 'log/to-leveldb.ts', from: 'classic-level', rule: PACKAGE, says: LEVELDB },
   { file: 'log/jetstream/to-leveldb.ts', from: 'classic-level', rule: PACKAGE, says: LEVELDB },
   { file: 'compaction/to-leveldb.ts', from: 'abstract-level', rule: PACKAGE, says: LEVELDB },
+  { file: 'log/level/io/to-classic-level.ts', from: 'classic-level', rule: PACKAGE, says: CLASSIC_LEVEL },
   { file: 'apiserver/to-nats.ts', from: 'nats', rule: PACKAGE, says: NATS },
   { file: 'log/level/to-nats.ts', from: '@nats-io/jetstream', rule: PACKAGE, says: NATS },
   { file: 'clients/to-nats.ts', from: '@nats-io/transport-node', rule: PACKAGE, says: NATS },
@@ -133,9 +135,10 @@ const ALLOWED: Record<string, string[]> = {
   'apiserver/main.ts': ['../log/level/engine.js', '../config/index.js', './shared.js'],
   'apiserver/http/routes.ts': ['../shared.js', '../../log/backend.js', '../../log/watch/hub.js', '../../config/index.js', 'fastify'],
   'compaction/auto.ts': ['../log/backend.js', '../log/watch/hub.js', '../config/index.js'],
-  'log/level/writer.ts': ['../backend.js', '../watch/hub.js', '../../config/index.js', 'classic-level'],
+  'log/level/writer.ts': ['../backend.js', '../watch/hub.js', '../../config/index.js', './classic-level.js'],
+  'log/level/classic-level.ts': ['classic-level'],
   'log/jetstream/stream.ts': ['../backend.js', '../replica.js', 'nats'],
-  'log/level/engine-open.ts': ['./engine.js', '../replica.js', 'classic-level'],
+  'log/level/engine-open.ts': ['./engine.js', '../replica.js', './classic-level.js'],
   'log/contract.ts': ['./level/open.js', './replica.js', './backend.js'],
   // The follower's store writer may name the engine, as the wiring does (eslint.config.js, STORE_WRITERS).
   'apiserver/etcd-follow/import-etcd.ts': ['../../log/level/engine.js', '../../log/backend.js'],

@@ -1,16 +1,19 @@
 /**
  * The npm package as a user gets it (`npm run test:install`; docs/deployment.md): `npm pack` of this
- * checkout, installed with `npm install --omit=dev <tarball>` into an empty project in a temp folder, whose classic-level the install builds with kvlog's patch (log/level/native/). README's in-process example (imported from 'kvlog/log') and a client program (imported from
- * 'kvlog') are type-checked against the installed package's types and run there; the client talks to a
+ * checkout, installed with `npm install --omit=dev <tarball>` into an empty project in a temp folder, where the install builds kvlog's LevelDB
+ * addon in kvlog's own folder (log/level/native/) and leaves classic-level as published. README's in-process
+ * example (imported from 'kvlog/log') and a client program (imported from 'kvlog') are type-checked against the installed package's types and run there; the client talks to a
  * `kvlog serve` started from the installed package's bin.
  */
 import { expect } from 'chai'
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { fileHashes } from '../support/files-under.js'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
 
 const run = promisify(execFile)
@@ -103,12 +106,31 @@ describe('package: npm pack, installed in an empty project', function () {
     expect(files.filter((f) => /\.test\.(js|ts|d\.ts)$/.test(f))).to.deep.equal([])
   })
 
-  it("builds the application's classic-level with kvlog's patch on install (log/level/native/)", async () => {
-    const probe =
-      "const { ClassicLevel } = require('classic-level'); const p = ClassicLevel.prototype; console.log(typeof p.batchSync, typeof p.dropFilesInRange, ClassicLevel.kvlogPatchLevel)"
-    const { stdout } = await run(process.execPath, ['-e', probe], { cwd: app })
-    expect(stdout.trim()).to.equal('function function 4')
-    expect(files).to.include('log/level/native/patches/classic-level+3.0.0.patch')
+  it("builds kvlog's LevelDB addon in kvlog's own folder on install and loads it (log/level/native/)", async () => {
+    const kvlog = join(app, 'node_modules', 'kvlog')
+    const probe = `const m = await import(${JSON.stringify(join(kvlog, 'dist', 'log', 'level', 'classic-level.js'))}); const p = m.ClassicLevel.prototype; console.log(typeof p.batchSync, typeof p.dropFilesInRange, m.ClassicLevel.kvlogPatchLevel, m.kvlogAddonFile)`
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probe], { cwd: app })
+    expect(stdout.trim()).to.equal(`function function 4 ${join(kvlog, 'log', 'level', 'native', 'build', 'Release', 'kvlog_level.node')}`)
+    expect(files).to.include.members([
+      'log/level/native/binding.gyp',
+      'log/level/native/binding.cc',
+      'log/level/native/classic-level/load.cjs',
+    ])
+    expect(files.filter((f) => f.startsWith('log/level/native/build/') || f.startsWith('log/level/native/deps/'))).to.deep.equal([])
+  })
+
+  it("leaves the application's classic-level exactly as published, and installs no patch-package", async () => {
+    const installed = join(app, 'node_modules', 'classic-level')
+    const { version } = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { version: string }
+    const published = join(root, 'published')
+    await mkdir(published)
+    const packed = await run('npm', ['pack', `classic-level@${version}`, '--json', '--prefer-offline', '--pack-destination', published], {
+      cwd: published,
+    })
+    const [{ filename }] = JSON.parse(packed.stdout) as { filename: string }[]
+    await run('tar', ['xzf', filename], { cwd: published })
+    expect(Object.fromEntries(await fileHashes(installed))).to.deep.equal(Object.fromEntries(await fileHashes(join(published, 'package'))))
+    expect(existsSync(join(app, 'node_modules', 'patch-package'))).to.equal(false)
   })
 
   it("type-checks README's in-process example and a client program against the installed package", async () => {

@@ -6,7 +6,7 @@
  * (compactionThreadNice).
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../classic-level.js'
 import { SingleOpEntries } from './compact-batch.js'
 import { scanJob, type PlannedBatch } from './compact-scan.js'
 import type { FromCompactionThread, ToCompactionThread } from './compact-thread.js'

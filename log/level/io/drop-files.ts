@@ -1,6 +1,6 @@
 /**
  * LevelDB's table files dropped by key range: ClassicLevel#dropFilesInRange, which kvlog's build of
- * classic-level adds (log/level/native/patches: DB::DropFilesInRange in LevelDB). It removes the files
+ * classic-level adds (log/level/native/leveldb/: DB::DropFilesInRange in LevelDB). It removes the files
  * whose keys all lie in [start, end) in one edit of the database's version, without reading them; what
  * is left of the range is the caller's to delete. A build without it (a prebuilt addon, when the native
  * build failed) drops nothing, and the caller's deletions do all the work.

@@ -4,7 +4,7 @@
  * and reads a thousand keys in a few iterator steps rather than a round trip per key.
  */
 import { expect } from 'chai'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../../../log/level/classic-level.js'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -6,7 +6,7 @@
  * prebuilt addon has (readSync hidden).
  */
 import { expect } from 'chai'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../../../log/level/classic-level.js'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -51,7 +51,7 @@ for (const stepping of ['readSync', 'nextv'] as const satisfies readonly Steppin
       const iterator = db.iterator.bind(db)
       db.iterator = ((options: Parameters<Db['iterator']>[0]) => {
         const it = iterator(options) as ReturnType<Db['iterator']> & { readSync?: (size: number, bytes: number) => Buffer }
-        expect(hasReadSync(it), 'classic-level was not built from source: see log/level/native/').to.equal(true)
+        expect(hasReadSync(it), "kvlog's LevelDB addon was not built: see log/level/native/").to.equal(true)
         if (stepping === 'nextv') {
           Object.defineProperty(it, 'readSync', { value: undefined })
           const nextv = it.nextv.bind(it)

@@ -2,7 +2,7 @@
  * Looks at a LevelLog's database directly (while no log has it open): the log table's entries and the
  * hist table's keys, for tests of what compaction leaves on disk.
  */
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../../../log/level/classic-level.js'
 import { histPrefixUserKey, LOG_END, LOG_START, logKeyRevision, parseHistKey, TAG_HIST } from '../../../log/level/keyspace.js'
 import type { Db } from '../../../log/level/latest-view.js'
 import { decodeEntry, type LoggedEntry } from '../../../log/level/records.js'

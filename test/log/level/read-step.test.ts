@@ -4,7 +4,7 @@
  * its limit; a seek moves it; keys-only steps carry no values; a closed iterator refuses with a code.
  */
 import { expect } from 'chai'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../../../log/level/classic-level.js'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -40,7 +40,7 @@ describe('log/level/read-step', function () {
 
   const open = (options: Parameters<Db['iterator']>[0] = {}): SyncIterator => {
     const it = db.iterator(options)
-    expect(hasReadSync(it), 'classic-level was not built from source: see log/level/native/').to.equal(true)
+    expect(hasReadSync(it), "kvlog's LevelDB addon was not built: see log/level/native/").to.equal(true)
     return it as SyncIterator
   }
 

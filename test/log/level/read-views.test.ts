@@ -3,7 +3,7 @@
  * has been released, whatever happens to views taken after it; at once when no reader holds an old one.
  */
 import { expect } from 'chai'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../../../log/level/classic-level.js'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

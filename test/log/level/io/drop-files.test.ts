@@ -1,12 +1,12 @@
 /**
  * log/level/io/drop-files.ts over kvlog's build of classic-level (DB::DropFilesInRange in LevelDB, from
- * log/level/native/patches): the table files whose keys all lie in the range go, in one edit of the
+ * log/level/native/leveldb/): the table files whose keys all lie in the range go, in one edit of the
  * version, and their disk space with them; every key outside the range stays, also through writes that
  * run during the drop and a reopen; what is left of the range is keys of files that straddle its ends and
  * of the memtable, and deleting those empties it.
  */
 import { expect } from 'chai'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../../../../log/level/classic-level.js'
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

@@ -5,7 +5,7 @@
  * compaction's batches and everything with inlineWriteMaxTxns 0 through LevelDB's thread pool.
  */
 import { expect } from 'chai'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../../../../log/level/classic-level.js'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,11 +24,11 @@ describe('log/inline-write', function () {
   })
 
   describe('ClassicLevel#batchSync', () => {
-    it('is there (npm install built classic-level with log/level/native/patches)', async () => {
+    it("is there (npm install built kvlog's LevelDB addon, log/level/native/)", async () => {
       const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' })
       await db.open()
       try {
-        expect(inlineWrite(db), 'classic-level was not built from source: see log/level/native/').to.be.a('function')
+        expect(inlineWrite(db), "kvlog's LevelDB addon was not built: see log/level/native/").to.be.a('function')
       } finally {
         await db.close()
       }

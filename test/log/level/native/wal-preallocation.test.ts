@@ -1,12 +1,12 @@
 /**
  * LevelDB's write-ahead log allocated ahead of its writes (leveldbWalPreallocateBytes; the env in
- * log/level/native/patches, applied by leveldbOptions): allocated while the store is open with fsync
+ * log/level/native/wal_preallocation.h, asked for by leveldbOptions): allocated while the store is open with fsync
  * 'always', cut back to what was written on close, appended as LevelDB does otherwise, and a store killed
  * with a zeroed tail in its log reopens with every acknowledged write (crash.test.ts does this at random
  * moments over many cycles; this is the deterministic case).
  */
 import { expect } from 'chai'
-import { ClassicLevel } from 'classic-level'
+import { ClassicLevel } from '../../../../log/level/classic-level.js'
 import { spawn } from 'node:child_process'
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -47,7 +47,7 @@ describe('log/level/native WAL preallocation', function () {
   })
 
   it('the installed addon is the one built with the preallocating env', () => {
-    // 0 for classic-level's prebuilt addon: the install did not build it (log/level/native/build-classic-level.mjs).
+    // 0 for classic-level's prebuilt addon: the install did not build it (log/level/native/build-addon.mjs).
     expect((ClassicLevel as unknown as { kvlogPatchLevel: number }).kvlogPatchLevel).to.equal(4)
   })
 
