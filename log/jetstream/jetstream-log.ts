@@ -10,7 +10,8 @@
  * result of that application (so a read on this member sees the write).
  *
  * Reads are linearizable unless `serializable`: they wait until this member has applied the stream's last
- * sequence, asked once for all the reads waiting at that moment (ReadBarrier).
+ * sequence as a quorum of its servers confirms it, asked once for all the reads waiting at that moment
+ * (ReadBarrier, confirmed-last.ts).
  */
 import { randomBytes } from 'node:crypto'
 import { headers, type JetStreamManager, type KV, type Msg, type NatsConnection, type NatsError, type Subscription } from 'nats'
@@ -39,6 +40,7 @@ import type {
 import { canWrite, checkLeaseId, normalizeTxn } from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
+import { confirmedLast, confirmedLastWithin } from './confirmed-last.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
@@ -203,9 +205,19 @@ export class JetStreamLog implements Log {
       roster: () => this.applier.roster,
       say: (line) => this.say(line),
     })
+    const probe = nc.jetstream({ timeout: o.natsCallTimeout })
     this.barrier = new ReadBarrier(
-      () => this.streamLastWithin(o.clusterRequestTimeout),
+      () =>
+        confirmedLastWithin(
+          () => confirmedLast(probe, names.subject),
+          o.clusterRequestTimeout,
+          () => this.closed,
+        ).then((last) => {
+          this.applier.streamLast = Math.max(this.applier.streamLast, last)
+          return last
+        }),
       (seq) => this.applier.waitApplied(seq, o.clusterRequestTimeout),
+      o.clusterRequestTimeout,
     )
     this.publisher = new Publisher(
       nc.jetstream(),
@@ -392,24 +404,6 @@ export class JetStreamLog implements Log {
     const info = await this.quick.streams.info(this.names.stream)
     this.applier.streamLast = Math.max(this.applier.streamLast, info.state.last_seq)
     return info.state.last_seq
-  }
-
-  /**
-   * streamLast(), asked again (each ask waits callTimeoutMs at most) while the stream does not answer
-   * (its leader moving, a server stopped), until `timeoutMs`; then UNAVAILABLE.
-   */
-  private async streamLastWithin(timeoutMs: number): Promise<number> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      try {
-        return await this.streamLast()
-      } catch (err) {
-        if (this.closed || Date.now() + RETRY_MS >= deadline) {
-          throw new KvlogError('UNAVAILABLE', `the log's stream did not answer within ${timeoutMs} ms (${(err as Error).message}); retry`)
-        }
-        await new Promise((r) => setTimeout(r, RETRY_MS))
-      }
-    }
   }
 
   private async serveForward(data: Uint8Array, deadline: number): Promise<ForwardReply> {
