@@ -35,7 +35,7 @@ import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
 import type { ClusterNames } from './options.js'
-import { APPLIED_MARKER, ROSTER, type AppliedMarker } from './records.js'
+import { APPLIED_MARKER, INCARNATIONS, ROSTER, type AppliedMarker } from './records.js'
 import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
 /** While messages are pending, at most this many are applied without an fsync (group commit). */
@@ -101,6 +101,10 @@ export class Applier {
   durableHash = ''
   /** The members that joined (ROSTER). */
   roster: string[] = []
+  /** Their incarnations (INCARNATIONS). */
+  incarnations: Record<string, string> = {}
+  /** The sequence of the last join or leave that changed the roster here since the start. */
+  rosterChangedAt = 0
   private readonly waiters = new Map<string, (outcome: Outcome) => void>()
   private seqWaiters: SeqWaiter[] = []
   private current: Consuming | undefined
@@ -135,6 +139,7 @@ export class Applier {
     this.durable = this.applied
     this.durableHash = this.lastHash
     this.roster = ((await this.view.readMeta(ROSTER)) as string[] | undefined) ?? []
+    this.incarnations = ((await this.view.readMeta(INCARNATIONS)) as Record<string, string> | undefined) ?? {}
     await this.consume()
     this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS)
   }
@@ -376,21 +381,31 @@ export class Applier {
       case 'alarm':
         await this.view.setAlarm(cmd.kind, cmd.active)
         return undefined
-      case 'join':
-        if (!this.roster.includes(cmd.name)) {
-          const roster = [...this.roster, cmd.name]
-          await this.view.writeMeta(ROSTER, roster)
-          this.roster = roster
-        }
+      case 'join': {
+        const renewed = cmd.incarnation !== undefined && this.incarnations[cmd.name] !== cmd.incarnation
+        if (!this.roster.includes(cmd.name)) await this.setRoster([...this.roster, cmd.name])
+        else if (renewed) this.rosterChangedAt = this.applied + 1
+        if (renewed) await this.setIncarnations({ ...this.incarnations, [cmd.name]: cmd.incarnation! })
         return undefined
+      }
       case 'leave':
-        if (this.roster.includes(cmd.name)) {
-          const roster = this.roster.filter((n) => n !== cmd.name)
-          await this.view.writeMeta(ROSTER, roster)
-          this.roster = roster
-        }
+        if (this.roster.includes(cmd.name)) await this.setRoster(this.roster.filter((n) => n !== cmd.name))
+        if (cmd.name in this.incarnations)
+          await this.setIncarnations(Object.fromEntries(Object.entries(this.incarnations).filter(([n]) => n !== cmd.name)))
         return undefined
     }
+  }
+
+  private async setRoster(roster: string[]): Promise<void> {
+    await this.view.writeMeta(ROSTER, roster)
+    this.roster = roster
+    // Applied as the message after the last applied one.
+    this.rosterChangedAt = this.applied + 1
+  }
+
+  private async setIncarnations(incarnations: Record<string, string>): Promise<void> {
+    await this.view.writeMeta(INCARNATIONS, incarnations)
+    this.incarnations = incarnations
   }
 
   /** Registers interest in a command's outcome before it is sent (it may be applied before send returns). */

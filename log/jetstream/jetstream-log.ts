@@ -49,7 +49,8 @@ import { ClusterMetrics } from './metrics.js'
 import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, type JetStreamLogOptions } from './options.js'
 import { Publisher, refused } from './publisher.js'
 import { ReadBarrier } from './read-barrier.js'
-import { openLocalCopy } from './snapshot-restore.js'
+import { copyIsEmpty, openLocalCopy } from './snapshot-restore.js'
+import { ownIncarnation } from './incarnation.js'
 import { CorruptionCheck } from './corruption-check.js'
 import { SnapshotStore } from './snapshot-store.js'
 import { Snapshotter } from './snapshotter.js'
@@ -108,11 +109,14 @@ export async function openJetStreamLog(
       () => SnapshotStore.open(nc.jetstream(), names, o.clusterName, o.natsReplicas),
     )
     const say = (line: string) => o.log?.(line)
+    const fresh = await copyIsEmpty(o.copy)
     const view = await openLocalCopy({ jsm, store, names, memberName: o.memberName, stream, copy: o.copy, say })
     try {
+      const incarnation = await ownIncarnation(view, fresh)
       // The data path's look-ups (the stream's last sequence, one message) wait callTimeoutMs at most.
       const quick = await nc.jetstreamManager({ timeout: o.natsCallTimeout, checkAPI: false })
       const log = new JetStreamLog(o, names, nc, jsm, view, quick)
+      log.incarnation = incarnation
       await whileUnavailable(
         'the consumer',
         o,
@@ -152,6 +156,10 @@ export class JetStreamLog implements Log {
   readonly metrics = new ClusterMetrics()
   /** What MemberList reports for this member (the server sets it once it listens, if not configured). */
   clientUrls: string[]
+  /** This copy's incarnation (incarnation.ts; '' for a copy made before incarnations). */
+  incarnation = ''
+  /** A membership change asked through this member is in flight. */
+  private changingMembers = false
 
   constructor(
     private readonly o: JetStreamLogOptions,
@@ -284,16 +292,18 @@ export class JetStreamLog implements Log {
   }
 
   /**
-   * Puts this member on the roster (through the log) unless the stream's roster has it: first catches up
-   * (the copy may predate a removal), then joins, retried until it is there.
+   * Puts this member on the roster (through the log) unless the stream's roster has it as this
+   * incarnation: first catches up (the copy may predate a removal), then joins, retried until it is there.
    */
   private async join(): Promise<void> {
-    for (let caughtUp = false; !this.closed && !(caughtUp && this.applier.roster.includes(this.o.memberName));) {
+    const me = this.o.memberName
+    const joined = () => this.applier.roster.includes(me) && (this.incarnation === '' || this.applier.incarnations[me] === this.incarnation)
+    for (let caughtUp = false; !this.closed && !(caughtUp && joined());) {
       try {
         if (!caughtUp) {
           await this.catchUp()
           caughtUp = true
-        } else await this.submit({ type: 'join', name: this.o.memberName })
+        } else await this.submit({ type: 'join', name: me, ...(this.incarnation === '' ? {} : { incarnation: this.incarnation }) })
       } catch {
         await new Promise((r) => setTimeout(r, 1000))
       }
@@ -620,7 +630,22 @@ export class JetStreamLog implements Log {
    * runs on is still served but not counted; started again, it joins again.
    */
   async removeMember(name: string): Promise<void> {
-    await this.submit({ type: 'leave', name })
+    // One change at a time, as etcd's raft takes one configuration change at a time: the previous one
+    // (asked here, or applied here from elsewhere) must be durable on a majority first.
+    if (this.changingMembers || !this.durability.reached(this.applier.rosterChangedAt)) {
+      throw new KvlogError('MEMBERSHIP_UNSETTLED', 'the previous membership change is not yet durable on a majority of the members; retry')
+    }
+    this.changingMembers = true
+    try {
+      await this.submit({ type: 'leave', name })
+    } finally {
+      this.changingMembers = false
+    }
+  }
+
+  /** A member's incarnation as this member knows it ('' if none is recorded). */
+  incarnationOf(name: string): string {
+    return name === this.o.memberName ? this.incarnation : (this.applier.incarnations[name] ?? '')
   }
 
   /** The members whose records are alive in the cluster's bucket. */
