@@ -20,6 +20,8 @@ export interface NatsServer {
   name: string
   clientPort: number
   url: string
+  /** The server's HTTP monitoring endpoint (/jsz, /connz). */
+  monitorUrl: string
   child: ChildProcess | undefined
   log(): string
 }
@@ -61,8 +63,8 @@ export interface NatsClusterOptions {
 
 export async function startNatsCluster(size = 3, options: NatsClusterOptions = {}): Promise<NatsCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-nats-'))
-  const ports: Array<{ client: number; route: number }> = []
-  for (let i = 0; i < size; i++) ports.push({ client: await freePort(), route: await freePort() })
+  const ports: Array<{ client: number; route: number; monitor: number }> = []
+  for (let i = 0; i < size; i++) ports.push({ client: await freePort(), route: await freePort(), monitor: await freePort() })
   // routeProxy[i][j]: server i's route to server j.
   const routeProxy: Array<Array<TcpProxy | undefined>> = []
   if (options.routeProxies === true) {
@@ -95,6 +97,7 @@ export async function startNatsCluster(size = 3, options: NatsClusterOptions = {
       [
         `server_name: ${name}`,
         `listen: "127.0.0.1:${ports[i].client}"`,
+        `http: "127.0.0.1:${ports[i].monitor}"`,
         // Above maxRequestBytes (1.5 MiB): one write request must fit in one stream message.
         'max_payload: 8MB',
         `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 1GB }`,
@@ -114,6 +117,7 @@ export async function startNatsCluster(size = 3, options: NatsClusterOptions = {
       name: `n${i}`,
       clientPort: ports[i].client,
       url: `nats://127.0.0.1:${ports[i].client}`,
+      monitorUrl: `http://127.0.0.1:${ports[i].monitor}`,
       child: undefined,
       log: () => logs[i],
     })

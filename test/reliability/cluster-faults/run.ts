@@ -52,12 +52,14 @@ async function main(): Promise<void> {
       const rs = results.filter((r) => r.cell === cellName(c))
       const gaps = rs.map((r) => r.gapMs)
       const elections = rs.map((r) => r.electionMs)
+      const metaElections = rs.map((r) => r.metaElectionMs)
       return [
         cellName(c),
         String(rs.length),
         String(median(gaps)),
         String(Math.max(...gaps)),
         String(Math.max(...elections)),
+        String(Math.max(...metaElections)),
         String(Math.max(...rs.map((r) => r.boundMs))),
         String(rs.reduce((n, r) => n + r.lost, 0)),
         rs.every((r) => r.sameDigest) ? 'yes' : 'NO',
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
       'gap median ms',
       'gap max ms',
       'election max ms',
+      'meta election max ms',
       'bound ms',
       'lost',
       'same digest',
