@@ -80,6 +80,8 @@ export interface ApplierHooks {
   fill(from: number, to: number): Promise<{ kept: KeptMessage[]; unanswered: string[] }>
   /** The stream's last sequence, asked now. */
   streamLast(): Promise<number>
+  /** Resolves once the copy's disk has room for the next message (disk-space.ts). */
+  room(): Promise<void>
 }
 
 interface SeqWaiter {
@@ -263,6 +265,7 @@ export class Applier {
     this.streamLast = Math.max(this.streamLast, seq + pending)
     if (seq <= this.applied) return this.checkKept(seq, data)
     if (seq !== this.applied + 1) await this.fillHole(seq)
+    await this.hooks.room()
     await this.applyBytes(seq, data, pending === 0)
   }
 

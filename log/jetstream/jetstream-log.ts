@@ -40,6 +40,7 @@ import type {
 import { canWrite, checkLeaseId, normalizeTxn } from '../validate.js'
 import { deleteResponse, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
+import { DiskSpace } from './disk-space.js'
 import { confirmedLast, confirmedLastWithin } from './confirmed-last.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
@@ -145,6 +146,8 @@ export class JetStreamLog implements Log {
   private readonly tail: TailStore
   private readonly publisher: Publisher
   private readonly barrier: ReadBarrier
+  /** The free space this member's copy keeps (clusterDiskReserve). */
+  readonly disk: DiskSpace
   private election!: Election
   private forwardSubs: Subscription[] = []
   private expiryTimer: NodeJS.Timeout | undefined
@@ -172,6 +175,12 @@ export class JetStreamLog implements Log {
     private readonly quick: JetStreamManager = jsm,
   ) {
     this.clientUrls = o.clientUrls
+    this.disk = new DiskSpace(
+      o.copy.dir,
+      o.clusterDiskReserve,
+      (line) => this.say(line),
+      () => this.closed,
+    )
     this.tail = new TailStore(view, o.clusterTailMessages)
     this.durability = new Durability(
       nc,
@@ -199,6 +208,7 @@ export class JetStreamLog implements Log {
         hashed: (seq, hash) => this.durability.hashed(seq, hash),
         fill: (from, to) => this.durability.fetchFromPeers(from, to, o.natsPublishTimeout),
         streamLast: () => this.streamLast(),
+        room: () => this.disk.room(),
       },
     )
     this.corruption = new CorruptionCheck({
@@ -672,9 +682,12 @@ export class JetStreamLog implements Log {
     }
   }
 
-  /** Whether this member has applied what the stream held when last asked (refreshes the figure). */
+  /**
+   * Whether this member has applied what the stream held when last asked (refreshes the figure); never
+   * while its copy's disk is below the reserve.
+   */
   async caughtUp(): Promise<boolean> {
-    if (this.closed) return false
+    if (this.closed || this.disk.full) return false
     try {
       const last = await this.streamLast()
       return this.applier.applied >= last
