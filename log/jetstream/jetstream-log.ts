@@ -66,6 +66,29 @@ const RETRY_MS = 50
 /** On a forwarded write: the milliseconds it may still wait in the leader's queue. */
 const WITHIN_HEADER = 'Kvlog-Within'
 
+/**
+ * A forwarded write's answer, or OUTCOME_UNKNOWN as soon as this member sees another leader: the one it
+ * was sent to (stopped, cut off) may have it and may still publish it, or not; its caller need not wait
+ * out the request's timeout to learn that, and its next write goes to the new leader.
+ */
+async function untilLeaderChange(request: Promise<Msg>, election: Election): Promise<Msg> {
+  const { changed, cancel } = election.nextChange()
+  try {
+    return await Promise.race([
+      request,
+      changed.then(() => {
+        request.catch(() => undefined)
+        throw new KvlogError(
+          'OUTCOME_UNKNOWN',
+          'the leader changed while this write was forwarded to it: it may or may not have been applied',
+        )
+      }),
+    ])
+  } finally {
+    cancel()
+  }
+}
+
 /** Where the leader of `epoch` takes forwarded writes. */
 function forwardSubject(names: ClusterNames, epoch: number): string {
   return `${names.forward}.${epoch}`
@@ -501,14 +524,11 @@ export class JetStreamLog implements Log {
       try {
         const h = headers()
         h.set(WITHIN_HEADER, String(Math.max(1, left)))
-        const reply = decode<ForwardReply>(
-          (
-            await this.nc.request(this.leaderSubject(), bytes, {
-              timeout: Math.max(100, Math.min(left, this.o.leaderLease + this.o.natsPublishTimeout)),
-              headers: h,
-            })
-          ).data,
-        )
+        const request = this.nc.request(this.leaderSubject(), bytes, {
+          timeout: Math.max(100, Math.min(left, this.o.leaderLease + this.o.natsPublishTimeout)),
+          headers: h,
+        })
+        const reply = decode<ForwardReply>((await untilLeaderChange(request, this.election)).data)
         this.metrics.observe('forward', performance.now() - started)
         if (reply.error !== undefined) {
           // NOT_APPLIED: refused before publishing (leadership ended, queue deadline): safe to send again.
