@@ -46,7 +46,7 @@ export interface RunResult {
   /** The nats-server or member the fault hit. */
   victim: string
   gapMs: number
-  /** JetStream's election time for the stream the victim led (0: it led none). */
+  /** JetStream's election time for the stream the victim led (0: it led none; the window: none seen in it). */
   electionMs: number
   /** JetStream's meta election time, when the victim was the meta leader (0: it was not). */
   metaElectionMs: number
@@ -142,9 +142,13 @@ export async function runCell(cell: Cell): Promise<RunResult> {
   let cluster: ClusterProcesses | undefined
   let paused: (() => void) | undefined
   try {
-    cluster = await startMembers(nats, CLUSTER)
+    // Before the fault: a start that fails measured nothing (run.ts runs it again).
+    const notStarted = (err: unknown) => {
+      throw new Error(`the cluster did not start: ${String(err)}`)
+    }
+    cluster = await startMembers(nats, CLUSTER).catch(notStarted)
     const members = cluster.members
-    for (const m of members) await waitReady(m)
+    for (const m of members) await waitReady(m).catch(notStarted)
     const names = clusterNames(CLUSTER)
     const leaderName = await leaderOf(members[0])
     const li = members.findIndex((m) => m.name === leaderName)
@@ -253,6 +257,9 @@ export async function runCell(cell: Cell): Promise<RunResult> {
     await election
     await metaElection
     const endAt = Date.now()
+    // A leader role the victim held that no other server took within the window: at least that long.
+    if (ledStream !== '' && electionMs === 0) electionMs = endAt - faultAt
+    if (ledMeta && metaElectionMs === 0) metaElectionMs = endAt - faultAt
     writing = false
     await Promise.all(writers)
     await heal()
