@@ -226,9 +226,13 @@ export class Election {
         const seen = decode<LeaderRecord>(entry.value)
         this.leaderSeenAt = Date.now()
         if (seen.epoch !== this.leader?.epoch) {
-          if (this.leader !== undefined) this.changes++
+          // A first sighting (no leader known before) changes no leader anything was sent to.
+          const change = this.leader !== undefined
           this.leader = seen
-          this.changed()
+          if (change) {
+            this.changes++
+            this.changed()
+          }
         }
         this.watchExpiry(entry.created.getTime())
         if (seen.member === this.memberName || !(await this.gone(seen.member))) return

@@ -72,6 +72,8 @@ const WITHIN_HEADER = 'Kvlog-Within'
  * out the request's timeout to learn that, and its next write goes to the new leader.
  */
 async function untilLeaderChange(request: Promise<Msg>, election: Election): Promise<Msg> {
+  // Sent while no leader was known: nobody listens there, the request ends "no responders" at once.
+  if (election.epoch === 0) return request
   const { changed, cancel } = election.nextChange()
   try {
     return await Promise.race([
