@@ -1,7 +1,8 @@
 /**
  * What the doors show of a cluster (cluster mode only): the members with their client URLs, whether this
  * member has caught up with the log (/readyz), and the ids etcd's APIs give members and the cluster. The
- * ids are derived from the names, so every member reports the same ids for the same members.
+ * ids are derived from the names and the members' incarnations (recorded in the log), so every member
+ * reports the same ids for the same members.
  */
 import { createHash } from 'node:crypto'
 
@@ -47,6 +48,8 @@ export interface ClusterInfo {
   /** The members whose majority acknowledges writes. */
   readonly roster: readonly string[]
   removeMember(name: string): Promise<void>
+  /** A member's incarnation ('' when none is recorded: a copy made before incarnations). */
+  incarnationOf(name: string): string
   /** Whether this member knows a leader now (etcd's "has leader": WithRequireLeader watches end without one). */
   hasLeader(): boolean
   /** Whether this member has applied everything the log held when asked. */
@@ -59,6 +62,15 @@ export function nameId(...parts: string[]): string {
   return (h.readBigUInt64BE(0) | 1n).toString()
 }
 
+/**
+ * A member's etcd id: from the cluster's and the member's names, and its incarnation when it has one (a
+ * member back under the same name with an empty copy gets a new id, as etcd gives a new member one).
+ */
+export function memberIdOf(info: Pick<ClusterInfo, 'clusterName' | 'incarnationOf'>, name: string): string {
+  const incarnation = info.incarnationOf(name)
+  return incarnation === '' ? nameId(info.clusterName, name) : nameId(info.clusterName, name, incarnation)
+}
+
 export function clusterIdentity(info: ClusterInfo): { clusterId: string; memberId: string } {
-  return { clusterId: nameId(info.clusterName), memberId: nameId(info.clusterName, info.memberName) }
+  return { clusterId: nameId(info.clusterName), memberId: memberIdOf(info, info.memberName) }
 }

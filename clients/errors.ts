@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'UNAVAILABLE'
   | 'NOT_APPLIED'
   | 'OUTCOME_UNKNOWN'
+  | 'MEMBERSHIP_UNSETTLED'
   | 'INTERNAL'
 
 /** An error answered by the server, with its stable code and details. */

@@ -136,6 +136,7 @@ export interface Config {
   natsPublishTimeout: number
   natsCallTimeout: number
   clusterTailMessages: number
+  clusterDiskReserve: number
   clusterRequestTimeout: number
   clusterMaxGroupCommands: number
   clusterMaxGroupBytes: number
@@ -1007,6 +1008,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "Cluster mode: how many of the last applied stream messages each member keeps byte for byte, so a new leader can republish what the stream lost (a nats-servers' correlated power loss) and members can fill holes; the stream may lose at most this many acknowledged messages and still be refilled.",
     flag: '--cluster-tail-messages',
     env: 'KVLOG_CLUSTER_TAIL_MESSAGES',
+  },
+  clusterDiskReserve: {
+    key: 'clusterDiskReserve',
+    type: 'bytes',
+    default: 64 * MiB,
+    min: 0,
+    description:
+      "Cluster mode: the free space a member keeps on its copy's filesystem. Below it the member stops applying the log and is not ready (/readyz, etcd's health) instead of letting its copy's write fail with ENOSPC, and applies on by itself once this much is free again. 0 = no check.",
+    flag: '--cluster-disk-reserve',
+    env: 'KVLOG_CLUSTER_DISK_RESERVE',
   },
   clusterRequestTimeout: {
     key: 'clusterRequestTimeout',

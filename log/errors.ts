@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   UNAVAILABLE: 'The server cannot serve the request right now; retry later.',
   NOT_APPLIED:
     "A cluster write was refused before it reached the log (the member it went to does not lead, leadership changed, or it waited past its deadline in the leader's queue): nothing was written; retry.",
+  MEMBERSHIP_UNSETTLED:
+    'A cluster membership change was asked while the previous one is not yet held durably by a majority of the members; retry once it is.',
   OUTCOME_UNKNOWN:
     'A cluster write may or may not have been applied (the log did not answer within one leader lease, or leadership ended while its publish was in flight); read before retrying a write that is not idempotent.',
   ALREADY_EXISTS: 'The object to create already exists (resource API).',

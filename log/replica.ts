@@ -45,12 +45,14 @@ export interface ReplicaRecord {
 
 /**
  * The records the cluster engine keeps in each member's copy (log/jetstream/records.ts writes them): the
- * last applied stream message, the roster, and the kept tail's ring of slots (`tailSlot` + slot number).
+ * last applied stream message, the roster, the members' incarnations (and this copy's own), and the kept tail's ring of slots (`tailSlot` + slot number).
  * The layers above the log (auth, compaction cursors, the follower) use other names.
  */
 export const CLUSTER_RECORDS = {
   applied: 'jetstream.applied',
   roster: 'jetstream.roster',
+  incarnations: 'jetstream.incarnations',
+  incarnation: 'jetstream.incarnation',
   tailSlot: 'jetstream.tail.',
 } as const
 

@@ -15,7 +15,7 @@ import { status } from '@grpc/grpc-js'
 import { grpcError, unimplemented } from './errors.js'
 import { callerOf } from './caller.js'
 import { unary } from './unary.js'
-import { nameId, type ClusterInfo } from '../cluster-info.js'
+import { memberIdOf, type ClusterInfo } from '../cluster-info.js'
 
 const SINGLE_MEMBER = 'kvlog is a single member; membership changes are not supported'
 
@@ -59,5 +59,5 @@ async function clusterMembers(cluster: ClusterInfo) {
     .map((name) => ({ name, clientUrls: cluster.lastClientUrls(name) }))
   return [...live, ...down]
     .sort((a, b) => a.name.localeCompare(b.name))
-    .map((m) => ({ ID: nameId(cluster.clusterName, m.name), name: m.name, peerURLs: [], clientURLs: m.clientUrls, isLearner: false }))
+    .map((m) => ({ ID: memberIdOf(cluster, m.name), name: m.name, peerURLs: [], clientURLs: m.clientUrls, isLearner: false }))
 }

@@ -25,6 +25,8 @@ const ETCD_MESSAGES: Partial<Record<ErrorCode, string>> = {
   CLOSED: 'etcdserver: server stopped',
   NOT_APPLIED: 'etcdserver: leader changed',
   OUTCOME_UNKNOWN: 'etcdserver: request timed out',
+  // etcd's ErrUnhealthy: its strict reconfiguration check refuses a change that the cluster cannot take now.
+  MEMBERSHIP_UNSETTLED: 'etcdserver: unhealthy cluster',
 }
 
 /**

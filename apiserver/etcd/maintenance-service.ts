@@ -22,7 +22,7 @@ import { ALARM_NAMES, alarmMessage } from './alarms.js'
 import type { Message } from './proto.js'
 import { authenticated, callerOf, type CredentialCarrier } from './caller.js'
 import { unary } from './unary.js'
-import { nameId } from '../cluster-info.js'
+import { memberIdOf, nameId } from '../cluster-info.js'
 import { exportEtcdSnapshot } from '../etcd-snapshot/export.js'
 import { drainedOrGone } from '../drained.js'
 
@@ -32,11 +32,12 @@ const DOOR = 'etcd'
 const SNAPSHOT_CHUNK = 32 * 1024
 
 export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation {
-  const { logs, headers, config, auth, alarms } = deps
+  const { logs, headers, config, auth, alarms, cluster } = deps
   const memberId = headers.identity.memberId
+  const idOf = (clusterName: string, name: string) => (cluster === undefined ? nameId(clusterName, name) : memberIdOf(cluster, name))
   // The leader's corruption check: a CORRUPT alarm for the member whose copy differs, as etcd raises one.
   logs.onCorrupt((report) => {
-    alarms.activate(logs.own, nameId(report.clusterName, report.member), 'CORRUPT').catch(() => undefined)
+    alarms.activate(logs.own, idOf(report.clusterName, report.member), 'CORRUPT').catch(() => undefined)
   })
   /** The caller, with role root; and the log as that caller. */
   const asAdmin = (call: CredentialCarrier) => {
@@ -50,7 +51,7 @@ export function maintenanceService(deps: EtcdDeps): UntypedServiceImplementation
       const s = await log.status()
       // Cluster mode: the leader's id, the applied stream sequence as raft index, the leader's term.
       const c = s.cluster
-      const leader = c === undefined ? memberId : c.leader === '' ? '0' : nameId(c.clusterName, c.leader)
+      const leader = c === undefined ? memberId : c.leader === '' ? '0' : idOf(c.clusterName, c.leader)
       return {
         header: headers.header(s.revision),
         version: config.etcdVersion,

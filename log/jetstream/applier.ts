@@ -38,7 +38,7 @@ import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
 import type { ClusterNames } from './options.js'
-import { APPLIED_MARKER, ROSTER, type AppliedMarker } from './records.js'
+import { APPLIED_MARKER, INCARNATIONS, ROSTER, type AppliedMarker } from './records.js'
 import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
 /** Messages submitted to the copy and not yet applied, at most (the consumer's pulls wait beyond it). */
@@ -89,6 +89,8 @@ export interface ApplierHooks {
   fill(from: number, to: number): Promise<{ kept: KeptMessage[]; unanswered: string[] }>
   /** The stream's last sequence, asked now. */
   streamLast(): Promise<number>
+  /** Resolves once the copy's disk has room for the next message (disk-space.ts). */
+  room(): Promise<void>
 }
 
 interface SeqWaiter {
@@ -113,6 +115,10 @@ export class Applier {
   durableHash = ''
   /** The members that joined (ROSTER). */
   roster: string[] = []
+  /** Their incarnations (INCARNATIONS). */
+  incarnations: Record<string, string> = {}
+  /** The sequence of the last join or leave that changed the roster here since the start. */
+  rosterChangedAt = 0
   private readonly waiters = new Map<string, (outcome: Outcome) => void>()
   private seqWaiters: SeqWaiter[] = []
   private current: Consuming | undefined
@@ -149,6 +155,7 @@ export class Applier {
     this.submitted = this.applied
     this.submittedHash = this.lastHash
     this.roster = ((await this.view.readMeta(ROSTER)) as string[] | undefined) ?? []
+    this.incarnations = ((await this.view.readMeta(INCARNATIONS)) as Record<string, string> | undefined) ?? {}
     await this.consume()
     this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS)
   }
@@ -290,6 +297,7 @@ export class Applier {
       await this.applying
       await this.fillHole(seq)
     }
+    await this.hooks.room()
     await this.applyBytes(seq, data)
   }
 
@@ -435,21 +443,31 @@ export class Applier {
       case 'alarm':
         await this.view.setAlarm(cmd.kind, cmd.active)
         return undefined
-      case 'join':
-        if (!this.roster.includes(cmd.name)) {
-          const roster = [...this.roster, cmd.name]
-          await this.view.writeMeta(ROSTER, roster)
-          this.roster = roster
-        }
+      case 'join': {
+        const renewed = cmd.incarnation !== undefined && this.incarnations[cmd.name] !== cmd.incarnation
+        if (!this.roster.includes(cmd.name)) await this.setRoster([...this.roster, cmd.name])
+        else if (renewed) this.rosterChangedAt = this.applied + 1
+        if (renewed) await this.setIncarnations({ ...this.incarnations, [cmd.name]: cmd.incarnation! })
         return undefined
+      }
       case 'leave':
-        if (this.roster.includes(cmd.name)) {
-          const roster = this.roster.filter((n) => n !== cmd.name)
-          await this.view.writeMeta(ROSTER, roster)
-          this.roster = roster
-        }
+        if (this.roster.includes(cmd.name)) await this.setRoster(this.roster.filter((n) => n !== cmd.name))
+        if (cmd.name in this.incarnations)
+          await this.setIncarnations(Object.fromEntries(Object.entries(this.incarnations).filter(([n]) => n !== cmd.name)))
         return undefined
     }
+  }
+
+  private async setRoster(roster: string[]): Promise<void> {
+    await this.view.writeMeta(ROSTER, roster)
+    this.roster = roster
+    // Applied as the message after the last applied one.
+    this.rosterChangedAt = this.applied + 1
+  }
+
+  private async setIncarnations(incarnations: Record<string, string>): Promise<void> {
+    await this.view.writeMeta(INCARNATIONS, incarnations)
+    this.incarnations = incarnations
   }
 
   /** Registers interest in a command's outcome before it is sent (it may be applied before send returns). */

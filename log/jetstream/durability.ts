@@ -199,7 +199,8 @@ export class Durability {
     return seqs[Math.floor(voters.length / 2)]
   }
 
-  private reached(seq: number): boolean {
+  /** Whether a majority of the roster holds message `seq` durably. */
+  reached(seq: number): boolean {
     return this.majorityDurable() >= seq
   }
 

@@ -72,6 +72,8 @@ const CONFIRM_MS = 100
 /** The least time between two checks triggered by suspect(). */
 const SUSPECT_EVERY_MS = 100
 const PROBE_TIMEOUT_MS = 250
+/** After the entry's expiry as its timestamp gives it: the look-up that finds it gone (see watchExpiry). */
+const EXPIRY_SLACK_MS = 50
 
 export class Election {
   private timer: NodeJS.Timeout | undefined
@@ -94,6 +96,8 @@ export class Election {
   departed: string | undefined
   private aliveSub: Subscription | undefined
   private suspectedAt = 0
+  private expiryTimer: NodeJS.Timeout | undefined
+  private readonly changeListeners = new Set<() => void>()
   /** Renewals that failed or were refused (a metric). */
   renewalFailures = 0
   /** Times this member stepped down while leading (a metric). */
@@ -158,6 +162,7 @@ export class Election {
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.expiryTimer)
     clearInterval(this.timer)
     clearInterval(this.memberTimer)
     this.timer = undefined
@@ -267,9 +272,15 @@ export class Election {
         this.leaderSeenAt = Date.now()
         this.knownTerm = Math.max(this.knownTerm, seen.term ?? 0)
         if (seen.epoch !== this.leader?.epoch) {
-          if (this.leader !== undefined) this.changes++
+          // A first sighting (no leader known before) changes no leader anything was sent to.
+          const change = this.leader !== undefined
           this.leader = seen
+          if (change) {
+            this.changes++
+            this.changed()
+          }
         }
+        this.watchExpiry(entry.created.getTime())
         if (seen.member === this.memberName || !(await this.gone(seen.member))) return
         // The holder's connection is gone: end its lease now (only the revision read, so never a newer one).
         await this.kv.delete('leader', { previousSeq: entry.revision })
@@ -285,10 +296,44 @@ export class Election {
       this.renewedAt = started
       this.leader = record
       this.changes++
+      this.changed()
       this.events.elected(revision)
     } catch {
       // Someone else created it first, or NATS is unreachable: try again on the next tick.
     }
+  }
+
+  /**
+   * Looks the lease up again right after the entry last seen expires (its timestamp + the lease), instead
+   * of up to a tick later: a leader that stopped renewing is replaced as soon as the bucket lets anyone
+   * take over. With clocks apart the look-up comes early (it finds the entry and changes nothing) or late
+   * (the next tick finds it gone anyway).
+   */
+  private watchExpiry(renewedAt: number): void {
+    clearTimeout(this.expiryTimer)
+    const due = renewedAt + this.leaseMs + EXPIRY_SLACK_MS - Date.now()
+    if (due <= 0 || due >= this.leaseMs) return
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = undefined
+      if (this.timer !== undefined && !this.leading) void this.tick()
+    }, due)
+  }
+
+  /**
+   * Resolves at the next leader change this member sees (another epoch's entry, or its own election);
+   * `cancel` drops the listener when the caller no longer waits.
+   */
+  nextChange(): { changed: Promise<void>; cancel: () => void } {
+    let listener: () => void = () => undefined
+    const changed = new Promise<void>((resolve) => (listener = resolve))
+    this.changeListeners.add(listener)
+    return { changed, cancel: () => this.changeListeners.delete(listener) }
+  }
+
+  private changed(): void {
+    const listeners = [...this.changeListeners]
+    this.changeListeners.clear()
+    for (const l of listeners) l()
   }
 
   /** Whether `member`'s liveness subject has no subscriber, twice in a row. */

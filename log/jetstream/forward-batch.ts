@@ -66,8 +66,10 @@ export class ForwardBatcher {
       const data = await this.hooks.request(encode(request), this.hooks.timeout(Math.max(...request.within)))
       replies = decode<{ replies: ForwardReply[] }>(data).replies
     } catch (err) {
+      // OUTCOME_UNKNOWN: the leader changed while the batch was forwarded to it (untilLeaderChange).
+      if (err instanceof KvlogError) for (const w of batch) w.reject(err)
       // 503 no responders: no leader takes batches on this subject; the request went nowhere.
-      if ((err as { code?: string }).code === '503') for (const w of batch) void this.single(w)
+      else if ((err as { code?: string }).code === '503') for (const w of batch) void this.single(w)
       // Anything else (timeout) may have been delivered: the callers wait for their commands in the log.
       else for (const w of batch) w.resolve()
       return

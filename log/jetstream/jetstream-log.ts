@@ -10,7 +10,8 @@
  * result of that application (so a read on this member sees the write).
  *
  * Reads are linearizable unless `serializable`: they wait until this member has applied the stream's last
- * sequence, asked once for all the reads waiting at that moment (ReadBarrier).
+ * sequence as a quorum of its servers confirms it, asked once for all the reads waiting at that moment
+ * (ReadBarrier, confirmed-last.ts).
  */
 import { randomBytes } from 'node:crypto'
 import { headers, type JetStreamManager, type KV, type Msg, type NatsConnection, type NatsError, type Subscription } from 'nats'
@@ -39,6 +40,8 @@ import type {
 import { canWrite, checkLeaseId, normalizeTxn } from '../validate.js'
 import { deleteResponse, oneOpTxn, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
+import { DiskSpace } from './disk-space.js'
+import { confirmedLast, confirmedLastWithin } from './confirmed-last.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
@@ -48,7 +51,8 @@ import { ClusterMetrics } from './metrics.js'
 import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, type JetStreamLogOptions } from './options.js'
 import { Publisher, refused } from './publisher.js'
 import { ReadBarrier } from './read-barrier.js'
-import { openLocalCopy } from './snapshot-restore.js'
+import { copyIsEmpty, openLocalCopy } from './snapshot-restore.js'
+import { ownIncarnation } from './incarnation.js'
 import { CorruptionCheck } from './corruption-check.js'
 import { SnapshotStore } from './snapshot-store.js'
 import { Snapshotter } from './snapshotter.js'
@@ -62,6 +66,31 @@ const MAX_LEASE_ID = (1n << 63n) - 1n
 const RETRY_MS = 50
 /** On a forwarded write: the milliseconds it may still wait in the leader's queue. */
 const WITHIN_HEADER = 'Kvlog-Within'
+
+/**
+ * A forwarded write's answer, or OUTCOME_UNKNOWN as soon as this member sees another leader: the one it
+ * was sent to (stopped, cut off) may have it and may still publish it, or not; its caller need not wait
+ * out the request's timeout to learn that, and its next write goes to the new leader.
+ */
+async function untilLeaderChange(request: Promise<Msg>, election: Election): Promise<Msg> {
+  // Sent while no leader was known: nobody listens there, the request ends "no responders" at once.
+  if (election.epoch === 0) return request
+  const { changed, cancel } = election.nextChange()
+  try {
+    return await Promise.race([
+      request,
+      changed.then(() => {
+        request.catch(() => undefined)
+        throw new KvlogError(
+          'OUTCOME_UNKNOWN',
+          'the leader changed while this write was forwarded to it: it may or may not have been applied',
+        )
+      }),
+    ])
+  } finally {
+    cancel()
+  }
+}
 
 /** Where the leader of `epoch` takes forwarded writes. */
 function forwardSubject(names: ClusterNames, epoch: number): string {
@@ -102,11 +131,14 @@ export async function openJetStreamLog(
       () => SnapshotStore.open(nc.jetstream(), names, o.clusterName, o.natsReplicas),
     )
     const say = (line: string) => o.log?.(line)
+    const fresh = await copyIsEmpty(o.copy)
     const view = await openLocalCopy({ jsm, store, names, memberName: o.memberName, stream, copy: o.copy, say })
     try {
+      const incarnation = await ownIncarnation(view, fresh)
       // The data path's look-ups (the stream's last sequence, one message) wait callTimeoutMs at most.
       const quick = await nc.jetstreamManager({ timeout: o.natsCallTimeout, checkAPI: false })
       const log = new JetStreamLog(o, names, nc, jsm, view, quick)
+      log.incarnation = incarnation
       await whileUnavailable(
         'the consumer',
         o,
@@ -135,11 +167,14 @@ export class JetStreamLog implements Log {
   private readonly tail: TailStore
   private readonly publisher: Publisher
   private readonly barrier: ReadBarrier
+  /** The free space this member's copy keeps (clusterDiskReserve). */
+  readonly disk: DiskSpace
   private election!: Election
   private forwardSubs: Subscription[] = []
   /** A follower's forwarded writes, sent to the leader a turn of the event loop at a time. */
   private readonly forwarding = new ForwardBatcher({
-    request: async (payload, timeout) => (await this.nc.request(`${this.leaderSubject()}.batch`, payload, { timeout })).data,
+    request: async (payload, timeout) =>
+      (await untilLeaderChange(this.nc.request(`${this.leaderSubject()}.batch`, payload, { timeout }), this.election)).data,
     timeout: (left) => this.forwardTimeout(left),
     sendOne: (bytes, deadline) => this.forward(bytes, deadline),
     refused: () => this.election.suspect(),
@@ -154,6 +189,10 @@ export class JetStreamLog implements Log {
   readonly metrics = new ClusterMetrics()
   /** What MemberList reports for this member (the server sets it once it listens, if not configured). */
   clientUrls: string[]
+  /** This copy's incarnation (incarnation.ts; '' for a copy made before incarnations). */
+  incarnation = ''
+  /** A membership change asked through this member is in flight. */
+  private changingMembers = false
 
   constructor(
     private readonly o: JetStreamLogOptions,
@@ -166,6 +205,12 @@ export class JetStreamLog implements Log {
     private readonly quick: JetStreamManager = jsm,
   ) {
     this.clientUrls = o.clientUrls
+    this.disk = new DiskSpace(
+      o.copy.dir,
+      o.clusterDiskReserve,
+      (line) => this.say(line),
+      () => this.closed,
+    )
     this.tail = new TailStore(view, o.clusterTailMessages)
     this.durability = new Durability(
       nc,
@@ -193,6 +238,7 @@ export class JetStreamLog implements Log {
         hashed: (seq, hash) => this.durability.hashed(seq, hash),
         fill: (from, to) => this.durability.fetchFromPeers(from, to, o.natsPublishTimeout),
         streamLast: () => this.streamLast(),
+        room: () => this.disk.room(),
       },
     )
     this.corruption = new CorruptionCheck({
@@ -207,9 +253,19 @@ export class JetStreamLog implements Log {
       roster: () => this.applier.roster,
       say: (line) => this.say(line),
     })
+    const probe = nc.jetstream({ timeout: o.natsCallTimeout })
     this.barrier = new ReadBarrier(
-      () => this.streamLastWithin(o.clusterRequestTimeout),
+      () =>
+        confirmedLastWithin(
+          () => confirmedLast(probe, names.subject),
+          o.clusterRequestTimeout,
+          () => this.closed,
+        ).then((last) => {
+          this.applier.streamLast = Math.max(this.applier.streamLast, last)
+          return last
+        }),
       (seq) => this.applier.waitApplied(seq, o.clusterRequestTimeout),
+      o.clusterRequestTimeout,
     )
     this.publisher = new Publisher(
       nc.jetstream(),
@@ -277,16 +333,18 @@ export class JetStreamLog implements Log {
   }
 
   /**
-   * Puts this member on the roster (through the log) unless the stream's roster has it: first catches up
-   * (the copy may predate a removal), then joins, retried until it is there.
+   * Puts this member on the roster (through the log) unless the stream's roster has it as this
+   * incarnation: first catches up (the copy may predate a removal), then joins, retried until it is there.
    */
   private async join(): Promise<void> {
-    for (let caughtUp = false; !this.closed && !(caughtUp && this.applier.roster.includes(this.o.memberName));) {
+    const me = this.o.memberName
+    const joined = () => this.applier.roster.includes(me) && (this.incarnation === '' || this.applier.incarnations[me] === this.incarnation)
+    for (let caughtUp = false; !this.closed && !(caughtUp && joined());) {
       try {
         if (!caughtUp) {
           await this.catchUp()
           caughtUp = true
-        } else await this.submit({ type: 'join', name: this.o.memberName })
+        } else await this.submit({ type: 'join', name: me, ...(this.incarnation === '' ? {} : { incarnation: this.incarnation }) })
       } catch {
         await new Promise((r) => setTimeout(r, 1000))
       }
@@ -407,24 +465,6 @@ export class JetStreamLog implements Log {
     return info.state.last_seq
   }
 
-  /**
-   * streamLast(), asked again (each ask waits callTimeoutMs at most) while the stream does not answer
-   * (its leader moving, a server stopped), until `timeoutMs`; then UNAVAILABLE.
-   */
-  private async streamLastWithin(timeoutMs: number): Promise<number> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      try {
-        return await this.streamLast()
-      } catch (err) {
-        if (this.closed || Date.now() + RETRY_MS >= deadline) {
-          throw new KvlogError('UNAVAILABLE', `the log's stream did not answer within ${timeoutMs} ms (${(err as Error).message}); retry`)
-        }
-        await new Promise((r) => setTimeout(r, RETRY_MS))
-      }
-    }
-  }
-
   private async serveForward(data: Uint8Array, deadline: number): Promise<ForwardReply> {
     try {
       const tagged = decode<Tagged>(data)
@@ -502,9 +542,8 @@ export class JetStreamLog implements Log {
       try {
         const h = headers()
         h.set(WITHIN_HEADER, String(Math.max(1, left)))
-        const reply = decode<ForwardReply>(
-          (await this.nc.request(this.leaderSubject(), bytes, { timeout: this.forwardTimeout(left), headers: h })).data,
-        )
+        const request = this.nc.request(this.leaderSubject(), bytes, { timeout: this.forwardTimeout(left), headers: h })
+        const reply = decode<ForwardReply>((await untilLeaderChange(request, this.election)).data)
         this.metrics.observe('forward', performance.now() - started)
         if (reply.error !== undefined) {
           // NOT_APPLIED: refused before publishing (leadership ended, queue deadline): safe to send again.
@@ -643,7 +682,22 @@ export class JetStreamLog implements Log {
    * runs on is still served but not counted; started again, it joins again.
    */
   async removeMember(name: string): Promise<void> {
-    await this.submit({ type: 'leave', name })
+    // One change at a time, as etcd's raft takes one configuration change at a time: the previous one
+    // (asked here, or applied here from elsewhere) must be durable on a majority first.
+    if (this.changingMembers || !this.durability.reached(this.applier.rosterChangedAt)) {
+      throw new KvlogError('MEMBERSHIP_UNSETTLED', 'the previous membership change is not yet durable on a majority of the members; retry')
+    }
+    this.changingMembers = true
+    try {
+      await this.submit({ type: 'leave', name })
+    } finally {
+      this.changingMembers = false
+    }
+  }
+
+  /** A member's incarnation as this member knows it ('' if none is recorded). */
+  incarnationOf(name: string): string {
+    return name === this.o.memberName ? this.incarnation : (this.applier.incarnations[name] ?? '')
   }
 
   /** The members whose records are alive in the cluster's bucket. */
@@ -681,9 +735,12 @@ export class JetStreamLog implements Log {
     }
   }
 
-  /** Whether this member has applied what the stream held when last asked (refreshes the figure). */
+  /**
+   * Whether this member has applied what the stream held when last asked (refreshes the figure); never
+   * while its copy's disk is below the reserve.
+   */
   async caughtUp(): Promise<boolean> {
-    if (this.closed) return false
+    if (this.closed || this.disk.full) return false
     try {
       const last = await this.streamLast()
       return this.applier.applied >= last

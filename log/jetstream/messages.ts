@@ -20,8 +20,11 @@ export type SoloCommand =
   | { type: 'compact'; revision: number }
   | { type: 'meta'; name: string; value: unknown; ifRevision?: number }
   | { type: 'alarm'; kind: 'NOSPACE'; active: boolean }
-  /** Adds a member to the roster whose majority acknowledges writes (durability.ts). */
-  | { type: 'join'; name: string }
+  /**
+   * Adds a member to the roster whose majority acknowledges writes (durability.ts), and records its
+   * incarnation (absent: a member of a version that had none).
+   */
+  | { type: 'join'; name: string; incarnation?: string }
   /** Takes a member off the roster (etcd's MemberRemove). */
   | { type: 'leave'; name: string }
 

@@ -15,6 +15,7 @@
  *   clusterSnapshotInterval, clusterSnapshotKeep,
  *   clusterSnapshotCheckInterval, clusterPurgeGrace snapshots and purges (snapshotter.ts)
  *   clusterTailMessages                          the kept tail (tail.ts)
+ *   clusterDiskReserve                           the free space the copy keeps (disk-space.ts)
  *   clusterCorruptCheckInterval                  the corruption check (corruption-check.ts)
  *   leaseCheckInterval                           how often the leader looks for expired leases
  */
@@ -39,6 +40,7 @@ export const JETSTREAM_LOG_SETTINGS = [
   'clusterPurgeGrace',
   'clusterCorruptCheckInterval',
   'clusterTailMessages',
+  'clusterDiskReserve',
   'leaseCheckInterval',
 ] as const satisfies readonly (keyof Config)[]
 

@@ -42,9 +42,14 @@ export interface RestoreContext {
 
 const PROGRESS_EVERY_MS = 2000
 
+/** Whether the copy's directory is empty or absent: the member starts without a copy. */
+export async function copyIsEmpty(copy: ReplicaStorage): Promise<boolean> {
+  return (await readdir(resolve(copy.dir)).catch(() => [])).length === 0
+}
+
 export async function openLocalCopy(c: RestoreContext): Promise<Replica> {
   const dir = resolve(c.copy.dir)
-  const empty = (await readdir(dir).catch(() => [])).length === 0
+  const empty = await copyIsEmpty(c.copy)
   let view = empty ? undefined : await openCopy(c, dir)
   const marker = view === undefined ? undefined : ((await view.readMeta(APPLIED_MARKER)) as AppliedMarker | undefined)
   const applied = marker?.seq ?? 0

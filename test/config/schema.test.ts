@@ -94,6 +94,7 @@ const EXPECTED_DEFAULTS: Config = {
   natsPublishTimeout: 2000,
   natsCallTimeout: 2000,
   clusterTailMessages: 10_000,
+  clusterDiskReserve: 64 * 1024 * 1024,
   clusterRequestTimeout: 10_000,
   clusterMaxGroupCommands: 1024,
   clusterMaxGroupBytes: 512 * 1024,

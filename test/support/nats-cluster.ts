@@ -10,6 +10,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect } from 'nats'
+import { TcpProxy } from '../clients/tcp-proxy.js'
 import { freePort } from './free-port.js'
 import { sleep } from './wait.js'
 
@@ -19,6 +20,8 @@ export interface NatsServer {
   name: string
   clientPort: number
   url: string
+  /** The server's HTTP monitoring endpoint (/jsz, /connz). */
+  monitorUrl: string
   child: ChildProcess | undefined
   log(): string
 }
@@ -35,6 +38,12 @@ export interface NatsCluster {
   resume(i: number): void
   /** Starts a stopped server again with the same store dir and ports. */
   restart(i: number): Promise<void>
+  /**
+   * With `routeProxies`: cuts every route between server i and the others (each way), and refuses new
+   * ones, so server i runs on, reachable by its clients, but alone; heal() lets the routes connect again.
+   */
+  partition(i: number): void
+  heal(i: number): void
   stop(): Promise<void>
 }
 
@@ -44,12 +53,32 @@ export interface NatsClusterOptions {
    * knows only the URLs it was given: a test can put TCP proxies in front of the servers and cut them.
    */
   noAdvertise?: boolean
+  /**
+   * Every route goes through a TCP proxy of its own (one per direction and pair of servers), and the
+   * servers advertise no reachable route address, so the routes are only the proxied ones and
+   * partition(i) can cut a server off from the others while its clients still reach it.
+   */
+  routeProxies?: boolean
 }
 
 export async function startNatsCluster(size = 3, options: NatsClusterOptions = {}): Promise<NatsCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'kvlog-nats-'))
-  const ports: Array<{ client: number; route: number }> = []
-  for (let i = 0; i < size; i++) ports.push({ client: await freePort(), route: await freePort() })
+  const ports: Array<{ client: number; route: number; monitor: number }> = []
+  for (let i = 0; i < size; i++) ports.push({ client: await freePort(), route: await freePort(), monitor: await freePort() })
+  // routeProxy[i][j]: server i's route to server j.
+  const routeProxy: Array<Array<TcpProxy | undefined>> = []
+  if (options.routeProxies === true) {
+    for (let i = 0; i < size; i++) {
+      routeProxy.push([])
+      for (let j = 0; j < size; j++) routeProxy[i].push(i === j ? undefined : await TcpProxy.start(`http://127.0.0.1:${ports[j].route}`))
+    }
+  }
+  const routeUrl = (i: number, j: number): string => {
+    const proxy = routeProxy[i]?.[j]
+    return proxy === undefined ? `nats-route://127.0.0.1:${ports[j].route}` : proxy.url.replace(/^http:/, 'nats-route:')
+  }
+  // Gossiped to the others for routes they were not given: nothing listens there.
+  const unreachable = options.routeProxies === true ? await freePort() : undefined
   const servers: NatsServer[] = []
   const logs: string[] = []
   const spawnServer = async (i: number): Promise<void> => {
@@ -57,19 +86,22 @@ export async function startNatsCluster(size = 3, options: NatsClusterOptions = {
     const store = join(dir, name)
     await mkdir(store, { recursive: true })
     const routes = ports
-      .filter((_, j) => j !== i)
-      .map((p) => `"nats-route://127.0.0.1:${p.route}"`)
+      .map((_, j) => j)
+      .filter((j) => j !== i)
+      .map((j) => `"${routeUrl(i, j)}"`)
       .join(', ')
+    const advertise = unreachable === undefined ? '' : `, advertise: "127.0.0.1:${unreachable}"`
     const conf = join(dir, `${name}.conf`)
     await writeFile(
       conf,
       [
         `server_name: ${name}`,
         `listen: "127.0.0.1:${ports[i].client}"`,
+        `http: "127.0.0.1:${ports[i].monitor}"`,
         // Above maxRequestBytes (1.5 MiB): one write request must fit in one stream message.
         'max_payload: 8MB',
         `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 1GB }`,
-        `cluster { name: kvlogtest, listen: "127.0.0.1:${ports[i].route}", routes: [${routes}]${options.noAdvertise ? ', no_advertise: true' : ''} }`,
+        `cluster { name: kvlogtest, listen: "127.0.0.1:${ports[i].route}", routes: [${routes}]${options.noAdvertise ? ', no_advertise: true' : ''}${advertise} }`,
         '',
       ].join('\n'),
     )
@@ -85,6 +117,7 @@ export async function startNatsCluster(size = 3, options: NatsClusterOptions = {
       name: `n${i}`,
       clientPort: ports[i].client,
       url: `nats://127.0.0.1:${ports[i].client}`,
+      monitorUrl: `http://127.0.0.1:${ports[i].monitor}`,
       child: undefined,
       log: () => logs[i],
     })
@@ -106,12 +139,26 @@ export async function startNatsCluster(size = 3, options: NatsClusterOptions = {
     kill,
     pause: (i) => servers[i].child?.kill('SIGSTOP'),
     resume: (i) => servers[i].child?.kill('SIGCONT'),
+    partition: (i) => {
+      for (let j = 0; j < size; j++) {
+        for (const proxy of [routeProxy[i]?.[j], routeProxy[j]?.[i]]) {
+          if (proxy === undefined) continue
+          proxy.refuse = true
+          proxy.cutAll()
+        }
+      }
+    },
+    heal: (i) => {
+      for (let j = 0; j < size; j++)
+        for (const proxy of [routeProxy[i]?.[j], routeProxy[j]?.[i]]) if (proxy !== undefined) proxy.refuse = false
+    },
     restart: async (i) => {
       await spawnServer(i)
       await waitJetStream(servers[i].url, 20_000)
     },
     stop: async () => {
       for (let i = 0; i < size; i++) await kill(i)
+      for (const proxy of routeProxy.flat()) await proxy?.close()
       await rm(dir, { recursive: true, force: true })
     },
   }

@@ -5,15 +5,17 @@
  *
  *   <signal>:<target>   signal kill (SIGKILL, restarted after the window) or stop (SIGSTOP for STOP_MS,
  *                       then SIGCONT); target one of TARGETS: the nats-server that leads the log stream,
- *                       that leads the election bucket, that serves a follower's or the leader's log
- *                       consumer, or the kvlog leader or a follower member.
+ *                       that leads the election bucket, that is JetStream's meta leader, that serves a
+ *                       follower's or the leader's log consumer, that the kvlog leader's NATS connection
+ *                       goes through, or the kvlog leader or a follower member.
  *
  * Per run: the longest gap with no acknowledged write for the writers on the surviving members (from the
  * fault to the end of the window), whether the surviving members name one and the same leader one lease
  * after the fault, acknowledged writes missing on any member at the end (must be 0), and whether every
  * member's state digest (sha256 of every key, value and revision) is the same at the end (no fork). For a
  * nats-server that led a stream, JetStream's own election time for it (until the stream names another
- * leader) is measured too: the bound is that + 2 s, and 3 s for faults that move no stream leader.
+ * leader) is measured too: the bound is that + 2 s, and 3 s for faults that move no stream leader. For the
+ * meta leader's server, JetStream's own meta election time is measured and reported beside it.
  */
 import { createHash } from 'node:crypto'
 import { connect } from 'nats'
@@ -22,7 +24,16 @@ import { listPrefix, startMembers, waitReady, type ClusterProcesses, type Member
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
 import { sleep } from '../../support/wait.js'
 
-export const TARGETS = ['stream-leader', 'bucket-leader', 'follower-consumer', 'leader-consumer', 'kvlog-leader', 'kvlog-follower'] as const
+export const TARGETS = [
+  'stream-leader',
+  'bucket-leader',
+  'meta-leader',
+  'follower-consumer',
+  'leader-consumer',
+  'leader-connection',
+  'kvlog-leader',
+  'kvlog-follower',
+] as const
 export type Target = (typeof TARGETS)[number]
 export type Signal = 'kill' | 'stop'
 export interface Cell {
@@ -35,8 +46,10 @@ export interface RunResult {
   /** The nats-server or member the fault hit. */
   victim: string
   gapMs: number
-  /** JetStream's election time for the stream the victim led (0: it led none). */
+  /** JetStream's election time for the stream the victim led (0: it led none; the window: none seen in it). */
   electionMs: number
+  /** JetStream's meta election time, when the victim was the meta leader (0: it was not). */
+  metaElectionMs: number
   boundMs: number
   oneLeader: boolean
   lost: number
@@ -92,6 +105,31 @@ async function streamLeader(urls: string, stream: string): Promise<string> {
   }
 }
 
+/** JetStream's meta leader as the running servers' monitoring endpoints report it ('' if none answers). */
+async function metaLeader(nats: NatsCluster, except = ''): Promise<string> {
+  for (const s of nats.servers) {
+    if (s.child === undefined || s.name === except) continue
+    const jsz = await fetch(`${s.monitorUrl}/jsz`, { signal: AbortSignal.timeout(1000) }).then(
+      async (r) => (await r.json()) as { meta_cluster?: { leader?: string } },
+      () => undefined,
+    )
+    const leader = jsz?.meta_cluster?.leader ?? ''
+    if (leader !== '') return leader
+  }
+  return ''
+}
+
+/** The nats-server that member `name`'s NATS connection goes through (its client name, log/jetstream/connection.ts). */
+async function connectionServer(nats: NatsCluster, name: string): Promise<string> {
+  for (const s of nats.servers) {
+    const connz = (await (await fetch(`${s.monitorUrl}/connz`, { signal: AbortSignal.timeout(2000) })).json()) as {
+      connections?: Array<{ name?: string }>
+    }
+    if ((connz.connections ?? []).some((c) => c.name === `kvlog ${CLUSTER}/${name}`)) return s.name
+  }
+  return ''
+}
+
 async function digest(m: Member): Promise<string> {
   const { kvs } = await listPrefix(m, '/')
   return createHash('sha256')
@@ -104,9 +142,13 @@ export async function runCell(cell: Cell): Promise<RunResult> {
   let cluster: ClusterProcesses | undefined
   let paused: (() => void) | undefined
   try {
-    cluster = await startMembers(nats, CLUSTER)
+    // Before the fault: a start that fails measured nothing (run.ts runs it again).
+    const notStarted = (err: unknown) => {
+      throw new Error(`the cluster did not start: ${String(err)}`)
+    }
+    cluster = await startMembers(nats, CLUSTER).catch(notStarted)
     const members = cluster.members
-    for (const m of members) await waitReady(m)
+    for (const m of members) await waitReady(m).catch(notStarted)
     const names = clusterNames(CLUSTER)
     const leaderName = await leaderOf(members[0])
     const li = members.findIndex((m) => m.name === leaderName)
@@ -136,6 +178,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
     let hit: () => Promise<void>
     let heal: () => Promise<void> = () => Promise.resolve()
     let ledStream = ''
+    let ledMeta = false
     if (cell.target === 'kvlog-leader' || cell.target === 'kvlog-follower') {
       const i = cell.target === 'kvlog-leader' ? li : fi
       victim = members[i].name
@@ -154,12 +197,17 @@ export async function runCell(cell: Cell): Promise<RunResult> {
           ? await streamLeader(nats.urls, names.stream)
           : cell.target === 'bucket-leader'
             ? await streamLeader(nats.urls, `KV_${names.bucket}`)
-            : await consumerServer(members[cell.target === 'leader-consumer' ? li : fi])
+            : cell.target === 'meta-leader'
+              ? await metaLeader(nats)
+              : cell.target === 'leader-connection'
+                ? await connectionServer(nats, leaderName)
+                : await consumerServer(members[cell.target === 'leader-consumer' ? li : fi])
       const n = nats.servers.findIndex((s) => s.name === server)
       if (n < 0) throw new Error(`no nats-server ${server} for ${cellName(cell)}`)
       victim = server
       if ((await streamLeader(nats.urls, names.stream)) === server) ledStream = names.stream
       else if ((await streamLeader(nats.urls, `KV_${names.bucket}`)) === server) ledStream = `KV_${names.bucket}`
+      ledMeta = (await metaLeader(nats)) === server
       if (cell.signal === 'kill') {
         hit = () => nats.kill(n, 'SIGKILL')
         heal = () => nats.restart(n)
@@ -184,6 +232,19 @@ export async function runCell(cell: Cell): Promise<RunResult> {
         await sleep(100)
       }
     })()
+    let metaElectionMs = 0
+    const metaElection = (async () => {
+      if (!ledMeta) return
+      for (;;) {
+        const now = await metaLeader(nats, victim)
+        if (now !== '' && now !== victim) {
+          metaElectionMs = Date.now() - faultAt
+          return
+        }
+        if (Date.now() - faultAt > WINDOW_MS) return
+        await sleep(100)
+      }
+    })()
     if (paused !== undefined) {
       await sleep(STOP_MS)
       paused()
@@ -194,7 +255,11 @@ export async function runCell(cell: Cell): Promise<RunResult> {
     const oneLeader = leaders[0] !== '' && leaders.every((l) => l === leaders[0])
     await sleep(Math.max(0, faultAt + WINDOW_MS - Date.now()))
     await election
+    await metaElection
     const endAt = Date.now()
+    // A leader role the victim held that no other server took within the window: at least that long.
+    if (ledStream !== '' && electionMs === 0) electionMs = endAt - faultAt
+    if (ledMeta && metaElectionMs === 0) metaElectionMs = endAt - faultAt
     writing = false
     await Promise.all(writers)
     await heal()
@@ -230,6 +295,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       victim,
       gapMs,
       electionMs,
+      metaElectionMs,
       boundMs: ledStream === '' ? 3000 : electionMs + 2000,
       oneLeader,
       lost,
