@@ -77,6 +77,33 @@ export function kvToJson(kv: KeyValue, keysOnly = false): KeyValueJson {
   return out
 }
 
+/**
+ * kvToJson's JSON text, written straight from a kv's fields (Log.rangeInto's sink): the same bytes as
+ * JSON.stringify(kvToJson(kv, keysOnly)) without an object per kv.
+ */
+export function kvJsonText(
+  key: Uint8Array,
+  value: Uint8Array,
+  createRevision: number,
+  modRevision: number,
+  version: number,
+  lease: bigint,
+  keysOnly = false,
+): string {
+  let text = `{${bytesJsonText('key', key)}`
+  if (!keysOnly) text += `,${bytesJsonText('value', value)}`
+  text += `,"createRevision":${createRevision},"modRevision":${modRevision},"version":${version}`
+  if (lease !== 0n) text += `,"lease":"${leaseToJson(lease)}"`
+  return `${text}}`
+}
+
+/** putBytes's field as JSON text: `"<name>":<string>` or `"<name>Base64":"<base64>"`. */
+function bytesJsonText(name: string, bytes: Uint8Array): string {
+  const text = utf8(bytes)
+  if (text !== undefined) return `"${name}":${JSON.stringify(text)}`
+  return `"${name}Base64":"${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}"`
+}
+
 /** One event: type, revision, kv, and prevKv when present. */
 export function eventToJson(event: Event, revision: number, withPrevKv: boolean): EventJson {
   const out: EventJson = { type: event.type, revision, kv: kvToJson(event.kv) }

@@ -241,7 +241,8 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     default: 1.5 * MiB,
     min: 256,
     max: 64 * MiB,
-    description: 'Largest accepted request or transaction, counting keys and values of every op (REQUEST_TOO_LARGE).',
+    description:
+      'Largest accepted request or transaction, counting keys and values of every op (REQUEST_TOO_LARGE). Also the size of a step of a streamed read (etcd RangeStream chunks, streamed GET /v1/kv ranges and resource Lists): the server holds about one per response.',
     flag: '--max-request-bytes',
     env: 'KVLOG_MAX_REQUEST_BYTES',
   },

@@ -106,7 +106,7 @@ export function buildHttpApp({ log, config, metrics, state, watch, compaction, t
   authStatusRoutes(app, log, authAdmin)
   authUserRoutes(app, log, authAdmin)
   authRoleRoutes(app, log, authAdmin)
-  kvRangeRoute(app, log)
+  kvRangeRoute(app, log, config.maxRequestBytes)
   kvPutRoute(app, log)
   kvDeleteRoute(app, log)
   txnRoute(app, log, config.maxTxnDepth)

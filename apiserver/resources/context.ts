@@ -23,6 +23,8 @@ export interface ApiContext {
   namespaces: Namespaces
   /** Periodic BOOKMARK events of watches with allowWatchBookmarks, ms (0 = none). */
   bookmarkInterval: number
+  /** A list reads and writes its objects about this many bytes at a time (range-steps.ts). */
+  listChunkBytes: number
   /** The caller of a request that is not served inside a route (a WebSocket upgrade); throws UNAUTHENTICATED. */
   callerOf(request: IncomingMessage): Identity
   /** Throws PERMISSION_DENIED (or UNAUTHENTICATED) unless `who` may read every key of the prefix. */

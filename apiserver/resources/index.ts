@@ -70,6 +70,7 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
     namespaces: new Namespaces(log, registry, config.resourceNamespaceMustExist),
     store: new ObjectStore(log, (rt, name, obj, revision) => crds.onWrite(rt, name, obj, revision)),
     bookmarkInterval: config.watchProgressInterval,
+    listChunkBytes: config.maxRequestBytes,
     callerOf,
     authorizeRead,
     whileAuthorized,
@@ -193,7 +194,7 @@ async function serve(ctx: ApiContext, req: ResourceRequest, request: FastifyRequ
         if (req.subresource !== undefined) throw methodNotAllowed()
         return serveHttpWatch(ctx, req, table, reply)
       }
-      if (req.name === undefined) return listCollection(ctx, req, table)
+      if (req.name === undefined) return listCollection(ctx, req, table, reply)
       return table ? getObject(ctx, req, true) : answer(await ctx.store.get(req.target, req.name))
     case 'POST': {
       const created = await createObject(ctx, req, object())

@@ -17,6 +17,7 @@ import { prefixEnd } from '../../log/keys.js'
 import { KvlogError } from '../../log/errors.js'
 import type { KeyValue } from '../../log/types.js'
 import { decodeContinue, encodeContinue } from '../paging.js'
+import { rangeSteps, type RangeStep } from '../range-steps.js'
 import { queryInt, queryString, type Query } from '../params.js'
 import { decodeStored, type Target } from './objects.js'
 import { type K8sObject } from './k8s-object.js'
@@ -102,7 +103,30 @@ export async function scanPrefix(
   }
 }
 
-export async function listObjects(log: Log, target: Target, options: ListOptions): Promise<ListResult> {
+export async function listObjects(log: Log, target: Target, options: ListOptions, chunkBytes: number): Promise<ListResult> {
+  const items: K8sObject[] = []
+  const steps = listSteps(log, target, options, chunkBytes, (obj) => void items.push(obj))
+  for (;;) {
+    const step = await steps.next()
+    if (step.done === true) return { items, ...step.value }
+  }
+}
+
+/** What a list answers beside its items. */
+export type ListMeta = Omit<ListResult, 'items'>
+
+/**
+ * A list read in steps (range-steps.ts): hands each matching object to `item` as it is read and yields
+ * the list's revision after each step; returns the list's metadata. The checks (continue token, compacted,
+ * notOlderThan) are made before the first step.
+ */
+export async function* listSteps(
+  log: Log,
+  target: Target,
+  options: ListOptions,
+  chunkBytes: number,
+  item: (obj: K8sObject) => void,
+): AsyncGenerator<number, ListMeta, undefined> {
   const prefix = Buffer.from(collectionPrefix(target.rt, target.namespace))
   const end = prefixEnd(prefix)
   let start: Buffer = prefix
@@ -127,29 +151,38 @@ export async function listObjects(log: Log, target: Target, options: ListOptions
     })
   }
   const limit = options.limit ?? 0
-  const items: K8sObject[] = []
-  for (;;) {
-    const page = await log.range(start, { rangeEnd: end, revision, limit })
-    revision = page.revision
-    for (let i = 0; i < page.kvs.length; i++) {
-      const kv = page.kvs[i]
-      const obj = decodeStored(kv, target)
-      if (obj === undefined || !options.selector.matches(obj)) continue
-      items.push(obj)
-      if (limit > 0 && items.length === limit) {
-        const more = i < page.kvs.length - 1 || page.more
-        if (!more) return { items, revision }
-        // count counts the keys from this page's start on; without selectors that is exact.
-        const remaining = options.selector.empty ? page.count - (i + 1) : undefined
-        return {
-          items,
-          revision,
-          continue: encodeContinue(revision, kv.key, prefix, end),
-          ...(remaining === undefined ? {} : { remainingItemCount: remaining }),
-        }
+  let matched = 0
+  // Whether a key follows the last item of a full page.
+  let more = false
+  const steps = rangeSteps(
+    log,
+    start,
+    { rangeEnd: end, revision },
+    chunkBytes,
+    (key, value, createRevision, modRevision, version, lease) => {
+      if (limit > 0 && matched === limit) {
+        more = true
+        return false
       }
-    }
-    if (!page.more) return { items, revision }
-    start = Buffer.concat([page.kvs.at(-1)!.key, Buffer.from([0])])
+      const obj = decodeStored({ key, value, createRevision, modRevision, version, lease }, target)
+      if (obj !== undefined && options.selector.matches(obj)) {
+        matched++
+        item(obj)
+      }
+      return true
+    },
+  )
+  let last: RangeStep | undefined
+  for await (const step of steps) {
+    last = step
+    yield step.revision
+  }
+  const { revision: read, count, taken } = last!
+  if (!more) return { revision: read }
+  // count counts the keys from the list's start on; without selectors the keys after the page are its items.
+  return {
+    revision: read,
+    continue: encodeContinue(read, last!.lastKey(), prefix, end),
+    ...(options.selector.empty ? { remainingItemCount: count - taken } : {}),
   }
 }

@@ -47,11 +47,16 @@ export async function deleteObject(ctx: ApiContext, req: ResourceRequest, body: 
 
 export async function deleteCollection(ctx: ApiContext, req: ResourceRequest, body: unknown): Promise<JsonObject> {
   const { dryRun } = deleteOptions(req, body)
-  const listed = await listObjects(ctx.log, req.target, {
-    ...parseListOptions(req.query, req.target.rt),
-    limit: undefined,
-    continue: undefined,
-  })
+  const listed = await listObjects(
+    ctx.log,
+    req.target,
+    {
+      ...parseListOptions(req.query, req.target.rt),
+      limit: undefined,
+      continue: undefined,
+    },
+    ctx.listChunkBytes,
+  )
   const deleted: K8sObject[] = []
   for (const obj of listed.items) {
     const target = { ...req.target, namespace: obj.metadata.namespace }
