@@ -43,7 +43,8 @@ export async function startMembers(
       name,
       dir: join(root, name),
       proc: undefined,
-      args: ['--nats-url', nats.urls, '--cluster-name', clusterName, '--member-name', name, ...extraArgs],
+      // At info: tests read the engine's progress lines (leadership, snapshots, refills).
+      args: ['--nats-url', nats.urls, '--cluster-name', clusterName, '--member-name', name, '--log-level', 'info', ...extraArgs],
       get http() {
         if (this.proc === undefined) throw new Error(`${name} is not running`)
         return this.proc.http

@@ -19,6 +19,8 @@ export interface ServerProcess {
   stderr(): string
   /** What it printed on stdout (its log lines). */
   stdout(): string
+  /** All it printed: its log lines (stdout), then stderr. */
+  output(): string
   /** Sends the signal and resolves with the exit code (or the signal name). */
   stop(signal?: NodeJS.Signals): Promise<number | string>
   cleanup(): Promise<void>
@@ -85,6 +87,7 @@ export async function startServerProcess(extraArgs: string[] = [], dataDir?: str
     dataDir: dir,
     stderr: () => stderr,
     stdout: () => stdout,
+    output: () => `${stdout}${stderr}`,
     stop: (signal = 'SIGTERM') => {
       child.kill(signal)
       return exited

@@ -128,7 +128,7 @@ describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', fu
         `${Math.round(figure('kvlog_cluster_last_snapshot_seconds') * 1000)} ms; a fresh member was ready ` +
         `${Math.round(performance.now() - starting)} ms after its start`,
     )
-    expect(members[3].proc!.stderr()).to.match(/restored snapshot seq-/)
+    expect(members[3].proc!.output()).to.match(/restored snapshot seq-/)
     await sameState(members[0], members[3])
 
     // Watches from the snapshot's revision work there, including writes through the fresh member.
@@ -167,7 +167,7 @@ describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', fu
     // The member that was down across the purge comes back through a snapshot too.
     await cluster.start(2)
     await waitReady(members[2])
-    expect(members[2].proc!.stderr()).to.match(/restored snapshot seq-/)
+    expect(members[2].proc!.output()).to.match(/restored snapshot seq-/)
     for (const m of [members[1], members[2], members[3]]) await sameState(members[0], m)
   })
 
@@ -216,7 +216,7 @@ describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', fu
     await fresh(3)
     await cluster.start(3)
     await waitReady(members[3])
-    const stderr = members[3].proc!.stderr()
+    const stderr = members[3].proc!.output()
     expect(stderr).to.match(/refuses snapshot seq-\d+ .*another history/)
     expect(stderr).to.match(new RegExp(`refuses snapshot ${newest.name} from \\S+: restore: `))
     expect(stderr).to.match(new RegExp(`restored snapshot ${older.name}`))
@@ -230,7 +230,7 @@ describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', fu
     await fresh(3)
     let failure: Error | undefined
     await cluster.start(3).catch((err: Error) => (failure = err))
-    expect(failure?.message, members[3].proc?.stderr()).to.match(/no usable snapshot/)
+    expect(failure?.message, members[3].proc?.output()).to.match(/no usable snapshot/)
     await sameState(members[0], members[1])
   })
 
@@ -259,7 +259,7 @@ describe('kvlog cluster snapshots (3 nats-servers, 4 kvlog serve processes)', fu
       expect((await jsm.streams.info(graceNames.stream)).state.first_seq, 'the stream still holds what m2 misses').to.be.at.most(downAt + 1)
       await other.start(2)
       await waitReady(members[2])
-      expect(members[2].proc!.stderr()).to.not.match(/restored snapshot/)
+      expect(members[2].proc!.output()).to.not.match(/restored snapshot/)
       await sameState(members[0], members[2])
     } finally {
       await other.cleanup()

@@ -171,7 +171,9 @@ describe('history browser /ui (real Chromium)', function () {
     expect(await second.getByTestId('who').textContent()).to.equal('by anonymous (node) via http')
     await shot(page, 'key-history-json')
     await page.goto(`${server.http}/ui/#/key?key=/app/via-etcd`)
-    expect(await page.locator(`.version[data-revision="${viaEtcd}"]`).getByTestId('who').textContent()).to.equal('by anonymous via etcd')
+    expect(await page.locator(`.version[data-revision="${viaEtcd}"]`).getByTestId('who').textContent()).to.match(
+      /^by anonymous \(grpc-node-js\/[\d.]+\) via etcd$/,
+    )
     await page.goto(`${server.http}/ui/#/key?key=/app/leased`)
     await page.locator(`.version[data-revision="${expired}"] .who`, { hasText: 'by kvlog (lease expiry)' }).waitFor()
     await page.goto(`${server.http}/ui/#/key?key=/app/notes`)

@@ -275,7 +275,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
     // Every member caught up: the same revision, every acknowledged write there, one digest.
     for (const m of members) {
       await waitReady(m, 60_000).catch((err: Error) => {
-        throw new Error(`${cellName(cell)}: ${err.message}; its log:\n${m.proc?.stderr().slice(-6000) ?? '(not running)'}`)
+        throw new Error(`${cellName(cell)}: ${err.message}; its log:\n${m.proc?.output().slice(-6000) ?? '(not running)'}`)
       })
     }
     const deadline = Date.now() + 60_000
