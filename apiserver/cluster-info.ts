@@ -32,7 +32,7 @@ export interface ClusterFigures {
   consumersMade: number
   consumerServer: string
   leadership(): { renewalFailures: number; stepDowns: number; leadersSeen: number; unknownPublishOutcomes: number }
-  copies(): { applierStopped: boolean; durableLag: Array<{ name: string; lag: number }> }
+  copies(): { applierStopped: boolean; diskLow: boolean; durableLag: Array<{ name: string; lag: number }> }
   corruption(): { checks: number; mismatches: number; inconclusive: number }
   /** Calls `listener` with each write phase's time as it is observed (log/jetstream/metrics.ts, PHASES). */
   onPhase(listener: (phase: string, ms: number) => void): () => void

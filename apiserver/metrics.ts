@@ -179,6 +179,11 @@ export class Metrics {
       () => (figures.copies().applierStopped ? 1 : 0),
     )
     gauge(
+      'kvlog_cluster_disk_low',
+      "1 while this member's copy's filesystem has less than clusterDiskReserve free: it applies nothing and is not ready until there is room.",
+      () => (figures.copies().diskLow ? 1 : 0),
+    )
+    gauge(
       'kvlog_cluster_consumers_made',
       'Log consumers this member made: one at start, then one each time its consumer delivered nothing while the stream held more (its nats-server lost).',
       () => figures.consumersMade,

@@ -324,6 +324,7 @@ export class JetStreamLog implements Log {
     })
     this.metrics.copies = () => ({
       applierStopped: this.applier.failure !== undefined,
+      diskLow: this.disk.full,
       durableLag: this.durability.lags(this.applier.applied),
     })
     this.metrics.corruption = () => this.corruption.figures

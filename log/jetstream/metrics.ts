@@ -43,6 +43,8 @@ export interface LeadershipFigures {
 export interface CopyFigures {
   /** This member's applier stopped (a fork, a hole no member can fill): it applies nothing more. */
   applierStopped: boolean
+  /** This member's copy's filesystem is below clusterDiskReserve: it applies nothing until there is room. */
+  diskLow: boolean
   /** Each roster member's durable position behind this member's applied one, in messages. */
   durableLag: Array<{ name: string; lag: number }>
 }
@@ -67,7 +69,7 @@ export class ClusterMetrics {
   /** Set once the election and the publisher exist (JetStreamLog.start). */
   leadership: () => LeadershipFigures = () => ({ renewalFailures: 0, stepDowns: 0, leadersSeen: 0, unknownPublishOutcomes: 0 })
   /** Set once the applier and the durability exist (JetStreamLog.start). */
-  copies: () => CopyFigures = () => ({ applierStopped: false, durableLag: [] })
+  copies: () => CopyFigures = () => ({ applierStopped: false, diskLow: false, durableLag: [] })
   /** Set once the corruption check exists (JetStreamLog.start). */
   corruption: () => CorruptionFigures = () => ({ checks: 0, mismatches: 0, inconclusive: 0 })
   /** Times this member became leader. */

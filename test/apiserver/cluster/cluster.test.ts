@@ -86,6 +86,7 @@ describe('kvlog cluster (3 nats-servers, 3 kvlog serve processes)', function () 
     expect(metrics).to.match(/^kvlog_cluster_publish_count [1-9]/m)
     expect(metrics).to.match(/^kvlog_cluster_apply_lag\{unit="messages"\} 0$/m)
     expect(metrics).to.match(/^kvlog_cluster_applier_stopped 0$/m)
+    expect(metrics).to.match(/^kvlog_cluster_disk_low 0$/m)
     for (const m of members) expect(metrics).to.match(new RegExp(`^kvlog_cluster_durable_lag\\{member="${m.name}"\\} \\d+$`, 'm'))
     // Where the writes' time went, phase by phase (the leader queued, published, applied and answered them).
     for (const phase of ['queue', 'publish', 'delivery', 'apply', 'majority', 'write']) {

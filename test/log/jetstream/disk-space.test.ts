@@ -47,6 +47,7 @@ describe('JetStreamLog: a member whose disk runs out of room', function () {
     }
     await a.put('k', 'last')
     expect(await c.caughtUp(), 'c while its disk is below the reserve').to.equal(false)
+    expect(c.disk.full, 'kvlog_cluster_disk_low while below the reserve').to.equal(true)
     expect((await c.range('k', { serializable: true })).kvs[0].value.toString()).to.not.equal('last')
 
     await rm(join(spaceDir, 'fill'))
@@ -55,5 +56,6 @@ describe('JetStreamLog: a member whose disk runs out of room', function () {
     while (!(await c.caughtUp())) expect(Date.now(), 'c caught up again').to.be.below(caughtUp)
     expect((await c.range('k', { serializable: true })).kvs[0].value.toString()).to.equal('last')
     expect((await c.range('k')).kvs[0].value.toString()).to.equal('last')
+    expect(c.disk.full, 'kvlog_cluster_disk_low once there is room').to.equal(false)
   })
 })
