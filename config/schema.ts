@@ -152,6 +152,7 @@ export interface Config {
   authPasswordHashCost: number
   authMaxPendingLogins: number
   authHashThreadNice: number
+  authHashNormalPercent: number
   clientCertAuth: boolean
   /** '' = no static tokens. */
   tokenAuthFile: string
@@ -1150,6 +1151,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "The password hashing thread's CPU priority as a nice value (Linux, where each thread has its own; elsewhere it runs at the process's): a flood of logins gives the cores to the requests being served whenever both want them. 0: the process's priority.",
     flag: '--auth-hash-thread-nice',
     env: 'KVLOG_AUTH_HASH_THREAD_NICE',
+  },
+  authHashNormalPercent: {
+    key: 'authHashNormalPercent',
+    type: 'integer',
+    default: 20,
+    min: 0,
+    max: 100,
+    description:
+      "The share of one core's time (percent) that password checks may take at the process's own CPU priority; beyond it they run on a second thread at authHashThreadNice. A flood of logins then takes at most this share from the requests being served, and a login still completes on a machine whose cores are busy with other work. 0: every check at authHashThreadNice.",
+    flag: '--auth-hash-normal-percent',
+    env: 'KVLOG_AUTH_HASH_NORMAL_PERCENT',
   },
   clientCertAuth: {
     key: 'clientCertAuth',

@@ -3,10 +3,17 @@
  * with an older cost still verifies after authPasswordHashCost changes.
  *
  * A flood of logins must not stall the server: hashing runs one at a time on a thread of its own
- * (hash-worker.ts) at a low CPU priority (authHashThreadNice), never on the event loop nor in libuv's pool
- * (which stays free for LevelDB and the file system), and at most `maxPending` checks wait; more are
- * refused at once with UNAVAILABLE (TOO_MANY_LOGINS) instead of queueing for minutes. Requests that carry
- * a token never hash, so they are served at their usual speed during such a flood.
+ * (hash-worker.ts), never on the event loop nor in libuv's pool (which stays free for LevelDB and the file
+ * system), and at most `maxPending` checks wait; more are refused at once with UNAVAILABLE
+ * (TOO_MANY_LOGINS) instead of queueing for minutes. Requests that carry a token never hash, so they are
+ * served at their usual speed during such a flood.
+ *
+ * Two threads hash: one at the process's priority, one at a low one (authHashThreadNice). A check runs
+ * on the first while its budget lasts (authHashNormalPercent of one core's time, NormalBudget), else on
+ * the second. So a flood takes at most that share from the requests being served, and the rest of it runs
+ * only on idle cores; and a login on a machine whose cores are busy with other work still completes (a
+ * thread at nice 19 alone would get almost no CPU there). A thread cannot raise its priority again once
+ * lowered without privileges, hence two threads rather than one that changes.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { Worker } from 'node:worker_threads'
@@ -65,27 +72,72 @@ class HashThread {
   }
 }
 
+/**
+ * The hashing time allowed at the process's priority: a bucket of milliseconds, filled at `percent` % of
+ * the time that passes, up to `percent` % of one second; a check may start while it holds any, and its
+ * duration is taken out when it ends.
+ */
+export class NormalBudget {
+  private ms: number
+  private at = performance.now()
+
+  constructor(private readonly percent: number) {
+    this.ms = this.cap()
+  }
+
+  allows(): boolean {
+    this.refill()
+    return this.percent > 0 && this.ms > 0
+  }
+
+  spend(ms: number): void {
+    this.refill()
+    this.ms -= ms
+  }
+
+  private cap(): number {
+    return this.percent * 10
+  }
+
+  private refill(): void {
+    const now = performance.now()
+    this.ms = Math.min(this.cap(), this.ms + ((now - this.at) * this.percent) / 100)
+    this.at = now
+  }
+}
+
 export class PasswordHasher {
   private running = false
   private waiting: Array<() => void> = []
-  private readonly thread: HashThread
+  private readonly normal: HashThread
+  private readonly low: HashThread
+  private readonly budget: NormalBudget
+  /** Checks run so far at the process's priority and at the low one. */
+  readonly checks = { normal: 0, low: 0 }
 
-  /** `nice`: the hashing thread's CPU priority (0: the process's; 19: runs only when cores are idle). */
+  /**
+   * `nice`: the low thread's CPU priority (19: runs only when cores are idle; 0: both threads at the
+   * process's); `normalPercent`: the share of one core's time checks may take at the process's priority.
+   */
   constructor(
     private readonly log2n: number,
     private readonly maxPending: number,
     nice = 19,
+    normalPercent = 20,
   ) {
-    this.thread = new HashThread(nice)
+    this.normal = new HashThread(0)
+    this.low = nice === 0 ? this.normal : new HashThread(nice)
+    this.budget = new NormalBudget(nice === 0 ? 100 : normalPercent)
   }
 
   close(): void {
-    this.thread.close()
+    this.normal.close()
+    this.low.close()
   }
 
   async hash(password: string): Promise<string> {
     const salt = randomBytes(SALT_BYTES)
-    const key = await this.oneAtATime(() => this.thread.derive(password, salt, this.log2n, R, P))
+    const key = await this.derive(password, salt, this.log2n, R, P)
     return ['scrypt', this.log2n, R, P, salt.toString('base64'), key.toString('base64')].join('$')
   }
 
@@ -94,13 +146,30 @@ export class PasswordHasher {
     const parts = stored.split('$')
     if (parts.length !== 6 || parts[0] !== 'scrypt') {
       // Spend the same time as a real check, so a probe cannot tell such users from others.
-      await this.oneAtATime(() => this.thread.derive(password, Buffer.alloc(SALT_BYTES), this.log2n, R, P))
+      await this.derive(password, Buffer.alloc(SALT_BYTES), this.log2n, R, P)
       return false
     }
     const [, n, r, p, salt, hash] = parts
     const want = Buffer.from(hash, 'base64')
-    const got = await this.oneAtATime(() => this.thread.derive(password, Buffer.from(salt, 'base64'), Number(n), Number(r), Number(p)))
+    const got = await this.derive(password, Buffer.from(salt, 'base64'), Number(n), Number(r), Number(p))
     return got.length === want.length && timingSafeEqual(got, want)
+  }
+
+  /** One check, on the thread at the process's priority while its budget lasts, else on the low one. */
+  private derive(password: string, salt: Buffer, log2n: number, r: number, p: number): Promise<Buffer> {
+    return this.oneAtATime(async () => {
+      if (!this.budget.allows()) {
+        this.checks.low++
+        return this.low.derive(password, salt, log2n, r, p)
+      }
+      this.checks.normal++
+      const started = performance.now()
+      try {
+        return await this.normal.derive(password, salt, log2n, r, p)
+      } finally {
+        this.budget.spend(performance.now() - started)
+      }
+    })
   }
 
   private async oneAtATime<T>(work: () => Promise<T>): Promise<T> {
