@@ -81,7 +81,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     passwordHashCost: config.authPasswordHashCost,
     maxPendingLogins: config.authMaxPendingLogins,
     hashThreadNice: config.authHashThreadNice,
-    hashNormalPercent: config.authHashNormalPercent,
+    hashNormalPerSecond: config.authHashNormalPerSecond,
     ...(jwtTokens !== undefined ? { tokens: jwtTokens } : {}),
     loginThrottle: {
       maxFailuresPerSource: config.loginMaxFailuresPerSource,

@@ -152,7 +152,7 @@ export interface Config {
   authPasswordHashCost: number
   authMaxPendingLogins: number
   authHashThreadNice: number
-  authHashNormalPercent: number
+  authHashNormalPerSecond: number
   clientCertAuth: boolean
   /** '' = no static tokens. */
   tokenAuthFile: string
@@ -1152,16 +1152,16 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     flag: '--auth-hash-thread-nice',
     env: 'KVLOG_AUTH_HASH_THREAD_NICE',
   },
-  authHashNormalPercent: {
-    key: 'authHashNormalPercent',
+  authHashNormalPerSecond: {
+    key: 'authHashNormalPerSecond',
     type: 'integer',
-    default: 20,
+    default: 10,
     min: 0,
-    max: 100,
+    max: 1000,
     description:
-      "The share of one core's time (percent) that password checks may take at the process's own CPU priority; beyond it they run on a second thread at authHashThreadNice. A flood of logins then takes at most this share from the requests being served, and a login still completes on a machine whose cores are busy with other work. 0: every check at authHashThreadNice.",
-    flag: '--auth-hash-normal-percent',
-    env: 'KVLOG_AUTH_HASH_NORMAL_PERCENT',
+      "Password checks a second that may run at the process's own CPU priority; the rest run on a second thread at authHashThreadNice, which gets only idle cores. A flood of logins then takes at most this many checks' CPU a second from the requests being served (a check costs ~45 ms of one core at authPasswordHashCost 14), and a login still completes on a machine whose cores are busy with other work. 0: every check at authHashThreadNice.",
+    flag: '--auth-hash-normal-per-second',
+    env: 'KVLOG_AUTH_HASH_NORMAL_PER_SECOND',
   },
   clientCertAuth: {
     key: 'clientCertAuth',

@@ -9,10 +9,11 @@
  * served at their usual speed during such a flood.
  *
  * Two threads hash: one at the process's priority, one at a low one (authHashThreadNice). A check runs
- * on the first while its budget lasts (authHashNormalPercent of one core's time, NormalBudget), else on
- * the second. So a flood takes at most that share from the requests being served, and the rest of it runs
- * only on idle cores; and a login on a machine whose cores are busy with other work still completes (a
- * thread at nice 19 alone would get almost no CPU there). A thread cannot raise its priority again once
+ * on the first while its budget lasts (authHashNormalPerSecond checks a second, NormalBudget), else on
+ * the second. So a flood takes at most that many checks' CPU a second from the requests being served, and
+ * the rest of it runs only on idle cores; and a login on a machine whose cores are busy with other work
+ * still completes (a thread at nice 19 alone would get almost no CPU there). The budget counts checks,
+ * not their time: on a busy machine a check takes longer without using more CPU. A thread cannot raise its priority again once
  * lowered without privileges, hence two threads rather than one that changes.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto'
@@ -73,36 +74,25 @@ class HashThread {
 }
 
 /**
- * The hashing time allowed at the process's priority: a bucket of milliseconds, filled at `percent` % of
- * the time that passes, up to `percent` % of one second; a check may start while it holds any, and its
- * duration is taken out when it ends.
+ * The checks allowed at the process's priority: a bucket of `perSecond` checks, filled at `perSecond` a
+ * second; a check takes one out.
  */
 export class NormalBudget {
-  private ms: number
+  private left: number
   private at = performance.now()
 
-  constructor(private readonly percent: number) {
-    this.ms = this.cap()
+  constructor(private readonly perSecond: number) {
+    this.left = perSecond
   }
 
-  allows(): boolean {
-    this.refill()
-    return this.percent > 0 && this.ms > 0
-  }
-
-  spend(ms: number): void {
-    this.refill()
-    this.ms -= ms
-  }
-
-  private cap(): number {
-    return this.percent * 10
-  }
-
-  private refill(): void {
+  /** Whether a check may run at the process's priority now; if so, it is counted. */
+  take(): boolean {
     const now = performance.now()
-    this.ms = Math.min(this.cap(), this.ms + ((now - this.at) * this.percent) / 100)
+    this.left = Math.min(this.perSecond, this.left + ((now - this.at) * this.perSecond) / 1000)
     this.at = now
+    if (this.left < 1) return false
+    this.left -= 1
+    return true
   }
 }
 
@@ -116,18 +106,18 @@ export class PasswordHasher {
   readonly checks = { normal: 0, low: 0 }
 
   /**
-   * `nice`: the low thread's CPU priority (19: runs only when cores are idle; 0: both threads at the
-   * process's); `normalPercent`: the share of one core's time checks may take at the process's priority.
+   * `nice`: the low thread's CPU priority (19: runs only when cores are idle; 0: one thread, at the
+   * process's); `normalPerSecond`: the checks a second that may run at the process's priority.
    */
   constructor(
     private readonly log2n: number,
     private readonly maxPending: number,
     nice = 19,
-    normalPercent = 20,
+    normalPerSecond = 10,
   ) {
     this.normal = new HashThread(0)
     this.low = nice === 0 ? this.normal : new HashThread(nice)
-    this.budget = new NormalBudget(nice === 0 ? 100 : normalPercent)
+    this.budget = new NormalBudget(nice === 0 ? Number.POSITIVE_INFINITY : normalPerSecond)
   }
 
   close(): void {
@@ -157,18 +147,10 @@ export class PasswordHasher {
 
   /** One check, on the thread at the process's priority while its budget lasts, else on the low one. */
   private derive(password: string, salt: Buffer, log2n: number, r: number, p: number): Promise<Buffer> {
-    return this.oneAtATime(async () => {
-      if (!this.budget.allows()) {
-        this.checks.low++
-        return this.low.derive(password, salt, log2n, r, p)
-      }
-      this.checks.normal++
-      const started = performance.now()
-      try {
-        return await this.normal.derive(password, salt, log2n, r, p)
-      } finally {
-        this.budget.spend(performance.now() - started)
-      }
+    return this.oneAtATime(() => {
+      const normal = this.budget.take()
+      this.checks[normal ? 'normal' : 'low']++
+      return (normal ? this.normal : this.low).derive(password, salt, log2n, r, p)
     })
   }
 

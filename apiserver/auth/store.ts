@@ -44,7 +44,7 @@ export interface AuthOptions {
   maxPendingLogins: number
   /** The hashing thread's nice value. */
   hashThreadNice: number
-  hashNormalPercent: number
+  hashNormalPerSecond: number
   /** The token provider (JWT, jwt.ts); simple tokens with tokenTtlMs when absent. */
   tokens?: TokenProvider
   /** Failed-login throttling (login-throttle.ts); none when absent. */
@@ -72,7 +72,7 @@ export class AuthStore {
   ) {
     this.current = state
     this.tokens = o.tokens ?? new SimpleTokens(o.tokenTtlMs)
-    this.hasher = new PasswordHasher(o.passwordHashCost, o.maxPendingLogins, o.hashThreadNice, o.hashNormalPercent)
+    this.hasher = new PasswordHasher(o.passwordHashCost, o.maxPendingLogins, o.hashThreadNice, o.hashNormalPerSecond)
     this.throttle = o.loginThrottle && new LoginThrottle(o.loginThrottle)
   }
 

@@ -108,7 +108,7 @@ const EXPECTED_DEFAULTS: Config = {
   authPasswordHashCost: 14,
   authMaxPendingLogins: 64,
   authHashThreadNice: 19,
-  authHashNormalPercent: 20,
+  authHashNormalPerSecond: 10,
   clientCertAuth: false,
   tokenAuthFile: '',
   followEtcd: '',
