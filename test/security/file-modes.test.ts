@@ -112,6 +112,9 @@ describe('security: file modes', function () {
 
   it('warns when a listener is beyond loopback without TLS and auth, and not on loopback', async () => {
     const open = await serve(['--listen-http', '0.0.0.0:0', '--listen-grpc', '0.0.0.0:0'])
+    // The lines may reach the pipe after the ready file: wait for both (a hang fails, a slow machine not).
+    const deadline = Date.now() + 30_000
+    while (warnings(open, /beyond loopback/).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     const lines = warnings(open, /beyond loopback/)
     expect(lines.map((l) => [l.listener, l.without])).to.deep.equal([
       ['listenHttp', ['TLS', 'auth']],
