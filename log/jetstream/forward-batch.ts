@@ -33,6 +33,8 @@ interface Waiting {
 export interface ForwardBatchHooks {
   /** Sends one batch request and resolves with its reply's bytes (rejects as a NATS request does). */
   request(payload: Uint8Array, timeoutMs: number): Promise<Uint8Array>
+  /** The most command bytes one batch request carries (under the NATS server's largest message). */
+  maxBytes(): number
   /** The timeout of a request whose commands may wait up to `leftMs`. */
   timeout(leftMs: number): number
   /** Forwards one command the single way (with its retries) until its deadline. */
@@ -55,8 +57,20 @@ export class ForwardBatcher {
     })
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.waiting.splice(0)
+  /** The turn's commands, in batches of at most maxBytes (a larger command goes alone). */
+  private flush(): void {
+    const all = this.waiting.splice(0)
+    const max = this.hooks.maxBytes()
+    for (let i = 0; i < all.length;) {
+      let j = i + 1
+      let bytes = all[i].bytes.length
+      while (j < all.length && bytes + all[j].bytes.length <= max) bytes += all[j++].bytes.length
+      void this.send(all.slice(i, j))
+      i = j
+    }
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
     if (batch.length === 1) return this.single(batch[0])
     const now = Date.now()
     const request: BatchRequest = { cmds: batch.map((w) => w.bytes), within: batch.map((w) => Math.max(1, w.deadline - now)) }

@@ -175,6 +175,8 @@ export class JetStreamLog implements Log {
   private readonly forwarding = new ForwardBatcher({
     request: async (payload, timeout) =>
       (await untilLeaderChange(this.nc.request(`${this.leaderSubject()}.batch`, payload, { timeout }), this.election)).data,
+    // Half the server's largest message: room for the request's framing and the deadlines.
+    maxBytes: () => Math.floor((this.nc.info?.max_payload ?? 1024 * 1024) / 2),
     timeout: (left) => this.forwardTimeout(left),
     sendOne: (bytes, deadline) => this.forward(bytes, deadline),
     refused: () => this.election.suspect(),

@@ -8,7 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect, type NatsConnection } from 'nats'
+import { ForwardBatcher } from '../../../log/jetstream/forward-batch.js'
 import { openJetStreamLog, type JetStreamLog } from '../../../log/jetstream/jetstream-log.js'
+import { decode, encode } from '../../../log/jetstream/messages.js'
 import { clusterNames } from '../../../log/jetstream/options.js'
 import { memberOptions } from '../../support/cluster-members.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
@@ -61,5 +63,29 @@ describe('JetStreamLog: forwarded writes in batches', function () {
     expect(requests.filter((s) => !s.endsWith('.batch'))).to.deep.equal([])
     expect(new Set(revisions).size).to.equal(20)
     for (let i = 0; i < 20; i++) expect((await a.get(`k${i}`, { serializable: false }))?.value.toString()).to.equal(String(i))
+  })
+})
+
+describe('ForwardBatcher: batches under the largest message', () => {
+  it('splits a turn into requests of at most maxBytes of commands; a larger command goes alone', async () => {
+    const requests: number[] = []
+    const singles: number[] = []
+    const batcher = new ForwardBatcher({
+      maxBytes: () => 10,
+      request: async (payload) => {
+        const { cmds } = decode<{ cmds: Uint8Array[] }>(payload)
+        requests.push(cmds.length)
+        return encode({ replies: cmds.map(() => ({ seq: 1 })) })
+      },
+      timeout: (left) => left,
+      sendOne: async (bytes) => void singles.push(bytes.length),
+      refused: () => undefined,
+      observe: () => undefined,
+    })
+    const deadline = Date.now() + 10_000
+    await Promise.all([4, 4, 4, 12, 3, 3].map((n) => batcher.forward(Buffer.alloc(n), deadline)))
+    // 4+4 | 4 (the next 12 would pass 10) | 12 alone | 3+3
+    expect(requests).to.deep.equal([2, 2])
+    expect(singles).to.deep.equal([4, 12])
   })
 })
