@@ -2,7 +2,8 @@
  * npm run bench:auth-flood [-- --json] [--quick] [--rounds N] [--logins N] [--cost LOG2N] [--nice N]
  *
  * What a flood of wrong logins costs the other clients. A real `kvlog serve` with auth enabled (scrypt
- * cost 2^14 by default, authMaxPendingLogins 64, the hashing thread at nice --nice, default 19); a control client with a token reads one key in a loop
+ * cost 2^14 by default, authMaxPendingLogins 64, the low hashing thread at nice --nice, by default
+ * authHashThreadNice's); a control client with a token reads one key in a loop
  * (GET /v1/kv, one request at a time) from this process. Each round: 3 s of control reads alone (idle),
  * then a separate process sends N wrong logins (default 1,000: ten bursts of 100, 100 ms apart, to
  * POST /v1/auth/authenticate, half for root, half for unknown users) while the control reads go on,
@@ -16,6 +17,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { KvlogClient } from '../clients/index.js'
+import { DEFAULT_CONFIG } from '../config/schema.js'
 import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
 import { startKvlog } from './lib/server.js'
 
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
   const rounds = numberFlag(args, 'rounds', args.quick ? 1 : 3)
   const logins = numberFlag(args, 'logins', 1000)
   const cost = numberFlag(args, 'cost', 14)
-  const nice = numberFlag(args, 'nice', 19)
+  const nice = numberFlag(args, 'nice', DEFAULT_CONFIG.authHashThreadNice)
   const server = await startKvlog(['--auth-password-hash-cost', String(cost), '--auth-hash-thread-nice', String(nice)])
   try {
     const admin = new KvlogClient({ endpoint: server.http })

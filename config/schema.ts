@@ -1144,11 +1144,11 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
   authHashThreadNice: {
     key: 'authHashThreadNice',
     type: 'integer',
-    default: 19,
+    default: 10,
     min: 0,
     max: 19,
     description:
-      "The password hashing thread's CPU priority as a nice value (Linux, where each thread has its own; elsewhere it runs at the process's): a flood of logins gives the cores to the requests being served whenever both want them. 0: the process's priority.",
+      "The CPU priority, as a nice value, of the thread that runs the password checks beyond authHashNormalPerSecond (Linux, where each thread has its own; elsewhere it runs at the process's). 10: a thread at nice 0 sharing a core with it gets about nine tenths of that core, so a flood of logins takes little from the requests being served, while a login on a machine whose cores are busy with other work still gets a tenth of a core (at 19 it would get about a seventieth, and wait seconds). 0: the process's priority.",
     flag: '--auth-hash-thread-nice',
     env: 'KVLOG_AUTH_HASH_THREAD_NICE',
   },
@@ -1159,7 +1159,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     min: 0,
     max: 1000,
     description:
-      "Password checks a second that may run at the process's own CPU priority; the rest run on a second thread at authHashThreadNice, which gets only idle cores. A flood of logins then takes at most this many checks' CPU a second from the requests being served (a check costs ~45 ms of one core at authPasswordHashCost 14), and a login still completes on a machine whose cores are busy with other work. 0: every check at authHashThreadNice.",
+      "Password checks a second that may run at the process's own CPU priority; the rest run on a second thread at authHashThreadNice, which yields to the requests being served. A flood of logins then takes at most this many checks' CPU a second from the requests being served (a check costs ~45 ms of one core at authPasswordHashCost 14), and a login still completes on a machine whose cores are busy with other work. 0: every check at authHashThreadNice.",
     flag: '--auth-hash-normal-per-second',
     env: 'KVLOG_AUTH_HASH_NORMAL_PER_SECOND',
   },

@@ -1,8 +1,8 @@
 /**
  * The password hasher's thread (passwords.ts has the main thread's side): scrypt, one request at a time,
- * at a low CPU priority. On Linux a thread has a nice value of its own (setpriority(2) with who = 0 sets
- * the calling thread's), so a flood of logins gives the cores to the event loop whenever both want them;
- * elsewhere the thread runs at the process's priority.
+ * at the CPU priority it is given. On Linux a thread has a nice value of its own (setpriority(2) with
+ * who = 0 sets the calling thread's), so a flood of logins leaves most of a shared core to the event
+ * loop; elsewhere the thread runs at the process's priority.
  */
 import { scryptSync } from 'node:crypto'
 import { setPriority } from 'node:os'

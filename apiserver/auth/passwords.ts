@@ -8,13 +8,16 @@
  * (TOO_MANY_LOGINS) instead of queueing for minutes. Requests that carry a token never hash, so they are
  * served at their usual speed during such a flood.
  *
- * Two threads hash: one at the process's priority, one at a low one (authHashThreadNice). A check runs
- * on the first while its budget lasts (authHashNormalPerSecond checks a second, NormalBudget), else on
- * the second. So a flood takes at most that many checks' CPU a second from the requests being served, and
- * the rest of it runs only on idle cores; and a login on a machine whose cores are busy with other work
- * still completes (a thread at nice 19 alone would get almost no CPU there). The budget counts checks,
- * not their time: on a busy machine a check takes longer without using more CPU. A thread cannot raise its priority again once
- * lowered without privileges, hence two threads rather than one that changes.
+ * Two threads hash: one at the process's priority, one at a lower one (authHashThreadNice, 10). A check
+ * runs on the first while its budget lasts (authHashNormalPerSecond checks a second, NormalBudget), else
+ * on the second. So a flood takes at most that many checks' CPU a second from the requests being served
+ * at their priority, and the rest of it about a tenth of a core that the server's threads want (the
+ * kernel shares a core by weight: 110 at nice 10 against 1024 at nice 0). The low thread is not at nice
+ * 19 (weight 15): when the budget is spent, by a flood or by a burst of logins, a login on a machine
+ * whose cores are busy with other work would wait seconds there, past clients' dial timeouts (etcdctl's
+ * is 2 s). The budget counts checks, not their time: on a busy machine a check takes longer without
+ * using more CPU. A thread cannot raise its priority again once lowered without privileges, hence two
+ * threads rather than one that changes.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { Worker } from 'node:worker_threads'
@@ -106,13 +109,13 @@ export class PasswordHasher {
   readonly checks = { normal: 0, low: 0 }
 
   /**
-   * `nice`: the low thread's CPU priority (19: runs only when cores are idle; 0: one thread, at the
-   * process's); `normalPerSecond`: the checks a second that may run at the process's priority.
+   * `nice`: the low thread's CPU priority (0: one thread, at the process's); `normalPerSecond`: the
+   * checks a second that may run at the process's priority.
    */
   constructor(
     private readonly log2n: number,
     private readonly maxPending: number,
-    nice = 19,
+    nice = 10,
     normalPerSecond = 10,
   ) {
     this.normal = new HashThread(0)

@@ -107,7 +107,7 @@ const EXPECTED_DEFAULTS: Config = {
   authToken: 'simple',
   authPasswordHashCost: 14,
   authMaxPendingLogins: 64,
-  authHashThreadNice: 19,
+  authHashThreadNice: 10,
   authHashNormalPerSecond: 10,
   clientCertAuth: false,
   tokenAuthFile: '',

@@ -21,6 +21,15 @@ export interface RunOptions {
   unrecorded?: boolean
 }
 
+/**
+ * etcdctl's own deadlines (2 s to connect and log in, 5 s a command) made generous: a transcript compares
+ * answers, and a loaded machine must not turn a slow answer into a different one (a login whose password
+ * check waits for a busy core, past the 2 s, fails with "context deadline exceeded"). A hang still ends
+ * at RUN_DEADLINE_MS.
+ */
+const PATIENT = ['--dial-timeout=60s', '--command-timeout=60s']
+const RUN_DEADLINE_MS = 90_000
+
 /** Keys that lock and elect create as `<name>/<lease id in hex>`: their lease part is normalized too. */
 export const LEASE_KEY_PREFIXES = ['lock1', 'elect1']
 
@@ -60,7 +69,7 @@ export class EtcdctlSession {
 
   /** Runs one command; the result also carries raw stderr (not recorded: it holds timestamps). */
   async run(args: string[], o: RunOptions = {}): Promise<Step & { stderr: string }> {
-    const r = await etcdctl(this.endpoint, args, { input: o.input })
+    const r = await etcdctl(this.endpoint, [...PATIENT, ...args], { input: o.input, timeoutMs: RUN_DEADLINE_MS })
     const json = args.includes('json') && (args.includes('-w') || args.includes('--write-out'))
     const step: Step = {
       cmd: this.leases.args(args).join(' ') + (o.input !== undefined ? ` <<< ${JSON.stringify(o.input)}` : ''),
@@ -88,7 +97,7 @@ export class EtcdctlSession {
 
   /** A long-running command (watch, lock, elect); record its output later with `record`. */
   spawn(...args: string[]): EtcdctlProcess {
-    return spawnEtcdctl(this.endpoint, args)
+    return spawnEtcdctl(this.endpoint, [...PATIENT, ...args])
   }
 
   /** Records what a long-running command printed (normalized) as one step. */
