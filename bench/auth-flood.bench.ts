@@ -18,10 +18,24 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { KvlogClient } from '../clients/index.js'
 import { DEFAULT_CONFIG } from '../config/schema.js'
-import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
+import { benchOptions, JSON_OPTION, QUICK_OPTION } from './lib/options.js'
+import { endProgress, percentile, progress, table } from './lib/report.js'
 import { startKvlog } from './lib/server.js'
 
 const SELF = fileURLToPath(import.meta.url)
+
+const OPTIONS = {
+  json: JSON_OPTION,
+  quick: QUICK_OPTION,
+  rounds: { kind: 'number', default: 3, quick: 1, help: 'rounds of idle reads then a flood' },
+  logins: { kind: 'number', default: 1000, help: 'wrong logins per flood (bursts of 100, 100 ms apart)' },
+  cost: { kind: 'number', default: 14, value: 'LOG2N', help: 'scrypt cost (authPasswordHashCost)' },
+  nice: {
+    kind: 'number',
+    default: DEFAULT_CONFIG.authHashThreadNice,
+    help: 'the nice value of the thread for checks beyond the budget (authHashThreadNice)',
+  },
+} as const
 
 /** Flood mode (a child process): N wrong logins in bursts of 100 every 100 ms; prints the answers' counts. */
 async function flood(http: string, logins: number): Promise<void> {
@@ -57,11 +71,8 @@ function runFlood(http: string, logins: number): Promise<Record<string, number>>
 }
 
 async function main(): Promise<void> {
-  const args = parseBenchArgs()
-  const rounds = numberFlag(args, 'rounds', args.quick ? 1 : 3)
-  const logins = numberFlag(args, 'logins', 1000)
-  const cost = numberFlag(args, 'cost', 14)
-  const nice = numberFlag(args, 'nice', DEFAULT_CONFIG.authHashThreadNice)
+  const args = benchOptions('npm run bench:auth-flood -- [options]: what a flood of wrong logins costs the other clients', OPTIONS)
+  const { rounds, logins, cost, nice } = args
   const server = await startKvlog(['--auth-password-hash-cost', String(cost), '--auth-hash-thread-nice', String(nice)])
   try {
     const admin = new KvlogClient({ endpoint: server.http })

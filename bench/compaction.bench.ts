@@ -68,38 +68,77 @@ import type { CompactResult } from '../log/types.js'
 import type { Writer } from '../log/level/writer.js'
 import { pacedLoad, type LatencySamples, type PacedLoad } from './lib/paced-load.js'
 import { RecordedDeletes, replayDeletes } from './lib/recorded-deletes.js'
-import { endProgress, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
+import { TABLE_SYNC_INTERVAL_OPTION, WRITE_BUFFER_OPTION } from './lib/level-options.js'
+import { benchOptions, JSON_OPTION, QUICK_OPTION } from './lib/options.js'
+import { endProgress, percentile, progress, table } from './lib/report.js'
 
-const args = parseBenchArgs()
-const REVISIONS = numberFlag(args, 'revisions', args.quick ? 50_000 : 1_000_000)
-const WRITERS = numberFlag(args, 'writers', 200)
-const RATE = numberFlag(args, 'rate', 2000)
-const SECONDS = numberFlag(args, 'seconds', args.quick ? 2 : 15)
-const WARMUP = numberFlag(args, 'warmup', args.quick ? 0.5 : 3)
+const L = DEFAULT_LEVEL_LOG_OPTIONS
+const args = benchOptions("npm run bench:compaction -- [options]: what a large compaction costs the writers (see the file's header)", {
+  json: JSON_OPTION,
+  quick: QUICK_OPTION,
+  revisions: { kind: 'number', default: 1_000_000, quick: 50_000, help: 'superseded revisions loaded before the compaction' },
+  writers: { kind: 'number', default: 200, value: 'W', help: 'paced writers during the measurement' },
+  rate: { kind: 'number', default: 2000, value: 'PUTS_PER_S', help: "the writers' puts a second in total" },
+  seconds: { kind: 'number', default: 15, quick: 2, value: 'S', help: 'seconds of the baseline' },
+  warmup: { kind: 'number', default: 3, quick: 0.5, value: 'S', help: 'seconds of unmeasured puts before the baseline' },
+  batch: {
+    kind: 'number',
+    shown: String(L.compactionBatchRevisions),
+    value: 'REVISIONS',
+    help: 'compactionBatchRevisions; alone, sets --min-batch too',
+  },
+  'min-batch': { kind: 'number', shown: String(L.compactionMinBatchRevisions), value: 'REVISIONS', help: 'compactionMinBatchRevisions' },
+  duty: { kind: 'number', default: L.compactionMaxDutyPercent, value: 'PERCENT', help: 'compactionMaxDutyPercent' },
+  'batches-per-read': { kind: 'number', default: L.compactionBatchesPerRead, help: 'compactionBatchesPerRead' },
+  'write-buffer': WRITE_BUFFER_OPTION,
+  'max-file-size': { kind: 'number', default: L.leveldbMaxFileSize, value: 'BYTES', help: 'leveldbMaxFileSize' },
+  method: { kind: 'string', default: L.compactionMethod, choices: ['drop', 'scan'], help: 'compactionMethod' },
+  'compacts-range': { kind: 'bool', default: true, help: 'compactionCompactsRange: LevelDB compacts the removed log range at the end' },
+  'defer-file-deletes': { kind: 'bool', default: true, help: "deferFileDeletes: LevelDB's file deletes off its lock" },
+  'compaction-thread': { kind: 'bool', default: true, help: 'compactionThread: the scan on a thread of its own' },
+  'compaction-thread-nice': { kind: 'number', default: L.compactionThreadNice, help: 'compactionThreadNice' },
+  'table-sync-interval': TABLE_SYNC_INTERVAL_OPTION,
+  'v8-pretenuring': {
+    kind: 'bool',
+    default: DEFAULT_CONFIG.v8AllocationSitePretenuring,
+    help: "V8's allocation-site pretenuring (v8AllocationSitePretenuring)",
+  },
+  during: {
+    kind: 'string',
+    default: 'compaction',
+    choices: ['compaction', 'deletes', 'idle'],
+    help: 'what runs after the baseline: compact(), its LevelDB deletes alone, or nothing',
+  },
+  'deletes-rate': { kind: 'number', default: 20_000, value: 'REVISIONS_PER_S', help: 'with --during deletes: revisions deleted a second' },
+  'idle-seconds': { kind: 'number', default: 50, value: 'S', help: 'with --during idle: seconds of load alone' },
+  trace: { kind: 'string', value: 'FILE', help: "write every put's latency, level-0 files, GC pauses and LevelDB calls to FILE as JSON" },
+})
+const REVISIONS = args.revisions
+const WRITERS = args.writers
+const RATE = args.rate
+const SECONDS = args.seconds
+const WARMUP = args.warmup
 const KEYS = 1000
 const VALUE_BYTES = 256
 const LOAD_IN_FLIGHT = 2048
 const KEEP = 1000
-const METHOD = args.flags.get('method') === 'scan' ? 'scan' : DEFAULT_LEVEL_LOG_OPTIONS.compactionMethod
-const COMPACTS_RANGE = args.flags.get('compacts-range') !== 'false'
-const COMPACTION_THREAD = args.flags.get('compaction-thread') !== 'false'
-const COMPACTION_THREAD_NICE = numberFlag(args, 'compaction-thread-nice', DEFAULT_LEVEL_LOG_OPTIONS.compactionThreadNice)
-const DEFER_FILE_DELETES = args.flags.get('defer-file-deletes') !== 'false'
-const TABLE_SYNC_INTERVAL = numberFlag(args, 'table-sync-interval', DEFAULT_LEVEL_LOG_OPTIONS.tableSyncInterval)
-const BATCH = numberFlag(args, 'batch', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchRevisions)
-const MIN_BATCH = numberFlag(args, 'min-batch', args.flags.has('batch') ? BATCH : DEFAULT_LEVEL_LOG_OPTIONS.compactionMinBatchRevisions)
-const DUTY = numberFlag(args, 'duty', DEFAULT_LEVEL_LOG_OPTIONS.compactionMaxDutyPercent)
-const BATCHES_PER_READ = numberFlag(args, 'batches-per-read', DEFAULT_LEVEL_LOG_OPTIONS.compactionBatchesPerRead)
-const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
-const MAX_FILE_SIZE = numberFlag(args, 'max-file-size', DEFAULT_LEVEL_LOG_OPTIONS.leveldbMaxFileSize)
-const TRACE_FILE = args.flags.get('trace')
-const DURING = args.flags.get('during') ?? 'compaction'
-if (!['compaction', 'deletes', 'idle'].includes(DURING)) throw new Error(`--during: compaction, deletes or idle, not ${DURING}`)
-const DELETES_RATE = numberFlag(args, 'deletes-rate', 20_000)
-const IDLE_SECONDS = numberFlag(args, 'idle-seconds', 50)
-const V8_PRETENURING = args.flags.has('v8-pretenuring')
-  ? args.flags.get('v8-pretenuring') === 'true'
-  : DEFAULT_CONFIG.v8AllocationSitePretenuring
+const METHOD = args.method === 'scan' ? 'scan' : 'drop'
+const COMPACTS_RANGE = args['compacts-range']
+const COMPACTION_THREAD = args['compaction-thread']
+const COMPACTION_THREAD_NICE = args['compaction-thread-nice']
+const DEFER_FILE_DELETES = args['defer-file-deletes']
+const TABLE_SYNC_INTERVAL = args['table-sync-interval']
+const BATCH = args.batch ?? L.compactionBatchRevisions
+const MIN_BATCH = args['min-batch'] ?? args.batch ?? L.compactionMinBatchRevisions
+const DUTY = args.duty
+const BATCHES_PER_READ = args['batches-per-read']
+const WRITE_BUFFER = args['write-buffer']
+const MAX_FILE_SIZE = args['max-file-size']
+const TRACE_FILE = args.trace
+const DURING = args.during
+const DELETES_RATE = args['deletes-rate']
+const IDLE_SECONDS = args['idle-seconds']
+const V8_PRETENURING = args['v8-pretenuring']
 
 const value = Buffer.alloc(VALUE_BYTES, 'v')
 const keyOf = (i: number) => `/registry/bench/compaction/key-${(i % KEYS).toString().padStart(4, '0')}`

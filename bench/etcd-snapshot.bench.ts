@@ -15,16 +15,16 @@ import { join } from 'node:path'
 import { exportEtcdSnapshot } from '../apiserver/etcd-snapshot/export.js'
 import { importEtcdSnapshot } from '../tools/import-etcd-snapshot.js'
 import { openLog } from '../log/index.js'
+import { benchOptions, JSON_OPTION } from './lib/options.js'
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback
-}
-
-const revisions = flag('revisions', 100_000)
-const keys = flag('keys', 10_000)
-const valueBytes = flag('value', 256)
-const json = process.argv.includes('--json')
+const args = benchOptions("npm run bench:etcd-snapshot -- [options]: the etcd snapshot format's export and import", {
+  json: JSON_OPTION,
+  revisions: { kind: 'number', default: 100_000, positive: true, help: 'revisions written (compacted at half)' },
+  keys: { kind: 'number', default: 10_000, positive: true, value: 'K', help: 'keys they write' },
+  value: { kind: 'number', default: 256, value: 'BYTES', help: "each put's value size" },
+})
+const { revisions, keys, json } = args
+const valueBytes = args.value
 
 const dir = await mkdtemp(join(tmpdir(), 'kvlog-bench-etcd-snap-'))
 try {

@@ -28,17 +28,26 @@ import { leveldbOptions } from '../log/level/level-log.js'
 import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/level/options.js'
 import { compactRangeBetweenFlushes, flushing } from '../log/level/io/range-compaction.js'
 import { TableWriteback } from '../log/level/io/table-writeback.js'
-import { endProgress, median, numberFlag, parseBenchArgs, progress, table } from './lib/report.js'
+import { TABLE_SYNC_INTERVAL_OPTION, WRITE_BUFFER_OPTION } from './lib/level-options.js'
+import { benchOptions, JSON_OPTION, QUICK_OPTION } from './lib/options.js'
+import { endProgress, median, progress, table } from './lib/report.js'
 
-const args = parseBenchArgs()
-const ROUNDS = numberFlag(args, 'rounds', args.quick ? 2 : 6)
-const WRITERS = numberFlag(args, 'writers', 20)
-const WRITE_BUFFER = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
+const args = benchOptions('npm run bench:flush-stall -- [options]: put latency while LevelDB flushes a memtable', {
+  json: JSON_OPTION,
+  quick: QUICK_OPTION,
+  rounds: { kind: 'number', default: 6, quick: 2, help: 'rounds of every arm' },
+  writers: { kind: 'number', default: 20, value: 'W', help: 'concurrent writers' },
+  'write-buffer': WRITE_BUFFER_OPTION,
+  'table-sync-interval': TABLE_SYNC_INTERVAL_OPTION,
+})
+const ROUNDS = args.rounds
+const WRITERS = args.writers
+const WRITE_BUFFER = args['write-buffer']
 const WINDOW_MS = 1000
 const SLOW_MS = 20
 /** A put this slow is a stall beyond what the flush alone costs. */
 const STALL_MS = 100
-const TABLE_SYNC_INTERVAL = numberFlag(args, 'table-sync-interval', DEFAULT_LEVEL_LOG_OPTIONS.tableSyncInterval)
+const TABLE_SYNC_INTERVAL = args['table-sync-interval']
 const ARMS = ['direct', 'between', 'none', 'synced'] as const
 type Arm = (typeof ARMS)[number]
 

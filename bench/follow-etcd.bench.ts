@@ -20,15 +20,21 @@ import { startEtcd } from '../test/support/etcd-process.js'
 import { connectEtcd3 } from '../test/support/etcd3-proto.js'
 import { startServerProcess } from '../test/support/server-process.js'
 import { pacedLoad } from './lib/paced-load.js'
-import { endProgress, formatNumber, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
+import { benchOptions, JSON_OPTION, QUICK_OPTION } from './lib/options.js'
+import { endProgress, formatNumber, percentile, progress, table } from './lib/report.js'
 
 type Message = Record<string, unknown>
 
-const args = parseBenchArgs()
-const rate = numberFlag(args, 'rate', args.quick ? 200 : 500)
-const writers = numberFlag(args, 'writers', 50)
-const seconds = numberFlag(args, 'seconds', args.quick ? 8 : 20)
-const valueBytes = numberFlag(args, 'value-bytes', 256)
+const args = benchOptions('npm run bench:follow-etcd -- [options]: how far behind a running etcd kvlog --follow-etcd stays', {
+  json: JSON_OPTION,
+  quick: QUICK_OPTION,
+  rate: { kind: 'number', default: 500, quick: 200, value: 'PUTS_PER_S', help: 'puts a second written to etcd' },
+  writers: { kind: 'number', default: 50, value: 'W', help: 'concurrent writers' },
+  seconds: { kind: 'number', default: 20, quick: 8, value: 'S', help: 'seconds of writes' },
+  'value-bytes': { kind: 'number', default: 256, help: "each put's value size" },
+})
+const { rate, writers, seconds } = args
+const valueBytes = args['value-bytes']
 const KEYS = 1000
 
 const tmp = await mkdtemp(join(tmpdir(), 'kvlog-bench-follow-'))

@@ -20,15 +20,22 @@ import { DEFAULT_LEVEL_LOG_OPTIONS } from '../log/level/options.js'
 import { writeBatch } from '../log/level/segments.js'
 import { encodeEntry, encodeKvRecord, HIST_IN_LOG_RECORD } from '../log/level/records.js'
 import { OP_PUT } from '../log/ops.js'
-import { endProgress, median, numberFlag, parseBenchArgs, percentile, progress, table } from './lib/report.js'
+import { TABLE_SYNC_INTERVAL_OPTION, WRITE_BUFFER_OPTION } from './lib/level-options.js'
+import { benchOptions, JSON_OPTION, QUICK_OPTION } from './lib/options.js'
+import { endProgress, median, percentile, progress, table } from './lib/report.js'
 
-const args = parseBenchArgs()
-const seconds = numberFlag(args, 'seconds', args.quick ? 1 : 4)
-const rounds = numberFlag(args, 'rounds', args.quick ? 1 : 3)
-const writers = numberFlag(args, 'writers', 256)
-const writeBuffer = numberFlag(args, 'write-buffer', DEFAULT_LEVEL_LOG_OPTIONS.leveldbWriteBufferSize)
-const leveldb = { ...DEFAULT_LEVEL_LOG_OPTIONS, leveldbWriteBufferSize: writeBuffer }
-const tableSyncInterval = numberFlag(args, 'table-sync-interval', DEFAULT_LEVEL_LOG_OPTIONS.tableSyncInterval)
+const args = benchOptions('npm run bench:store -- [options]: durable put throughput of the log against a raw LevelDB loop', {
+  json: JSON_OPTION,
+  quick: QUICK_OPTION,
+  seconds: { kind: 'number', default: 4, quick: 1, value: 'S', help: 'seconds of puts per round and system' },
+  rounds: { kind: 'number', default: 3, quick: 1, help: 'rounds, kvlog and raw alternating' },
+  writers: { kind: 'number', default: 256, value: 'W', help: 'concurrent writers' },
+  'write-buffer': WRITE_BUFFER_OPTION,
+  'table-sync-interval': TABLE_SYNC_INTERVAL_OPTION,
+})
+const { seconds, rounds, writers } = args
+const leveldb = { ...DEFAULT_LEVEL_LOG_OPTIONS, leveldbWriteBufferSize: args['write-buffer'] }
+const tableSyncInterval = args['table-sync-interval']
 const VALUE_BYTES = 256
 const KEYSPACE = 100_000
 
@@ -44,7 +51,7 @@ interface PutRound {
 }
 
 async function kvlogRound(dir: string, withGets: boolean): Promise<PutRound> {
-  const log = await openLevelLog({ dir, fsync: 'always', leveldbWriteBufferSize: writeBuffer, tableSyncInterval })
+  const log = await openLevelLog({ dir, fsync: 'always', leveldbWriteBufferSize: args['write-buffer'], tableSyncInterval })
   const latencies: number[] = []
   let next = 0
   const deadline = performance.now() + seconds * 1000
@@ -149,7 +156,7 @@ async function main(): Promise<void> {
     putP99Ms: Number(median(kv.map((k) => k.p99)).toFixed(3)),
     meanBatchTxns: Number(median(kv.map((k) => k.meanBatch)).toFixed(1)),
     getsPerSec: Math.round(kv[kv.length - 1].getsPerSec ?? 0),
-    leveldbWriteBufferSize: writeBuffer,
+    leveldbWriteBufferSize: args['write-buffer'],
     tableSyncInterval,
     writers,
     valueBytes: VALUE_BYTES,

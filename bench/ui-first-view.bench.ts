@@ -15,12 +15,22 @@ import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 import { openLevelLog } from '../log/level/level-log.js'
 import { startServerProcess } from '../test/support/server-process.js'
-import { endProgress, median, numberFlag, parseBenchArgs, progress, table } from './lib/report.js'
+import { benchOptions, JSON_OPTION, QUICK_OPTION } from './lib/options.js'
+import { endProgress, median, progress, table } from './lib/report.js'
 
-const args = parseBenchArgs()
-const revisions = numberFlag(args, 'revisions', args.quick ? 100_000 : 1_000_000)
-const keys = numberFlag(args, 'keys', args.quick ? 10_000 : 100_000)
-const keep = args.flags.get('dir')
+const args = benchOptions("npm run bench:ui -- [options]: the browser UI's first view of a big store", {
+  json: JSON_OPTION,
+  quick: QUICK_OPTION,
+  revisions: { kind: 'number', default: 1_000_000, quick: 100_000, help: 'revisions written to the store' },
+  keys: { kind: 'number', default: 100_000, quick: 10_000, help: 'distinct keys they write' },
+  dir: {
+    kind: 'string',
+    value: 'DIR',
+    help: 'keep the store in DIR and reuse it on the next run (default: a temporary directory, removed)',
+  },
+})
+const { revisions, keys } = args
+const keep = args.dir
 const dir = keep ?? (await mkdtemp(join(tmpdir(), 'kvlog-ui-bench-')))
 
 const keyOf = (i: number) => `/registry/configmaps/ns-${String(i % 100).padStart(2, '0')}/cm-${String(i % keys).padStart(6, '0')}`

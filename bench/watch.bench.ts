@@ -11,11 +11,16 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { mergeSamples, summarize, type LatencySample } from './lib/latency-sample.js'
-import { endProgress, numberFlag, parseBenchArgs, progress, table } from './lib/report.js'
+import { benchOptions, JSON_OPTION, QUICK_OPTION } from './lib/options.js'
+import { endProgress, progress, table } from './lib/report.js'
 import { startKvlog } from './lib/server.js'
 
-const args = parseBenchArgs()
-const seconds = numberFlag(args, 'seconds', args.quick ? 2 : 10)
+const args = benchOptions('npm run bench:watch -- [options]: watch fan-out and catch-up of a real kvlog serve', {
+  json: JSON_OPTION,
+  quick: QUICK_OPTION,
+  seconds: { kind: 'number', default: 10, quick: 2, value: 'S', help: 'seconds of writes under the watchers' },
+})
+const seconds = args.seconds
 const WATCHERS = args.quick ? 100 : 1000
 const CONNECTIONS = args.quick ? 10 : 50
 const RATE = 1000

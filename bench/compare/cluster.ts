@@ -20,7 +20,8 @@
  * members from another built checkout (DIR/bin/kvlog), measured in the same rounds, for a change's before
  * and after.
  */
-import { endProgress, runBench, formatNumber, median, parseBenchArgs, progress, table } from '../lib/report.js'
+import { benchOptions, JSON_OPTION } from '../lib/options.js'
+import { endProgress, runBench, formatNumber, median, progress, table } from '../lib/report.js'
 import { resolve } from 'node:path'
 import { FULL, ratio, type Scale } from './figures.js'
 import { closeGenerators, runLoad, type Throughput } from './generators.js'
@@ -44,26 +45,28 @@ interface Row {
 /** Which column a cluster's figures go to. */
 type Column = 'kvlog' | 'etcd' | 'baseline'
 
-const args = parseBenchArgs(process.argv.slice(2).flatMap((a) => (a === '-o' ? ['--output'] : [a])))
-const json = args.json || args.flags.get('output') === 'json'
-const flag = (name: string, fallback: number) => {
-  const v = Number(args.flags.get(name) ?? fallback)
-  if (!(v > 0)) throw new Error(`--${name} must be a positive number`)
-  return v
-}
-const rounds = flag('rounds', 3)
-const seconds = flag('seconds', 5)
+const args = benchOptions('npm run bench:cluster -- [options]: a three-member etcd 3.4 cluster against three kvlog members on NATS', {
+  json: JSON_OPTION,
+  output: { kind: 'string', short: 'o', choices: ['json', 'table'], default: 'table', help: '-o json: the same as --json' },
+  rounds: { kind: 'number', default: 3, positive: true, help: 'rounds, each measuring every cluster, alternating which goes first' },
+  seconds: { kind: 'number', default: 5, positive: true, value: 'S', help: 'seconds per measured phase' },
+  watchers: { kind: 'number', default: 1000, positive: true, help: 'gRPC watchers on one prefix' },
+  'watch-rate': { kind: 'number', default: 20_000, positive: true, value: 'R', help: "the watch writer's puts a second at most" },
+  only: { kind: 'string', choices: ['puts', 'watch', 'failover'], help: 'measure one of them' },
+  baseline: { kind: 'string', value: 'DIR', help: "a third cluster of DIR/bin/kvlog's members (a built checkout), in the same rounds" },
+})
+const json = args.json || args.output === 'json'
+const { rounds, seconds } = args
 const scale: Scale = {
   ...FULL,
   seconds,
-  watchers: flag('watchers', 1000),
+  watchers: args.watchers,
   watchStreams: 48,
-  watchRate: flag('watch-rate', 20_000),
+  watchRate: args['watch-rate'],
   watchSeconds: seconds,
   graceMs: 10_000,
 }
-const only = args.flags.get('only')
-if (only !== undefined && !['puts', 'watch', 'failover'].includes(String(only))) throw new Error('--only must be puts, watch or failover')
+const only = args.only
 const runs = (part: string) => only === undefined || only === part
 const now = () => performance.now()
 /** Unrecorded puts on each cluster before the first round. */
@@ -177,7 +180,7 @@ async function main(): Promise<void> {
     if (!process.stderr.isTTY && process.env.BENCH_VERBOSE) process.stderr.write(`${s}\n`)
   }
   note('starting three etcd members, three nats-servers and three kvlog members')
-  const baselineDir = args.flags.get('baseline')
+  const baselineDir = args.baseline
   const [etcd, kvlog] = [await startEtcdCluster(), await startKvlogCluster()]
   const baseline = baselineDir === undefined ? undefined : await startKvlogCluster(3, resolve(String(baselineDir), 'bin', 'kvlog'))
   const clusters: Array<[ClusterSystem, Column]> = [

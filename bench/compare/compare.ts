@@ -20,8 +20,9 @@
  * `--quick` runs a small version of everything.
  */
 import { readFile, writeFile } from 'node:fs/promises'
-import { endProgress, runBench, parseBenchArgs, progress, table } from '../lib/report.js'
-import { scaleFrom, verdict, type Figure, type Pair, type Scale } from './figures.js'
+import { benchOptions, exitWithUsageError, JSON_OPTION } from '../lib/options.js'
+import { endProgress, runBench, progress, table } from '../lib/report.js'
+import { FULL, QUICK, scaleFrom, verdict, type Figure, type Pair, type Scale } from './figures.js'
 import { closeGenerators } from './generators.js'
 import { failedFigures, jsonLine, type RunInfo } from './json.js'
 import { fillRegions, ratioText } from './markdown.js'
@@ -46,9 +47,38 @@ const WORKLOADS: Record<string, (pair: Pair, scale: Scale) => Promise<Figure[]>>
 }
 
 const T0 = Date.now()
-const args = parseBenchArgs()
-const scale = scaleFrom(args.quick, args.flags)
-const only = args.flags.get('only')?.split(',')
+const args = benchOptions('npm run bench:compare -- [options]: kvlog against a real etcd 3.4, workload by workload', {
+  json: JSON_OPTION,
+  quick: { kind: 'flag', help: 'a small version of every workload (what CI runs)' },
+  svg: { kind: 'string', value: 'FILE', help: 'write a chart of the ratios to FILE' },
+  markdown: { kind: 'string', value: 'FILE,...', help: "rewrite the marked tables in these files from this run's figures" },
+  only: { kind: 'string', value: 'NAME,...', help: `run only these workloads: ${[...Object.keys(WORKLOADS), 'big-store'].join(', ')}` },
+  seconds: {
+    kind: 'number',
+    positive: true,
+    shown: `${FULL.seconds}; ${QUICK.seconds} with --quick`,
+    value: 'S',
+    help: 'seconds per measured phase',
+  },
+  rounds: {
+    kind: 'number',
+    positive: true,
+    shown: `${FULL.rounds}; ${QUICK.rounds} with --quick`,
+    help: 'runs per system of each workload',
+  },
+  'big-keys': { kind: 'number', positive: true, shown: String(FULL.bigKeys), help: "the big store's keys" },
+  'big-revisions': { kind: 'number', positive: true, shown: String(FULL.bigRevisions), help: "the big store's revisions" },
+  'list-keys': { kind: 'number', positive: true, shown: String(FULL.listKeys), help: 'keys under the listed prefix' },
+})
+const scale = scaleFrom(args.quick, {
+  seconds: args.seconds,
+  rounds: args.rounds,
+  bigKeys: args['big-keys'],
+  bigRevisions: args['big-revisions'],
+  listKeys: args['list-keys'],
+})
+const only = args.only?.split(',')
+for (const name of only ?? []) if (name !== 'big-store' && !(name in WORKLOADS)) exitWithUsageError(`--only: no workload '${name}'`)
 const wanted = (name: string) => only === undefined || only.includes(name)
 const note = (text: string) => {
   progress(text)
@@ -90,7 +120,7 @@ async function main(): Promise<void> {
   )
   console.log(table(rows))
   const failed = failedFigures(figures)
-  const svg = args.flags.get('svg')
+  const svg = args.svg
   if (svg !== undefined) {
     await writeFile(svg, chart(figures, `kvlog vs etcd ${etcdVersion} — ${info.date.slice(0, 10)}${scale.quick ? ' (quick)' : ''}`))
   }
@@ -101,7 +131,7 @@ async function main(): Promise<void> {
     process.exitCode = 1
     return
   }
-  for (const file of args.flags.get('markdown')?.split(',') ?? []) {
+  for (const file of args.markdown?.split(',') ?? []) {
     await writeFile(file, fillRegions(await readFile(file, 'utf8'), figures, info))
   }
 }

@@ -12,17 +12,24 @@
  * a change before and after in one run, the rounds alternating between them.
  */
 import { resolve } from 'node:path'
-import { formatNumber, parseBenchArgs, table } from '../lib/report.js'
+import { benchOptions, exitWithUsageError } from '../lib/options.js'
+import { formatNumber, table } from '../lib/report.js'
 import { median } from './figures.js'
 import { runLoad, runMain, type Throughput } from './generators.js'
 import { checkEtcdInstalled, startEtcd, startKvlog, type System } from './systems.js'
 
-const args = parseBenchArgs()
-const seconds = Number(args.flags.get('seconds') ?? 10)
-const rounds = Number(args.flags.get('rounds') ?? 3)
-const clientCounts = (args.flags.get('clients') ?? '1,64,1000').split(',').map(Number)
-const servers = (args.flags.get('servers') ?? 'kvlog,etcd').split(',')
-for (const s of servers) if (!['kvlog', 'etcd'].includes(s)) throw new Error(`--servers: unknown server ${s}`)
+const args = benchOptions('npm run bench:door -- [options]: what serves the etcd client port, kvlog against etcd 3.4', {
+  seconds: { kind: 'number', default: 10, positive: true, value: 'S', help: 'seconds of puts per client count, server and round' },
+  rounds: { kind: 'number', default: 3, positive: true, help: 'rounds, each in a rotated order of the servers' },
+  clients: { kind: 'string', default: '1,64,1000', value: 'N,...', help: 'client counts' },
+  servers: { kind: 'string', default: 'kvlog,etcd', value: 'NAME,...', help: 'which servers run: kvlog, etcd' },
+  baseline: { kind: 'string', value: 'DIR', help: "also DIR/bin/kvlog (a built checkout), for a change's before and after" },
+})
+const { seconds, rounds } = args
+const clientCounts = args.clients.split(',').map(Number)
+const servers = args.servers.split(',')
+if (clientCounts.some((n) => !(n > 0))) exitWithUsageError(`--clients must be positive numbers, got '${args.clients}'`)
+for (const s of servers) if (!['kvlog', 'etcd'].includes(s)) exitWithUsageError(`--servers: no server '${s}' (kvlog, etcd)`)
 
 interface Sample extends Throughput {
   cpuUsPerPut: number
@@ -55,7 +62,7 @@ async function main(): Promise<void> {
   const etcdVersion = checkEtcdInstalled()
   const systems: Array<[string, System]> = []
   if (servers.includes('kvlog')) systems.push(['kvlog', await startKvlog([])])
-  const baseline = args.flags.get('baseline')
+  const baseline = args.baseline
   if (baseline !== undefined) systems.push(['kvlog baseline', await startKvlog([], resolve(baseline, 'bin', 'kvlog'))])
   if (servers.includes('etcd')) systems.push([`etcd ${etcdVersion}`, await startEtcd()])
   try {

@@ -112,22 +112,13 @@ export const QUICK: Scale = {
   graceMs: 2000,
 }
 
-/** FULL with the big store's sizes from flags (--big-keys, --big-revisions) when the machine is too slow. */
-export function scaleFrom(quick: boolean, flags: Map<string, string>): Scale {
+/** The sizes a command line may change (bench:compare's --big-keys, --big-revisions, ...). */
+export type ScaleOverrides = Partial<Pick<Scale, 'bigKeys' | 'bigRevisions' | 'listKeys' | 'seconds' | 'rounds'>>
+
+/** FULL or QUICK with the sizes given, e.g. the big store's when the machine is too slow. */
+export function scaleFrom(quick: boolean, given: ScaleOverrides): Scale {
   const scale = { ...(quick ? QUICK : FULL) }
-  for (const [flag, field] of [
-    ['big-keys', 'bigKeys'],
-    ['big-revisions', 'bigRevisions'],
-    ['list-keys', 'listKeys'],
-    ['seconds', 'seconds'],
-    ['rounds', 'rounds'],
-  ] as const) {
-    const v = flags.get(flag)
-    if (v === undefined) continue
-    const n = Number(v)
-    if (!(n > 0)) throw new Error(`--${flag} must be a positive number, got ${v}`)
-    scale[field] = n
-  }
+  for (const [field, v] of Object.entries(given) as Array<[keyof ScaleOverrides, number | undefined]>) if (v !== undefined) scale[field] = v
   return scale
 }
 
