@@ -37,13 +37,17 @@ interface Outcome {
   created: string[]
 }
 
-/** Runs a bench script with its own empty TMPDIR until it exits, or until it creates something there. */
+/**
+ * Runs a bench script with its own empty TMPDIR until it exits, or until it creates something there
+ * (then it and what it started are killed).
+ */
 async function runBench(script: string, args: string[]): Promise<Outcome> {
   const tmp = await mkdtemp(join(tmpdir(), 'bench-options-'))
   try {
     const child = spawn(process.execPath, [join(BENCH, script), ...args], {
       env: { ...process.env, TMPDIR: tmp },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group: servers it started are stopped with it
     })
     let stdout = ''
     let stderr = ''
@@ -60,7 +64,7 @@ async function runBench(script: string, args: string[]): Promise<Outcome> {
     while (code === undefined) {
       created = await readdir(tmp)
       if (created.length > 0) {
-        child.kill('SIGKILL')
+        process.kill(-child.pid!, 'SIGKILL')
         break
       }
       await Promise.race([exited, sleep(50)])
