@@ -1,8 +1,8 @@
 /**
  * Linearizable reads when the stream cannot say where it ends, with an in-process member over three real
- * nats-servers: with the server that holds the (one-replica) stream stopped, a read fails UNAVAILABLE
- * within clusterRequestTimeout instead of with the NATS client's own error; once the server runs again,
- * reads are answered.
+ * nats-servers: with the server that holds the (one-replica) stream stopped (every thread of it), a read
+ * fails UNAVAILABLE within clusterRequestTimeout instead of with the NATS client's own error; once the
+ * server runs again, reads are answered.
  */
 import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -13,6 +13,7 @@ import { openJetStreamLog, type JetStreamLog } from '../../../log/jetstream/jets
 import { clusterNames } from '../../../log/jetstream/options.js'
 import { memberOptions } from '../../support/cluster-members.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
+import { allThreadsStopped } from '../../support/stopped.js'
 import { waitFor } from '../../support/wait.js'
 
 describe('JetStreamLog: linearizable reads while the stream does not answer', function () {
@@ -44,6 +45,8 @@ describe('JetStreamLog: linearizable reads while the stream does not answer', fu
     paused = nats.servers.findIndex((s) => s.name === holder)
     expect(paused, `the server holding the stream (${holder})`).to.be.at.least(0)
     nats.pause(paused)
+    // A read sent before every thread of the server has stopped may still be served by it, rightly.
+    await allThreadsStopped(nats.servers[paused].child!.pid!, `nats-server ${holder}`)
     const code = await a.range('k').then(
       () => 'answered',
       (err: { code?: string }) => err.code ?? 'none',
