@@ -9,6 +9,10 @@ export interface BenchArgs {
   flags: Map<string, string>
 }
 
+/**
+ * A loose reading of `--name value` pairs that accepts any name: options.ts declares a bench's options
+ * and refuses the rest, and is what a bench should use.
+ */
 export function parseBenchArgs(argv: string[] = process.argv.slice(2)): BenchArgs {
   const flags = new Map<string, string>()
   for (let i = 0; i < argv.length; i++) {
