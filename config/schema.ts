@@ -146,6 +146,11 @@ export interface Config {
   clusterSnapshotCheckInterval: number
   clusterCorruptCheckInterval: number
   clusterPurgeGrace: number
+  clusterApplyMaxAhead: number
+  clusterApplyHoldMax: number
+  clusterConsumerStallTimeout: number
+  clusterConsumerInactiveThreshold: number
+  clusterFillRetryInterval: number
   authTokenTtl: number
   /** 'simple' or 'jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...' (etcd's --auth-token). */
   authToken: string
@@ -1098,6 +1103,58 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Cluster mode: the stream is not purged past the copy of a member seen alive this recently, so one that was paused or cut off for less catches up from the stream instead of restoring a snapshot at its next start.',
     flag: '--cluster-purge-grace',
     env: 'KVLOG_CLUSTER_PURGE_GRACE',
+  },
+  clusterApplyMaxAhead: {
+    key: 'clusterApplyMaxAhead',
+    type: 'integer',
+    default: 512,
+    min: 1,
+    max: 100_000,
+    description:
+      "Cluster mode: stream messages a member hands to its copy's writer ahead of the one being applied, at most; its log consumer pulls this many at a time and waits beyond it.",
+    flag: '--cluster-apply-max-ahead',
+    env: 'KVLOG_CLUSTER_APPLY_MAX_AHEAD',
+  },
+  clusterApplyHoldMax: {
+    key: 'clusterApplyHoldMax',
+    type: 'integer',
+    default: 64,
+    min: 1,
+    max: 100_000,
+    description:
+      'Cluster mode: delivered stream messages a member holds back, at most, while the stream already holds the next, so they reach its copy together and share one fsync (1: each is handed over as it arrives).',
+    flag: '--cluster-apply-hold-max',
+    env: 'KVLOG_CLUSTER_APPLY_HOLD_MAX',
+  },
+  clusterConsumerStallTimeout: {
+    key: 'clusterConsumerStallTimeout',
+    type: 'duration',
+    default: 1500,
+    min: 100,
+    description:
+      'Cluster mode: a member whose log consumer delivers nothing for this long while the stream holds more makes the consumer again (checked every third of it); the consumer is lost with the nats-server that holds it.',
+    flag: '--cluster-consumer-stall-timeout',
+    env: 'KVLOG_CLUSTER_CONSUMER_STALL_TIMEOUT',
+  },
+  clusterConsumerInactiveThreshold: {
+    key: 'clusterConsumerInactiveThreshold',
+    type: 'duration',
+    default: 30 * SECOND,
+    min: SECOND,
+    description:
+      "Cluster mode: the nats-server drops a member's log consumer that no client pulled from for this long (one left behind by a member that stopped or replaced it).",
+    flag: '--cluster-consumer-inactive-threshold',
+    env: 'KVLOG_CLUSTER_CONSUMER_INACTIVE_THRESHOLD',
+  },
+  clusterFillRetryInterval: {
+    key: 'clusterFillRetryInterval',
+    type: 'duration',
+    default: SECOND,
+    min: 10,
+    description:
+      'Cluster mode: how often a member tries again to fill a hole in the stream from the other members while one that may keep the messages does not answer.',
+    flag: '--cluster-fill-retry-interval',
+    env: 'KVLOG_CLUSTER_FILL_RETRY_INTERVAL',
   },
   authTokenTtl: {
     key: 'authTokenTtl',

@@ -242,6 +242,13 @@ export class JetStreamLog implements Log {
         streamLast: () => this.streamLast(),
         room: () => this.disk.room(),
       },
+      {
+        maxAhead: o.clusterApplyMaxAhead,
+        holdMax: o.clusterApplyHoldMax,
+        stallTimeoutMs: o.clusterConsumerStallTimeout,
+        inactiveMs: o.clusterConsumerInactiveThreshold,
+        fillRetryMs: o.clusterFillRetryInterval,
+      },
     )
     this.corruption = new CorruptionCheck({
       nc,

@@ -18,6 +18,10 @@
  *   clusterDiskReserve                           the free space the copy keeps (disk-space.ts)
  *   clusterCorruptCheckInterval                  the corruption check (corruption-check.ts)
  *   leaseCheckInterval                           how often the leader looks for expired leases
+ *   clusterApplyMaxAhead, clusterApplyHoldMax,
+ *   clusterConsumerStallTimeout,
+ *   clusterConsumerInactiveThreshold,
+ *   clusterFillRetryInterval                     the applier and its consumer (applier.ts)
  */
 import { DEFAULT_CONFIG, type Config } from '../../config/index.js'
 import { pickSettings } from '../settings.js'
@@ -42,6 +46,11 @@ export const JETSTREAM_LOG_SETTINGS = [
   'clusterTailMessages',
   'clusterDiskReserve',
   'leaseCheckInterval',
+  'clusterApplyMaxAhead',
+  'clusterApplyHoldMax',
+  'clusterConsumerStallTimeout',
+  'clusterConsumerInactiveThreshold',
+  'clusterFillRetryInterval',
 ] as const satisfies readonly (keyof Config)[]
 
 export type JetStreamLogSettings = Pick<Config, (typeof JETSTREAM_LOG_SETTINGS)[number]>
