@@ -132,6 +132,9 @@ export interface Config {
   advertiseClientUrls: string
   natsCreds: string
   natsTlsCa: string
+  natsPingInterval: number
+  natsMaxPingsOut: number
+  natsReconnectWait: number
   leaderLease: number
   natsPublishTimeout: number
   natsCallTimeout: number
@@ -974,6 +977,35 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "Cluster mode: a CA file to verify the NATS servers' TLS certificates; '' = no TLS verification setup.",
     flag: '--nats-tls-ca',
     env: 'KVLOG_NATS_TLS_CA',
+  },
+  natsPingInterval: {
+    key: 'natsPingInterval',
+    type: 'duration',
+    default: 2 * SECOND,
+    min: 100,
+    description:
+      "Cluster mode: how often a member's NATS client pings its nats-server; with natsMaxPingsOut pings unanswered at the next one the connection is taken for dead and the client reconnects to another server (a stopped or cut-off server is noticed after natsMaxPingsOut to natsMaxPingsOut + 1 intervals).",
+    flag: '--nats-ping-interval',
+    env: 'KVLOG_NATS_PING_INTERVAL',
+  },
+  natsMaxPingsOut: {
+    key: 'natsMaxPingsOut',
+    type: 'integer',
+    default: 2,
+    min: 1,
+    max: 100,
+    description: "Cluster mode: unanswered pings after which a member's NATS client takes its connection for dead (see natsPingInterval).",
+    flag: '--nats-max-pings-out',
+    env: 'KVLOG_NATS_MAX_PINGS_OUT',
+  },
+  natsReconnectWait: {
+    key: 'natsReconnectWait',
+    type: 'duration',
+    default: 250,
+    min: 10,
+    description: "Cluster mode: how long a member's NATS client waits before it tries a server again after a failed connection to it.",
+    flag: '--nats-reconnect-wait',
+    env: 'KVLOG_NATS_RECONNECT_WAIT',
   },
   leaderLease: {
     key: 'leaderLease',

@@ -7,7 +7,8 @@
  *
  * Where each is used:
  *   clusterName, natsReplicas                   the stream, bucket and subject names (clusterNames below)
- *   natsCreds, natsTlsCa                        the NATS connection (connection.ts)
+ *   natsCreds, natsTlsCa, natsPingInterval,
+ *   natsMaxPingsOut, natsReconnectWait          the NATS connection (connection.ts)
  *   leaderLease                                 the leader's lease in the bucket (election.ts)
  *   natsPublishTimeout, clusterRequestTimeout   publish retries, forwarded writes, reads that catch up
  *   natsCallTimeout                             every other JetStream call on the data path
@@ -32,6 +33,9 @@ export const JETSTREAM_LOG_SETTINGS = [
   'natsReplicas',
   'natsCreds',
   'natsTlsCa',
+  'natsPingInterval',
+  'natsMaxPingsOut',
+  'natsReconnectWait',
   'leaderLease',
   'natsPublishTimeout',
   'natsCallTimeout',

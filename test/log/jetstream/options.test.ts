@@ -11,6 +11,7 @@ import {
   jetStreamLogSettings,
 } from '../../../log/jetstream/options.js'
 import { levelReplicaStorage } from '../../../log/level/replica-storage.js'
+import { connectionOptions } from '../../../log/jetstream/connection.js'
 
 /** Settings the wiring turns into something else than a value of the same name. */
 const WIRED = { natsUrl: 'natsUrls', advertiseClientUrls: 'clientUrls', memberName: 'memberName' } as const
@@ -49,5 +50,13 @@ describe('cluster engine options', () => {
     const cluster = Object.keys(DEFAULT_CONFIG).filter((key) => /^(cluster|nats|leader|member|advertise)/.test(key))
     const reached = new Set<string>([...JETSTREAM_LOG_SETTINGS, ...Object.keys(WIRED)])
     expect(cluster.filter((key) => !reached.has(key))).to.deep.equal([])
+  })
+
+  it("set the NATS client's pings and reconnect wait", () => {
+    const copy = levelReplicaStorage({ dir: '/nowhere' })
+    const config = { ...DEFAULT_CONFIG, natsUrl: 'nats://a:4222', natsPingInterval: 700, natsMaxPingsOut: 3, natsReconnectWait: 40 }
+    const o = connectionOptions(jetStreamLogOptions(config, { memberName: 'm1', copy }))
+    expect(o).to.include({ pingInterval: 700, maxPingOut: 3, reconnectTimeWait: 40, maxReconnectAttempts: -1, name: 'kvlog kvlog/m1' })
+    expect(o.servers).to.deep.equal(['nats://a:4222'])
   })
 })
