@@ -34,6 +34,7 @@
  * In the protocol as a whole: docs/cluster-protocol.md, "Election".
  */
 import type { KV, NatsConnection, Subscription } from 'nats'
+import { failpointOff, failpointsOn } from '../failpoints.js'
 import { apiErrorCode } from './connection.js'
 import { decode, encode } from './messages.js'
 
@@ -130,6 +131,14 @@ export class Election {
     return this.leader?.epoch ?? 0
   }
 
+  /**
+   * Milliseconds since the last renewal of this member's lease that succeeded, counted from when it was
+   * sent (undefined: it holds no lease). A leader steps down before this reaches the lease.
+   */
+  renewedAgo(): number | undefined {
+    return this.leading ? Date.now() - this.renewedAt : undefined
+  }
+
   /** The term of the leader this member knows (0: none known). */
   get term(): number {
     return this.leader?.term ?? 0
@@ -189,7 +198,7 @@ export class Election {
 
   /** Gives the lease up locally (fence rejection, renewal failure). The entry then expires. */
   stepDown(): void {
-    if (!this.leading) return
+    if (!this.leading || (failpointsOn && failpointOff('leaderStepDown'))) return
     this.revision = 0
     this.leader = undefined
     this.stepDowns++
@@ -215,6 +224,12 @@ export class Election {
   }
 
   private async tick(): Promise<void> {
+    if (this.leading && Date.now() - this.renewedAt >= this.leaseMs) {
+      // Woken after a pause of a lease or more (the first timer to run): the entry has expired in the
+      // bucket, so no renewal can keep it; stepping down now, before any write is taken, leaves one publisher.
+      this.checkLease()
+      return
+    }
     if (this.ticking) {
       // The last renewal is still waiting for its answer: one that hangs must not keep a leader whose
       // lease may be running out.
@@ -235,13 +250,14 @@ export class Election {
    * since then failed or has not answered: renewed every third of the lease, that is two renewals in a
    * row, while the entry still has at least half its time left. The entry, if it is still this member's,
    * is deleted so that another member need not wait for it to expire. (A leader whose process was
-   * paused tries a renewal first when it wakes: a compare-and-set that succeeds shows nobody took over.)
+   * paused for less than the lease tries a renewal first when it wakes: a compare-and-set that succeeds
+   * shows nobody took over; paused for a lease or more, it steps down at once.)
    */
   private checkLease(): void {
     if (!this.leading || Date.now() - this.renewedAt < this.leaseMs / 2) return
     const revision = this.revision
     this.stepDown()
-    void this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
+    if (!this.leading) void this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
   }
 
   private async renew(): Promise<void> {

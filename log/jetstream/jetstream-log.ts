@@ -654,6 +654,7 @@ export class JetStreamLog implements Log {
         leader: this.election.leader?.member ?? '',
         epoch: this.election.epoch,
         term: this.election.term,
+        leaseRenewedAgo: this.election.renewedAgo() ?? null,
         applied,
         streamLast,
         lag: streamLast - applied,

@@ -10,12 +10,21 @@
  *                       goes through, or the kvlog leader or a follower member.
  *
  * Per run: the longest gap with no acknowledged write for the writers on the surviving members (from the
- * fault to the end of the window), whether the surviving members name one and the same leader one lease
- * after the fault, acknowledged writes missing on any member at the end (must be 0), and whether every
+ * fault to the end of the window); whether exactly one member publishes as leader after one lease (below);
+ * acknowledged writes missing on any member at the end (must be 0), and whether every
  * member's state digest (sha256 of every key, value and revision) is the same at the end (no fork). For a
  * nats-server that led a stream, JetStream's own election time for it (until the stream names another
  * leader) is measured too: the bound is that + 2 s, and 3 s for faults that move no stream leader. For the
  * meta leader's server, JetStream's own meta election time is measured and reported beside it.
+ *
+ * One publishing leader: from one lease after the fault to the end of the window every member is asked,
+ * every LEADER_SAMPLE_MS, whether it takes writes as leader (role), under which term, and how long ago it
+ * last renewed its lease successfully. A member that does not answer (stopped, or its process is) publishes
+ * nothing and is not counted; one that has not seen the newest lease yet and follows is not a publisher
+ * either. Broken: a member that takes writes as leader with its last successful renewal older than one
+ * lease (it should have stepped down), two members that take writes under renewals within the lease at
+ * once, or no such member at the end of the window. Fence rejections (publishes the stream refused because
+ * another leader's message got there first) are summed over the members and reported.
  */
 import { createHash } from 'node:crypto'
 import { connect } from 'nats'
@@ -52,6 +61,10 @@ export interface RunResult {
   metaElectionMs: number
   boundMs: number
   oneLeader: boolean
+  /** Why oneLeader is false ('' when it holds). */
+  leaderProblem: string
+  /** Publishes refused by the stream's fence, summed over the members at the end. */
+  fenceRejections: number
   lost: number
   acknowledged: number
   sameDigest: boolean
@@ -65,6 +78,7 @@ const STOP_MS = 6000
 const LEASE_MS = 3000
 const WRITERS_PER_MEMBER = 2
 const REQUEST_TIMEOUT_MS = 2000
+const LEADER_SAMPLE_MS = 250
 
 export function cellName(c: Cell): string {
   return `${c.signal}:${c.target}`
@@ -91,9 +105,53 @@ async function consumerServer(m: Member): Promise<string> {
   return /kvlog_cluster_consumer_server\{server="([^"]+)"\} 1/.exec(text)?.[1] ?? ''
 }
 
+interface LeaderView {
+  leader: string
+  role: string
+  term: number
+  leaseRenewedAgo: number | null
+}
+
+async function viewOf(m: Member, timeoutMs = 5000): Promise<LeaderView> {
+  const s = (await (await fetch(`${m.http}/v1/status`, { signal: AbortSignal.timeout(timeoutMs) })).json()) as { cluster?: LeaderView }
+  if (s.cluster === undefined) throw new Error(`${m.name}: no cluster status`)
+  return s.cluster
+}
+
 async function leaderOf(m: Member): Promise<string> {
-  const s = (await (await fetch(`${m.http}/v1/status`, { signal: AbortSignal.timeout(5000) })).json()) as { cluster?: { leader: string } }
-  return s.cluster?.leader ?? ''
+  return (await viewOf(m)).leader
+}
+
+/** Publishes the stream's fence refused on member `m` (its /metrics). */
+async function fenceRejectionsOf(m: Member): Promise<number> {
+  const text = await (await fetch(`${m.http}/metrics`, { signal: AbortSignal.timeout(5000) })).text()
+  return Number(/^kvlog_cluster_fence_rejections (\d+)/m.exec(text)?.[1] ?? 0)
+}
+
+/**
+ * Samples who publishes as leader (see the header) until `until`; '' if exactly one member did at the last
+ * sample and none broke the rule at any, else what broke it.
+ */
+async function watchPublishers(members: Member[], until: number): Promise<string> {
+  let last: string[]
+  for (;;) {
+    const at = Date.now()
+    const views = await Promise.all(
+      members.map((m) => (m.proc === undefined ? Promise.resolve(undefined) : viewOf(m, LEADER_SAMPLE_MS * 2).catch(() => undefined))),
+    )
+    const leading = members.flatMap((m, i) => {
+      const v = views[i]
+      return v?.role === 'leader' ? [{ name: m.name, term: v.term, ago: v.leaseRenewedAgo }] : []
+    })
+    const stale = leading.find((l) => l.ago === null || l.ago > LEASE_MS)
+    if (stale !== undefined)
+      return `${stale.name} took writes as leader (term ${stale.term}) with its lease renewed ${stale.ago ?? 'never'} ms before`
+    if (leading.length > 1) return `${leading.map((l) => `${l.name} (term ${l.term})`).join(' and ')} took writes as leaders at once`
+    last = leading.map((l) => l.name)
+    if (Date.now() >= until) break
+    await sleep(Math.max(0, at + LEADER_SAMPLE_MS - Date.now()))
+  }
+  return last.length === 1 ? '' : 'no member took writes as leader at the end of the window'
 }
 
 async function streamLeader(urls: string, stream: string): Promise<string> {
@@ -245,14 +303,15 @@ export async function runCell(cell: Cell): Promise<RunResult> {
         await sleep(100)
       }
     })()
-    if (paused !== undefined) {
+    const resumed = (async () => {
+      if (paused === undefined) return
       await sleep(STOP_MS)
       paused()
       paused = undefined
-    }
-    await sleep(Math.max(0, faultAt + LEASE_MS * 2 - Date.now()))
-    const leaders = await Promise.all(survivors.map((i) => leaderOf(members[i]).catch(() => '')))
-    const oneLeader = leaders[0] !== '' && leaders.every((l) => l === leaders[0])
+    })()
+    await sleep(Math.max(0, faultAt + LEASE_MS - Date.now()))
+    const leaderProblem = await watchPublishers(members, faultAt + WINDOW_MS)
+    await resumed
     await sleep(Math.max(0, faultAt + WINDOW_MS - Date.now()))
     await election
     await metaElection
@@ -297,7 +356,9 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       electionMs,
       metaElectionMs,
       boundMs: ledStream === '' ? 3000 : electionMs + 2000,
-      oneLeader,
+      oneLeader: leaderProblem === '',
+      leaderProblem,
+      fenceRejections: (await Promise.all(members.map((m) => fenceRejectionsOf(m)))).reduce((a, b) => a + b, 0),
       lost,
       acknowledged: acks.length,
       sameDigest: new Set(digests).size === 1,
