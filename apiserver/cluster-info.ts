@@ -31,6 +31,7 @@ export interface ClusterFigures {
   refilled: number
   consumersMade: number
   consumerServer: string
+  natsDisconnects: number
   leadership(): { renewalFailures: number; stepDowns: number; leadersSeen: number; unknownPublishOutcomes: number }
   copies(): { applierStopped: boolean; diskLow: boolean; durableLag: Array<{ name: string; lag: number }> }
   corruption(): { checks: number; mismatches: number; inconclusive: number }

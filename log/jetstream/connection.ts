@@ -9,6 +9,7 @@ import {
   connect,
   credsAuthenticator,
   DiscardPolicy,
+  Events,
   RetentionPolicy,
   StorageType,
   type ConnectionOptions,
@@ -52,6 +53,17 @@ export async function connectNats(o: JetStreamLogOptions, closed: () => boolean)
       say(`kvlog: NATS at ${o.natsUrls.join(',')} unreachable (${(err as Error).message}); retrying (attempt ${attempt})`)
       await new Promise((r) => setTimeout(r, Math.min(2000, 200 * attempt)))
     }
+  }
+}
+
+/**
+ * Follows the connection's state until it closes: `lost` for each connection lost or taken for dead (its
+ * pings unanswered), `back` with the server it reconnected to.
+ */
+export async function watchConnection(nc: NatsConnection, lost: (server: string) => void, back: (server: string) => void): Promise<void> {
+  for await (const s of nc.status()) {
+    if (s.type === Events.Disconnect) lost(String(s.data))
+    else if (s.type === Events.Reconnect) back(String(s.data))
   }
 }
 

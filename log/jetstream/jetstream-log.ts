@@ -42,7 +42,7 @@ import { deleteResponse, oneOpTxn, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
 import { DiskSpace } from './disk-space.js'
 import { confirmedLast, confirmedLastWithin } from './confirmed-last.js'
-import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
+import { apiErrorCode, connectNats, ensureStream, openBucket, watchConnection, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
 import { ForwardBatcher, serveBatch, type ForwardReply } from './forward-batch.js'
@@ -207,6 +207,14 @@ export class JetStreamLog implements Log {
     private readonly quick: JetStreamManager = jsm,
   ) {
     this.clientUrls = o.clientUrls
+    void watchConnection(
+      nc,
+      (server) => {
+        this.metrics.natsDisconnects++
+        this.o.log?.(`kvlog: NATS connection to ${server} lost or not answering pings; reconnecting`, 'warn')
+      },
+      (server) => this.say(`kvlog: NATS connection back, through ${server}`),
+    )
     this.disk = new DiskSpace(
       o.copy.dir,
       o.clusterDiskReserve,

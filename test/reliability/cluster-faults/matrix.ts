@@ -65,6 +65,10 @@ export interface RunResult {
   leaderProblem: string
   /** Publishes refused by the stream's fence, summed over the members at the end. */
   fenceRejections: number
+  /** NATS connections lost or taken for dead (kvlog_cluster_nats_disconnects), summed over the members. */
+  natsDisconnects: number
+  /** Members whose NATS connection went through the victim nats-server (each must reconnect once). */
+  onVictim: number
   lost: number
   acknowledged: number
   sameDigest: boolean
@@ -122,10 +126,14 @@ async function leaderOf(m: Member): Promise<string> {
   return (await viewOf(m)).leader
 }
 
-/** Publishes the stream's fence refused on member `m` (its /metrics). */
-async function fenceRejectionsOf(m: Member): Promise<number> {
-  const text = await (await fetch(`${m.http}/metrics`, { signal: AbortSignal.timeout(5000) })).text()
-  return Number(/^kvlog_cluster_fence_rejections (\d+)/m.exec(text)?.[1] ?? 0)
+/** A counter of the cluster engine, summed over the members (their /metrics). */
+async function counterSum(members: Member[], name: string): Promise<number> {
+  let sum = 0
+  for (const m of members) {
+    const text = await (await fetch(`${m.http}/metrics`, { signal: AbortSignal.timeout(5000) })).text()
+    sum += Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0)
+  }
+  return sum
 }
 
 /**
@@ -275,6 +283,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       }
     }
 
+    const onVictim = (await Promise.all(members.map((m) => connectionServer(nats, m.name)))).filter((s) => s === victim).length
     const faultAt = Date.now()
     await hit()
     let electionMs = 0
@@ -358,7 +367,9 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       boundMs: ledStream === '' ? 3000 : electionMs + 2000,
       oneLeader: leaderProblem === '',
       leaderProblem,
-      fenceRejections: (await Promise.all(members.map((m) => fenceRejectionsOf(m)))).reduce((a, b) => a + b, 0),
+      fenceRejections: await counterSum(members, 'kvlog_cluster_fence_rejections'),
+      natsDisconnects: await counterSum(members, 'kvlog_cluster_nats_disconnects'),
+      onVictim,
       lost,
       acknowledged: acks.length,
       sameDigest: new Set(digests).size === 1,

@@ -81,6 +81,7 @@ async function main(): Promise<void> {
         rs.every((r) => r.sameDigest) ? 'yes' : 'NO',
         rs.every((r) => r.oneLeader) ? 'yes' : 'NO',
         String(rs.reduce((n, r) => n + r.fenceRejections, 0)),
+        `${rs.reduce((n, r) => n + r.natsDisconnects, 0)} (${rs.reduce((n, r) => n + r.onVictim, 0)})`,
         rs.every(held) ? 'ok' : 'BROKEN',
       ]
     })
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
       'same digest',
       'one leader publishing',
       'fence rejections',
+      'NATS disconnects (members on the victim)',
       'verdict',
     ]
     for (const row of [header, ...rows]) process.stdout.write(`| ${row.join(' | ')} |\n`)
