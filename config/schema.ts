@@ -154,6 +154,7 @@ export interface Config {
   clusterConsumerStallTimeout: number
   clusterConsumerInactiveThreshold: number
   clusterFillRetryInterval: number
+  clusterStrictReconfigCheck: boolean
   authTokenTtl: number
   /** 'simple' or 'jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...' (etcd's --auth-token). */
   authToken: string
@@ -1187,6 +1188,15 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Cluster mode: how often a member tries again to fill a hole in the stream from the other members while one that may keep the messages does not answer.',
     flag: '--cluster-fill-retry-interval',
     env: 'KVLOG_CLUSTER_FILL_RETRY_INTERVAL',
+  },
+  clusterStrictReconfigCheck: {
+    key: 'clusterStrictReconfigCheck',
+    type: 'boolean',
+    default: true,
+    description:
+      'Cluster mode: etcd\'s --strict-reconfig-check. MemberRemove of a live member is refused (MEMBERSHIP_UNHEALTHY, etcd\'s "unhealthy cluster") when the live members left would be fewer than the cluster needs; a member that is down may always be removed. false: no check.',
+    flag: '--cluster-strict-reconfig-check',
+    env: 'KVLOG_CLUSTER_STRICT_RECONFIG_CHECK',
   },
   authTokenTtl: {
     key: 'authTokenTtl',

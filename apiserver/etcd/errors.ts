@@ -27,6 +27,7 @@ const ETCD_MESSAGES: Partial<Record<ErrorCode, string>> = {
   OUTCOME_UNKNOWN: 'etcdserver: request timed out',
   // etcd's ErrUnhealthy: its strict reconfiguration check refuses a change that the cluster cannot take now.
   MEMBERSHIP_UNSETTLED: 'etcdserver: unhealthy cluster',
+  MEMBERSHIP_UNHEALTHY: 'etcdserver: unhealthy cluster',
 }
 
 /**

@@ -42,6 +42,7 @@ import { deleteResponse, oneOpTxn, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
 import { DiskSpace } from './disk-space.js'
 import { confirmedLast, confirmedLastWithin } from './confirmed-last.js'
+import { checkRemoval } from './reconfig-check.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, watchConnection, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
@@ -708,6 +709,10 @@ export class JetStreamLog implements Log {
     }
     this.changingMembers = true
     try {
+      if (this.o.clusterStrictReconfigCheck) {
+        const live = new Set((await this.election.members()).map((m) => m.name))
+        checkRemoval(this.applier.roster, live, name, this.o.memberName)
+      }
       await this.submit({ type: 'leave', name })
     } finally {
       this.changingMembers = false

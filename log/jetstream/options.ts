@@ -23,6 +23,7 @@
  *   clusterConsumerStallTimeout,
  *   clusterConsumerInactiveThreshold,
  *   clusterFillRetryInterval                     the applier and its consumer (applier.ts)
+ *   clusterStrictReconfigCheck                   MemberRemove's check (reconfig-check.ts)
  */
 import { DEFAULT_CONFIG, type Config } from '../../config/index.js'
 import { pickSettings } from '../settings.js'
@@ -55,6 +56,7 @@ export const JETSTREAM_LOG_SETTINGS = [
   'clusterConsumerStallTimeout',
   'clusterConsumerInactiveThreshold',
   'clusterFillRetryInterval',
+  'clusterStrictReconfigCheck',
 ] as const satisfies readonly (keyof Config)[]
 
 export type JetStreamLogSettings = Pick<Config, (typeof JETSTREAM_LOG_SETTINGS)[number]>

@@ -111,6 +111,7 @@ const EXPECTED_DEFAULTS: Config = {
   clusterConsumerStallTimeout: 1500,
   clusterConsumerInactiveThreshold: 30_000,
   clusterFillRetryInterval: 1000,
+  clusterStrictReconfigCheck: true,
   authTokenTtl: 300_000,
   authToken: 'simple',
   authPasswordHashCost: 14,

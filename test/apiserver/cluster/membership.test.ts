@@ -3,12 +3,15 @@
  * through etcdctl:
  * - a member restarted with its copy keeps its id; one replaced under the same name with an empty data
  *   dir is a new incarnation: a new id, and the old id is not found;
+ * - etcd's strict reconfiguration check: with one member down, taking a live one off (which would leave
+ *   one live member of two) is refused with etcd's "unhealthy cluster", and nothing changes;
  * - one change at a time: while a MemberRemove is not yet durable on a majority (the members that would
  *   hold it are down), a second one is refused with etcd's "unhealthy cluster"; once the cluster holds the
  *   first, the second goes through.
  */
 import { expect } from 'chai'
 import { rm } from 'node:fs/promises'
+import { connect } from 'nats'
 import { etcdctl } from '../../support/etcdctl.js'
 import { startMembers, waitReady, type ClusterProcesses } from '../../support/cluster-processes.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
@@ -75,6 +78,26 @@ describe('kvlog cluster: membership changes (3 nats-servers, 3 kvlog serve proce
     const old = await etcdctl(members[0].grpc, ['member', 'remove', before.get('m2')!])
     expect(old.code).to.not.equal(0)
     expect(old.stderr).to.match(/member not found/)
+  })
+
+  it('refuses to take a live member off when that leaves too few live members', async () => {
+    const { members } = cluster
+    const listed = await ids(0)
+    await cluster.stop(2)
+    // m2's record in the cluster's bucket expires once it stops renewing it: then m2 counts as down.
+    const nc = await connect({ servers: nats.urls.split(',') })
+    try {
+      const kv = await nc.jetstream().views.kv('kvlog_membership', { bindOnly: true })
+      await until("m2's record to expire", async () => (await kv.get('member.m2').catch(() => ({ operation: 'PUT' })))?.operation !== 'PUT')
+    } finally {
+      await nc.close()
+    }
+    const refused = await etcdctl(members[0].grpc, ['--command-timeout=30s', 'member', 'remove', listed.get('m1')!])
+    expect(refused.code).to.not.equal(0)
+    expect(refused.stderr).to.match(/etcdserver: unhealthy cluster/)
+    expect([...(await roster(0))].sort()).to.deep.equal(['m0', 'm1', 'm2'])
+    await cluster.start(2)
+    await waitReady(members[2])
   })
 
   it('refuses a second membership change while the first is not durable on a majority', async () => {
