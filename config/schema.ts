@@ -155,6 +155,7 @@ export interface Config {
   clusterConsumerInactiveThreshold: number
   clusterFillRetryInterval: number
   clusterStrictReconfigCheck: boolean
+  clusterTailReplyBytes: number
   authTokenTtl: number
   /** 'simple' or 'jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...' (etcd's --auth-token). */
   authToken: string
@@ -1197,6 +1198,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Cluster mode: etcd\'s --strict-reconfig-check. MemberRemove of a live member is refused (MEMBERSHIP_UNHEALTHY, etcd\'s "unhealthy cluster") when the live members left would be fewer than the cluster needs; a member that is down may always be removed. false: no check.',
     flag: '--cluster-strict-reconfig-check',
     env: 'KVLOG_CLUSTER_STRICT_RECONFIG_CHECK',
+  },
+  clusterTailReplyBytes: {
+    key: 'clusterTailReplyBytes',
+    type: 'bytes',
+    default: 256 * KiB,
+    min: KiB,
+    max: 64 * MiB,
+    description:
+      "Cluster mode: the most bytes of kept stream messages a member puts in one reply when another fills a hole or refills the stream from its kept tail (at least one message, whatever its size); keep it under the nats-servers' max_payload.",
+    flag: '--cluster-tail-reply-bytes',
+    env: 'KVLOG_CLUSTER_TAIL_REPLY_BYTES',
   },
   authTokenTtl: {
     key: 'authTokenTtl',

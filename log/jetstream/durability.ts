@@ -46,7 +46,8 @@ export interface DurabilityHooks {
   position(): DurablePosition
   /** Whether this member's applier runs (a stopped one announces nothing). */
   applying(): boolean
-  kept(from: number, to: number, maxBytes: number): Promise<KeptMessage[]>
+  /** Kept messages from..to, as many as one reply may hold (clusterTailReplyBytes). */
+  kept(from: number, to: number): Promise<KeptMessage[]>
   observeWait(ms: number): void
 }
 
@@ -60,7 +61,6 @@ const HEARTBEAT_MS = 1000
 const SURVEY_GRACE_MS = 200
 /** How often a survey asks again while answers are missing. */
 const SURVEY_ASK_AGAIN_MS = 250
-const FETCH_REPLY_BYTES = 256 * 1024
 
 export class Durability {
   /** Each member's last announced position. */
@@ -102,7 +102,7 @@ export class Durability {
         callback: (err, msg) => {
           if (err !== null || !msg.reply) return
           const r = decode<FetchRequest>(msg.data)
-          void this.hooks.kept(r.from, r.to, FETCH_REPLY_BYTES).then(
+          void this.hooks.kept(r.from, r.to).then(
             (kept) => msg.respond(encode({ kept })),
             (e: unknown) => msg.respond(encode({ error: String(e) })),
           )

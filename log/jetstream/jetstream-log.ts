@@ -231,7 +231,7 @@ export class JetStreamLog implements Log {
         roster: () => this.applier.roster,
         position: () => ({ name: o.memberName, seq: this.applier.durable, hash: this.applier.durableHash }),
         applying: () => this.applier.failure === undefined,
-        kept: (from, to, maxBytes) => this.tail.range(from, Math.min(to, this.applier.durable), maxBytes),
+        kept: (from, to) => this.tail.range(from, Math.min(to, this.applier.durable), o.clusterTailReplyBytes),
         observeWait: (ms) => this.metrics.observe('durable', ms),
       },
       o.clusterTailMessages,

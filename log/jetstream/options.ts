@@ -15,7 +15,7 @@
  *   clusterMaxGroupCommands, clusterMaxGroupBytes   one stream message's group (publisher.ts)
  *   clusterSnapshotInterval, clusterSnapshotKeep,
  *   clusterSnapshotCheckInterval, clusterPurgeGrace snapshots and purges (snapshotter.ts)
- *   clusterTailMessages                          the kept tail (tail.ts)
+ *   clusterTailMessages, clusterTailReplyBytes   the kept tail (tail.ts) and its replies (durability.ts)
  *   clusterDiskReserve                           the free space the copy keeps (disk-space.ts)
  *   clusterCorruptCheckInterval                  the corruption check (corruption-check.ts)
  *   leaseCheckInterval                           how often the leader looks for expired leases
@@ -57,6 +57,7 @@ export const JETSTREAM_LOG_SETTINGS = [
   'clusterConsumerInactiveThreshold',
   'clusterFillRetryInterval',
   'clusterStrictReconfigCheck',
+  'clusterTailReplyBytes',
 ] as const satisfies readonly (keyof Config)[]
 
 export type JetStreamLogSettings = Pick<Config, (typeof JETSTREAM_LOG_SETTINGS)[number]>

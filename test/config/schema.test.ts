@@ -112,6 +112,7 @@ const EXPECTED_DEFAULTS: Config = {
   clusterConsumerInactiveThreshold: 30_000,
   clusterFillRetryInterval: 1000,
   clusterStrictReconfigCheck: true,
+  clusterTailReplyBytes: 256 * 1024,
   authTokenTtl: 300_000,
   authToken: 'simple',
   authPasswordHashCost: 14,
