@@ -2,8 +2,9 @@
  * etcd's Cluster service. MemberList answers with this member, or in cluster mode with every member of the
  * roster or whose record is alive (ids derived from the names: cluster-info.ts). A cluster member joins by starting with
  * the cluster's --nats-url and --cluster-name; MemberRemove takes a member off the roster whose majority
- * acknowledges writes (a member gone for good). Other membership changes are not served, nor is any on a
- * single node (docs/api.md).
+ * acknowledges writes (a member gone for good); MemberPromote answers as etcd does for a member that is not
+ * a learner (kvlog has none). Other membership changes are not served, nor is any on a single node
+ * (docs/api.md).
  *
  * With auth enabled, as etcd: every membership change (MemberAdd, MemberRemove, MemberUpdate,
  * MemberPromote) needs role root, checked before anything else (also where kvlog does not serve it);
@@ -44,7 +45,17 @@ export function clusterService({ headers, config, clientUrl, cluster, auth }: Et
             return { header: headers.header(0), members: (await members()).filter((m) => m.name !== name) }
           }),
     MemberUpdate: notServed,
-    MemberPromote: notServed,
+    // Every kvlog member votes (counts toward the durable majority) from its first start: there are no
+    // learners, so etcd's answer for promoting a voting member is the answer for every member.
+    MemberPromote:
+      cluster === undefined
+        ? notServed
+        : unary(async (request, call) => {
+            auth.checkAdmin(callerOf(auth, call))
+            const id = String(request.ID)
+            if (!(await clusterMembers(cluster)).some((m) => m.ID === id)) throw grpcError(status.NOT_FOUND, 'etcdserver: member not found')
+            throw grpcError(status.FAILED_PRECONDITION, 'etcdserver: can only promote a learner member')
+          }),
   }
 }
 

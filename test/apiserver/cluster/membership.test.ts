@@ -3,6 +3,7 @@
  * through etcdctl:
  * - a member restarted with its copy keeps its id; one replaced under the same name with an empty data
  *   dir is a new incarnation: a new id, and the old id is not found;
+ * - MemberPromote of a member is etcd's answer for a voting member (kvlog has no learners);
  * - etcd's strict reconfiguration check: with one member down, taking a live one off (which would leave
  *   one live member of two) is refused with etcd's "unhealthy cluster", and nothing changes;
  * - one change at a time: while a MemberRemove is not yet durable on a majority (the members that would
@@ -78,6 +79,17 @@ describe('kvlog cluster: membership changes (3 nats-servers, 3 kvlog serve proce
     const old = await etcdctl(members[0].grpc, ['member', 'remove', before.get('m2')!])
     expect(old.code).to.not.equal(0)
     expect(old.stderr).to.match(/member not found/)
+  })
+
+  it('answers MemberPromote as etcd does for a voting member: every kvlog member votes', async () => {
+    const { members } = cluster
+    const listed = await ids(0)
+    const voter = await etcdctl(members[0].grpc, ['member', 'promote', listed.get('m1')!])
+    expect(voter.code).to.not.equal(0)
+    expect(voter.stderr).to.match(/etcdserver: can only promote a learner member/)
+    const unknown = await etcdctl(members[0].grpc, ['member', 'promote', 'ffff'])
+    expect(unknown.code).to.not.equal(0)
+    expect(unknown.stderr).to.match(/etcdserver: member not found/)
   })
 
   it('refuses to take a live member off when that leaves too few live members', async () => {
