@@ -29,6 +29,14 @@ export function clusterService({ headers, config, clientUrl, cluster, auth }: Et
     cluster === undefined
       ? [{ ID: headers.identity.memberId, name: config.memberName, peerURLs: [], clientURLs: [clientUrl()], isLearner: false }]
       : await clusterMembers(cluster)
+  /** The name of the member a change (asked by root) names by its id; etcd's "member not found" if none. */
+  const adminNamed = async (request: { ID?: unknown }, call: Parameters<typeof callerOf>[1]): Promise<string> => {
+    auth.checkAdmin(callerOf(auth, call))
+    const id = String(request.ID)
+    const name = cluster === undefined ? undefined : (await clusterMembers(cluster)).find((m) => m.ID === id)?.name
+    if (name === undefined) throw grpcError(status.NOT_FOUND, 'etcdserver: member not found')
+    return name
+  }
   return {
     // etcd's MemberList header carries no revision.
     MemberList: unary(async () => ({ header: headers.header(0), members: await members() })),
@@ -37,10 +45,7 @@ export function clusterService({ headers, config, clientUrl, cluster, auth }: Et
       cluster === undefined
         ? notServed
         : unary(async (request, call) => {
-            auth.checkAdmin(callerOf(auth, call))
-            const id = String(request.ID)
-            const name = (await clusterMembers(cluster)).find((m) => m.ID === id)?.name
-            if (name === undefined) throw grpcError(status.NOT_FOUND, 'etcdserver: member not found')
+            const name = await adminNamed(request, call)
             await cluster.removeMember(name)
             return { header: headers.header(0), members: (await members()).filter((m) => m.name !== name) }
           }),
@@ -51,9 +56,7 @@ export function clusterService({ headers, config, clientUrl, cluster, auth }: Et
       cluster === undefined
         ? notServed
         : unary(async (request, call) => {
-            auth.checkAdmin(callerOf(auth, call))
-            const id = String(request.ID)
-            if (!(await clusterMembers(cluster)).some((m) => m.ID === id)) throw grpcError(status.NOT_FOUND, 'etcdserver: member not found')
+            await adminNamed(request, call)
             throw grpcError(status.FAILED_PRECONDITION, 'etcdserver: can only promote a learner member')
           }),
   }
