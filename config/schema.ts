@@ -130,6 +130,7 @@ export interface Config {
   natsReplicas: number
   /** Comma-separated; '' = the gRPC listener's URL. */
   advertiseClientUrls: string
+  advertisePeerUrls: string
   natsCreds: string
   natsTlsCa: string
   natsPingInterval: number
@@ -963,6 +964,15 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       "Cluster mode: this member's client URLs (comma-separated) as MemberList reports them; '' = the gRPC listener's host:port. Give host:port without http:// for etcdctl 3.4, which sends a listed URL whole as the HTTP/2 authority.",
     flag: '--advertise-client-urls',
     env: 'KVLOG_ADVERTISE_CLIENT_URLS',
+  },
+  advertisePeerUrls: {
+    key: 'advertisePeerUrls',
+    type: 'string',
+    default: '',
+    description:
+      "Cluster mode: this member's peer URLs (comma-separated; etcd's --initial-advertise-peer-urls) as MemberList reports them. Members talk through NATS: the URLs only name the member, so that one registered beforehand by MemberAdd (etcdctl member add --peer-urls) joins as that member, with its id, and as a learner if it was added as one. '' = none.",
+    flag: '--advertise-peer-urls',
+    env: 'KVLOG_ADVERTISE_PEER_URLS',
   },
   natsCreds: {
     key: 'natsCreds',

@@ -54,6 +54,7 @@ export const CLUSTER_RECORDS = {
   roster: 'jetstream.roster',
   incarnations: 'jetstream.incarnations',
   incarnation: 'jetstream.incarnation',
+  membership: 'jetstream.membership',
   tailSlot: 'jetstream.tail.',
 } as const
 

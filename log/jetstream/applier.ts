@@ -38,7 +38,8 @@ import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
 import type { ClusterNames } from './options.js'
-import { APPLIED_MARKER, INCARNATIONS, ROSTER, type AppliedMarker } from './records.js'
+import { APPLIED_MARKER, INCARNATIONS, MEMBERSHIP, ROSTER, type AppliedMarker } from './records.js'
+import { joined, left, NO_MEMBERSHIP, type Membership } from './membership.js'
 import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
 /**
@@ -119,6 +120,8 @@ export class Applier {
   roster: string[] = []
   /** Their incarnations (INCARNATIONS). */
   incarnations: Record<string, string> = {}
+  /** Members added and not started, learners, and added members' ids (MEMBERSHIP). */
+  membership: Membership = NO_MEMBERSHIP
   /** The sequence of the last join or leave that changed the roster here since the start. */
   rosterChangedAt = 0
   private readonly waiters = new Map<string, (outcome: Outcome) => void>()
@@ -159,6 +162,7 @@ export class Applier {
     this.submittedHash = this.lastHash
     this.roster = ((await this.view.readMeta(ROSTER)) as string[] | undefined) ?? []
     this.incarnations = ((await this.view.readMeta(INCARNATIONS)) as Record<string, string> | undefined) ?? {}
+    this.membership = ((await this.view.readMeta(MEMBERSHIP)) as Membership | undefined) ?? NO_MEMBERSHIP
     await this.consume()
     this.watchdog = setInterval(() => void this.checkStalled(), Math.max(1, Math.floor(this.settings.stallTimeoutMs / 3)))
   }
@@ -451,12 +455,24 @@ export class Applier {
         if (!this.roster.includes(cmd.name)) await this.setRoster([...this.roster, cmd.name])
         else if (renewed) this.rosterChangedAt = this.applied + 1
         if (renewed) await this.setIncarnations({ ...this.incarnations, [cmd.name]: cmd.incarnation! })
+        if (cmd.peerUrls !== undefined) await this.setMembership(joined(this.membership, cmd.name, cmd.peerUrls))
         return undefined
       }
       case 'leave':
         if (this.roster.includes(cmd.name)) await this.setRoster(this.roster.filter((n) => n !== cmd.name))
         if (cmd.name in this.incarnations)
           await this.setIncarnations(Object.fromEntries(Object.entries(this.incarnations).filter(([n]) => n !== cmd.name)))
+        await this.setMembership(left(this.membership, cmd.name, cmd.id))
+        return undefined
+      case 'add':
+        if (!this.membership.pending.some((p) => p.id === cmd.id))
+          await this.setMembership({
+            ...this.membership,
+            pending: [...this.membership.pending, { id: cmd.id, peerUrls: cmd.peerUrls, learner: cmd.learner }],
+          })
+        return undefined
+      case 'promote':
+        await this.setMembership({ ...this.membership, learners: this.membership.learners.filter((l) => l !== cmd.name) })
         return undefined
     }
   }
@@ -465,6 +481,14 @@ export class Applier {
     await this.view.writeMeta(ROSTER, roster)
     this.roster = roster
     // Applied as the message after the last applied one.
+    this.rosterChangedAt = this.applied + 1
+  }
+
+  /** Records a membership change (a change only if it differs): one more change to settle. */
+  private async setMembership(membership: Membership): Promise<void> {
+    if (JSON.stringify(membership) === JSON.stringify(this.membership)) return
+    await this.view.writeMeta(MEMBERSHIP, membership)
+    this.membership = membership
     this.rosterChangedAt = this.applied + 1
   }
 

@@ -43,6 +43,8 @@ interface FetchRequest {
 export interface DurabilityHooks {
   /** The roster as recorded in this member's copy (may not list this member yet). */
   roster(): readonly string[]
+  /** Members that apply the log but do not count toward the majority (learners, membership.ts). */
+  learners(): readonly string[]
   position(): DurablePosition
   /** Whether this member's applier runs (a stopped one announces nothing). */
   applying(): boolean
@@ -160,11 +162,17 @@ export class Durability {
     for (const w of ready) w.resolve()
   }
 
-  /** The members whose majority acknowledges: the roster, this member included. */
+  /** The members whose majority acknowledges: the roster, this member included, learners not. */
   voters(): string[] {
     const roster = new Set(this.hooks.roster())
     roster.add(this.memberName)
+    for (const l of this.hooks.learners()) roster.delete(l)
     return [...roster]
+  }
+
+  /** What member `name` holds durably of this member's history (0: nothing known). */
+  durableOf(name: string): number {
+    return this.counted(name)
   }
 
   quorum(): number {

@@ -53,6 +53,8 @@ export interface LeaderRecord {
 export interface MemberRecord {
   name: string
   clientUrls: string[]
+  /** Its advertisePeerUrls (absent in records of older members). */
+  peerUrls?: string[]
   applied: number
   /** The highest term its member knows (Election). */
   term?: number

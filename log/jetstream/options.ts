@@ -69,6 +69,8 @@ export interface JetStreamLogOptions extends JetStreamLogSettings {
   memberName: string
   /** What MemberList reports for this member: config.advertiseClientUrls, split. */
   clientUrls: string[]
+  /** The peer URLs that name this member (MemberAdd, MemberList): config.advertisePeerUrls, split. */
+  peerUrls: string[]
   /** The local copy: its directory and the engine that holds it. */
   copy: ReplicaStorage
   /** Where progress lines (connecting, leadership) go; 'warn' for retries and failures. */
@@ -93,13 +95,21 @@ export function jetStreamLogOptions(
   config: Readonly<Config>,
   member: Pick<JetStreamLogOptions, 'memberName' | 'copy' | 'log'>,
 ): JetStreamLogOptions {
-  return { ...jetStreamLogSettings(config), natsUrls: list(config.natsUrl), clientUrls: list(config.advertiseClientUrls), ...member }
+  return {
+    ...jetStreamLogSettings(config),
+    natsUrls: list(config.natsUrl),
+    clientUrls: list(config.advertiseClientUrls),
+    peerUrls: list(config.advertisePeerUrls),
+    ...member,
+  }
 }
 
-export const DEFAULT_JETSTREAM_OPTIONS: Readonly<JetStreamLogSettings & Pick<JetStreamLogOptions, 'clientUrls'>> = Object.freeze({
-  ...jetStreamLogSettings(DEFAULT_CONFIG),
-  clientUrls: [],
-})
+export const DEFAULT_JETSTREAM_OPTIONS: Readonly<JetStreamLogSettings & Pick<JetStreamLogOptions, 'clientUrls' | 'peerUrls'>> =
+  Object.freeze({
+    ...jetStreamLogSettings(DEFAULT_CONFIG),
+    clientUrls: [],
+    peerUrls: [],
+  })
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 

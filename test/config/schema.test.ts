@@ -88,6 +88,7 @@ const EXPECTED_DEFAULTS: Config = {
   clusterName: 'kvlog',
   natsReplicas: 3,
   advertiseClientUrls: '',
+  advertisePeerUrls: '',
   natsCreds: '',
   natsTlsCa: '',
   natsPingInterval: 2000,

@@ -14,7 +14,7 @@ import { levelReplicaStorage } from '../../../log/level/replica-storage.js'
 import { connectionOptions } from '../../../log/jetstream/connection.js'
 
 /** Settings the wiring turns into something else than a value of the same name. */
-const WIRED = { natsUrl: 'natsUrls', advertiseClientUrls: 'clientUrls', memberName: 'memberName' } as const
+const WIRED = { natsUrl: 'natsUrls', advertiseClientUrls: 'clientUrls', advertisePeerUrls: 'peerUrls', memberName: 'memberName' } as const
 
 /** A value of the same type as `value` that is not it. */
 function other(key: string, value: unknown): unknown {
@@ -37,11 +37,13 @@ describe('cluster engine options', () => {
     for (const key of JETSTREAM_LOG_SETTINGS) config[key] = other(key, DEFAULT_CONFIG[key])
     config.natsUrl = 'nats://a:4222, nats://b:4222,'
     config.advertiseClientUrls = 'https://m1:2379'
+    config.advertisePeerUrls = 'http://m1:2380,http://m1b:2380'
     const copy = levelReplicaStorage({ dir: '/nowhere' })
     const o = jetStreamLogOptions(config as unknown as Config, { memberName: 'm1', copy })
     for (const key of JETSTREAM_LOG_SETTINGS) expect(o[key], key).to.equal(config[key]).and.not.equal(DEFAULT_CONFIG[key])
     expect(o.natsUrls).to.deep.equal(['nats://a:4222', 'nats://b:4222'])
     expect(o.clientUrls).to.deep.equal(['https://m1:2379'])
+    expect(o.peerUrls).to.deep.equal(['http://m1:2380', 'http://m1b:2380'])
     expect(o.memberName).to.equal('m1')
     expect(o.copy).to.equal(copy)
   })
