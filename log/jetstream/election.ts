@@ -68,6 +68,8 @@ export interface ElectionEvents {
   member(): MemberRecord
   /** The members on the roster, whose client URLs are remembered once read. */
   roster(): readonly string[]
+  /** Whether this member may take the lease (a learner may not, as in etcd). Absent: it may. */
+  mayLead?(): boolean
 }
 
 /** Between the two probes that must both find the leader's liveness subject unsubscribed. */
@@ -304,6 +306,7 @@ export class Election {
         await this.kv.delete('leader', { previousSeq: entry.revision })
         this.departed = seen.member
       }
+      if (this.events.mayLead?.() === false) return
       const started = Date.now()
       // The epoch is the revision the entry gets; it is written in the record by the first renewal.
       const term = this.knownTerm + 1

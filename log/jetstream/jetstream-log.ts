@@ -340,6 +340,7 @@ export class JetStreamLog implements Log {
         applied: this.applier.applied,
       }),
       roster: () => this.applier.roster,
+      mayLead: () => !this.learners.includes(this.o.memberName),
     })
     this.metrics.leadership = () => ({
       renewalFailures: this.election.renewalFailures,

@@ -11,11 +11,26 @@ import { waitFor } from '../../support/wait.js'
 
 type Renewal = 'ok' | 'hang' | 'fail'
 
-function setUp(leaseMs: number) {
-  const state = { renewal: 'ok' as Renewal, revision: 1, renewals: 0, deleted: [] as number[], elected: 0, deposed: 0 }
+function setUp(leaseMs: number, mayLead = true) {
+  const state = {
+    renewal: 'ok' as Renewal,
+    revision: 1,
+    renewals: 0,
+    deleted: [] as number[],
+    elected: 0,
+    deposed: 0,
+    looks: 0,
+    creates: 0,
+  }
   const kv = {
-    get: () => Promise.resolve(null),
-    create: () => Promise.resolve(state.revision),
+    get: () => {
+      state.looks++
+      return Promise.resolve(null)
+    },
+    create: () => {
+      state.creates++
+      return Promise.resolve(state.revision)
+    },
     update: () => {
       state.renewals++
       if (state.renewal === 'hang') return new Promise(() => undefined)
@@ -34,6 +49,7 @@ function setUp(leaseMs: number) {
     deposed: () => void state.deposed++,
     member: () => ({ name: 'a', clientUrls: [], applied: 0 }),
     roster: () => [],
+    mayLead: () => mayLead,
   })
   return { election, state }
 }
@@ -80,6 +96,18 @@ describe('Election: the lease', () => {
       await waitFor('a to step down', () => !election.leading, 10_000)
       expect(state.renewals, 'renewals tried after the pause').to.equal(renewals)
       expect(election.renewedAgo()).to.equal(undefined)
+    } finally {
+      await election.stop()
+    }
+  })
+
+  it('never takes the lease while it may not lead (a learner)', async () => {
+    const { election, state } = setUp(300, false)
+    await election.start()
+    try {
+      await waitFor('three looks at the lease', () => state.looks >= 3, 10_000)
+      expect(state.creates).to.equal(0)
+      expect(election.leading).to.equal(false)
     } finally {
       await election.stop()
     }
