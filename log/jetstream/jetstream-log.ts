@@ -216,7 +216,7 @@ export class JetStreamLog implements Log {
         this.o.log?.(`kvlog: NATS connection to ${server} lost or not answering pings; reconnecting`, 'warn')
       },
       (server) => this.say(`kvlog: NATS connection back, through ${server}`),
-    )
+    ).catch(() => undefined)
     this.disk = new DiskSpace(
       o.copy.dir,
       o.clusterDiskReserve,
