@@ -346,24 +346,12 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       prev = t
     }
 
-    // Every member caught up: the same revision, every acknowledged write there, one digest.
-    for (const m of members) {
-      await waitReady(m, 60_000).catch((err: Error) => {
-        throw new Error(`${cellName(cell)}: ${err.message}; its log:\n${m.proc?.output().slice(-6000) ?? '(not running)'}`)
-      })
-    }
-    const deadline = Date.now() + 60_000
-    let lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
-    while (new Set(lists.map((l) => l.revision)).size > 1 && Date.now() < deadline) {
-      await sleep(200)
-      lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
-    }
-    let lost = 0
-    for (const l of lists) {
-      const have = new Map(l.kvs.map((kv) => [kv.key, kv.value]))
-      lost += acks.filter((a) => have.get(a.key) !== a.value).length
-    }
-    const digests = await Promise.all(members.map((m) => digest(m)))
+    // Every member caught up: the same revision, every acknowledged write there, one digest. A member
+    // that cannot say breaks the run; what the publishers did is said with it.
+    const outcome = await settle(members, acks, cell).catch((err: Error) => {
+      const logs = members.map((m) => `--- ${m.name}:\n${m.proc?.output().slice(-4000) ?? '(not running)'}`).join('\n')
+      throw new Error(`${err.message}\npublishers: ${leaderProblem === '' ? 'one at a time' : leaderProblem}\n${logs}`)
+    })
     return {
       cell: cellName(cell),
       victim,
@@ -376,13 +364,38 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       fenceRejections: await counterSum(members, 'kvlog_cluster_fence_rejections'),
       natsDisconnects: await counterSum(members, 'kvlog_cluster_nats_disconnects'),
       onVictim,
-      lost,
+      ...outcome,
       acknowledged: acks.length,
-      sameDigest: new Set(digests).size === 1,
     }
   } finally {
     paused?.()
     await cluster?.cleanup()
     await nats.stop()
   }
+}
+
+/** Waits for every member to catch up, then counts acknowledged writes missing anywhere and compares digests. */
+async function settle(
+  members: Member[],
+  acks: Array<{ key: string; value: string }>,
+  cell: Cell,
+): Promise<{ lost: number; sameDigest: boolean }> {
+  for (const m of members) {
+    await waitReady(m, 60_000).catch((err: Error) => {
+      throw new Error(`${cellName(cell)}: ${err.message}; its log:\n${m.proc?.output().slice(-6000) ?? '(not running)'}`)
+    })
+  }
+  const deadline = Date.now() + 60_000
+  let lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
+  while (new Set(lists.map((l) => l.revision)).size > 1 && Date.now() < deadline) {
+    await sleep(200)
+    lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
+  }
+  let lost = 0
+  for (const l of lists) {
+    const have = new Map(l.kvs.map((kv) => [kv.key, kv.value]))
+    lost += acks.filter((a) => have.get(a.key) !== a.value).length
+  }
+  const digests = await Promise.all(members.map((m) => digest(m)))
+  return { lost, sameDigest: new Set(digests).size === 1 }
 }
