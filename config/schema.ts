@@ -993,7 +993,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
   natsPingInterval: {
     key: 'natsPingInterval',
     type: 'duration',
-    default: 2 * SECOND,
+    default: 500,
     min: 100,
     description:
       "Cluster mode: how often a member's NATS client pings its nats-server; with natsMaxPingsOut pings unanswered at the next one the connection is taken for dead and the client reconnects to another server (a stopped or cut-off server is noticed after natsMaxPingsOut to natsMaxPingsOut + 1 intervals).",

@@ -91,7 +91,7 @@ const EXPECTED_DEFAULTS: Config = {
   advertisePeerUrls: '',
   natsCreds: '',
   natsTlsCa: '',
-  natsPingInterval: 2000,
+  natsPingInterval: 500,
   natsMaxPingsOut: 2,
   natsReconnectWait: 250,
   leaderLease: 3000,
