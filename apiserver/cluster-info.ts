@@ -9,6 +9,14 @@ import { createHash } from 'node:crypto'
 export interface ClusterMember {
   name: string
   clientUrls: string[]
+  peerUrls?: string[]
+}
+
+/** A member MemberAdd registered that has not started yet. */
+export interface PendingMember {
+  id: string
+  peerUrls: string[]
+  learner: boolean
 }
 
 /** The cluster engine's counters (log/jetstream/metrics.ts), read when /metrics is scraped. */
@@ -31,6 +39,7 @@ export interface ClusterFigures {
   refilled: number
   consumersMade: number
   consumerServer: string
+  natsDisconnects: number
   leadership(): { renewalFailures: number; stepDowns: number; leadersSeen: number; unknownPublishOutcomes: number }
   copies(): { applierStopped: boolean; diskLow: boolean; durableLag: Array<{ name: string; lag: number }> }
   corruption(): { checks: number; mismatches: number; inconclusive: number }
@@ -47,7 +56,17 @@ export interface ClusterInfo {
   lastClientUrls(member: string): string[]
   /** The members whose majority acknowledges writes. */
   readonly roster: readonly string[]
-  removeMember(name: string): Promise<void>
+  /** Takes `name` off the roster; with `addedId` (name ''), a member added that never started. */
+  removeMember(name: string, addedId?: string): Promise<void>
+  /** Registers a member by its peer URLs (MemberAdd); resolves with its id. */
+  addMember(peerUrls: string[], learner: boolean): Promise<string>
+  /** Makes a learner count toward the majority (MemberPromote). */
+  promoteMember(name: string): Promise<void>
+  /** Members that apply the log without counting toward the majority. */
+  readonly learners: readonly string[]
+  readonly pendingMembers: readonly PendingMember[]
+  /** The id MemberAdd gave `name`, if it joined as an added member. */
+  addedIdOf(name: string): string | undefined
   /** A member's incarnation ('' when none is recorded: a copy made before incarnations). */
   incarnationOf(name: string): string
   /** Whether this member knows a leader now (etcd's "has leader": WithRequireLeader watches end without one). */
@@ -63,10 +82,13 @@ export function nameId(...parts: string[]): string {
 }
 
 /**
- * A member's etcd id: from the cluster's and the member's names, and its incarnation when it has one (a
- * member back under the same name with an empty copy gets a new id, as etcd gives a new member one).
+ * A member's etcd id: the one MemberAdd answered with for a member that joined as an added one; else from
+ * the cluster's and the member's names, and its incarnation when it has one (a member back under the same
+ * name with an empty copy gets a new id, as etcd gives a new member one).
  */
-export function memberIdOf(info: Pick<ClusterInfo, 'clusterName' | 'incarnationOf'>, name: string): string {
+export function memberIdOf(info: Pick<ClusterInfo, 'clusterName' | 'incarnationOf' | 'addedIdOf'>, name: string): string {
+  const added = info.addedIdOf(name)
+  if (added !== undefined) return added
   const incarnation = info.incarnationOf(name)
   return incarnation === '' ? nameId(info.clusterName, name) : nameId(info.clusterName, name, incarnation)
 }

@@ -50,6 +50,11 @@ export const ERROR_STATUS: Record<ErrorCode, ProtocolStatus> = {
   UNAVAILABLE: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
   NOT_APPLIED: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
   MEMBERSHIP_UNSETTLED: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
+  MEMBERSHIP_UNHEALTHY: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
+  PEER_URL_EXISTS: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'Conflict' },
+  TOO_MANY_LEARNERS: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'Conflict' },
+  MEMBER_NOT_LEARNER: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'Conflict' },
+  LEARNER_NOT_READY: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'Conflict' },
   // kube-apiserver answers a write its storage did not confirm in time the same way (504 Timeout).
   OUTCOME_UNKNOWN: { http: 504, grpc: GRPC.UNAVAILABLE, k8sReason: 'Timeout' },
   ALREADY_EXISTS: { http: 409, grpc: GRPC.ALREADY_EXISTS, k8sReason: 'AlreadyExists' },

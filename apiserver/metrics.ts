@@ -184,6 +184,11 @@ export class Metrics {
       () => (figures.copies().diskLow ? 1 : 0),
     )
     gauge(
+      'kvlog_cluster_nats_disconnects',
+      "Times this member's NATS connection was lost or taken for dead (natsMaxPingsOut pings unanswered); more than the nats-servers lost means pings too short for the machine's load.",
+      () => figures.natsDisconnects,
+    )
+    gauge(
       'kvlog_cluster_consumers_made',
       'Log consumers this member made: one at start, then one each time its consumer delivered nothing while the stream held more (its nats-server lost).',
       () => figures.consumersMade,

@@ -130,8 +130,12 @@ export interface Config {
   natsReplicas: number
   /** Comma-separated; '' = the gRPC listener's URL. */
   advertiseClientUrls: string
+  advertisePeerUrls: string
   natsCreds: string
   natsTlsCa: string
+  natsPingInterval: number
+  natsMaxPingsOut: number
+  natsReconnectWait: number
   leaderLease: number
   natsPublishTimeout: number
   natsCallTimeout: number
@@ -146,6 +150,13 @@ export interface Config {
   clusterSnapshotCheckInterval: number
   clusterCorruptCheckInterval: number
   clusterPurgeGrace: number
+  clusterApplyMaxAhead: number
+  clusterApplyHoldMax: number
+  clusterConsumerStallTimeout: number
+  clusterConsumerInactiveThreshold: number
+  clusterFillRetryInterval: number
+  clusterStrictReconfigCheck: boolean
+  clusterTailReplyBytes: number
   authTokenTtl: number
   /** 'simple' or 'jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...' (etcd's --auth-token). */
   authToken: string
@@ -954,6 +965,15 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     flag: '--advertise-client-urls',
     env: 'KVLOG_ADVERTISE_CLIENT_URLS',
   },
+  advertisePeerUrls: {
+    key: 'advertisePeerUrls',
+    type: 'string',
+    default: '',
+    description:
+      "Cluster mode: this member's peer URLs (comma-separated; etcd's --initial-advertise-peer-urls) as MemberList reports them. Members talk through NATS: the URLs only name the member, so that one registered beforehand by MemberAdd (etcdctl member add --peer-urls) joins as that member, with its id, and as a learner if it was added as one. '' = none.",
+    flag: '--advertise-peer-urls',
+    env: 'KVLOG_ADVERTISE_PEER_URLS',
+  },
   natsCreds: {
     key: 'natsCreds',
     type: 'string',
@@ -969,6 +989,35 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     description: "Cluster mode: a CA file to verify the NATS servers' TLS certificates; '' = no TLS verification setup.",
     flag: '--nats-tls-ca',
     env: 'KVLOG_NATS_TLS_CA',
+  },
+  natsPingInterval: {
+    key: 'natsPingInterval',
+    type: 'duration',
+    default: 500,
+    min: 100,
+    description:
+      "Cluster mode: how often a member's NATS client pings its nats-server; with natsMaxPingsOut pings unanswered at the next one the connection is taken for dead and the client reconnects to another server (a stopped or cut-off server is noticed after natsMaxPingsOut to natsMaxPingsOut + 1 intervals).",
+    flag: '--nats-ping-interval',
+    env: 'KVLOG_NATS_PING_INTERVAL',
+  },
+  natsMaxPingsOut: {
+    key: 'natsMaxPingsOut',
+    type: 'integer',
+    default: 2,
+    min: 1,
+    max: 100,
+    description: "Cluster mode: unanswered pings after which a member's NATS client takes its connection for dead (see natsPingInterval).",
+    flag: '--nats-max-pings-out',
+    env: 'KVLOG_NATS_MAX_PINGS_OUT',
+  },
+  natsReconnectWait: {
+    key: 'natsReconnectWait',
+    type: 'duration',
+    default: 250,
+    min: 10,
+    description: "Cluster mode: how long a member's NATS client waits before it tries a server again after a failed connection to it.",
+    flag: '--nats-reconnect-wait',
+    env: 'KVLOG_NATS_RECONNECT_WAIT',
   },
   leaderLease: {
     key: 'leaderLease',
@@ -1098,6 +1147,78 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Cluster mode: the stream is not purged past the copy of a member seen alive this recently, so one that was paused or cut off for less catches up from the stream instead of restoring a snapshot at its next start.',
     flag: '--cluster-purge-grace',
     env: 'KVLOG_CLUSTER_PURGE_GRACE',
+  },
+  clusterApplyMaxAhead: {
+    key: 'clusterApplyMaxAhead',
+    type: 'integer',
+    default: 512,
+    min: 1,
+    max: 100_000,
+    description:
+      "Cluster mode: stream messages a member hands to its copy's writer ahead of the one being applied, at most; its log consumer pulls this many at a time and waits beyond it.",
+    flag: '--cluster-apply-max-ahead',
+    env: 'KVLOG_CLUSTER_APPLY_MAX_AHEAD',
+  },
+  clusterApplyHoldMax: {
+    key: 'clusterApplyHoldMax',
+    type: 'integer',
+    default: 64,
+    min: 1,
+    max: 100_000,
+    description:
+      'Cluster mode: delivered stream messages a member holds back, at most, while the stream already holds the next, so they reach its copy together and share one fsync (1: each is handed over as it arrives).',
+    flag: '--cluster-apply-hold-max',
+    env: 'KVLOG_CLUSTER_APPLY_HOLD_MAX',
+  },
+  clusterConsumerStallTimeout: {
+    key: 'clusterConsumerStallTimeout',
+    type: 'duration',
+    default: 1500,
+    min: 100,
+    description:
+      'Cluster mode: a member whose log consumer delivers nothing for this long while the stream holds more makes the consumer again (checked every third of it); the consumer is lost with the nats-server that holds it.',
+    flag: '--cluster-consumer-stall-timeout',
+    env: 'KVLOG_CLUSTER_CONSUMER_STALL_TIMEOUT',
+  },
+  clusterConsumerInactiveThreshold: {
+    key: 'clusterConsumerInactiveThreshold',
+    type: 'duration',
+    default: 30 * SECOND,
+    min: SECOND,
+    description:
+      "Cluster mode: the nats-server drops a member's log consumer that no client pulled from for this long (one left behind by a member that stopped or replaced it).",
+    flag: '--cluster-consumer-inactive-threshold',
+    env: 'KVLOG_CLUSTER_CONSUMER_INACTIVE_THRESHOLD',
+  },
+  clusterFillRetryInterval: {
+    key: 'clusterFillRetryInterval',
+    type: 'duration',
+    default: SECOND,
+    min: 10,
+    description:
+      'Cluster mode: how often a member tries again to fill a hole in the stream from the other members while one that may keep the messages does not answer.',
+    flag: '--cluster-fill-retry-interval',
+    env: 'KVLOG_CLUSTER_FILL_RETRY_INTERVAL',
+  },
+  clusterStrictReconfigCheck: {
+    key: 'clusterStrictReconfigCheck',
+    type: 'boolean',
+    default: true,
+    description:
+      'Cluster mode: etcd\'s --strict-reconfig-check. MemberRemove of a live member is refused (MEMBERSHIP_UNHEALTHY, etcd\'s "unhealthy cluster") when the live members left would be fewer than the cluster needs; a member that is down may always be removed. false: no check.',
+    flag: '--cluster-strict-reconfig-check',
+    env: 'KVLOG_CLUSTER_STRICT_RECONFIG_CHECK',
+  },
+  clusterTailReplyBytes: {
+    key: 'clusterTailReplyBytes',
+    type: 'bytes',
+    default: 256 * KiB,
+    min: KiB,
+    max: 64 * MiB,
+    description:
+      "Cluster mode: the most bytes of kept stream messages a member puts in one reply when another fills a hole or refills the stream from its kept tail (at least one message, whatever its size); keep it under the nats-servers' max_payload.",
+    flag: '--cluster-tail-reply-bytes',
+    env: 'KVLOG_CLUSTER_TAIL_REPLY_BYTES',
   },
   authTokenTtl: {
     key: 'authTokenTtl',

@@ -34,6 +34,14 @@ export const ERROR_CODES = {
     "A cluster write was refused before it reached the log (the member it went to does not lead, leadership changed, or it waited past its deadline in the leader's queue): nothing was written; retry.",
   MEMBERSHIP_UNSETTLED:
     'A cluster membership change was asked while the previous one is not yet held durably by a majority of the members; retry once it is.',
+  PEER_URL_EXISTS: 'MemberAdd named a peer URL that a member, or a member added and not started yet, already has.',
+  TOO_MANY_LEARNERS:
+    'MemberAdd of a learner while the cluster already has one (etcd allows one learner at a time); promote or remove it first.',
+  MEMBER_NOT_LEARNER: 'MemberPromote named a member that already counts toward the majority (every member not added as a learner does).',
+  LEARNER_NOT_READY:
+    'MemberPromote named a learner that has not started yet, or holds less than nine tenths of the log durably; retry once it has caught up.',
+  MEMBERSHIP_UNHEALTHY:
+    "A cluster membership change would leave fewer live members than the cluster needs (etcd's strict reconfiguration check, clusterStrictReconfigCheck); bring the down members back first.",
   OUTCOME_UNKNOWN:
     'A cluster write may or may not have been applied (the log did not answer within one leader lease, or leadership ended while its publish was in flight); read before retrying a write that is not idempotent.',
   ALREADY_EXISTS: 'The object to create already exists (resource API).',

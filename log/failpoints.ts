@@ -5,7 +5,8 @@
  *   KVLOG_FAILPOINTS="beforeCommit=panic;beforeWatchSend=sleep(100);compactBatch=panic@3"
  *
  * `panic` ends the process at once with SIGKILL (no cleanup, no flush: a crash at that point); `sleep(ms)`
- * stalls there; `@N` acts from the Nth time the point is reached on (earlier hits pass). A term
+ * stalls there; `off` skips the step the point guards (read with failpointOff: e.g. a leader that never
+ * steps down, to show that a check catches a second leader); `@N` acts from the Nth time the point is reached on (earlier hits pass). A term
  * `armedBy=PATH` holds every point back until that file exists (a runner creates it once the server is up
  * and serving its traffic; a file works in worker threads too). The variable is read once when this module
  * loads, so a call site costs one boolean check when it is unset:
@@ -31,6 +32,8 @@ export type FailpointName =
   | 'applierAfterApply'
   /** The cluster publisher, before a message is published to the stream. */
   | 'beforePublish'
+  /** The cluster election's step-down of a leader (`off`: it keeps leading, whatever its lease says). */
+  | 'leaderStepDown'
 
 export const FAILPOINT_NAMES: readonly FailpointName[] = [
   'beforeCommit',
@@ -40,10 +43,11 @@ export const FAILPOINT_NAMES: readonly FailpointName[] = [
   'beforeProgress',
   'applierAfterApply',
   'beforePublish',
+  'leaderStepDown',
 ]
 
 interface Action {
-  kind: 'panic' | 'sleep'
+  kind: 'panic' | 'sleep' | 'off'
   ms: number
   from: number
   hits: number
@@ -63,10 +67,15 @@ export function parseFailpoints(spec: string | undefined): Failpoints {
       armedBy = arm[1]
       continue
     }
-    const m = /^\s*(\w+)\s*=\s*(panic|sleep\((\d+)\))(?:@(\d+))?\s*$/.exec(term)
+    const m = /^\s*(\w+)\s*=\s*(panic|off|sleep\((\d+)\))(?:@(\d+))?\s*$/.exec(term)
     if (m === null || !FAILPOINT_NAMES.includes(m[1] as FailpointName))
       throw new KvlogError('INVALID_ARGUMENT', `KVLOG_FAILPOINTS: cannot parse "${term}"`)
-    out.set(m[1] as FailpointName, { kind: m[2] === 'panic' ? 'panic' : 'sleep', ms: Number(m[3] ?? 0), from: Number(m[4] ?? 1), hits: 0 })
+    out.set(m[1] as FailpointName, {
+      kind: m[2] === 'panic' || m[2] === 'off' ? m[2] : 'sleep',
+      ms: Number(m[3] ?? 0),
+      from: Number(m[4] ?? 1),
+      hits: 0,
+    })
   }
   return { actions: out, armedBy }
 }
@@ -88,6 +97,11 @@ export function failpoint(name: FailpointName): void {
 export async function failpointAsync(name: FailpointName): Promise<void> {
   const a = due(name)
   if (a?.kind === 'sleep') await new Promise((r) => setTimeout(r, a.ms))
+}
+
+/** Whether the point is armed with `off`: the caller skips the step it guards. */
+export function failpointOff(name: FailpointName): boolean {
+  return due(name)?.kind === 'off'
 }
 
 function due(name: FailpointName): Action | undefined {

@@ -24,7 +24,8 @@ import type { Limits } from './validate.js'
 export type ReplicatedWrite =
   /**
    * unlimited: a write another store already took (a mirrored etcd revision) or whose submitter already checked
-   * it (a cluster member), not held to maxTxnOps, maxTxnTotalOps or maxRequestBytes.
+   * it (a cluster member), not held to maxTxnOps, maxTxnTotalOps,
+   * maxRequestBytes or maxTxnDepth.
    */
   | { type: 'txn'; request: TxnRequest; unlimited?: boolean }
   | { type: 'leaseGrant'; id: bigint; ttl: number }
@@ -53,6 +54,7 @@ export const CLUSTER_RECORDS = {
   roster: 'jetstream.roster',
   incarnations: 'jetstream.incarnations',
   incarnation: 'jetstream.incarnation',
+  membership: 'jetstream.membership',
   tailSlot: 'jetstream.tail.',
 } as const
 

@@ -282,6 +282,11 @@ export interface ClusterStatus {
   epoch: number
   /** The leader's term (etcd's raftTerm): one more with every new leadership. */
   term: number
+  /**
+   * Milliseconds since this member last renewed its leader lease successfully (null: it holds none). A
+   * leader that publishes with this beyond leaderLease would be a second leader; it steps down first.
+   */
+  leaseRenewedAgo: number | null
   /** The last stream sequence applied to this member's copy (etcd's raftIndex). */
   applied: number
   /** The stream's last sequence when last asked. */

@@ -27,6 +27,11 @@ const ETCD_MESSAGES: Partial<Record<ErrorCode, string>> = {
   OUTCOME_UNKNOWN: 'etcdserver: request timed out',
   // etcd's ErrUnhealthy: its strict reconfiguration check refuses a change that the cluster cannot take now.
   MEMBERSHIP_UNSETTLED: 'etcdserver: unhealthy cluster',
+  MEMBERSHIP_UNHEALTHY: 'etcdserver: unhealthy cluster',
+  PEER_URL_EXISTS: 'etcdserver: Peer URLs already exists',
+  TOO_MANY_LEARNERS: 'etcdserver: too many learner members in cluster',
+  MEMBER_NOT_LEARNER: 'etcdserver: can only promote a learner member',
+  LEARNER_NOT_READY: 'etcdserver: can only promote a learner member which is in sync with leader',
 }
 
 /**

@@ -8,7 +8,7 @@
  * - a solo command (compaction, meta record, alarm, join: idempotent) is applied, then its sequence
  *   recorded.
  * Messages are handed to the copy's writer as they arrive (those delivered while the stream already holds
- * the next one are held back until it comes, up to HOLD_MAX), without waiting for the ones before: those
+ * the next one are held back until it comes, up to clusterApplyHoldMax), without waiting for the ones before: those
  * handed over while a run is being written are written together as the next run, one synced LevelDB batch
  * (each message keeps its own revisions, timestamp and tail slot; the marker ends at the run's last). Each
  * message is durable when applied, which advances `durable`; durability.ts reports it to the others.
@@ -38,36 +38,39 @@ import type { CompactResult } from '../types.js'
 import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand } from './messages.js'
 import type { ClusterMetrics } from './metrics.js'
 import type { ClusterNames } from './options.js'
-import { APPLIED_MARKER, INCARNATIONS, ROSTER, type AppliedMarker } from './records.js'
+import { APPLIED_MARKER, INCARNATIONS, MEMBERSHIP, ROSTER, type AppliedMarker } from './records.js'
+import { joined, left, NO_MEMBERSHIP, type Membership } from './membership.js'
 import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
-/** Messages submitted to the copy and not yet applied, at most (the consumer's pulls wait beyond it). */
-const MAX_AHEAD = 512
-/**
- * Delivered messages held back, at most, while the stream holds more: a message that arrives just after
- * one was handed over would wait for that one's fsync and then its own, so messages the stream already
- * holds are handed over together and share one.
- */
-const HOLD_MAX = 64
-/**
- * How often the applier checks that its consumer delivers, and for how long it may deliver nothing while
- * the stream holds more before it is made again from the next sequence. nats-server places the consumer
- * (one replica) on any of the stream's servers; when that server is lost the consumer is gone with it, and
- * the nats client never makes an ordered consumer again on its own, so the applier does.
- */
-const STALL_CHECK_MS = 500
-const STALL_AFTER_MS = 1500
 /**
  * The consumer's pull requests expire after this long, and the nats client expects an idle heartbeat
  * every half of it.
  */
 const CONSUMER_EXPIRES_MS = 5000
-/** How often a hole fill is tried again while a member that may keep the messages does not answer. */
-const FILL_RETRY_MS = 1000
-/** A log line every this many tries. */
+/** A log line every this many tries of a hole fill. */
 const FILL_RETRY_SAY_EVERY = 10
-/** A consumer delivers nothing for this long without a client pulling from it, then the server drops it. */
-const CONSUMER_INACTIVE_MS = 30_000
+
+/**
+ * The applier's settings (config/schema.ts documents each):
+ * - maxAhead: messages submitted to the copy and not yet applied, at most (the consumer's pulls wait beyond it);
+ * - holdMax: delivered messages held back, at most, while the stream holds more: a message that arrives
+ *   just after one was handed over would wait for that one's fsync and then its own, so messages the
+ *   stream already holds are handed over together and share one;
+ * - stallTimeoutMs: how long the consumer may deliver nothing while the stream holds more before it is made
+ *   again from the next sequence (checked every third of it). nats-server places the consumer (one replica)
+ *   on any of the stream's servers; when that server is lost the consumer is gone with it, and the nats
+ *   client never makes an ordered consumer again on its own, so the applier does;
+ * - inactiveMs: a consumer delivers nothing for this long without a client pulling from it, then the
+ *   server drops it;
+ * - fillRetryMs: how often a hole fill is tried again while a member that may keep the messages does not answer.
+ */
+export interface ApplierSettings {
+  maxAhead: number
+  holdMax: number
+  stallTimeoutMs: number
+  inactiveMs: number
+  fillRetryMs: number
+}
 
 /** A consumer this applier made and the client's pulls from it. */
 interface Consuming {
@@ -117,6 +120,8 @@ export class Applier {
   roster: string[] = []
   /** Their incarnations (INCARNATIONS). */
   incarnations: Record<string, string> = {}
+  /** Members added and not started, learners, and added members' ids (MEMBERSHIP). */
+  membership: Membership = NO_MEMBERSHIP
   /** The sequence of the last join or leave that changed the roster here since the start. */
   rosterChangedAt = 0
   private readonly waiters = new Map<string, (outcome: Outcome) => void>()
@@ -142,6 +147,7 @@ export class Applier {
     private readonly say: (line: string) => void,
     private readonly tail: TailStore,
     private readonly hooks: ApplierHooks,
+    private readonly settings: ApplierSettings,
   ) {}
 
   async start(): Promise<void> {
@@ -156,8 +162,9 @@ export class Applier {
     this.submittedHash = this.lastHash
     this.roster = ((await this.view.readMeta(ROSTER)) as string[] | undefined) ?? []
     this.incarnations = ((await this.view.readMeta(INCARNATIONS)) as Record<string, string> | undefined) ?? {}
+    this.membership = ((await this.view.readMeta(MEMBERSHIP)) as Membership | undefined) ?? NO_MEMBERSHIP
     await this.consume()
-    this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS)
+    this.watchdog = setInterval(() => void this.checkStalled(), Math.max(1, Math.floor(this.settings.stallTimeoutMs / 3)))
   }
 
   /**
@@ -197,11 +204,11 @@ export class Applier {
       max_deliver: 1,
       mem_storage: true,
       num_replicas: 1,
-      inactive_threshold: nanos(CONSUMER_INACTIVE_MS),
+      inactive_threshold: nanos(this.settings.inactiveMs),
     })
     try {
       const consumer = await this.js.consumers.get(this.names.stream, info.name)
-      return { info, messages: await consumer.consume({ max_messages: 512, expires: CONSUMER_EXPIRES_MS }) }
+      return { info, messages: await consumer.consume({ max_messages: this.settings.maxAhead, expires: CONSUMER_EXPIRES_MS }) }
     } catch (err) {
       void this.jsm.consumers.delete(this.names.stream, info.name).catch(() => undefined)
       throw err
@@ -229,14 +236,14 @@ export class Applier {
     await this.consume(generation)
   }
 
-  /** Nothing applied for STALL_AFTER_MS while the stream holds more: make the consumer again. */
+  /** Nothing applied for the stall timeout while the stream holds more: make the consumer again. */
   private async checkStalled(): Promise<void> {
-    if (this.checking || this.stopping || this.failure !== undefined || Date.now() - this.progressAt < STALL_AFTER_MS) return
+    if (this.checking || this.stopping || this.failure !== undefined || Date.now() - this.progressAt < this.settings.stallTimeoutMs) return
     this.checking = true
     const before = this.applied
     try {
       const last = await this.hooks.streamLast()
-      // Caught up: the next look-up comes STALL_AFTER_MS from now, so an idle member asks that often at most.
+      // Caught up: the next look-up comes one stall timeout from now, so an idle member asks that often at most.
       if (last <= this.applied) this.progressAt = Date.now()
       if (last <= this.applied || this.applied !== before || this.stopping) return
       this.say(
@@ -269,7 +276,7 @@ export class Applier {
         delivered = m.info.deliverySequence
         this.streamLast = Math.max(this.streamLast, m.seq + m.info.pending)
         held.push({ seq: m.seq, data: m.data })
-        if (m.info.pending > 0 && held.length < HOLD_MAX) continue
+        if (m.info.pending > 0 && held.length < this.settings.holdMax) continue
         for (const h of held.splice(0)) await this.step(h.seq, h.data)
       }
     } catch (err) {
@@ -318,7 +325,7 @@ export class Applier {
   /**
    * Messages applied+1..seq-1 are missing from the stream: apply them from other members' kept tails.
    * While a member that did not answer may keep them (unreachable, restarting), the fill is tried again
-   * every FILL_RETRY_MS; only once every member answered without them does the applier stop.
+   * every fillRetryMs; only once every member answered without them does the applier stop.
    */
   private async fillHole(seq: number): Promise<void> {
     const from = this.applied + 1
@@ -329,10 +336,10 @@ export class Applier {
       if (kept.length === seq - from || got.unanswered.length === 0 || this.stopping) break
       if (tries % FILL_RETRY_SAY_EVERY === 0) {
         this.say(
-          `kvlog: stream sequences ${from}..${seq - 1} are missing and ${got.unanswered.join(', ')} did not answer; trying again every ${FILL_RETRY_MS} ms`,
+          `kvlog: stream sequences ${from}..${seq - 1} are missing and ${got.unanswered.join(', ')} did not answer; trying again every ${this.settings.fillRetryMs} ms`,
         )
       }
-      await new Promise((r) => setTimeout(r, FILL_RETRY_MS))
+      await new Promise((r) => setTimeout(r, this.settings.fillRetryMs))
     }
     if (kept.length !== seq - from) {
       throw new Error(
@@ -383,7 +390,7 @@ export class Applier {
         this.applied1(seq, message, hash, o)
       })
       .catch((err: unknown) => this.stopApplying(err as Error))
-    if (alone || seq - this.applied >= MAX_AHEAD) await this.applying
+    if (alone || seq - this.applied >= this.settings.maxAhead) await this.applying
   }
 
   /** Hands one message to the copy (synced); its outcomes per command. */
@@ -448,12 +455,24 @@ export class Applier {
         if (!this.roster.includes(cmd.name)) await this.setRoster([...this.roster, cmd.name])
         else if (renewed) this.rosterChangedAt = this.applied + 1
         if (renewed) await this.setIncarnations({ ...this.incarnations, [cmd.name]: cmd.incarnation! })
+        if (cmd.peerUrls !== undefined) await this.setMembership(joined(this.membership, cmd.name, cmd.peerUrls))
         return undefined
       }
       case 'leave':
         if (this.roster.includes(cmd.name)) await this.setRoster(this.roster.filter((n) => n !== cmd.name))
         if (cmd.name in this.incarnations)
           await this.setIncarnations(Object.fromEntries(Object.entries(this.incarnations).filter(([n]) => n !== cmd.name)))
+        await this.setMembership(left(this.membership, cmd.name, cmd.id))
+        return undefined
+      case 'add':
+        if (!this.membership.pending.some((p) => p.id === cmd.id))
+          await this.setMembership({
+            ...this.membership,
+            pending: [...this.membership.pending, { id: cmd.id, peerUrls: cmd.peerUrls, learner: cmd.learner }],
+          })
+        return undefined
+      case 'promote':
+        await this.setMembership({ ...this.membership, learners: this.membership.learners.filter((l) => l !== cmd.name) })
         return undefined
     }
   }
@@ -462,6 +481,14 @@ export class Applier {
     await this.view.writeMeta(ROSTER, roster)
     this.roster = roster
     // Applied as the message after the last applied one.
+    this.rosterChangedAt = this.applied + 1
+  }
+
+  /** Records a membership change (a change only if it differs): one more change to settle. */
+  private async setMembership(membership: Membership): Promise<void> {
+    if (JSON.stringify(membership) === JSON.stringify(this.membership)) return
+    await this.view.writeMeta(MEMBERSHIP, membership)
+    this.membership = membership
     this.rosterChangedAt = this.applied + 1
   }
 

@@ -9,8 +9,10 @@ import {
   connect,
   credsAuthenticator,
   DiscardPolicy,
+  Events,
   RetentionPolicy,
   StorageType,
+  type ConnectionOptions,
   type JetStreamManager,
   type KV,
   type NatsConnection,
@@ -23,26 +25,45 @@ import type { ClusterNames, JetStreamLogOptions } from './options.js'
 /** JetStream's API error for a stream or bucket with more replicas than an unclustered nats-server keeps. */
 const REPLICAS_NOT_CLUSTERED = 10074
 
+/**
+ * The member's NATS client options: it reconnects for ever, and takes a connection for dead after
+ * natsMaxPingsOut pings unanswered (a stopped nats-server keeps the socket open, so only the pings tell).
+ */
+export function connectionOptions(o: JetStreamLogOptions): ConnectionOptions {
+  return {
+    servers: o.natsUrls,
+    name: `kvlog ${o.clusterName}/${o.memberName}`,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: o.natsReconnectWait,
+    pingInterval: o.natsPingInterval,
+    maxPingOut: o.natsMaxPingsOut,
+    timeout: 2000,
+    ...(o.natsCreds !== '' ? { authenticator: credsAuthenticator(readFileSync(o.natsCreds)) } : {}),
+    ...(o.natsTlsCa !== '' ? { tls: { caFile: o.natsTlsCa } } : {}),
+  }
+}
+
 export async function connectNats(o: JetStreamLogOptions, closed: () => boolean): Promise<NatsConnection> {
   const say = (line: string) => o.log?.(line, 'warn')
   for (let attempt = 1; ; attempt++) {
     try {
-      return await connect({
-        servers: o.natsUrls,
-        name: `kvlog ${o.clusterName}/${o.memberName}`,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 250,
-        pingInterval: 2000,
-        maxPingOut: 2,
-        timeout: 2000,
-        ...(o.natsCreds !== '' ? { authenticator: credsAuthenticator(readFileSync(o.natsCreds)) } : {}),
-        ...(o.natsTlsCa !== '' ? { tls: { caFile: o.natsTlsCa } } : {}),
-      })
+      return await connect(connectionOptions(o))
     } catch (err) {
       if (closed()) throw err
       say(`kvlog: NATS at ${o.natsUrls.join(',')} unreachable (${(err as Error).message}); retrying (attempt ${attempt})`)
       await new Promise((r) => setTimeout(r, Math.min(2000, 200 * attempt)))
     }
+  }
+}
+
+/**
+ * Follows the connection's state until it closes: `lost` for each connection lost or taken for dead (its
+ * pings unanswered), `back` with the server it reconnected to.
+ */
+export async function watchConnection(nc: NatsConnection, lost: (server: string) => void, back: (server: string) => void): Promise<void> {
+  for await (const s of nc.status()) {
+    if (s.type === Events.Disconnect) lost(String(s.data))
+    else if (s.type === Events.Reconnect) back(String(s.data))
   }
 }
 

@@ -43,10 +43,13 @@ interface FetchRequest {
 export interface DurabilityHooks {
   /** The roster as recorded in this member's copy (may not list this member yet). */
   roster(): readonly string[]
+  /** Members that apply the log but do not count toward the majority (learners, membership.ts). */
+  learners(): readonly string[]
   position(): DurablePosition
   /** Whether this member's applier runs (a stopped one announces nothing). */
   applying(): boolean
-  kept(from: number, to: number, maxBytes: number): Promise<KeptMessage[]>
+  /** Kept messages from..to, as many as one reply may hold (clusterTailReplyBytes). */
+  kept(from: number, to: number): Promise<KeptMessage[]>
   observeWait(ms: number): void
 }
 
@@ -60,7 +63,6 @@ const HEARTBEAT_MS = 1000
 const SURVEY_GRACE_MS = 200
 /** How often a survey asks again while answers are missing. */
 const SURVEY_ASK_AGAIN_MS = 250
-const FETCH_REPLY_BYTES = 256 * 1024
 
 export class Durability {
   /** Each member's last announced position. */
@@ -102,7 +104,7 @@ export class Durability {
         callback: (err, msg) => {
           if (err !== null || !msg.reply) return
           const r = decode<FetchRequest>(msg.data)
-          void this.hooks.kept(r.from, r.to, FETCH_REPLY_BYTES).then(
+          void this.hooks.kept(r.from, r.to).then(
             (kept) => msg.respond(encode({ kept })),
             (e: unknown) => msg.respond(encode({ error: String(e) })),
           )
@@ -160,11 +162,17 @@ export class Durability {
     for (const w of ready) w.resolve()
   }
 
-  /** The members whose majority acknowledges: the roster, this member included. */
+  /** The members whose majority acknowledges: the roster, this member included, learners not. */
   voters(): string[] {
     const roster = new Set(this.hooks.roster())
     roster.add(this.memberName)
+    for (const l of this.hooks.learners()) roster.delete(l)
     return [...roster]
+  }
+
+  /** What member `name` holds durably of this member's history (0: nothing known). */
+  durableOf(name: string): number {
+    return this.counted(name)
   }
 
   quorum(): number {

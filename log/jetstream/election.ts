@@ -34,6 +34,7 @@
  * In the protocol as a whole: docs/cluster-protocol.md, "Election".
  */
 import type { KV, NatsConnection, Subscription } from 'nats'
+import { failpointOff, failpointsOn } from '../failpoints.js'
 import { apiErrorCode } from './connection.js'
 import { decode, encode } from './messages.js'
 
@@ -52,6 +53,8 @@ export interface LeaderRecord {
 export interface MemberRecord {
   name: string
   clientUrls: string[]
+  /** Its advertisePeerUrls (absent in records of older members). */
+  peerUrls?: string[]
   applied: number
   /** The highest term its member knows (Election). */
   term?: number
@@ -65,6 +68,8 @@ export interface ElectionEvents {
   member(): MemberRecord
   /** The members on the roster, whose client URLs are remembered once read. */
   roster(): readonly string[]
+  /** Whether this member may take the lease (a learner may not, as in etcd). Absent: it may. */
+  mayLead?(): boolean
 }
 
 /** Between the two probes that must both find the leader's liveness subject unsubscribed. */
@@ -130,6 +135,14 @@ export class Election {
     return this.leader?.epoch ?? 0
   }
 
+  /**
+   * Milliseconds since the last renewal of this member's lease that succeeded, counted from when it was
+   * sent (undefined: it holds no lease). A leader steps down before this reaches the lease.
+   */
+  renewedAgo(): number | undefined {
+    return this.leading ? Date.now() - this.renewedAt : undefined
+  }
+
   /** The term of the leader this member knows (0: none known). */
   get term(): number {
     return this.leader?.term ?? 0
@@ -189,7 +202,7 @@ export class Election {
 
   /** Gives the lease up locally (fence rejection, renewal failure). The entry then expires. */
   stepDown(): void {
-    if (!this.leading) return
+    if (!this.leading || (failpointsOn && failpointOff('leaderStepDown'))) return
     this.revision = 0
     this.leader = undefined
     this.stepDowns++
@@ -215,6 +228,12 @@ export class Election {
   }
 
   private async tick(): Promise<void> {
+    if (this.leading && Date.now() - this.renewedAt >= this.leaseMs) {
+      // Woken after a pause of a lease or more (the first timer to run): the entry has expired in the
+      // bucket, so no renewal can keep it; stepping down now, before any write is taken, leaves one publisher.
+      this.checkLease()
+      return
+    }
     if (this.ticking) {
       // The last renewal is still waiting for its answer: one that hangs must not keep a leader whose
       // lease may be running out.
@@ -235,13 +254,14 @@ export class Election {
    * since then failed or has not answered: renewed every third of the lease, that is two renewals in a
    * row, while the entry still has at least half its time left. The entry, if it is still this member's,
    * is deleted so that another member need not wait for it to expire. (A leader whose process was
-   * paused tries a renewal first when it wakes: a compare-and-set that succeeds shows nobody took over.)
+   * paused for less than the lease tries a renewal first when it wakes: a compare-and-set that succeeds
+   * shows nobody took over; paused for a lease or more, it steps down at once.)
    */
   private checkLease(): void {
     if (!this.leading || Date.now() - this.renewedAt < this.leaseMs / 2) return
     const revision = this.revision
     this.stepDown()
-    void this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
+    if (!this.leading) void this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
   }
 
   private async renew(): Promise<void> {
@@ -286,6 +306,7 @@ export class Election {
         await this.kv.delete('leader', { previousSeq: entry.revision })
         this.departed = seen.member
       }
+      if (this.events.mayLead?.() === false) return
       const started = Date.now()
       // The epoch is the revision the entry gets; it is written in the record by the first renewal.
       const term = this.knownTerm + 1

@@ -42,7 +42,9 @@ import { deleteResponse, oneOpTxn, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
 import { DiskSpace } from './disk-space.js'
 import { confirmedLast, confirmedLastWithin } from './confirmed-last.js'
-import { apiErrorCode, connectNats, ensureStream, openBucket, whileUnavailable } from './connection.js'
+import { checkAdd, checkAddStrict, checkPromote, checkRemoval } from './reconfig-check.js'
+import { addedBy, newMemberId, type AddedMember } from './membership.js'
+import { apiErrorCode, connectNats, ensureStream, openBucket, watchConnection, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
 import { ForwardBatcher, serveBatch, type ForwardReply } from './forward-batch.js'
@@ -207,6 +209,14 @@ export class JetStreamLog implements Log {
     private readonly quick: JetStreamManager = jsm,
   ) {
     this.clientUrls = o.clientUrls
+    void watchConnection(
+      nc,
+      (server) => {
+        this.metrics.natsDisconnects++
+        this.o.log?.(`kvlog: NATS connection to ${server} lost or not answering pings; reconnecting`, 'warn')
+      },
+      (server) => this.say(`kvlog: NATS connection back, through ${server}`),
+    ).catch(() => undefined)
     this.disk = new DiskSpace(
       o.copy.dir,
       o.clusterDiskReserve,
@@ -220,9 +230,10 @@ export class JetStreamLog implements Log {
       o.memberName,
       {
         roster: () => this.applier.roster,
+        learners: () => this.learners,
         position: () => ({ name: o.memberName, seq: this.applier.durable, hash: this.applier.durableHash }),
         applying: () => this.applier.failure === undefined,
-        kept: (from, to, maxBytes) => this.tail.range(from, Math.min(to, this.applier.durable), maxBytes),
+        kept: (from, to) => this.tail.range(from, Math.min(to, this.applier.durable), o.clusterTailReplyBytes),
         observeWait: (ms) => this.metrics.observe('durable', ms),
       },
       o.clusterTailMessages,
@@ -241,6 +252,13 @@ export class JetStreamLog implements Log {
         fill: (from, to) => this.durability.fetchFromPeers(from, to, o.natsPublishTimeout),
         streamLast: () => this.streamLast(),
         room: () => this.disk.room(),
+      },
+      {
+        maxAhead: o.clusterApplyMaxAhead,
+        holdMax: o.clusterApplyHoldMax,
+        stallTimeoutMs: o.clusterConsumerStallTimeout,
+        inactiveMs: o.clusterConsumerInactiveThreshold,
+        fillRetryMs: o.clusterFillRetryInterval,
       },
     )
     this.corruption = new CorruptionCheck({
@@ -315,8 +333,14 @@ export class JetStreamLog implements Log {
     this.election = new Election(kv, this.nc, this.names.alive, this.o.memberName, this.o.leaderLease, {
       elected: (epoch) => void this.lead(epoch),
       deposed: () => this.follow(),
-      member: (): MemberRecord => ({ name: this.o.memberName, clientUrls: this.clientUrls, applied: this.applier.applied }),
+      member: (): MemberRecord => ({
+        name: this.o.memberName,
+        clientUrls: this.clientUrls,
+        ...(this.o.peerUrls.length > 0 ? { peerUrls: this.o.peerUrls } : {}),
+        applied: this.applier.applied,
+      }),
       roster: () => this.applier.roster,
+      mayLead: () => !this.learners.includes(this.o.memberName),
     })
     this.metrics.leadership = () => ({
       renewalFailures: this.election.renewalFailures,
@@ -347,7 +371,13 @@ export class JetStreamLog implements Log {
         if (!caughtUp) {
           await this.catchUp()
           caughtUp = true
-        } else await this.submit({ type: 'join', name: me, ...(this.incarnation === '' ? {} : { incarnation: this.incarnation }) })
+        } else
+          await this.submit({
+            type: 'join',
+            name: me,
+            ...(this.incarnation === '' ? {} : { incarnation: this.incarnation }),
+            ...(this.o.peerUrls.length > 0 ? { peerUrls: this.o.peerUrls } : {}),
+          })
       } catch {
         await new Promise((r) => setTimeout(r, 1000))
       }
@@ -647,6 +677,7 @@ export class JetStreamLog implements Log {
         leader: this.election.leader?.member ?? '',
         epoch: this.election.epoch,
         term: this.election.term,
+        leaseRenewedAgo: this.election.renewedAgo() ?? null,
         applied,
         streamLast,
         lag: streamLast - applied,
@@ -684,18 +715,80 @@ export class JetStreamLog implements Log {
    * Takes a member off the roster: its copy no longer counts for acknowledgements. A removed member that
    * runs on is still served but not counted; started again, it joins again.
    */
-  async removeMember(name: string): Promise<void> {
-    // One change at a time, as etcd's raft takes one configuration change at a time: the previous one
-    // (asked here, or applied here from elsewhere) must be durable on a majority first.
+  async removeMember(name: string, addedId?: string): Promise<void> {
+    await this.changeMembers(async (live) => {
+      // A member added that never started, or a learner, is part of no majority.
+      if (this.o.clusterStrictReconfigCheck && name !== '' && !this.learners.includes(name))
+        checkRemoval(this.voters(), live, name, this.o.memberName)
+      return { type: 'leave', name, ...(addedId === undefined ? {} : { id: addedId }) }
+    })
+  }
+
+  /**
+   * Registers a member by its peer URLs before it starts (etcd's MemberAdd); resolves with the id it
+   * will have. As etcd's strict reconfiguration check: a voting member only while every voting member is
+   * alive, and one learner at a time.
+   */
+  async addMember(peerUrls: string[], learner: boolean): Promise<string> {
+    const id = newMemberId()
+    await this.changeMembers((live, records) => {
+      checkAdd(peerUrls, this.applier.membership, records)
+      if (this.o.clusterStrictReconfigCheck) checkAddStrict(this.voters(), live, this.applier.membership, learner)
+      return Promise.resolve({ type: 'add', id, peerUrls, learner })
+    })
+    return id
+  }
+
+  /** Makes a learner count toward the majority once it holds nearly all the log (etcd's MemberPromote). */
+  async promoteMember(name: string): Promise<void> {
+    await this.changeMembers(() => {
+      checkPromote(name, this.applier.membership, this.durability.durableOf(name), this.applier.applied)
+      return Promise.resolve({ type: 'promote', name })
+    })
+  }
+
+  /**
+   * One membership change at a time, as etcd's raft takes one configuration change at a time: the
+   * previous one (asked here, or applied here from elsewhere) must be durable on a majority first. `make`
+   * checks the change against the live members' records and returns the command that makes it.
+   */
+  private async changeMembers(make: (live: ReadonlySet<string>, records: MemberRecord[]) => Promise<Command>): Promise<void> {
     if (this.changingMembers || !this.durability.reached(this.applier.rosterChangedAt)) {
       throw new KvlogError('MEMBERSHIP_UNSETTLED', 'the previous membership change is not yet durable on a majority of the members; retry')
     }
     this.changingMembers = true
     try {
-      await this.submit({ type: 'leave', name })
+      const records = await this.election.members()
+      await this.submit(await make(new Set(records.map((m) => m.name)), records))
     } finally {
       this.changingMembers = false
     }
+  }
+
+  /** The roster members that count toward the majority. */
+  private voters(): string[] {
+    return this.applier.roster.filter((name) => !this.learners.includes(name))
+  }
+
+  /**
+   * The members that apply the log without counting toward the majority: the learners, and this member
+   * while it has not joined yet and its peer URLs name a learner added for it.
+   */
+  get learners(): readonly string[] {
+    const m = this.applier.membership
+    const me = this.o.memberName
+    const pendingLearner = !this.applier.roster.includes(me) && addedBy(m, this.o.peerUrls)?.learner === true
+    return pendingLearner ? [...m.learners, me] : m.learners
+  }
+
+  /** Members added by MemberAdd that have not started yet. */
+  get pendingMembers(): readonly AddedMember[] {
+    return this.applier.membership.pending
+  }
+
+  /** The id MemberAdd gave `name`, if it joined as an added member. */
+  addedIdOf(name: string): string | undefined {
+    return this.applier.membership.ids[name]
   }
 
   /** A member's incarnation as this member knows it ('' if none is recorded). */

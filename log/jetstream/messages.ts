@@ -24,9 +24,19 @@ export type SoloCommand =
    * Adds a member to the roster whose majority acknowledges writes (durability.ts), and records its
    * incarnation (absent: a member of a version that had none).
    */
-  | { type: 'join'; name: string; incarnation?: string }
-  /** Takes a member off the roster (etcd's MemberRemove). */
-  | { type: 'leave'; name: string }
+  | { type: 'join'; name: string; incarnation?: string; peerUrls?: string[] }
+  /**
+   * Takes a member off the roster (etcd's MemberRemove); with `id`, a member added that never started
+   * (name '').
+   */
+  | { type: 'leave'; name: string; id?: string }
+  /**
+   * Registers a member by its peer URLs before it starts (etcd's MemberAdd); the member that joins with
+   * one of them takes `id`, and does not count toward the majority while it is a learner.
+   */
+  | { type: 'add'; id: string; peerUrls: string[]; learner: boolean }
+  /** Makes a learner count toward the majority (etcd's MemberPromote). */
+  | { type: 'promote'; name: string }
 
 export type Command = ReplicatedWrite | SoloCommand
 
@@ -71,7 +81,15 @@ export function messageHash(bytes: Uint8Array): string {
 }
 
 export function isSolo(cmd: Command): cmd is SoloCommand {
-  return cmd.type === 'compact' || cmd.type === 'meta' || cmd.type === 'alarm' || cmd.type === 'join' || cmd.type === 'leave'
+  return (
+    cmd.type === 'compact' ||
+    cmd.type === 'meta' ||
+    cmd.type === 'alarm' ||
+    cmd.type === 'join' ||
+    cmd.type === 'leave' ||
+    cmd.type === 'add' ||
+    cmd.type === 'promote'
+  )
 }
 
 export function decodeMessage(bytes: Uint8Array): LogMessage {

@@ -86,6 +86,8 @@ export class ClusterMetrics {
   /** Log consumers this member made (the first at start, then one per stall), and the server of the last. */
   consumersMade = 0
   consumerServer = ''
+  /** Times this member's NATS connection was lost or taken for dead (its pings unanswered). */
+  natsDisconnects = 0
   readonly snapshots = new SnapshotFigures()
 
   observe(event: 'publish' | 'forward' | 'fence' | 'durable' | 'queue', ms: number): void {

@@ -7,17 +7,23 @@
  *
  * Where each is used:
  *   clusterName, natsReplicas                   the stream, bucket and subject names (clusterNames below)
- *   natsCreds, natsTlsCa                        the NATS connection (connection.ts)
+ *   natsCreds, natsTlsCa, natsPingInterval,
+ *   natsMaxPingsOut, natsReconnectWait          the NATS connection (connection.ts)
  *   leaderLease                                 the leader's lease in the bucket (election.ts)
  *   natsPublishTimeout, clusterRequestTimeout   publish retries, forwarded writes, reads that catch up
  *   natsCallTimeout                             every other JetStream call on the data path
  *   clusterMaxGroupCommands, clusterMaxGroupBytes   one stream message's group (publisher.ts)
  *   clusterSnapshotInterval, clusterSnapshotKeep,
  *   clusterSnapshotCheckInterval, clusterPurgeGrace snapshots and purges (snapshotter.ts)
- *   clusterTailMessages                          the kept tail (tail.ts)
+ *   clusterTailMessages, clusterTailReplyBytes   the kept tail (tail.ts) and its replies (durability.ts)
  *   clusterDiskReserve                           the free space the copy keeps (disk-space.ts)
  *   clusterCorruptCheckInterval                  the corruption check (corruption-check.ts)
  *   leaseCheckInterval                           how often the leader looks for expired leases
+ *   clusterApplyMaxAhead, clusterApplyHoldMax,
+ *   clusterConsumerStallTimeout,
+ *   clusterConsumerInactiveThreshold,
+ *   clusterFillRetryInterval                     the applier and its consumer (applier.ts)
+ *   clusterStrictReconfigCheck                   MemberRemove's check (reconfig-check.ts)
  */
 import { DEFAULT_CONFIG, type Config } from '../../config/index.js'
 import { pickSettings } from '../settings.js'
@@ -28,6 +34,9 @@ export const JETSTREAM_LOG_SETTINGS = [
   'natsReplicas',
   'natsCreds',
   'natsTlsCa',
+  'natsPingInterval',
+  'natsMaxPingsOut',
+  'natsReconnectWait',
   'leaderLease',
   'natsPublishTimeout',
   'natsCallTimeout',
@@ -42,6 +51,13 @@ export const JETSTREAM_LOG_SETTINGS = [
   'clusterTailMessages',
   'clusterDiskReserve',
   'leaseCheckInterval',
+  'clusterApplyMaxAhead',
+  'clusterApplyHoldMax',
+  'clusterConsumerStallTimeout',
+  'clusterConsumerInactiveThreshold',
+  'clusterFillRetryInterval',
+  'clusterStrictReconfigCheck',
+  'clusterTailReplyBytes',
 ] as const satisfies readonly (keyof Config)[]
 
 export type JetStreamLogSettings = Pick<Config, (typeof JETSTREAM_LOG_SETTINGS)[number]>
@@ -53,6 +69,8 @@ export interface JetStreamLogOptions extends JetStreamLogSettings {
   memberName: string
   /** What MemberList reports for this member: config.advertiseClientUrls, split. */
   clientUrls: string[]
+  /** The peer URLs that name this member (MemberAdd, MemberList): config.advertisePeerUrls, split. */
+  peerUrls: string[]
   /** The local copy: its directory and the engine that holds it. */
   copy: ReplicaStorage
   /** Where progress lines (connecting, leadership) go; 'warn' for retries and failures. */
@@ -77,13 +95,21 @@ export function jetStreamLogOptions(
   config: Readonly<Config>,
   member: Pick<JetStreamLogOptions, 'memberName' | 'copy' | 'log'>,
 ): JetStreamLogOptions {
-  return { ...jetStreamLogSettings(config), natsUrls: list(config.natsUrl), clientUrls: list(config.advertiseClientUrls), ...member }
+  return {
+    ...jetStreamLogSettings(config),
+    natsUrls: list(config.natsUrl),
+    clientUrls: list(config.advertiseClientUrls),
+    peerUrls: list(config.advertisePeerUrls),
+    ...member,
+  }
 }
 
-export const DEFAULT_JETSTREAM_OPTIONS: Readonly<JetStreamLogSettings & Pick<JetStreamLogOptions, 'clientUrls'>> = Object.freeze({
-  ...jetStreamLogSettings(DEFAULT_CONFIG),
-  clientUrls: [],
-})
+export const DEFAULT_JETSTREAM_OPTIONS: Readonly<JetStreamLogSettings & Pick<JetStreamLogOptions, 'clientUrls' | 'peerUrls'>> =
+  Object.freeze({
+    ...jetStreamLogSettings(DEFAULT_CONFIG),
+    clientUrls: [],
+    peerUrls: [],
+  })
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 

@@ -9,6 +9,8 @@
  *                    came back with an empty copy is a new incarnation: etcd gives it a new member id)
  *   INCARNATION      this copy's own incarnation: made when the copy is made (a restored snapshot's is
  *                    replaced), never replicated (incarnation.ts)
+ *   MEMBERSHIP       members added by MemberAdd that have not started yet, the learners, and the ids
+ *                    MemberAdd gave the members that joined by one of its peer URLs (membership.ts)
  *   TAIL_SLOT        + slot number: the kept tail's ring of applied messages, byte for byte (tail.ts)
  *
  * docs/cluster-protocol.md describes how each is used.
@@ -20,6 +22,7 @@ export const ROSTER = CLUSTER_RECORDS.roster
 export const TAIL_SLOT = CLUSTER_RECORDS.tailSlot
 export const INCARNATIONS = CLUSTER_RECORDS.incarnations
 export const INCARNATION = CLUSTER_RECORDS.incarnation
+export const MEMBERSHIP = CLUSTER_RECORDS.membership
 
 export interface AppliedMarker {
   seq: number

@@ -76,9 +76,12 @@ const NO_OPS: NTxn = { type: 'txn', compare: [], success: [], failure: [] }
 
 const FORMAT_VERSION = 1
 
-/** Request limits lifted for writes whose size was decided elsewhere (a lease's keys, a mirrored revision). */
+/**
+ * Request limits lifted for writes whose size and shape were decided elsewhere (a lease's keys, a mirrored
+ * revision, a cluster write its submitter checked), so every copy reaches the submitter's verdict.
+ */
 function unlimited(limits: Limits): Limits {
-  return { ...limits, maxTxnOps: Infinity, maxTxnTotalOps: Infinity, maxRequestBytes: Infinity }
+  return { ...limits, maxTxnOps: Infinity, maxTxnTotalOps: Infinity, maxRequestBytes: Infinity, maxTxnDepth: Infinity }
 }
 
 /**

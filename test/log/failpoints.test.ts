@@ -12,9 +12,10 @@ describe('log: failpoints (KVLOG_FAILPOINTS)', () => {
     expect(failpointsOn).to.equal(false)
   })
 
-  it('parse panic, sleep(ms) and @N; anything else is INVALID_ARGUMENT', () => {
-    const p = parseFailpoints('beforeCommit=panic; compactBatch=sleep(25)@3;armedBy=/tmp/x y')
-    expect([...p.actions.keys()]).to.deep.equal(['beforeCommit', 'compactBatch'])
+  it('parse panic, off, sleep(ms) and @N; anything else is INVALID_ARGUMENT', () => {
+    const p = parseFailpoints('beforeCommit=panic; compactBatch=sleep(25)@3;leaderStepDown=off;armedBy=/tmp/x y')
+    expect([...p.actions.keys()]).to.deep.equal(['beforeCommit', 'compactBatch', 'leaderStepDown'])
+    expect(p.actions.get('leaderStepDown')).to.include({ kind: 'off', from: 1 })
     expect(p.actions.get('compactBatch')).to.include({ kind: 'sleep', ms: 25, from: 3 })
     expect(p.armedBy).to.equal('/tmp/x y')
     for (const bad of ['beforeCommit=explode', 'noSuchPoint=panic', 'beforeCommit']) {

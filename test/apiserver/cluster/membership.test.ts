@@ -3,15 +3,24 @@
  * through etcdctl:
  * - a member restarted with its copy keeps its id; one replaced under the same name with an empty data
  *   dir is a new incarnation: a new id, and the old id is not found;
+ * - MemberPromote of a voting member is refused as etcd refuses it;
+ * - a learner added by its peer URL (etcdctl member add --learner) is listed unstarted, joins with that
+ *   id when a member starts with the URL in --advertise-peer-urls, and is promoted once caught up;
+ * - etcd's strict reconfiguration check: with one member down, taking a live one off (which would leave
+ *   one live member of two) is refused with etcd's "unhealthy cluster", and nothing changes;
  * - one change at a time: while a MemberRemove is not yet durable on a majority (the members that would
  *   hold it are down), a second one is refused with etcd's "unhealthy cluster"; once the cluster holds the
  *   first, the second goes through.
  */
 import { expect } from 'chai'
-import { rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { connect } from 'nats'
 import { etcdctl } from '../../support/etcdctl.js'
 import { startMembers, waitReady, type ClusterProcesses } from '../../support/cluster-processes.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
+import { startServerProcess } from '../../support/server-process.js'
 import { sleep } from '../../support/wait.js'
 
 describe('kvlog cluster: membership changes (3 nats-servers, 3 kvlog serve processes)', function () {
@@ -75,6 +84,86 @@ describe('kvlog cluster: membership changes (3 nats-servers, 3 kvlog serve proce
     const old = await etcdctl(members[0].grpc, ['member', 'remove', before.get('m2')!])
     expect(old.code).to.not.equal(0)
     expect(old.stderr).to.match(/member not found/)
+  })
+
+  it('refuses MemberPromote of a voting member as etcd does', async () => {
+    const { members } = cluster
+    const listed = await ids(0)
+    const voter = await etcdctl(members[0].grpc, ['member', 'promote', listed.get('m1')!])
+    expect(voter.code).to.not.equal(0)
+    expect(voter.stderr).to.match(/etcdserver: can only promote a learner member/)
+    const unknown = await etcdctl(members[0].grpc, ['member', 'promote', 'ffff'])
+    expect(unknown.code).to.not.equal(0)
+    expect(unknown.stderr).to.match(/etcdserver: member not found/)
+  })
+
+  it('adds a learner by its peer URL: started, it joins with that id; promoted once caught up', async () => {
+    const { members } = cluster
+    const url = 'http://127.0.0.1:23800' // names the member only: members talk through NATS
+    const added = await etcdctl(members[0].grpc, ['member', 'add', 'm3', `--peer-urls=${url}`, '--learner'])
+    expect(added.code, added.stderr).to.equal(0)
+    const id = /Member ([0-9a-f]+) added/.exec(added.stdout)?.[1]
+    expect(id, added.stdout).to.be.a('string')
+    const line = async () =>
+      (await etcdctl(members[0].grpc, ['member', 'list'])).stdout.split('\n').find((l) => l.startsWith(`${id},`)) ?? ''
+    expect(await line()).to.match(/, unstarted, , http:\/\/127\.0\.0\.1:23800, , true$/)
+
+    const dir = await mkdtemp(join(tmpdir(), 'kvlog-m3-'))
+    const m3 = await startServerProcess(
+      [
+        '--nats-url',
+        nats.urls,
+        '--cluster-name',
+        'membership',
+        '--member-name',
+        'm3',
+        '--cluster-request-timeout',
+        '4s',
+        '--advertise-peer-urls',
+        url,
+      ],
+      join(dir, 'data'),
+      { readyTimeoutMs: 30_000 },
+    )
+    try {
+      await until('m3 to join as the learner added', async () => /, started, m3, http:\/\/127\.0\.0\.1:23800, .+, true$/.test(await line()))
+      await until('m3 to be promoted', async () => {
+        const r = await etcdctl(members[0].grpc, ['--command-timeout=30s', 'member', 'promote', id!])
+        if (r.code === 0) return true
+        expect(r.stderr).to.match(/can only promote a learner member which is in sync with leader|unhealthy cluster/)
+        return false
+      })
+      expect(await line()).to.match(/, started, m3, .+, false$/)
+      const again = await etcdctl(members[0].grpc, ['member', 'promote', id!])
+      expect(again.stderr).to.match(/etcdserver: can only promote a learner member$/m)
+      await until(
+        'm3 to be removed',
+        async () => (await etcdctl(members[0].grpc, ['--command-timeout=30s', 'member', 'remove', id!])).code === 0,
+      )
+    } finally {
+      await m3.cleanup()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('refuses to take a live member off when that leaves too few live members', async () => {
+    const { members } = cluster
+    const listed = await ids(0)
+    await cluster.stop(2)
+    // m2's record in the cluster's bucket expires once it stops renewing it: then m2 counts as down.
+    const nc = await connect({ servers: nats.urls.split(',') })
+    try {
+      const kv = await nc.jetstream().views.kv('kvlog_membership', { bindOnly: true })
+      await until("m2's record to expire", async () => (await kv.get('member.m2').catch(() => ({ operation: 'PUT' })))?.operation !== 'PUT')
+    } finally {
+      await nc.close()
+    }
+    const refused = await etcdctl(members[0].grpc, ['--command-timeout=30s', 'member', 'remove', listed.get('m1')!])
+    expect(refused.code).to.not.equal(0)
+    expect(refused.stderr).to.match(/etcdserver: unhealthy cluster/)
+    expect([...(await roster(0))].sort()).to.deep.equal(['m0', 'm1', 'm2'])
+    await cluster.start(2)
+    await waitReady(members[2])
   })
 
   it('refuses a second membership change while the first is not durable on a majority', async () => {

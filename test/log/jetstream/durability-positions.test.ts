@@ -47,6 +47,7 @@ describe('Durability: positions count with their chain hash', function () {
   /** Member a (roster a, b, c) with its own copy at `own`; `applying` says whether its applier runs. */
   const member = async (own: DurablePosition, state = { applying: true }) => {
     const d = new Durability(nc, names, own.name, {
+      learners: () => [],
       roster: () => ['a', 'b', 'c'],
       position: () => own,
       applying: () => state.applying,

@@ -1,7 +1,8 @@
 /**
  * The leader's lease against a scripted bucket (election.ts): a leader whose renewals hang, or fail at
  * once without saying why, steps down on the time since its last successful renewal, and gives the
- * entry up; one whose renewals succeed keeps leading.
+ * entry up; one whose renewals succeed keeps leading; one whose process was paused for a lease or more
+ * steps down when it wakes, before it renews (the entry has expired in the bucket meanwhile).
  */
 import { expect } from 'chai'
 import type { KV, NatsConnection } from 'nats'
@@ -10,11 +11,26 @@ import { waitFor } from '../../support/wait.js'
 
 type Renewal = 'ok' | 'hang' | 'fail'
 
-function setUp(leaseMs: number) {
-  const state = { renewal: 'ok' as Renewal, revision: 1, renewals: 0, deleted: [] as number[], elected: 0, deposed: 0 }
+function setUp(leaseMs: number, mayLead = true) {
+  const state = {
+    renewal: 'ok' as Renewal,
+    revision: 1,
+    renewals: 0,
+    deleted: [] as number[],
+    elected: 0,
+    deposed: 0,
+    looks: 0,
+    creates: 0,
+  }
   const kv = {
-    get: () => Promise.resolve(null),
-    create: () => Promise.resolve(state.revision),
+    get: () => {
+      state.looks++
+      return Promise.resolve(null)
+    },
+    create: () => {
+      state.creates++
+      return Promise.resolve(state.revision)
+    },
     update: () => {
       state.renewals++
       if (state.renewal === 'hang') return new Promise(() => undefined)
@@ -33,6 +49,7 @@ function setUp(leaseMs: number) {
     deposed: () => void state.deposed++,
     member: () => ({ name: 'a', clientUrls: [], applied: 0 }),
     roster: () => [],
+    mayLead: () => mayLead,
   })
   return { election, state }
 }
@@ -65,6 +82,36 @@ describe('Election: the lease', () => {
   it('steps down when renewals hang', () => run('hang'))
 
   it('steps down when renewals fail at once', () => run('fail'))
+
+  it('steps down at once when it wakes from a pause of a lease or more, without a renewal first', async () => {
+    const { election, state } = await leading(2)
+    try {
+      const renewals = state.renewals
+      // The process paused (SIGSTOP, a long stall): nothing runs for longer than the lease (300 ms).
+      const until = Date.now() + 450
+      while (Date.now() < until) {
+        // paused
+      }
+      expect(election.renewedAgo()).to.be.at.least(300)
+      await waitFor('a to step down', () => !election.leading, 10_000)
+      expect(state.renewals, 'renewals tried after the pause').to.equal(renewals)
+      expect(election.renewedAgo()).to.equal(undefined)
+    } finally {
+      await election.stop()
+    }
+  })
+
+  it('never takes the lease while it may not lead (a learner)', async () => {
+    const { election, state } = setUp(300, false)
+    await election.start()
+    try {
+      await waitFor('three looks at the lease', () => state.looks >= 3, 10_000)
+      expect(state.creates).to.equal(0)
+      expect(election.leading).to.equal(false)
+    } finally {
+      await election.stop()
+    }
+  })
 
   it('keeps leading while renewals succeed', async () => {
     const { election, state } = await leading(6)

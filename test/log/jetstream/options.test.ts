@@ -11,9 +11,10 @@ import {
   jetStreamLogSettings,
 } from '../../../log/jetstream/options.js'
 import { levelReplicaStorage } from '../../../log/level/replica-storage.js'
+import { connectionOptions } from '../../../log/jetstream/connection.js'
 
 /** Settings the wiring turns into something else than a value of the same name. */
-const WIRED = { natsUrl: 'natsUrls', advertiseClientUrls: 'clientUrls', memberName: 'memberName' } as const
+const WIRED = { natsUrl: 'natsUrls', advertiseClientUrls: 'clientUrls', advertisePeerUrls: 'peerUrls', memberName: 'memberName' } as const
 
 /** A value of the same type as `value` that is not it. */
 function other(key: string, value: unknown): unknown {
@@ -36,11 +37,13 @@ describe('cluster engine options', () => {
     for (const key of JETSTREAM_LOG_SETTINGS) config[key] = other(key, DEFAULT_CONFIG[key])
     config.natsUrl = 'nats://a:4222, nats://b:4222,'
     config.advertiseClientUrls = 'https://m1:2379'
+    config.advertisePeerUrls = 'http://m1:2380,http://m1b:2380'
     const copy = levelReplicaStorage({ dir: '/nowhere' })
     const o = jetStreamLogOptions(config as unknown as Config, { memberName: 'm1', copy })
     for (const key of JETSTREAM_LOG_SETTINGS) expect(o[key], key).to.equal(config[key]).and.not.equal(DEFAULT_CONFIG[key])
     expect(o.natsUrls).to.deep.equal(['nats://a:4222', 'nats://b:4222'])
     expect(o.clientUrls).to.deep.equal(['https://m1:2379'])
+    expect(o.peerUrls).to.deep.equal(['http://m1:2380', 'http://m1b:2380'])
     expect(o.memberName).to.equal('m1')
     expect(o.copy).to.equal(copy)
   })
@@ -49,5 +52,13 @@ describe('cluster engine options', () => {
     const cluster = Object.keys(DEFAULT_CONFIG).filter((key) => /^(cluster|nats|leader|member|advertise)/.test(key))
     const reached = new Set<string>([...JETSTREAM_LOG_SETTINGS, ...Object.keys(WIRED)])
     expect(cluster.filter((key) => !reached.has(key))).to.deep.equal([])
+  })
+
+  it("set the NATS client's pings and reconnect wait", () => {
+    const copy = levelReplicaStorage({ dir: '/nowhere' })
+    const config = { ...DEFAULT_CONFIG, natsUrl: 'nats://a:4222', natsPingInterval: 700, natsMaxPingsOut: 3, natsReconnectWait: 40 }
+    const o = connectionOptions(jetStreamLogOptions(config, { memberName: 'm1', copy }))
+    expect(o).to.include({ pingInterval: 700, maxPingOut: 3, reconnectTimeWait: 40, maxReconnectAttempts: -1, name: 'kvlog kvlog/m1' })
+    expect(o.servers).to.deep.equal(['nats://a:4222'])
   })
 })

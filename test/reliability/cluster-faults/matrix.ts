@@ -10,12 +10,21 @@
  *                       goes through, or the kvlog leader or a follower member.
  *
  * Per run: the longest gap with no acknowledged write for the writers on the surviving members (from the
- * fault to the end of the window), whether the surviving members name one and the same leader one lease
- * after the fault, acknowledged writes missing on any member at the end (must be 0), and whether every
+ * fault to the end of the window); whether exactly one member publishes as leader after one lease (below);
+ * acknowledged writes missing on any member at the end (must be 0), and whether every
  * member's state digest (sha256 of every key, value and revision) is the same at the end (no fork). For a
  * nats-server that led a stream, JetStream's own election time for it (until the stream names another
  * leader) is measured too: the bound is that + 2 s, and 3 s for faults that move no stream leader. For the
  * meta leader's server, JetStream's own meta election time is measured and reported beside it.
+ *
+ * One publishing leader: from one lease after the fault to the end of the window every member is asked,
+ * every LEADER_SAMPLE_MS, whether it takes writes as leader (role), under which term, and how long ago it
+ * last renewed its lease successfully. A member that does not answer (stopped, or its process is) publishes
+ * nothing and is not counted; one that has not seen the newest lease yet and follows is not a publisher
+ * either. Broken: a member that takes writes as leader with its last successful renewal older than one
+ * lease (it should have stepped down), two members that take writes under renewals within the lease at
+ * once, or no such member at the end of the window. Fence rejections (publishes the stream refused because
+ * another leader's message got there first) are summed over the members and reported.
  */
 import { createHash } from 'node:crypto'
 import { connect } from 'nats'
@@ -52,6 +61,14 @@ export interface RunResult {
   metaElectionMs: number
   boundMs: number
   oneLeader: boolean
+  /** Why oneLeader is false ('' when it holds). */
+  leaderProblem: string
+  /** Publishes refused by the stream's fence, summed over the members at the end. */
+  fenceRejections: number
+  /** NATS connections lost or taken for dead (kvlog_cluster_nats_disconnects), summed over the members. */
+  natsDisconnects: number
+  /** Members whose NATS connection went through the victim nats-server (each must reconnect once). */
+  onVictim: number
   lost: number
   acknowledged: number
   sameDigest: boolean
@@ -65,6 +82,7 @@ const STOP_MS = 6000
 const LEASE_MS = 3000
 const WRITERS_PER_MEMBER = 2
 const REQUEST_TIMEOUT_MS = 2000
+const LEADER_SAMPLE_MS = 250
 
 export function cellName(c: Cell): string {
   return `${c.signal}:${c.target}`
@@ -91,9 +109,63 @@ async function consumerServer(m: Member): Promise<string> {
   return /kvlog_cluster_consumer_server\{server="([^"]+)"\} 1/.exec(text)?.[1] ?? ''
 }
 
+interface LeaderView {
+  leader: string
+  role: string
+  term: number
+  leaseRenewedAgo: number | null
+}
+
+async function viewOf(m: Member, timeoutMs = 5000): Promise<LeaderView> {
+  const s = (await (await fetch(`${m.http}/v1/status`, { signal: AbortSignal.timeout(timeoutMs) })).json()) as { cluster?: LeaderView }
+  if (s.cluster === undefined) throw new Error(`${m.name}: no cluster status`)
+  return s.cluster
+}
+
 async function leaderOf(m: Member): Promise<string> {
-  const s = (await (await fetch(`${m.http}/v1/status`, { signal: AbortSignal.timeout(5000) })).json()) as { cluster?: { leader: string } }
-  return s.cluster?.leader ?? ''
+  return (await viewOf(m)).leader
+}
+
+/** A counter of the cluster engine, summed over the members (their /metrics). */
+async function counterSum(members: Member[], name: string): Promise<number> {
+  let sum = 0
+  for (const m of members) {
+    const text = await (await fetch(`${m.http}/metrics`, { signal: AbortSignal.timeout(5000) })).text()
+    sum += Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0)
+  }
+  return sum
+}
+
+/**
+ * Samples who publishes as leader (see the header) until `until`; '' if exactly one member did at the last
+ * sample and none broke the rule at any, else what broke it.
+ */
+async function watchPublishers(members: Member[], until: number): Promise<string> {
+  const leadingOf = async (asked: Member[]) => {
+    const views = await Promise.all(
+      asked.map((m) => (m.proc === undefined ? Promise.resolve(undefined) : viewOf(m, 2000).catch(() => undefined))),
+    )
+    return asked.flatMap((m, i) => {
+      const v = views[i]
+      return v?.role === 'leader' ? [{ name: m.name, term: v.term, ago: v.leaseRenewedAgo }] : []
+    })
+  }
+  let last: string[]
+  for (;;) {
+    const at = Date.now()
+    let leading = await leadingOf(members)
+    const stale = leading.find((l) => l.ago === null || l.ago > LEASE_MS)
+    if (stale !== undefined)
+      return `${stale.name} took writes as leader (term ${stale.term}) with its lease renewed ${stale.ago ?? 'never'} ms before`
+    // The members answer one after the other: a handover between two answers is not two leaders, so
+    // two are asked again, and broken only if both still lead.
+    if (leading.length > 1) leading = await leadingOf(members.filter((m) => leading.some((l) => l.name === m.name)))
+    if (leading.length > 1) return `${leading.map((l) => `${l.name} (term ${l.term})`).join(' and ')} took writes as leaders at once`
+    last = leading.map((l) => l.name)
+    if (Date.now() >= until) break
+    await sleep(Math.max(0, at + LEADER_SAMPLE_MS - Date.now()))
+  }
+  return last.length === 1 ? '' : 'no member took writes as leader at the end of the window'
 }
 
 async function streamLeader(urls: string, stream: string): Promise<string> {
@@ -217,6 +289,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       }
     }
 
+    const onVictim = (await Promise.all(members.map((m) => connectionServer(nats, m.name)))).filter((s) => s === victim).length
     const faultAt = Date.now()
     await hit()
     let electionMs = 0
@@ -245,14 +318,15 @@ export async function runCell(cell: Cell): Promise<RunResult> {
         await sleep(100)
       }
     })()
-    if (paused !== undefined) {
+    const resumed = (async () => {
+      if (paused === undefined) return
       await sleep(STOP_MS)
       paused()
       paused = undefined
-    }
-    await sleep(Math.max(0, faultAt + LEASE_MS * 2 - Date.now()))
-    const leaders = await Promise.all(survivors.map((i) => leaderOf(members[i]).catch(() => '')))
-    const oneLeader = leaders[0] !== '' && leaders.every((l) => l === leaders[0])
+    })()
+    await sleep(Math.max(0, faultAt + LEASE_MS - Date.now()))
+    const leaderProblem = await watchPublishers(members, faultAt + WINDOW_MS)
+    await resumed
     await sleep(Math.max(0, faultAt + WINDOW_MS - Date.now()))
     await election
     await metaElection
@@ -272,24 +346,12 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       prev = t
     }
 
-    // Every member caught up: the same revision, every acknowledged write there, one digest.
-    for (const m of members) {
-      await waitReady(m, 60_000).catch((err: Error) => {
-        throw new Error(`${cellName(cell)}: ${err.message}; its log:\n${m.proc?.output().slice(-6000) ?? '(not running)'}`)
-      })
-    }
-    const deadline = Date.now() + 60_000
-    let lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
-    while (new Set(lists.map((l) => l.revision)).size > 1 && Date.now() < deadline) {
-      await sleep(200)
-      lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
-    }
-    let lost = 0
-    for (const l of lists) {
-      const have = new Map(l.kvs.map((kv) => [kv.key, kv.value]))
-      lost += acks.filter((a) => have.get(a.key) !== a.value).length
-    }
-    const digests = await Promise.all(members.map((m) => digest(m)))
+    // Every member caught up: the same revision, every acknowledged write there, one digest. A member
+    // that cannot say breaks the run; what the publishers did is said with it.
+    const outcome = await settle(members, acks, cell).catch((err: Error) => {
+      const logs = members.map((m) => `--- ${m.name}:\n${m.proc?.output().slice(-4000) ?? '(not running)'}`).join('\n')
+      throw new Error(`${err.message}\npublishers: ${leaderProblem === '' ? 'one at a time' : leaderProblem}\n${logs}`)
+    })
     return {
       cell: cellName(cell),
       victim,
@@ -297,14 +359,43 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       electionMs,
       metaElectionMs,
       boundMs: ledStream === '' ? 3000 : electionMs + 2000,
-      oneLeader,
-      lost,
+      oneLeader: leaderProblem === '',
+      leaderProblem,
+      fenceRejections: await counterSum(members, 'kvlog_cluster_fence_rejections'),
+      natsDisconnects: await counterSum(members, 'kvlog_cluster_nats_disconnects'),
+      onVictim,
+      ...outcome,
       acknowledged: acks.length,
-      sameDigest: new Set(digests).size === 1,
     }
   } finally {
     paused?.()
     await cluster?.cleanup()
     await nats.stop()
   }
+}
+
+/** Waits for every member to catch up, then counts acknowledged writes missing anywhere and compares digests. */
+async function settle(
+  members: Member[],
+  acks: Array<{ key: string; value: string }>,
+  cell: Cell,
+): Promise<{ lost: number; sameDigest: boolean }> {
+  for (const m of members) {
+    await waitReady(m, 60_000).catch((err: Error) => {
+      throw new Error(`${cellName(cell)}: ${err.message}; its log:\n${m.proc?.output().slice(-6000) ?? '(not running)'}`)
+    })
+  }
+  const deadline = Date.now() + 60_000
+  let lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
+  while (new Set(lists.map((l) => l.revision)).size > 1 && Date.now() < deadline) {
+    await sleep(200)
+    lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
+  }
+  let lost = 0
+  for (const l of lists) {
+    const have = new Map(l.kvs.map((kv) => [kv.key, kv.value]))
+    lost += acks.filter((a) => have.get(a.key) !== a.value).length
+  }
+  const digests = await Promise.all(members.map((m) => digest(m)))
+  return { lost, sameDigest: new Set(digests).size === 1 }
 }

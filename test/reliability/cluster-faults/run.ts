@@ -2,7 +2,8 @@
  * `npm run test:cluster-faults -- [--runs N] [--cells kill:stream-leader,stop:kvlog-leader] [-o json]`:
  * runs each cell of the fault matrix (matrix.ts) N times and prints, per cell, the median and largest
  * longest-gap, the bound it is held to, and whether any run lost an acknowledged write, forked, or did
- * not name one leader after a lease. Exits 1 if any run broke a rule or its bound.
+ * not have exactly one member publishing as leader after a lease (with the fence rejections seen). Exits
+ * 1 if any run broke a rule or its bound.
  */
 import { cellName, runCell, TARGETS, type Cell, type RunResult, type Signal } from './matrix.js'
 
@@ -79,6 +80,8 @@ async function main(): Promise<void> {
         String(rs.reduce((n, r) => n + r.lost, 0)),
         rs.every((r) => r.sameDigest) ? 'yes' : 'NO',
         rs.every((r) => r.oneLeader) ? 'yes' : 'NO',
+        String(rs.reduce((n, r) => n + r.fenceRejections, 0)),
+        `${rs.reduce((n, r) => n + r.natsDisconnects, 0)} (${rs.reduce((n, r) => n + r.onVictim, 0)})`,
         rs.every(held) ? 'ok' : 'BROKEN',
       ]
     })
@@ -92,7 +95,9 @@ async function main(): Promise<void> {
       'bound ms',
       'lost',
       'same digest',
-      'one leader',
+      'one leader publishing',
+      'fence rejections',
+      'NATS disconnects (members on the victim)',
       'verdict',
     ]
     for (const row of [header, ...rows]) process.stdout.write(`| ${row.join(' | ')} |\n`)

@@ -1,0 +1,78 @@
+/**
+ * The checks of a membership change before it is sent to the log. etcd's strict reconfiguration check
+ * (`--strict-reconfig-check`, on by default) for taking a member off the roster (voting members only:
+ * learners count toward no majority). Every roster member joined by starting, so all have started in etcd's sense; what decides
+ * is which of them are alive now (their record in the bucket renewed within the lease):
+ * - a member that is down may be taken off (it is not part of the live quorum);
+ * - a live member only while the live members left would still be a quorum of the roster as it is, as
+ *   etcd's mayRemoveMember counts it (`active - 1 >= 1 + (members - 1) / 2`, rounded down).
+ */
+import { KvlogError } from '../errors.js'
+import type { Membership } from './membership.js'
+
+export function checkRemoval(roster: readonly string[], live: ReadonlySet<string>, name: string, self: string): void {
+  if (name !== self && !live.has(name)) return
+  const active = roster.filter((m) => live.has(m)).length
+  const needed = 1 + Math.floor((roster.length - 1) / 2)
+  if (active - 1 < needed) {
+    throw new KvlogError(
+      'MEMBERSHIP_UNHEALTHY',
+      `taking ${name} off would leave ${active - 1} live members of ${roster.length}, fewer than the ${needed} the cluster needs; bring the others back first`,
+      { member: name, live: active, roster: roster.length },
+    )
+  }
+}
+
+/** etcd's learners at most (its maxLearners). */
+const MAX_LEARNERS = 1
+/** A learner is promoted once it holds this share of what the member asked has applied (etcd's readyPercent). */
+const LEARNER_READY = 0.9
+
+/** A MemberAdd's peer URLs: at least one, each a URL, none already a member's or an added one's. */
+export function checkAdd(peerUrls: readonly string[], m: Membership, records: ReadonlyArray<{ peerUrls?: string[] }>): void {
+  if (peerUrls.length === 0) throw new KvlogError('INVALID_ARGUMENT', 'peerURLs: at least one peer URL is required', { field: 'peerURLs' })
+  for (const u of peerUrls) {
+    if (!URL.canParse(u)) throw new KvlogError('INVALID_ARGUMENT', `peerURLs: '${u}' is not a URL`, { field: 'peerURLs' })
+  }
+  const used = new Set([...m.pending.flatMap((p) => p.peerUrls), ...records.flatMap((r) => r.peerUrls ?? [])])
+  const taken = peerUrls.find((u) => used.has(u))
+  if (taken !== undefined) throw new KvlogError('PEER_URL_EXISTS', `peer URL ${taken} is already a member's`, { peerUrl: taken })
+}
+
+/**
+ * etcd's strict reconfiguration check for a MemberAdd: one learner at a time; a voting member only while
+ * every voting member is alive (the new one counts toward the majority before it has anything).
+ */
+export function checkAddStrict(voters: readonly string[], live: ReadonlySet<string>, m: Membership, learner: boolean): void {
+  if (learner) {
+    if (m.learners.length + m.pending.filter((p) => p.learner).length >= MAX_LEARNERS) {
+      throw new KvlogError('TOO_MANY_LEARNERS', `the cluster has ${MAX_LEARNERS} learner already; promote or remove it first`)
+    }
+    return
+  }
+  const down = voters.filter((v) => !live.has(v))
+  if (down.length > 0) {
+    throw new KvlogError(
+      'MEMBERSHIP_UNHEALTHY',
+      `adding a voting member while ${down.join(', ')} is down could leave the cluster without a majority`,
+      {
+        down,
+      },
+    )
+  }
+}
+
+/** A MemberPromote: `name` must be a learner that holds nearly all of what this member applied. */
+export function checkPromote(name: string, m: Membership, durable: number, applied: number): void {
+  if (!m.learners.includes(name)) throw new KvlogError('MEMBER_NOT_LEARNER', `${name} is not a learner`)
+  if (durable < applied * LEARNER_READY) {
+    throw new KvlogError(
+      'LEARNER_NOT_READY',
+      `${name} holds ${durable} of ${applied} log messages durably; promote it once it has caught up`,
+      {
+        durable,
+        applied,
+      },
+    )
+  }
+}
