@@ -16,6 +16,8 @@ export interface Figure {
   note?: string
   /** For pass/fail checks: each side's verdict. */
   pass?: { kvlog: boolean; etcd: boolean }
+  /** A growth, where 0 is a measurement (a server that grew nothing), not a failed one. */
+  zeroMeasures?: boolean
 }
 
 export interface Pair {

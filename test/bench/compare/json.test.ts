@@ -24,4 +24,13 @@ describe('bench/compare/json', () => {
     const zero = fromRuns({ name: 'zero', unit: 'puts/s', higherIsBetter: true }, { kvlog: [0], etcd: [500] }, (v) => v)
     expect(failedFigures([oneRun, zero])).to.deep.equal(['one-run', 'zero'])
   })
+
+  it('takes a growth of zero as measured, but not a zero denominator nor a failed run', () => {
+    const growth = { unit: 'MB', higherIsBetter: false, zeroMeasures: true }
+    const none = fromRuns({ name: 'none', ...growth }, { kvlog: [0, 0, 0.5], etcd: [800, 900, 850] }, (v) => v)
+    const noDenominator = fromRuns({ name: 'no-denominator', ...growth }, { kvlog: [0], etcd: [0] }, (v) => v)
+    const lost = fromRuns({ name: 'lost', ...growth }, { kvlog: [0, NaN, 0], etcd: [800, 900, 850] }, (v) => v)
+    const shrank = fromRuns({ name: 'shrank', ...growth }, { kvlog: [-1], etcd: [800] }, (v) => v)
+    expect(failedFigures([none, noDenominator, lost, shrank])).to.deep.equal(['no-denominator', 'lost', 'shrank'])
+  })
 })
