@@ -46,18 +46,24 @@ function columnsOf(rt: ResourceType): PrintColumn[] {
 }
 
 export function toTable(rt: ResourceType, items: K8sObject[], listMeta: JsonObject, include: IncludeObject): JsonObject {
+  const { columnDefinitions, row } = tableOf(rt, include)
+  return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, columnDefinitions, rows: items.map(row) }
+}
+
+/** A Table's parts for a kind: its column definitions, and the row of an object. */
+export function tableOf(
+  rt: ResourceType,
+  include: IncludeObject,
+): { columnDefinitions: JsonObject[]; row: (obj: K8sObject) => JsonObject } {
   const columns = columnsOf(rt)
   return {
-    kind: 'Table',
-    apiVersion: 'meta.k8s.io/v1',
-    metadata: listMeta,
     columnDefinitions: columns.map(({ cell: _c, ...definition }) => definition),
-    rows: items.map((obj) => ({
+    row: (obj) => ({
       cells: columns.map((c) => c.cell(obj)),
       ...(include === 'None'
         ? {}
         : { object: include === 'Object' ? obj : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata } }),
-    })),
+    }),
   }
 }
 

@@ -161,10 +161,14 @@ async function startSystem(
   }
 }
 
-export async function startEtcd(): Promise<System> {
-  const root = await mkdtemp(join(tmpdir(), 'bench-etcd-'))
+/**
+ * Starts one etcd member; its data dir is `root`/data, in a new temporary `root` unless one is given.
+ * `extraArgs` are added to its flags (a later flag overrides an earlier one).
+ */
+export async function startEtcd(extraArgs: string[] = [], given?: { root: string }): Promise<System> {
+  const root = given?.root ?? (await mkdtemp(join(tmpdir(), 'bench-etcd-')))
   const [client, peer] = [await freePort(), await freePort()]
-  return startEtcdMember('b', join(root, 'data'), root, client, peer, `b=http://127.0.0.1:${peer}`)
+  return startEtcdMember('b', join(root, 'data'), root, client, peer, `b=http://127.0.0.1:${peer}`, extraArgs)
 }
 
 /**
@@ -178,6 +182,7 @@ export function startEtcdMember(
   client: number,
   peer: number,
   initialCluster: string,
+  extraArgs: string[] = [],
 ): Promise<System> {
   const clientUrl = `http://127.0.0.1:${client}`
   const peerUrl = `http://127.0.0.1:${peer}`
@@ -204,6 +209,7 @@ export function startEtcdMember(
     'zap',
     '--log-level',
     'error',
+    ...extraArgs,
   ]
   return startSystem('etcd', () => ({ command: ETCD_BIN, args }), `127.0.0.1:${client}`, dataDir, root, {
     total: () => bytesUnder(join(dataDir, 'member', 'snap', 'db')),

@@ -29,14 +29,22 @@ export interface Grown {
   written: number
 }
 
-/** Builds the store in `dir` (missing or empty) with `keys` keys of two versions each. */
-export async function growStore(dir: string, keys: number, onProgress: (done: number, total: number) => void): Promise<Grown> {
+/**
+ * The value of key i at a version: 1–2 KiB, its length a function of (i, version), its bytes a slice of
+ * random bytes (a new pool per call of scaleValues), so that it does not compress.
+ */
+export function scaleValues(): (i: number, version: number) => Buffer {
   const pool = randomBytes(1 << 22)
-  const valueOf = (i: number, version: number): Buffer => {
+  return (i, version) => {
     const length = MIN_VALUE + ((i * 7919 + version * 104_729) % (MAX_VALUE - MIN_VALUE + 1))
     const start = (i * 2_654_435_761 + version * 40_503) % (pool.length - length)
     return pool.subarray(start, start + length)
   }
+}
+
+/** Builds the store in `dir` (missing or empty) with `keys` keys of two versions each. */
+export async function growStore(dir: string, keys: number, onProgress: (done: number, total: number) => void): Promise<Grown> {
+  const valueOf = scaleValues()
   const store = await StoreImport.create(dir, { floor: 0, timestamp: Date.now() })
   let revision = store.revision
   let written = 0

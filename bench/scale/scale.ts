@@ -1,23 +1,28 @@
 /**
- * npm run bench:scale [-- --gib G] [--small-gib G] [--seconds S] [--rounds N] [--dir DIR] [-o json | --json]
+ * npm run bench:scale [-- --gib G] [--small-gib G] [--etcd-gib G] [--seconds S] [--rounds N] [--list-keys N]
+ *   [--dir DIR] [-o json | --json]
  *
  * kvlog on a big store beside a small one, the same workloads on each: is it as fast at G GiB (default 20,
- * ten times etcd's default 2 GiB quota) as at --small-gib (default 1)? Each store is grown offline through
- * the import path (grow.ts: every key of 1–2 KiB written twice, so it has history), under DIR (default the
- * system's temporary directory), then served by a real `kvlog serve` (--fsync always), one store at a time,
- * in `--rounds` rounds (3) that alternate which store goes first (as bench:compare's rounds do); each
- * figure is the median of its rounds:
+ * ten times etcd's default 2 GiB quota) as at --small-gib (default 1)? And beside them etcd on as much of
+ * the big store as etcd can hold. Each kvlog store is grown offline through the import path (grow.ts:
+ * every key of 1–2 KiB written twice, so it has history), under DIR (default the system's temporary
+ * directory). The etcd store (a real etcd 3.4, quota 8 GiB, its documented maximum) is grown through
+ * etcd's own API (grow-etcd.ts: the same keys and values, two versions each, in Txns over several
+ * connections) with the big store's keys, or as many as keep its backend under --etcd-gib (default the
+ * smaller of G and 7.5; 0 leaves etcd out). Then each store is served (`kvlog serve --fsync always`;
+ * etcd with its durable defaults), one at a time, in `--rounds` rounds (3) that alternate the order of the
+ * stores (as bench:compare's rounds do); each figure is the median of its rounds:
  *
  *   restart      ms from spawn until a gRPC Range answers, after a first open (SIGTERM, start again)
  *   get, put     p50 and p99 of gRPC point gets (64 clients) and of 1.5 KiB puts over the same keys (64
  *                clients), closed loop for S seconds each (default 10), through bench:compare's generators
- *   list         a paged list of 100,000 keys (bench:compare's big list: pages of 500 at one revision), and
- *                the server's RSS growth during it
- *   compaction   Compact(head, physical) time, and the store's bytes on disk before and after (once, after
- *                the rounds)
+ *   list         a paged list of --list-keys keys (a power of ten, default 100,000; bench:compare's big
+ *                list: pages of 500 at one revision), and the server's RSS growth during it
+ *   compaction   Compact(head, physical) time, then Defragment's, and the store's bytes on disk before,
+ *                after the compaction and after Defragment (once, after the rounds)
  *
- * Prints each figure for both stores and big / small; `-o json` (or --json) ends with one JSON line. The
- * stores are removed at the end. Progress goes to the terminal.
+ * Prints each figure for every store, big / small and big / etcd; `-o json` (or --json) ends with one
+ * JSON line. The stores are removed at the end. Progress goes to the terminal.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -25,23 +30,34 @@ import { join } from 'node:path'
 import type { Message } from '../../apiserver/etcd/proto.js'
 import { call, connect, put } from '../compare/grpc.js'
 import { runLoad, runMain } from '../compare/generators.js'
-import { startKvlog, type System } from '../compare/systems.js'
+import { checkEtcdInstalled, startEtcd, startKvlog, type System } from '../compare/systems.js'
 import { median } from '../compare/figures.js'
 import { measureBigList } from '../compare/workloads/big-list.js'
 import { endProgress, formatNumber, numberFlag, parseBenchArgs, progress, table } from '../lib/report.js'
 import { growStore, keysFor, SCALE_PREFIX } from './grow.js'
+import { growEtcd } from './grow-etcd.js'
 
 const GiB = 1024 ** 3
 const MB = 1e6
-/** The list: every key under SCALE_PREFIX + '000', keys 0 to 99,999 (8-digit names). */
-const LIST_KEYS = 100_000
-const LIST_PREFIX = `${SCALE_PREFIX}000`
+/** The most the etcd arm's backend is grown to by default: under etcd's largest quota (8 GiB), with room for the loads' puts. */
+const ETCD_MAX_GIB = 7.5
+/**
+ * etcd's flags beside bench:compare's (systems.ts): a snapshot every 10,000 raft entries (etcd 3.6's
+ * default; 3.4's 100,000 would keep that many of the growth's Txns in its memory).
+ */
+const ETCD_ARGS = ['--snapshot-count', '10000']
 
 const argv = process.argv.slice(2)
 const o = argv.indexOf('-o')
 if (o >= 0) argv.splice(o, 2, argv[o + 1] === 'json' ? '--json' : `--output=${argv[o + 1]}`)
 const args = parseBenchArgs(argv)
 const seconds = numberFlag(args, 'seconds', 10)
+const listKeys = numberFlag(args, 'list-keys', 100_000)
+const digits = Math.log10(listKeys)
+if (!Number.isInteger(digits) || digits < 1 || digits > 8)
+  throw new Error(`--list-keys must be a power of ten from 10 to 10^8, got ${listKeys}`)
+/** The list: every key under this prefix, keys 0 to listKeys - 1 (8-digit names). */
+const LIST_PREFIX = SCALE_PREFIX + '0'.repeat(8 - digits)
 
 /** What a round measures on one store. */
 interface Round {
@@ -57,7 +73,11 @@ interface Round {
   listAnonGrowthMb: number
 }
 
+type Kind = 'kvlog' | 'etcd'
+
 interface Store {
+  kind: Kind
+  /** The size asked for (kvlog), or the most its backend was let grow to (etcd). */
   gib: number
   root: string
   keys: number
@@ -65,8 +85,10 @@ interface Store {
   growSeconds: number
   rounds: Round[]
   compactionMs: number
+  defragmentMs: number
   diskBeforeCompactMb: number
   diskAfterCompactMb: number
+  diskAfterDefragmentMb: number
 }
 
 const T0 = Date.now()
@@ -75,47 +97,77 @@ const note = (text: string) => {
   if (!process.stderr.isTTY) process.stderr.write(`${((Date.now() - T0) / 1000).toFixed(0)}s ${text}\n`)
 }
 
-async function grow(base: string, gib: number): Promise<Store> {
-  const keys = keysFor(gib * GiB)
-  if (keys < LIST_KEYS) {
-    const least = Math.ceil((10 * LIST_KEYS) / keysFor(GiB)) / 10
-    throw new Error(`a ${gib} GiB store holds ${keys} keys, fewer than the list's ${LIST_KEYS}: give at least ${least} GiB`)
-  }
-  const root = await mkdtemp(join(base, 'bench-scale-'))
-  const started = Date.now()
-  const grown = await growStore(join(root, 'data'), keys, (done, total) =>
-    note(`${gib} GiB: grown ${formatNumber(done)} of ${formatNumber(total)} revisions`),
-  )
-  const growSeconds = (Date.now() - started) / 1000
+const nameOf = (store: Store) => `${store.kind} ${store.gib} GiB`
+
+function newStore(kind: Kind, gib: number, root: string): Store {
   return {
+    kind,
     gib,
     root,
-    keys,
-    revisions: grown.revisions,
-    growSeconds,
+    keys: 0,
+    revisions: 0,
+    growSeconds: NaN,
     rounds: [],
     compactionMs: NaN,
+    defragmentMs: NaN,
     diskBeforeCompactMb: NaN,
     diskAfterCompactMb: NaN,
+    diskAfterDefragmentMb: NaN,
   }
+}
+
+function enoughKeys(keys: number, what: string): void {
+  if (keys < listKeys) throw new Error(`${what} holds ${keys} keys, fewer than the list's ${listKeys}: give a larger size`)
+}
+
+async function grow(base: string, gib: number): Promise<Store> {
+  const keys = keysFor(gib * GiB)
+  enoughKeys(keys, `a ${gib} GiB store`)
+  const store = newStore('kvlog', gib, await mkdtemp(join(base, 'bench-scale-')))
+  const started = Date.now()
+  const grown = await growStore(join(store.root, 'data'), keys, (done, total) =>
+    note(`${nameOf(store)}: grown ${formatNumber(done)} of ${formatNumber(total)} revisions`),
+  )
+  return { ...store, keys, revisions: grown.revisions, growSeconds: (Date.now() - started) / 1000 }
+}
+
+/** The etcd store: up to `keys` keys, its backend at most `gib` GiB. */
+async function growEtcdStore(base: string, gib: number, keys: number): Promise<Store> {
+  const store = newStore('etcd', gib, await mkdtemp(join(base, 'bench-scale-etcd-')))
+  const system = await start(store)
+  const started = Date.now()
+  try {
+    const grown = await growEtcd(system.grpc, keys, gib * GiB, (done, total) =>
+      note(`${nameOf(store)}: grown ${formatNumber(done)} of ${formatNumber(total)} keys (two versions each)`),
+    )
+    enoughKeys(grown.keys, `etcd at ${gib} GiB`)
+    return { ...store, keys: grown.keys, revisions: grown.revisions, growSeconds: (Date.now() - started) / 1000 }
+  } finally {
+    await system.stop()
+  }
+}
+
+function start(store: Store): Promise<System> {
+  return store.kind === 'kvlog' ? startKvlog([], undefined, { root: store.root }) : startEtcd(ETCD_ARGS, { root: store.root })
 }
 
 /** One round on a store: served, restarted, loaded, listed, stopped (the store stays). */
 async function round(store: Store): Promise<Round> {
-  const { gib, keys } = store
-  note(`${gib} GiB: open`)
-  const system = await startKvlog([], undefined, { root: store.root })
+  const { keys } = store
+  const name = nameOf(store)
+  note(`${name}: open`)
+  const system = await start(store)
   try {
-    note(`${gib} GiB: restart`)
+    note(`${name}: restart`)
     const restartMs = await system.restart()
     // Gets, then puts, over the store's keys: 64 clients on 4 connections, closed loop.
     const load = { target: system.grpc, clients: 64, connections: 4, durationMs: seconds * 1000 }
-    note(`${gib} GiB: gets`)
+    note(`${name}: gets`)
     const gets = await runLoad({ ...load, cmd: 'ranges', mode: 'point', prefix: SCALE_PREFIX, keys }, 2)
-    note(`${gib} GiB: puts`)
+    note(`${name}: puts`)
     const puts = await runLoad({ ...load, cmd: 'puts', keyPrefix: SCALE_PREFIX, keys, keyStart: 7919, valueBytes: 1536 }, 2)
-    note(`${gib} GiB: a list of ${LIST_KEYS} keys`)
-    const list = await measureBigList(system, LIST_KEYS, 500, 1000, LIST_PREFIX)
+    note(`${name}: a list of ${formatNumber(listKeys)} keys`)
+    const list = await measureBigList(system, listKeys, 500, 1000, LIST_PREFIX)
     return {
       restartMs,
       getP50: gets.p50,
@@ -133,39 +185,42 @@ async function round(store: Store): Promise<Round> {
   }
 }
 
-/** The compaction on a store, last (it removes the history the rounds read); then the store is removed. */
+/** The compaction and Defragment on a store, last (they remove the history the rounds read); then the store is removed. */
 async function compactStore(store: Store): Promise<void> {
-  note(`${store.gib} GiB: compaction`)
-  const system = await startKvlog([], undefined, { root: store.root })
+  note(`${nameOf(store)}: compaction`)
+  const system = await start(store)
+  const client = connect(system.grpc)
   try {
-    const { compactionMs, diskBefore } = await compact(system)
-    store.compactionMs = compactionMs
-    store.diskBeforeCompactMb = diskBefore / MB
+    const head = await put(client, '/bench/marker', Buffer.from('x'))
+    store.diskBeforeCompactMb = (await system.diskBytes()) / MB
+    let t0 = performance.now()
+    await call(client.kv.Compact.bind(client.kv), { revision: head, physical: true } as Message)
+    store.compactionMs = performance.now() - t0
     store.diskAfterCompactMb = (await system.diskBytes()) / MB
+    note(`${nameOf(store)}: Defragment`)
+    t0 = performance.now()
+    await call(client.maintenance.Defragment.bind(client.maintenance), {})
+    store.defragmentMs = performance.now() - t0
+    store.diskAfterDefragmentMb = (await system.diskBytes()) / MB
   } finally {
+    client.close()
     await system.destroy()
   }
 }
 
-/** Compact(head, physical=true): how long until it returns, and the disk bytes before it. */
-async function compact(system: System): Promise<{ compactionMs: number; diskBefore: number }> {
-  const client = connect(system.grpc)
-  try {
-    const head = await put(client, '/bench/marker', Buffer.from('x'))
-    const diskBefore = await system.diskBytes()
-    const t0 = performance.now()
-    await call(client.kv.Compact.bind(client.kv), { revision: head, physical: true } as Message)
-    return { compactionMs: performance.now() - t0, diskBefore }
-  } finally {
-    client.close()
-  }
-}
-
-type Field = keyof Round | 'keys' | 'growSeconds' | 'compactionMs' | 'diskBeforeCompactMb' | 'diskAfterCompactMb'
+type Field =
+  | keyof Round
+  | 'keys'
+  | 'growSeconds'
+  | 'compactionMs'
+  | 'defragmentMs'
+  | 'diskBeforeCompactMb'
+  | 'diskAfterCompactMb'
+  | 'diskAfterDefragmentMb'
 
 const ROWS: Array<[string, Field, (x: number) => string]> = [
   ['keys (two versions each)', 'keys', formatNumber],
-  ['grown in (offline import), s', 'growSeconds', (x) => x.toFixed(0)],
+  ['grown in, s (kvlog: offline import; etcd: its API)', 'growSeconds', (x) => x.toFixed(0)],
   ['restart, ms', 'restartMs', formatNumber],
   ['get p50, ms', 'getP50', (x) => x.toFixed(2)],
   ['get p99, ms', 'getP99', (x) => x.toFixed(2)],
@@ -173,12 +228,14 @@ const ROWS: Array<[string, Field, (x: number) => string]> = [
   ['put p50, ms', 'putP50', (x) => x.toFixed(2)],
   ['put p99, ms', 'putP99', (x) => x.toFixed(2)],
   ['puts/s (64 clients)', 'putsPerSec', formatNumber],
-  [`list of ${formatNumber(LIST_KEYS)} keys, ms`, 'listMs', formatNumber],
+  [`list of ${formatNumber(listKeys)} keys, ms`, 'listMs', formatNumber],
   ["server's RSS growth during it, MB", 'listRssGrowthMb', (x) => x.toFixed(1)],
   ['of which anonymous memory, MB', 'listAnonGrowthMb', (x) => x.toFixed(1)],
   ['compaction to the head, ms', 'compactionMs', formatNumber],
+  ['Defragment after it, ms', 'defragmentMs', formatNumber],
   ['disk before compaction, MB', 'diskBeforeCompactMb', formatNumber],
   ['disk after compaction, MB', 'diskAfterCompactMb', formatNumber],
+  ['disk after Defragment, MB', 'diskAfterDefragmentMb', formatNumber],
 ]
 
 /** A store's figure: the median of its rounds for what the rounds measure. */
@@ -187,45 +244,77 @@ function figure(store: Store, field: Field): number {
     field === 'keys' ||
     field === 'growSeconds' ||
     field === 'compactionMs' ||
+    field === 'defragmentMs' ||
     field === 'diskBeforeCompactMb' ||
-    field === 'diskAfterCompactMb'
+    field === 'diskAfterCompactMb' ||
+    field === 'diskAfterDefragmentMb'
   ) {
     return store[field]
   }
   return median(store.rounds.map((r) => r[field]))
 }
 
+/** Each figure of `a` over the same of `b`. */
+function ratios(a: Store, b: Store): Record<string, number> {
+  return Object.fromEntries(ROWS.map(([, field]) => [field, figure(a, field) / figure(b, field)]))
+}
+
 async function main(): Promise<void> {
   const big = numberFlag(args, 'gib', 20)
   const small = numberFlag(args, 'small-gib', 1)
+  const etcdGib = numberFlag(args, 'etcd-gib', Math.min(big, ETCD_MAX_GIB))
   const rounds = numberFlag(args, 'rounds', 3)
   const base = args.flags.get('dir') ?? tmpdir()
+  const etcdVersion = etcdGib > 0 ? checkEtcdInstalled() : undefined
   await mkdir(base, { recursive: true })
-  const s = await grow(base, small)
-  const b = await grow(base, big)
+  const stores: Store[] = []
   try {
-    // Which store goes first alternates from round to round, so the machine's drift falls on both.
+    const s = await grow(base, small)
+    stores.push(s)
+    const b = await grow(base, big)
+    stores.push(b)
+    const e = etcdGib > 0 ? await growEtcdStore(base, etcdGib, b.keys) : undefined
+    if (e !== undefined) stores.push(e)
+    // The order of the stores alternates from round to round, so the machine's drift falls on all.
     for (let r = 0; r < rounds; r++) {
-      for (const store of r % 2 === 0 ? [s, b] : [b, s]) store.rounds.push(await round(store))
+      for (const store of r % 2 === 0 ? stores : [...stores].reverse()) store.rounds.push(await round(store))
     }
-    await compactStore(s)
-    await compactStore(b)
+    for (const store of stores) await compactStore(store)
+    endProgress()
+    report(s, b, e, etcdVersion, rounds)
   } finally {
-    await Promise.all([s, b].map((store) => rm(store.root, { recursive: true, force: true })))
+    await Promise.all(stores.map((store) => rm(store.root, { recursive: true, force: true })))
   }
-  endProgress()
+}
+
+function report(s: Store, b: Store, e: Store | undefined, etcdVersion: string | undefined, rounds: number): void {
   console.log(
     `kvlog bench:scale, ${new Date(T0).toISOString().slice(0, 16).replace('T', ' ')} UTC, ${seconds} s per load, medians of ${rounds} alternating rounds`,
   )
-  const rows: Array<Array<string | number>> = [['', `${small} GiB store`, `${big} GiB store`, 'big / small']]
+  const head = ['', `kvlog ${s.gib} GiB`, `kvlog ${b.gib} GiB`, 'big / small']
+  if (e !== undefined) head.push(`etcd ${etcdVersion}`, 'big / etcd')
+  const rows: Array<Array<string | number>> = [head]
   for (const [name, field, show] of ROWS) {
-    rows.push([name, show(figure(s, field)), show(figure(b, field)), (figure(b, field) / figure(s, field)).toFixed(2)])
+    const row = [name, show(figure(s, field)), show(figure(b, field)), (figure(b, field) / figure(s, field)).toFixed(2)]
+    if (e !== undefined) row.push(show(figure(e, field)), (figure(b, field) / figure(e, field)).toFixed(2))
+    rows.push(row)
   }
   console.log(table(rows))
+  if (e !== undefined) console.log(`etcd's store: its backend let grow to ${e.gib} GiB at most`)
   if (args.json) {
-    const { root: _s, ...small } = s
-    const { root: _b, ...big } = b
-    console.log(JSON.stringify({ date: new Date(T0).toISOString(), seconds, rounds, small, big }))
+    const plain = ({ root: _r, ...store }: Store) => store
+    console.log(
+      JSON.stringify({
+        date: new Date(T0).toISOString(),
+        seconds,
+        rounds,
+        listKeys,
+        small: plain(s),
+        big: plain(b),
+        bigOverSmall: ratios(b, s),
+        ...(e === undefined ? {} : { etcd: { ...plain(e), version: etcdVersion }, bigOverEtcd: ratios(b, e) }),
+      }),
+    )
   }
 }
 

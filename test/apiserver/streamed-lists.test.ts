@@ -1,12 +1,14 @@
 /**
- * Streamed lists against a real `kvlog serve`: a range of the native door and a List of the resource door
- * over 40,000 objects of about 1 KiB answer the same JSON as an unstreamed answer would, while the
- * server's resident memory grows by well under the response's size (it holds a chunk, not the response),
- * also while a client reads slowly.
+ * Streamed lists against a real `kvlog serve`: a range of the native door, a List of the resource door
+ * and the pages of a paged List over 40,000 objects of about 1 KiB answer the same JSON as an unstreamed
+ * answer would, while the server's resident memory grows by well under the response's size (it holds a
+ * chunk, not the response), also while a client reads slowly.
  */
 import { expect } from 'chai'
 import { request, type IncomingMessage } from 'node:http'
 import { peakRssDuring, memoryOf } from '../../bench/compare/peak-rss.js'
+import { encodeContinue } from '../../apiserver/paging.js'
+import { prefixEnd } from '../../log/keys.js'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
 import { sleep } from '../support/wait.js'
 
@@ -141,7 +143,7 @@ describe('streamed lists (real process)', function () {
     const { result: body, growth } = await growthDuring(async () => (await fetch(`${server.http}${NAMESPACE_URL}`)).text())
     const list = JSON.parse(body) as { metadata: { resourceVersion: string }; items: unknown[] }
     expect(list.items).to.have.length(OBJECTS)
-    // Pages (limit) are answered whole, from the same revision.
+    // Pages (limit) read the same revision.
     const items: unknown[] = []
     let token: string | undefined
     do {
@@ -154,6 +156,51 @@ describe('streamed lists (real process)', function () {
     const reference = JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: list.metadata, items })
     expect(body === reference, 'the same bytes as the unstreamed List').to.equal(true)
     expect(growth, `anonymous RSS growth ${growth} for a ${body.length}-byte response`).to.be.below(body.length * GROWTH_SHARE)
+  })
+
+  /** A ConfigMap as the resource door lists it: the stored object, its resourceVersion the revision it was written at. */
+  const listedObject = (i: number) => {
+    const stored = storedObject(i)
+    return { ...stored, metadata: { ...stored.metadata, resourceVersion: String(revisions[i]) } }
+  }
+
+  it('answers each page of a paged List as the buffered page would, continue and remainingItemCount included, in bounded memory', async () => {
+    const LIMIT = 32_000
+    const revision = revisions.at(-1)!
+    const prefix = Buffer.from(PREFIX)
+    const pages: Array<{ status: number; chunked: string | null; body: string }> = []
+    const { growth } = await growthDuring(async () => {
+      let token: string | undefined
+      do {
+        const r = await fetch(
+          `${server.http}${NAMESPACE_URL}?limit=${LIMIT}${token === undefined ? '' : `&continue=${encodeURIComponent(token)}`}`,
+        )
+        const page = { status: r.status, chunked: r.headers.get('transfer-encoding'), body: await r.text() }
+        pages.push(page)
+        token = (JSON.parse(page.body) as { metadata: { continue?: string } }).metadata.continue
+      } while (token !== undefined)
+    })
+    expect(pages).to.have.length(Math.ceil(OBJECTS / LIMIT))
+    const largest = Math.max(...pages.map((p) => p.body.length))
+    expect(growth, `anonymous RSS growth ${growth} for pages of up to ${largest} bytes`).to.be.below(largest * GROWTH_SHARE)
+    let taken = 0
+    for (const page of pages) {
+      expect(page.status).to.equal(200)
+      expect(page.chunked).to.equal('chunked')
+      const items = []
+      for (let i = taken; i < Math.min(OBJECTS, taken + LIMIT); i++) items.push(listedObject(i))
+      taken += items.length
+      // The buffered page: its metadata from the revision of the walk's first page and the last key it took.
+      const metadata =
+        taken < OBJECTS
+          ? {
+              resourceVersion: String(revision),
+              continue: encodeContinue(revision, Buffer.from(PREFIX + nameOf(taken - 1)), prefix, prefixEnd(prefix)),
+              remainingItemCount: OBJECTS - taken,
+            }
+          : { resourceVersion: String(revision) }
+      expect(JSON.parse(page.body)).to.deep.equal({ kind: 'ConfigMapList', apiVersion: 'v1', metadata, items })
+    }
   })
 
   // Last: it writes and compacts.

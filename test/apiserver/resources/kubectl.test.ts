@@ -1,7 +1,7 @@
 /**
  * kubectl (v1.32, /usr/bin/kubectl) pointed at a real kvlog server: api-resources, get (table, -o yaml,
  * -o json), get -w receiving live changes, create -f, apply -f (a CRD, then objects of the new kind),
- * replace -f, label, annotate, patch --type=merge, delete. kubectl runs with its default validation
+ * replace -f, label, annotate, patch --type=merge, get --chunk-size (paged lists), delete. kubectl runs with its default validation
  * (server-side, through the minimal /openapi/v3) and a private kubeconfig and discovery cache.
  */
 import { expect } from 'chai'
@@ -220,6 +220,22 @@ describe('resource API: kubectl', function () {
     await kube.post('/apis/example.com/v1/namespaces/default/widgets', { metadata: { name: 'w2' }, spec: { size: 1 } })
     await until((out) => out.includes('"w2"'), 'new object w2')
     child.kill()
+  })
+
+  it('get --chunk-size walks a collection page by page, as a table and as -o json', async () => {
+    const kube = new Kube(server().process.http)
+    const names = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']
+    expect((await kube.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'paged' } })).status).to.equal(
+      201,
+    )
+    for (const name of names) {
+      const r = await kube.post('/api/v1/namespaces/paged/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } })
+      expect(r.status).to.equal(201)
+    }
+    const rows = (await kubectl('get', 'configmaps', '-n', 'paged', '--chunk-size', '3')).trim().split('\n')
+    expect(rows.slice(1).map((l) => l.split(/\s+/)[0])).to.deep.equal(names)
+    const json = JSON.parse(await kubectl('get', 'configmaps', '-n', 'paged', '--chunk-size', '2', '-o', 'json'))
+    expect(json.items.map((o: { metadata: { name: string } }) => o.metadata.name)).to.deep.equal(names)
   })
 
   it('delete removes objects; get then reports NotFound', async () => {
