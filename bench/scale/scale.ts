@@ -128,7 +128,9 @@ async function grow(base: string, gib: number): Promise<Store> {
   const grown = await growStore(join(store.root, 'data'), keys, (done, total) =>
     note(`${nameOf(store)}: grown ${formatNumber(done)} of ${formatNumber(total)} revisions`),
   )
-  return { ...store, keys, revisions: grown.revisions, growSeconds: (Date.now() - started) / 1000 }
+  const growSeconds = (Date.now() - started) / 1000
+  note(`${nameOf(store)}: grown in ${growSeconds.toFixed(0)} s`)
+  return { ...store, keys, revisions: grown.revisions, growSeconds }
 }
 
 /** The etcd store: up to `keys` keys, its backend at most `gib` GiB. */
@@ -141,7 +143,9 @@ async function growEtcdStore(base: string, gib: number, keys: number): Promise<S
       note(`${nameOf(store)}: grown ${formatNumber(done)} of ${formatNumber(total)} keys (two versions each)`),
     )
     enoughKeys(grown.keys, `etcd at ${gib} GiB`)
-    return { ...store, keys: grown.keys, revisions: grown.revisions, growSeconds: (Date.now() - started) / 1000 }
+    const growSeconds = (Date.now() - started) / 1000
+    note(`${nameOf(store)}: grown in ${growSeconds.toFixed(0)} s, backend ${(grown.dbBytes / GiB).toFixed(2)} GiB`)
+    return { ...store, keys: grown.keys, revisions: grown.revisions, growSeconds }
   } finally {
     await system.stop()
   }
@@ -202,6 +206,7 @@ async function compactStore(store: Store): Promise<void> {
     await call(client.maintenance.Defragment.bind(client.maintenance), {})
     store.defragmentMs = performance.now() - t0
     store.diskAfterDefragmentMb = (await system.diskBytes()) / MB
+    note(`${nameOf(store)}: compaction ${store.compactionMs.toFixed(0)} ms, Defragment ${store.defragmentMs.toFixed(0)} ms`)
   } finally {
     client.close()
     await system.destroy()
@@ -277,7 +282,13 @@ async function main(): Promise<void> {
     if (e !== undefined) stores.push(e)
     // The order of the stores alternates from round to round, so the machine's drift falls on all.
     for (let r = 0; r < rounds; r++) {
-      for (const store of r % 2 === 0 ? stores : [...stores].reverse()) store.rounds.push(await round(store))
+      for (const store of r % 2 === 0 ? stores : [...stores].reverse()) {
+        const figures = await round(store)
+        store.rounds.push(figures)
+        note(
+          `${nameOf(store)}: round ${r + 1}: restart ${figures.restartMs.toFixed(0)} ms, get p99 ${figures.getP99.toFixed(1)} ms, put p99 ${figures.putP99.toFixed(1)} ms, list ${figures.listMs.toFixed(0)} ms`,
+        )
+      }
     }
     for (const store of stores) await compactStore(store)
     endProgress()
