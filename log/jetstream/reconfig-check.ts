@@ -28,20 +28,40 @@ const MAX_LEARNERS = 1
 /** A learner is promoted once it holds this share of what the member asked has applied (etcd's readyPercent). */
 const LEARNER_READY = 0.9
 
-/** A MemberAdd's peer URLs: at least one, each a URL, none already a member's or an added one's. */
-export function checkAdd(peerUrls: readonly string[], m: Membership, records: ReadonlyArray<{ peerUrls?: string[] }>): void {
+/**
+ * A MemberAdd's or MemberUpdate's peer URLs: at least one, each a URL, none another member's (an added
+ * one's, the URLs MemberUpdate gave a started one, else those its record advertises). `self` is the
+ * member a MemberUpdate changes: a started one by name, an added one (name '') by id.
+ */
+export function checkPeerUrls(
+  peerUrls: readonly string[],
+  m: Membership,
+  records: ReadonlyArray<{ name?: string; peerUrls?: string[] }>,
+  self: { name: string; id?: string } = { name: '' },
+): void {
   if (peerUrls.length === 0) throw new KvlogError('INVALID_ARGUMENT', 'peerURLs: at least one peer URL is required', { field: 'peerURLs' })
   for (const u of peerUrls) {
     if (!URL.canParse(u)) throw new KvlogError('INVALID_ARGUMENT', `peerURLs: '${u}' is not a URL`, { field: 'peerURLs' })
   }
-  const used = new Set([...m.pending.flatMap((p) => p.peerUrls), ...records.flatMap((r) => r.peerUrls ?? [])])
+  const others = (name: string | undefined) => self.name === '' || name !== self.name
+  const used = new Set([
+    ...m.pending.filter((p) => self.id === undefined || p.id !== self.id).flatMap((p) => p.peerUrls),
+    ...records.filter((r) => others(r.name)).flatMap((r) => m.peerUrls?.[r.name ?? ''] ?? r.peerUrls ?? []),
+    ...Object.entries(m.peerUrls ?? {})
+      .filter(([name]) => others(name))
+      .flatMap(([, urls]) => urls),
+  ])
   const taken = peerUrls.find((u) => used.has(u))
   if (taken !== undefined) throw new KvlogError('PEER_URL_EXISTS', `peer URL ${taken} is already a member's`, { peerUrl: taken })
 }
 
 /**
- * etcd's strict reconfiguration check for a MemberAdd: one learner at a time; a voting member only while
- * every voting member is alive (the new one counts toward the majority before it has anything).
+ * etcd's strict reconfiguration check for a MemberAdd: one learner at a time. A voting member only while
+ * the voting members that have started would still be a majority of the voting members once it is added
+ * (etcd's isReadyToAddVotingMember: a member added and not started counts toward the majority with
+ * nothing; adding one to a cluster of one is allowed, to grow a cluster restored on one member), and
+ * while every voting member on the roster is alive (the new one counts toward the majority before it has
+ * anything).
  */
 export function checkAddStrict(voters: readonly string[], live: ReadonlySet<string>, m: Membership, learner: boolean): void {
   if (learner) {
@@ -50,6 +70,7 @@ export function checkAddStrict(voters: readonly string[], live: ReadonlySet<stri
     }
     return
   }
+  checkStarted(voters.length, m.pending.filter((p) => !p.learner).length)
   const down = voters.filter((v) => !live.has(v))
   if (down.length > 0) {
     throw new KvlogError(
@@ -58,6 +79,20 @@ export function checkAddStrict(voters: readonly string[], live: ReadonlySet<stri
       {
         down,
       },
+    )
+  }
+}
+
+/** etcd's isReadyToAddVotingMember: `started` voting members and `unstarted` added ones, before one more is added. */
+function checkStarted(started: number, unstarted: number): void {
+  const after = started + unstarted + 1
+  if (started === 1 && after === 2) return
+  const quorum = Math.floor(after / 2) + 1
+  if (started < quorum) {
+    throw new KvlogError(
+      'NOT_ENOUGH_STARTED_MEMBERS',
+      `with one more voting member, ${started} started members of ${after} would be fewer than the ${quorum} the cluster needs; start or remove the ${unstarted} added and not started first`,
+      { started, members: after },
     )
   }
 }
