@@ -42,7 +42,7 @@ import { deleteResponse, oneOpTxn, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
 import { DiskSpace } from './disk-space.js'
 import { confirmedLast, confirmedLastWithin } from './confirmed-last.js'
-import { checkAddStrict, checkPeerUrls, checkPromote, checkRemoval } from './reconfig-check.js'
+import { checkAddStrict, checkPeerUrls, checkPromote, checkRemoval, unstartedVoters } from './reconfig-check.js'
 import { addedBy, newMemberId, type AddedMember } from './membership.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, watchConnection, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
@@ -719,7 +719,7 @@ export class JetStreamLog implements Log {
     await this.changeMembers(async (live) => {
       // A member added that never started, or a learner, is part of no majority.
       if (this.o.clusterStrictReconfigCheck && name !== '' && !this.learners.includes(name))
-        checkRemoval(this.voters(), live, name, this.o.memberName)
+        checkRemoval(this.voters(), live, name, this.o.memberName, unstartedVoters(this.applier.membership))
       return { type: 'leave', name, ...(addedId === undefined ? {} : { id: addedId }) }
     })
   }
@@ -758,7 +758,8 @@ export class JetStreamLog implements Log {
   /** Makes a learner count toward the majority once it holds nearly all the log (etcd's MemberPromote). */
   async promoteMember(name: string): Promise<void> {
     await this.changeMembers(() => {
-      checkPromote(name, this.applier.membership, this.durability.durableOf(name), this.applier.applied)
+      const voters = this.o.clusterStrictReconfigCheck ? this.voters().length : undefined
+      checkPromote(name, this.applier.membership, this.durability.durableOf(name), this.applier.applied, voters)
       return Promise.resolve({ type: 'promote', name })
     })
   }

@@ -3,7 +3,8 @@
  * two `kvlog serve` members), through etcdctl and the etcd gRPC door:
  * - etcd's strict reconfiguration check: a voting member added that has not started counts toward the
  *   majority with nothing, so a second one added before it starts (two started of four) is refused with
- *   etcd's "not enough started members"; on a member started with the check off, it is accepted;
+ *   etcd's "not enough started members"; on a member started with the check off, it is accepted, and then
+ *   a member that checks refuses to take a started member off (one started of three would be left);
  * - MemberUpdate needs role root; it gives an added member new peer URLs (the member that starts with one
  *   of them takes its id) and a started one new ones (every member lists them); a peer URL another member
  *   has is refused, and an unknown id is etcd's "member not found".
@@ -73,7 +74,7 @@ describe('kvlog cluster: members added and not started, and MemberUpdate (3 nats
     return id!
   }
 
-  it('refuses a second voting member added before the first starts; accepts it with the check off', async () => {
+  it('refuses a second voting member added before the first starts; accepts it with the check off; then refuses a removal', async () => {
     added.push(addedId(await settled(0, ['member', 'add', 'p1', '--peer-urls=http://127.0.0.1:23901'])))
     const refused = await settled(0, ['member', 'add', 'p2', '--peer-urls=http://127.0.0.1:23902'])
     expect(refused.code).to.not.equal(0)
@@ -93,6 +94,11 @@ describe('kvlog cluster: members added and not started, and MemberUpdate (3 nats
     added.push(addedId(await settled(0, ['member', 'add', 'p2', '--peer-urls=http://127.0.0.1:23902'])))
     const unstarted = [...(await list(0))].filter(([, f]) => f[0] === 'unstarted').map(([id]) => id)
     expect(unstarted.sort()).to.deep.equal([...added].sort())
+
+    // m1 checks strictly: taking m0 off would leave one started member of three.
+    const removal = await settled(1, ['member', 'remove', await idOf('m0')])
+    expect(removal.code).to.not.equal(0)
+    expect(removal.stderr).to.match(/etcdserver: re-configuration failed due to not enough started members/)
   })
 
   it('updates peer URLs for root only: an added member is taken by the URL, a started one is listed with it', async () => {

@@ -2,7 +2,8 @@
  * The checks of a membership change (reconfig-check.ts). etcd's strict reconfiguration check: a member
  * that is down may go; a live one only while the live members left are as many as etcd's mayRemoveMember
  * requires; a voting member is added only while every voting member is alive and the started ones stay
- * a majority with it (etcd's isReadyToAddVotingMember), a learner only while there is none. A peer URL
+ * a majority with it (etcd's isReadyToAddVotingMember; the same rule for a removal or a promotion), a
+ * learner only while there is none. A peer URL
  * names one member (also after MemberUpdate); only a learner that holds nine tenths of the log is
  * promoted.
  */
@@ -36,7 +37,6 @@ describe('cluster: the strict reconfiguration check', () => {
   it('refuses a live member whose going would leave too few live ones', () => {
     expect(refused(['a', 'b', 'c'], ['a', 'b'], 'b')).to.equal(true)
     expect(refused(['a', 'b', 'c', 'd', 'e'], ['a', 'b', 'c'], 'b')).to.equal(true)
-    expect(refused(['a'], ['a'], 'a')).to.equal(true)
   })
 
   it('counts the member asked as live, even when its own record is not seen', () => {
@@ -109,6 +109,29 @@ describe('cluster: the strict reconfiguration check', () => {
     expect(add(['a', 'b'], added(true))).to.equal('')
     // Learners are added whatever the started count.
     expect(codeOf(() => checkAddStrict(['a'], new Set(['a']), added(false, false), true))).to.equal('')
+  })
+
+  it("takes a voting member off or promotes a learner only while the started ones stay a majority, as etcd's isReadyTo{Remove,Promote}Member", () => {
+    const remove = (roster: string[], name: string, unstarted: number) =>
+      codeOf(() => checkRemoval(roster, new Set(roster), name, 'z', unstarted))
+    // The last member: no member would be left to make a majority.
+    expect(remove(['a'], 'a', 0)).to.equal('NOT_ENOUGH_STARTED_MEMBERS')
+    // Three started, two added: two started of four left; one added: two of three.
+    expect(remove(['a', 'b', 'c'], 'c', 2)).to.equal('NOT_ENOUGH_STARTED_MEMBERS')
+    expect(remove(['a', 'b', 'c'], 'c', 1)).to.equal('')
+    // Also a member that is down: the rule is about those left, not about the one taken off.
+    expect(codeOf(() => checkRemoval(['a', 'b', 'c'], new Set(['a', 'b']), 'c', 'a', 2))).to.equal('NOT_ENOUGH_STARTED_MEMBERS')
+
+    const learner = (unstarted: number): Membership => ({
+      pending: Array.from({ length: unstarted }, (_, i) => ({ id: String(i + 1), peerUrls: [`http://p${i}:1`], learner: false })),
+      learners: ['l'],
+      ids: {},
+    })
+    // One started voter and the learner, with two added: two started of four.
+    expect(codeOf(() => checkPromote('l', learner(2), 100, 100, 1))).to.equal('NOT_ENOUGH_STARTED_MEMBERS')
+    expect(codeOf(() => checkPromote('l', learner(1), 100, 100, 1))).to.equal('')
+    // Without the strict check (no voter count), only readiness.
+    expect(codeOf(() => checkPromote('l', learner(2), 100, 100))).to.equal('')
   })
 
   it('promotes only a learner, and only once it holds nine tenths of the log durably', () => {
