@@ -60,6 +60,10 @@ export interface ClusterInfo {
   removeMember(name: string, addedId?: string): Promise<void>
   /** Registers a member by its peer URLs (MemberAdd); resolves with its id. */
   addMember(peerUrls: string[], learner: boolean): Promise<string>
+  /** Gives `name` (with `addedId`, name '': a member added that never started) new peer URLs (MemberUpdate). */
+  updateMember(name: string, addedId: string | undefined, peerUrls: string[]): Promise<void>
+  /** The peer URLs MemberUpdate gave the started member `name` (listed instead of those it advertises). */
+  updatedPeerUrls(name: string): readonly string[] | undefined
   /** Makes a learner count toward the majority (MemberPromote). */
   promoteMember(name: string): Promise<void>
   /** Members that apply the log without counting toward the majority. */

@@ -50,6 +50,8 @@ export const ERROR_STATUS: Record<ErrorCode, ProtocolStatus> = {
   UNAVAILABLE: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
   NOT_APPLIED: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
   MEMBERSHIP_UNSETTLED: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
+  NOT_ENOUGH_STARTED_MEMBERS: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'Conflict' },
+  MEMBER_NOT_FOUND: { http: 404, grpc: GRPC.NOT_FOUND, k8sReason: 'NotFound' },
   MEMBERSHIP_UNHEALTHY: { http: 503, grpc: GRPC.UNAVAILABLE, k8sReason: 'ServiceUnavailable' },
   PEER_URL_EXISTS: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'Conflict' },
   TOO_MANY_LEARNERS: { http: 409, grpc: GRPC.FAILED_PRECONDITION, k8sReason: 'Conflict' },

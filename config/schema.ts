@@ -1205,7 +1205,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
     type: 'boolean',
     default: true,
     description:
-      'Cluster mode: etcd\'s --strict-reconfig-check. MemberRemove of a live member is refused (MEMBERSHIP_UNHEALTHY, etcd\'s "unhealthy cluster") when the live members left would be fewer than the cluster needs; a member that is down may always be removed. false: no check.',
+      'Cluster mode: etcd\'s --strict-reconfig-check. MemberRemove of a live member is refused (MEMBERSHIP_UNHEALTHY, etcd\'s "unhealthy cluster") when the live members left would be fewer than the cluster needs; a member that is down may always be removed. MemberAdd of a voting member is refused while a voting member is down (MEMBERSHIP_UNHEALTHY), or when the members that have started would no longer be a majority of the voting members with it (NOT_ENOUGH_STARTED_MEMBERS, etcd\'s "not enough started members"; the same rule for MemberRemove and MemberPromote); of a learner while there is one (TOO_MANY_LEARNERS). false: no check.',
     flag: '--cluster-strict-reconfig-check',
     env: 'KVLOG_CLUSTER_STRICT_RECONFIG_CHECK',
   },

@@ -40,6 +40,9 @@ export const ERROR_CODES = {
   MEMBER_NOT_LEARNER: 'MemberPromote named a member that already counts toward the majority (every member not added as a learner does).',
   LEARNER_NOT_READY:
     'MemberPromote named a learner that has not started yet, or holds less than nine tenths of the log durably; retry once it has caught up.',
+  NOT_ENOUGH_STARTED_MEMBERS:
+    "A membership change (MemberAdd of a voting member, MemberRemove of one, MemberPromote) after which the voting members that have started would no longer be a majority of the voting members, counting those added and not started (etcd's strict reconfiguration check, clusterStrictReconfigCheck): start or remove the members added and not started first.",
+  MEMBER_NOT_FOUND: 'A membership change named a member id that no member has (as MemberList lists them).',
   MEMBERSHIP_UNHEALTHY:
     "A cluster membership change would leave fewer live members than the cluster needs (etcd's strict reconfiguration check, clusterStrictReconfigCheck); bring the down members back first.",
   OUTCOME_UNKNOWN:

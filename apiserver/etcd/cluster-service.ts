@@ -5,8 +5,10 @@
  * acknowledges writes (a member gone for good). MemberAdd registers a member by its peer URLs before it
  * starts (the kvlog member started with one of them in --advertise-peer-urls joins as that member, with
  * the id MemberAdd answered), as a learner if asked: it applies the log but counts toward no majority
- * until MemberPromote, which waits until it has caught up (log/jetstream/membership.ts). MemberUpdate is
- * not served, nor is any change on a single node (docs/api.md).
+ * until MemberPromote, which waits until it has caught up (log/jetstream/membership.ts). MemberUpdate
+ * gives a member new peer URLs: an added one is then taken by the member that starts with one of them; a
+ * started one is listed with them (members talk through NATS: a peer URL only names a member). No change
+ * is served on a single node (docs/api.md).
  *
  * With auth enabled, as etcd: every membership change (MemberAdd, MemberRemove, MemberUpdate,
  * MemberPromote) needs role root, checked before anything else (also where kvlog does not serve it);
@@ -14,9 +16,8 @@
  */
 import type { UntypedServiceImplementation } from '@grpc/grpc-js'
 import type { EtcdDeps } from './deps.js'
-import { status } from '@grpc/grpc-js'
 import { KvlogError } from '../../log/errors.js'
-import { grpcError, unimplemented } from './errors.js'
+import { unimplemented } from './errors.js'
 import { callerOf } from './caller.js'
 import { unary } from './unary.js'
 import { memberIdOf, type ClusterInfo, type ClusterMember } from '../cluster-info.js'
@@ -37,7 +38,7 @@ export function clusterService({ headers, config, clientUrl, cluster, auth }: Et
     auth.checkAdmin(callerOf(auth, call))
     const id = String(request.ID)
     const member = cluster === undefined ? undefined : (await clusterMembers(cluster)).find((m) => m.ID === id)
-    if (member === undefined) throw grpcError(status.NOT_FOUND, 'etcdserver: member not found')
+    if (member === undefined) throw new KvlogError('MEMBER_NOT_FOUND', `no member has id ${id}`)
     return member
   }
   return {
@@ -61,7 +62,15 @@ export function clusterService({ headers, config, clientUrl, cluster, auth }: Et
             await cluster.removeMember(member.name, member.name === '' ? member.ID : undefined)
             return { header: headers.header(0), members: (await members()).filter((m) => m.ID !== member.ID) }
           }),
-    MemberUpdate: notServed,
+    MemberUpdate:
+      cluster === undefined
+        ? notServed
+        : unary(async (request, call) => {
+            const member = await adminMember(request, call)
+            const peerURLs = Array.isArray(request.peerURLs) ? request.peerURLs.map(String) : []
+            await cluster.updateMember(member.name, member.name === '' ? member.ID : undefined, peerURLs)
+            return { header: headers.header(0), members: await members() }
+          }),
     MemberPromote:
       cluster === undefined
         ? notServed
@@ -89,7 +98,7 @@ async function clusterMembers(cluster: ClusterInfo) {
     .map((m) => ({
       ID: memberIdOf(cluster, m.name),
       name: m.name,
-      peerURLs: m.peerUrls ?? [],
+      peerURLs: cluster.updatedPeerUrls(m.name) ?? m.peerUrls ?? [],
       clientURLs: m.clientUrls,
       isLearner: cluster.learners.includes(m.name),
     }))

@@ -28,6 +28,8 @@ const ETCD_MESSAGES: Partial<Record<ErrorCode, string>> = {
   // etcd's ErrUnhealthy: its strict reconfiguration check refuses a change that the cluster cannot take now.
   MEMBERSHIP_UNSETTLED: 'etcdserver: unhealthy cluster',
   MEMBERSHIP_UNHEALTHY: 'etcdserver: unhealthy cluster',
+  NOT_ENOUGH_STARTED_MEMBERS: 'etcdserver: re-configuration failed due to not enough started members',
+  MEMBER_NOT_FOUND: 'etcdserver: member not found',
   PEER_URL_EXISTS: 'etcdserver: Peer URLs already exists',
   TOO_MANY_LEARNERS: 'etcdserver: too many learner members in cluster',
   MEMBER_NOT_LEARNER: 'etcdserver: can only promote a learner member',

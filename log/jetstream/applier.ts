@@ -39,7 +39,7 @@ import { decodeMessage, isSolo, messageHash, type LogMessage, type SoloCommand }
 import type { ClusterMetrics } from './metrics.js'
 import type { ClusterNames } from './options.js'
 import { APPLIED_MARKER, INCARNATIONS, MEMBERSHIP, ROSTER, type AppliedMarker } from './records.js'
-import { joined, left, NO_MEMBERSHIP, type Membership } from './membership.js'
+import { joined, left, NO_MEMBERSHIP, updated, type Membership } from './membership.js'
 import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 
 /**
@@ -473,6 +473,9 @@ export class Applier {
         return undefined
       case 'promote':
         await this.setMembership({ ...this.membership, learners: this.membership.learners.filter((l) => l !== cmd.name) })
+        return undefined
+      case 'update':
+        await this.setMembership(updated(this.membership, cmd.name, cmd.id, cmd.peerUrls))
         return undefined
     }
   }

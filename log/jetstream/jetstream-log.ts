@@ -42,7 +42,7 @@ import { deleteResponse, oneOpTxn, putResponse } from '../write-results.js'
 import { Applier } from './applier.js'
 import { DiskSpace } from './disk-space.js'
 import { confirmedLast, confirmedLastWithin } from './confirmed-last.js'
-import { checkAdd, checkAddStrict, checkPromote, checkRemoval } from './reconfig-check.js'
+import { checkAddStrict, checkPeerUrls, checkPromote, checkRemoval, unstartedVoters } from './reconfig-check.js'
 import { addedBy, newMemberId, type AddedMember } from './membership.js'
 import { apiErrorCode, connectNats, ensureStream, openBucket, watchConnection, whileUnavailable } from './connection.js'
 import { Durability } from './durability.js'
@@ -719,7 +719,7 @@ export class JetStreamLog implements Log {
     await this.changeMembers(async (live) => {
       // A member added that never started, or a learner, is part of no majority.
       if (this.o.clusterStrictReconfigCheck && name !== '' && !this.learners.includes(name))
-        checkRemoval(this.voters(), live, name, this.o.memberName)
+        checkRemoval(this.voters(), live, name, this.o.memberName, unstartedVoters(this.applier.membership))
       return { type: 'leave', name, ...(addedId === undefined ? {} : { id: addedId }) }
     })
   }
@@ -727,22 +727,39 @@ export class JetStreamLog implements Log {
   /**
    * Registers a member by its peer URLs before it starts (etcd's MemberAdd); resolves with the id it
    * will have. As etcd's strict reconfiguration check: a voting member only while every voting member is
-   * alive, and one learner at a time.
+   * alive and the started ones stay a majority with it, and one learner at a time.
    */
   async addMember(peerUrls: string[], learner: boolean): Promise<string> {
     const id = newMemberId()
     await this.changeMembers((live, records) => {
-      checkAdd(peerUrls, this.applier.membership, records)
+      checkPeerUrls(peerUrls, this.applier.membership, records)
       if (this.o.clusterStrictReconfigCheck) checkAddStrict(this.voters(), live, this.applier.membership, learner)
       return Promise.resolve({ type: 'add', id, peerUrls, learner })
     })
     return id
   }
 
+  /**
+   * Gives a member new peer URLs (etcd's MemberUpdate): `name`, or with `addedId` (name '') a member
+   * added that has not started (the member that starts with one of the new URLs takes its place).
+   */
+  async updateMember(name: string, addedId: string | undefined, peerUrls: string[]): Promise<void> {
+    await this.changeMembers((_live, records) => {
+      checkPeerUrls(peerUrls, this.applier.membership, records, { name, ...(addedId === undefined ? {} : { id: addedId }) })
+      return Promise.resolve({ type: 'update', name, ...(addedId === undefined ? {} : { id: addedId }), peerUrls })
+    })
+  }
+
+  /** The peer URLs MemberUpdate gave the started member `name`, if any. */
+  updatedPeerUrls(name: string): readonly string[] | undefined {
+    return this.applier.membership.peerUrls?.[name]
+  }
+
   /** Makes a learner count toward the majority once it holds nearly all the log (etcd's MemberPromote). */
   async promoteMember(name: string): Promise<void> {
     await this.changeMembers(() => {
-      checkPromote(name, this.applier.membership, this.durability.durableOf(name), this.applier.applied)
+      const voters = this.o.clusterStrictReconfigCheck ? this.voters().length : undefined
+      checkPromote(name, this.applier.membership, this.durability.durableOf(name), this.applier.applied, voters)
       return Promise.resolve({ type: 'promote', name })
     })
   }

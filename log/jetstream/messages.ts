@@ -37,6 +37,8 @@ export type SoloCommand =
   | { type: 'add'; id: string; peerUrls: string[]; learner: boolean }
   /** Makes a learner count toward the majority (etcd's MemberPromote). */
   | { type: 'promote'; name: string }
+  /** Gives a member new peer URLs (etcd's MemberUpdate); with `id`, a member added that never started (name ''). */
+  | { type: 'update'; name: string; id?: string; peerUrls: string[] }
 
 export type Command = ReplicatedWrite | SoloCommand
 
@@ -88,7 +90,8 @@ export function isSolo(cmd: Command): cmd is SoloCommand {
     cmd.type === 'join' ||
     cmd.type === 'leave' ||
     cmd.type === 'add' ||
-    cmd.type === 'promote'
+    cmd.type === 'promote' ||
+    cmd.type === 'update'
   )
 }
 

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { connect } from 'nats'
 import { TcpProxy } from '../clients/tcp-proxy.js'
 import { freePort } from './free-port.js'
+import { stopProcess } from './stopped.js'
 import { sleep } from './wait.js'
 
 export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server'
@@ -33,8 +34,11 @@ export interface NatsCluster {
   dir: string
   /** SIGKILL (or SIGTERM) one server and wait for it to exit. */
   kill(i: number, signal?: NodeJS.Signals): Promise<void>
-  /** SIGSTOP / SIGCONT one server. */
-  pause(i: number): void
+  /**
+   * SIGSTOP one server and wait until every thread of it has stopped (stopped.ts stopProcess: false when
+   * one still ran after the wait); SIGCONT it.
+   */
+  pause(i: number): Promise<boolean>
   resume(i: number): void
   /** Starts a stopped server again with the same store dir and ports. */
   restart(i: number): Promise<void>
@@ -137,7 +141,10 @@ export async function startNatsCluster(size = 3, options: NatsClusterOptions = {
     urls: servers.map((s) => s.url).join(','),
     dir,
     kill,
-    pause: (i) => servers[i].child?.kill('SIGSTOP'),
+    pause: async (i) => {
+      const pid = servers[i].child?.pid
+      return pid === undefined || (await stopProcess(pid, `nats-server ${servers[i].name}`))
+    },
     resume: (i) => servers[i].child?.kill('SIGCONT'),
     partition: (i) => {
       for (let j = 0; j < size; j++) {

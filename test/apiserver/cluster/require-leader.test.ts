@@ -57,7 +57,7 @@ describe('kvlog cluster: hasleader watches and serializable reads without a lead
     plainWatch.write({ create_request: { key: b('w') } })
     expect(await responses(plainWatch).next(20_000)).to.include({ created: true })
 
-    for (let i = 0; i < 3; i++) nats.pause(i)
+    for (let i = 0; i < 3; i++) await nats.pause(i)
     paused = true
     const end = await leaderEnd
     expect(end).to.deep.equal({ code: status.UNAVAILABLE, details: 'etcdserver: no leader' })

@@ -30,7 +30,7 @@ describe("JetStreamLog: a stopped nats-server under a member's connection", func
     const server = await serverOf(servers, 'kvlog pings/a')
     const n = servers.findIndex((s) => s.name === server)
     expect(a.metrics.natsDisconnects).to.equal(0)
-    members.nats().pause(n)
+    await members.nats().pause(n)
     try {
       await waitFor('the connection taken for dead', () => a.metrics.natsDisconnects > 0, 60_000)
       await waitFor('the member reconnected', () => lines.some((l) => l.startsWith('kvlog: NATS connection back')), 60_000)

@@ -44,7 +44,7 @@ describe('JetStreamLog: linearizable reads while the stream does not answer', fu
     await nc.close()
     paused = nats.servers.findIndex((s) => s.name === holder)
     expect(paused, `the server holding the stream (${holder})`).to.be.at.least(0)
-    nats.pause(paused)
+    await nats.pause(paused)
     // A read sent before every thread of the server has stopped may still be served by it, rightly.
     await allThreadsStopped(nats.servers[paused].child!.pid!, `nats-server ${holder}`)
     const code = await a.range('k').then(

@@ -32,6 +32,7 @@ import { clusterNames } from '../../../log/jetstream/options.js'
 import { listPrefix, startMembers, waitReady, type ClusterProcesses, type Member } from '../../support/cluster-processes.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
 import { sleep } from '../../support/wait.js'
+import { stopProcess } from '../../support/stopped.js'
 
 export const TARGETS = [
   'stream-leader',
@@ -260,7 +261,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
         hit = () => cluster!.stop(i, 'SIGKILL')
         heal = () => cluster!.start(i)
       } else {
-        hit = async () => void process.kill(pid, 'SIGSTOP')
+        hit = async () => void (await stopProcess(pid, victim))
         paused = () => process.kill(pid, 'SIGCONT')
       }
     } else {
@@ -284,7 +285,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
         hit = () => nats.kill(n, 'SIGKILL')
         heal = () => nats.restart(n)
       } else {
-        hit = async () => nats.pause(n)
+        hit = async () => void (await nats.pause(n))
         paused = () => nats.resume(n)
       }
     }

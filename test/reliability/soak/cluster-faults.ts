@@ -19,6 +19,7 @@ import { NativeDriver } from '../drivers/native.js'
 import type { WorkloadContext } from './workload.js'
 import type { SoakMembers } from './members.js'
 import type { WatchPool } from './watches.js'
+import { countUnstopped } from '../../support/stopped.js'
 
 export const CLUSTER_FAULT_KINDS = [
   'nats-kill',
@@ -95,7 +96,7 @@ export class ClusterFaults {
       case 'nats-pause': {
         const s = pick(this.set.nats.servers.length)
         this.log(`fault ${kind} n${s}`)
-        this.set.nats.pause(s)
+        if (!(await this.set.nats.pause(s))) countUnstopped(this.injected)
         await sleep(1000 + this.rnd() * 3000)
         this.set.nats.resume(s)
         break
@@ -118,7 +119,7 @@ export class ClusterFaults {
         if (i === undefined) return
         const ms = kind === 'leader-pause' ? 500 + this.rnd() * 2 * LEADER_LEASE_MS : 1000 + this.rnd() * 3000
         this.log(`fault ${kind} ${this.set.members[i].name} for ${Math.round(ms)} ms`)
-        this.set.pause(i)
+        if (!(await this.set.pause(i))) countUnstopped(this.injected)
         await sleep(ms)
         this.set.resume(i)
         break

@@ -20,6 +20,7 @@ import { TcpProxy } from '../../clients/tcp-proxy.js'
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js'
 import { bearer, wireKv } from '../drivers/native.js'
 import type { RecoveryCheck } from '../history.js'
+import { stopProcess } from '../../support/stopped.js'
 
 const ALL = Buffer.from([0])
 /** A restart that takes longer than this fails the run (generous: the machine may be shared and loaded). */
@@ -91,10 +92,12 @@ export class Cluster {
     return this.oracle.fetch(this.direct, bearer(this.rootToken))
   }
 
-  pause(): void {
-    if (!this.up || this.paused) return
-    this.server!.child.kill('SIGSTOP')
+  /** SIGSTOPs the server and waits until every thread has stopped (false: one still ran after the wait). */
+  async pause(): Promise<boolean> {
+    const pid = this.server?.child.pid
+    if (!this.up || this.paused || pid === undefined) return true
     this.paused = true
+    return stopProcess(pid, 'the server')
   }
 
   resume(): void {

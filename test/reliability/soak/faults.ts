@@ -19,6 +19,7 @@ import type { Driver } from '../drivers/types.js'
 import type { Cluster } from './cluster.js'
 import type { WatchPool } from './watches.js'
 import { fillToQuota, type WorkloadContext } from './workload.js'
+import { countUnstopped } from '../../support/stopped.js'
 
 export const FAULT_KINDS = ['sigkill', 'sigkill-compaction', 'sigkill-snapshot', 'sigterm', 'pause', 'drop', 'nospace'] as const
 export type FaultKind = (typeof FAULT_KINDS)[number]
@@ -102,7 +103,7 @@ export class Faults {
         })
         break
       case 'pause':
-        this.cluster.pause()
+        if (!(await this.cluster.pause())) countUnstopped(this.injected)
         await sleep(200 + this.rnd() * 1300)
         this.cluster.resume()
         break

@@ -24,6 +24,7 @@ import { sleep } from '../../support/wait.js'
 import type { RecoveryCheck } from '../history.js'
 import { bearer } from '../drivers/native.js'
 import { recoveryRead } from './cluster.js'
+import { stopProcess } from '../../support/stopped.js'
 
 /** A start or restart that takes longer than this fails the run (the machine may be shared and loaded). */
 const READY_TIMEOUT_MS = 120_000
@@ -165,11 +166,13 @@ export class SoakMembers {
     throw new Error(`oracle: no member answered: ${String(last)}`)
   }
 
-  pause(i: number): void {
+  /** SIGSTOPs member i and waits until every thread has stopped (false: one still ran after the wait). */
+  async pause(i: number): Promise<boolean> {
     const m = this.members[i]
-    if (m.proc === undefined || m.paused) return
-    m.proc.child.kill('SIGSTOP')
+    const pid = m.proc?.child.pid
+    if (pid === undefined || m.paused) return true
     m.paused = true
+    return stopProcess(pid, m.name)
   }
 
   resume(i: number): void {
