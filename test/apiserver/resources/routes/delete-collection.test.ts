@@ -7,9 +7,9 @@
  * deleted, one created behind it stays.
  */
 import { expect } from 'chai'
-import { request, type IncomingMessage } from 'node:http'
 import { peakRssDuring } from '../../../../bench/compare/peak-rss.js'
 import { startServerProcess, type ServerProcess } from '../../../support/server-process.js'
+import { openResponse, pausedAtFirstChunk } from '../../../support/slow-reader.js'
 import { sleep, waitUntil } from '../../../support/wait.js'
 
 const OBJECTS = 30_000
@@ -135,23 +135,10 @@ describe('resource API: DELETE of a collection (real process)', function () {
     const COUNT = 20_000
     await fill('default', COUNT)
     const url = new URL(`${server.http}${NAMESPACE_URL}?labelSelector=${encodeURIComponent('doomed=true')}`)
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(url, { method: 'DELETE' }, resolve)
-      req.on('error', reject)
-      req.end()
-    })
+    const res = await openResponse(url, 'DELETE')
     expect(res.statusCode).to.equal(200)
-    const chunks: Buffer[] = []
-    // Keeps every chunk; stops reading at the first: the walk stops once the socket takes no more of the answer.
-    await new Promise<void>((resolve) =>
-      res.on('data', (c: Buffer) => {
-        chunks.push(c)
-        if (chunks.length === 1) {
-          res.pause()
-          resolve()
-        }
-      }),
-    )
+    // The walk stops once the socket takes no more of the answer.
+    const paused = await pausedAtFirstChunk(res)
     let last = await revision()
     await waitUntil('the walk to stop while its answer is not read', async () => {
       await sleep(300)
@@ -163,13 +150,10 @@ describe('resource API: DELETE of a collection (real process)', function () {
     const lastDoomed = nameOf(COUNT - 1)
     expect(await storedNames(`/registry/configmaps/default/${lastDoomed}`), 'the walk stopped before the end').to.deep.equal([''])
 
-    const ended = new Promise((resolve) => res.once('end', resolve))
     await fetch(`${server.http}/v1/kv?key=${encodeURIComponent(`/registry/configmaps/default/${lastDoomed}`)}`, { method: 'DELETE' })
     await put('default', 'cm-999999', { doomed: 'true' })
     await put('default', 'a-behind', { doomed: 'true' })
-    res.resume()
-    await ended
-    const list = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { items: Array<{ metadata: { name: string } }> }
+    const list = JSON.parse((await paused.resume()).toString('utf8')) as { items: Array<{ metadata: { name: string } }> }
     const names = list.items.map((o) => o.metadata.name)
     const all = Array.from({ length: COUNT }, (_, i) => i)
     expect(names).to.deep.equal([...all.filter((i) => doomed(i) && i !== COUNT - 1).map(nameOf), 'cm-999999'])
