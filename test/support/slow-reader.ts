@@ -14,7 +14,7 @@ export function openResponse(url: URL, method = 'GET'): Promise<IncomingMessage>
 }
 
 export interface PausedResponse {
-  /** Reads on to the end; the whole body, the first chunk included. */
+  /** Reads on to the end; the whole body, the first chunk included. Rejects when the body ends broken. */
   resume(): Promise<Buffer>
 }
 
@@ -32,7 +32,13 @@ export async function pausedAtFirstChunk(res: IncomingMessage): Promise<PausedRe
   )
   return {
     async resume() {
-      const ended = new Promise((resolve) => res.once('end', resolve))
+      const ended = new Promise<void>((resolve, reject) => {
+        res.once('end', resolve)
+        res.once('error', reject)
+        res.once('close', () => {
+          if (!res.complete) reject(new Error('the response ended before its last chunk'))
+        })
+      })
       res.resume()
       await ended
       return Buffer.concat(chunks)

@@ -4,18 +4,21 @@
  * memory grows by well under the answer's size (it walks the collection in pages and streams the answer,
  * holding a step, not the collection). Under concurrent writes, with the walk held mid-way by a client
  * that stops reading: an object deleted meanwhile ahead of it is skipped, one created ahead of it is
- * deleted, one created behind it stays.
+ * deleted, one created behind it stays; a page whose revision is compacted meanwhile is read on at the
+ * latest revision.
  */
 import { expect } from 'chai'
 import { peakRssDuring } from '../../../../bench/compare/peak-rss.js'
 import { startServerProcess, type ServerProcess } from '../../../support/server-process.js'
-import { openResponse, pausedAtFirstChunk } from '../../../support/slow-reader.js'
+import { openResponse, pausedAtFirstChunk, type PausedResponse } from '../../../support/slow-reader.js'
 import { sleep, waitUntil } from '../../../support/wait.js'
 
 const OBJECTS = 30_000
 const PER_TXN = 128
 /** Pages smaller than a step and not a divisor of anything here: the walk crosses many page boundaries. */
 const PAGE = 97
+/** The objects of a walk held mid-way: an answer larger than what the sockets' buffers take. */
+const COUNT_PAUSED = 20_000
 const NAMESPACE_URL = '/api/v1/namespaces/default/configmaps'
 const JSON_TYPE = { 'content-type': 'application/json' }
 /**
@@ -56,6 +59,33 @@ describe('resource API: DELETE of a collection (real process)', function () {
       const r = await fetch(`${server.http}/v1/txn`, { method: 'POST', body: JSON.stringify({ success: ops }), headers: JSON_TYPE })
       expect(r.status).to.equal(200)
     }
+  }
+
+  /**
+   * A DELETE of the doomed objects of default, read by a client that stopped at the first chunk; once the
+   * walk has stopped (the socket takes no more of the answer: the store's revision stays put) and before
+   * it got to the last doomed object of COUNT_PAUSED.
+   */
+  async function pausedDelete(): Promise<PausedResponse> {
+    const url = new URL(`${server.http}${NAMESPACE_URL}?labelSelector=${encodeURIComponent('doomed=true')}`)
+    const res = await openResponse(url, 'DELETE')
+    expect(res.statusCode).to.equal(200)
+    const paused = await pausedAtFirstChunk(res)
+    let last = await revision()
+    await waitUntil(
+      'the walk to stop while its answer is not read',
+      async () => {
+        await sleep(300)
+        const now = await revision()
+        const still = now === last
+        last = now
+        return still
+      },
+      120_000,
+    )
+    const lastDoomed = `/registry/configmaps/default/${nameOf(COUNT_PAUSED - 1)}`
+    expect(await storedNames(lastDoomed), 'the walk stopped before the end').to.deep.equal([''])
+    return paused
   }
 
   async function put(namespace: string, name: string, labels: Record<string, string>): Promise<void> {
@@ -132,24 +162,10 @@ describe('resource API: DELETE of a collection (real process)', function () {
   })
 
   it('skips an object deleted meanwhile, deletes one created ahead of the walk, leaves one created behind it', async () => {
-    const COUNT = 20_000
+    const COUNT = COUNT_PAUSED
     await fill('default', COUNT)
-    const url = new URL(`${server.http}${NAMESPACE_URL}?labelSelector=${encodeURIComponent('doomed=true')}`)
-    const res = await openResponse(url, 'DELETE')
-    expect(res.statusCode).to.equal(200)
-    // The walk stops once the socket takes no more of the answer.
-    const paused = await pausedAtFirstChunk(res)
-    let last = await revision()
-    await waitUntil('the walk to stop while its answer is not read', async () => {
-      await sleep(300)
-      const now = await revision()
-      const still = now === last
-      last = now
-      return still
-    })
+    const paused = await pausedDelete()
     const lastDoomed = nameOf(COUNT - 1)
-    expect(await storedNames(`/registry/configmaps/default/${lastDoomed}`), 'the walk stopped before the end').to.deep.equal([''])
-
     await fetch(`${server.http}/v1/kv?key=${encodeURIComponent(`/registry/configmaps/default/${lastDoomed}`)}`, { method: 'DELETE' })
     await put('default', 'cm-999999', { doomed: 'true' })
     await put('default', 'a-behind', { doomed: 'true' })
@@ -158,5 +174,28 @@ describe('resource API: DELETE of a collection (real process)', function () {
     const all = Array.from({ length: COUNT }, (_, i) => i)
     expect(names).to.deep.equal([...all.filter((i) => doomed(i) && i !== COUNT - 1).map(nameOf), 'cm-999999'])
     expect(await storedNames('/registry/configmaps/default/')).to.deep.equal(['a-behind', ...all.filter((i) => !doomed(i)).map(nameOf)])
+  })
+
+  describe('with the whole collection one page', () => {
+    before(async () => {
+      await server.stop()
+      await server.cleanup()
+      server = await startServerProcess(['--fsync', 'never', '--resource-delete-collection-page', '100000', ...STORE_MEMORY])
+    })
+
+    it('reads on at the latest revision when the revision of the page it reads is compacted meanwhile', async () => {
+      await fill('default', COUNT_PAUSED)
+      const paused = await pausedDelete()
+      const compact = await fetch(`${server.http}/v1/compact`, {
+        method: 'POST',
+        body: JSON.stringify({ revision: await revision() }),
+        headers: JSON_TYPE,
+      })
+      expect(compact.status).to.equal(200)
+      const list = JSON.parse((await paused.resume()).toString('utf8')) as { items: Array<{ metadata: { name: string } }> }
+      const all = Array.from({ length: COUNT_PAUSED }, (_, i) => i)
+      expect(list.items.map((o) => o.metadata.name)).to.deep.equal(all.filter(doomed).map(nameOf))
+      expect(await storedNames('/registry/configmaps/default/')).to.deep.equal(all.filter((i) => !doomed(i)).map(nameOf))
+    })
   })
 })
