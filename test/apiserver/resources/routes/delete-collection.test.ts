@@ -161,6 +161,25 @@ describe('resource API: DELETE of a collection (real process)', function () {
     expect(((await again.json()) as { items: unknown[] }).items).to.deep.equal([])
   })
 
+  it('with resourceVersionMatch=Exact deletes what the collection held at that revision, page after page; dryRun=All deletes nothing', async () => {
+    const url = `${server.http}/api/v1/namespaces/exact/configmaps?labelSelector=${encodeURIComponent('doomed=true')}`
+    const names = Array.from({ length: 3 * PAGE }, (_, i) => nameOf(i))
+    for (const name of names.slice(0, 2 * PAGE + 1)) await put('exact', name, { doomed: 'true' })
+    const at = await revision()
+    for (const name of names.slice(2 * PAGE + 1)) await put('exact', name, { doomed: 'true' })
+
+    const dry = await fetch(`${url}&dryRun=All`, { method: 'DELETE' })
+    expect(dry.status).to.equal(200)
+    expect(((await dry.json()) as { items: unknown[] }).items).to.have.length(names.length)
+    expect(await storedNames('/registry/configmaps/exact/')).to.deep.equal(names)
+
+    const r = await fetch(`${url}&resourceVersion=${at}&resourceVersionMatch=Exact`, { method: 'DELETE' })
+    expect(r.status).to.equal(200)
+    const list = (await r.json()) as { items: Array<{ metadata: { name: string } }> }
+    expect(list.items.map((o) => o.metadata.name)).to.deep.equal(names.slice(0, 2 * PAGE + 1))
+    expect(await storedNames('/registry/configmaps/exact/')).to.deep.equal(names.slice(2 * PAGE + 1))
+  })
+
   it('skips an object deleted meanwhile, deletes one created ahead of the walk, leaves one created behind it', async () => {
     const COUNT = COUNT_PAUSED
     await fill('default', COUNT)
