@@ -93,6 +93,7 @@ export interface Config {
   watchProgressInterval: number
   maxWatchersPerConnection: number
   resourceNamespaceMustExist: boolean
+  resourceDeleteCollectionPage: number
   wsMaxPayload: number
   wsHeartbeatInterval: number
   wsMaxBufferedBytes: number
@@ -654,6 +655,17 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
       'Resource API: creating an object in a namespace that has no Namespace object is 404 NotFound, as kube-apiserver answers (default, kube-system, kube-public and kube-node-lease always exist). false: any namespace name may be used without creating it first.',
     flag: '--resource-namespace-must-exist',
     env: 'KVLOG_RESOURCE_NAMESPACE_MUST_EXIST',
+  },
+  resourceDeleteCollectionPage: {
+    key: 'resourceDeleteCollectionPage',
+    type: 'integer',
+    default: 500,
+    min: 1,
+    max: 100_000,
+    description:
+      'Resource API: a DELETE of a collection reads at most this many matching objects at one revision, deleting them as it reads (about maxRequestBytes of them at a time), then reads on at the latest revision from where it stopped. Objects created meanwhile behind that point stay, as kube-apiserver does not promise to delete them.',
+    flag: '--resource-delete-collection-page',
+    env: 'KVLOG_RESOURCE_DELETE_COLLECTION_PAGE',
   },
   maxWatchersPerConnection: {
     key: 'maxWatchersPerConnection',

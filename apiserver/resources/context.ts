@@ -25,6 +25,8 @@ export interface ApiContext {
   bookmarkInterval: number
   /** A list reads and writes its objects about this many bytes at a time (range-steps.ts). */
   listChunkBytes: number
+  /** A DELETE of a collection reads at most this many matching objects at one revision (routes/delete-collection.ts). */
+  deleteCollectionPage: number
   /** The caller of a request that is not served inside a route (a WebSocket upgrade); throws UNAUTHENTICATED. */
   callerOf(request: IncomingMessage): Identity
   /** Throws PERMISSION_DENIED (or UNAUTHENTICATED) unless `who` may read every key of the prefix. */

@@ -27,7 +27,8 @@ import { decodeProtobufBody, PROTOBUF_TYPE, ProtobufBody, unsupportedProtobuf } 
 import { encodeProtobufObject, prefersProtobuf } from './protobuf-encode.js'
 import type { K8sObject } from './k8s-object.js'
 import { Registry } from './registry.js'
-import { deleteCollection, deleteObject } from './routes/delete.js'
+import { deleteObject } from './routes/delete.js'
+import { deleteCollection } from './routes/delete-collection.js'
 import { getObject, listCollection } from './routes/read.js'
 import { serveScale } from './routes/scale.js'
 import { isWatch, serveHttpWatch, webSocketWatchHandler } from './routes/watch.js'
@@ -71,6 +72,7 @@ export function registerResourceApi(app: FastifyInstance, deps: ResourceApiDeps)
     store: new ObjectStore(log, (rt, name, obj, revision) => crds.onWrite(rt, name, obj, revision)),
     bookmarkInterval: config.watchProgressInterval,
     listChunkBytes: config.maxRequestBytes,
+    deleteCollectionPage: config.resourceDeleteCollectionPage,
     callerOf,
     authorizeRead,
     whileAuthorized,
@@ -206,7 +208,7 @@ async function serve(ctx: ApiContext, req: ResourceRequest, request: FastifyRequ
     case 'PATCH':
       return answer(await patchObject(ctx, req, notProtobuf(), request.headers['content-type']))
     case 'DELETE':
-      return req.name === undefined ? deleteCollection(ctx, req, notProtobuf()) : deleteObject(ctx, req, notProtobuf())
+      return req.name === undefined ? deleteCollection(ctx, req, notProtobuf(), reply) : deleteObject(ctx, req, notProtobuf())
     default:
       throw methodNotAllowed()
   }

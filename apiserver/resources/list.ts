@@ -34,6 +34,8 @@ export interface ListOptions {
   notOlderThan?: number
   limit?: number
   continue?: string
+  /** Read from this key of the collection on (a walk's next page, at `revision` or the latest); not with continue. */
+  from?: Buffer
   selector: Selector
 }
 
@@ -129,7 +131,7 @@ export async function* listSteps(
 ): AsyncGenerator<number, ListMeta, undefined> {
   const prefix = Buffer.from(collectionPrefix(target.rt, target.namespace))
   const end = prefixEnd(prefix)
-  let start: Buffer = prefix
+  let start: Buffer = options.from ?? prefix
   let revision = options.revision
   if (options.continue !== undefined) {
     const token = decodeContinue(options.continue, prefix, end)

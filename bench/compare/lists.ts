@@ -11,15 +11,21 @@
  * one paged list at a time, its time and the server's RSS growth.
  */
 import { resolve } from 'node:path'
-import { formatNumber, parseBenchArgs, table } from '../lib/report.js'
+import { benchOptions } from '../lib/options.js'
+import { formatNumber, table } from '../lib/report.js'
 import { median } from './figures.js'
 import { runLoad, runMain } from './generators.js'
 import { checkEtcdInstalled, startEtcd, startKvlog, type System } from './systems.js'
 import { loadBigList, measureBigList, type BigListRun } from './workloads/big-list.js'
 
-const args = parseBenchArgs()
-const seconds = Number(args.flags.get('seconds') ?? 5)
-const rounds = Number(args.flags.get('rounds') ?? 3)
+const args = benchOptions("npm run bench:lists -- [options]: kvlog's 1,000-key prefix lists through the etcd client port", {
+  seconds: { kind: 'number', default: 5, positive: true, value: 'S', help: 'seconds of lists per server and round' },
+  rounds: { kind: 'number', default: 3, positive: true, help: 'rounds, each in a rotated order of the servers' },
+  baseline: { kind: 'string', value: 'DIR', help: "also DIR/bin/kvlog (a built checkout), for a change's before and after" },
+  etcd: { kind: 'flag', help: 'also etcd 3.4' },
+  big: { kind: 'number', default: 0, help: "also bench:compare's paged list of N objects of 1 KiB on each server (0: none)" },
+})
+const { seconds, rounds } = args
 const PREFIX = '/bench/range/'
 const KEYS = 1000
 
@@ -82,9 +88,9 @@ async function bigLists(systems: Array<[string, System]>, keys: number): Promise
 
 async function main(): Promise<void> {
   const systems: Array<[string, System]> = [['kvlog', await startKvlog()]]
-  const baseline = args.flags.get('baseline')
+  const baseline = args.baseline
   if (baseline !== undefined) systems.push(['kvlog baseline', await startKvlog([], resolve(baseline, 'bin', 'kvlog'))])
-  if (args.flags.has('etcd')) systems.push([`etcd ${checkEtcdInstalled()}`, await startEtcd()])
+  if (args.etcd) systems.push([`etcd ${checkEtcdInstalled()}`, await startEtcd()])
   try {
     for (const [, system] of systems) await load(system)
     const samples = new Map<string, Sample[]>(systems.map(([name]) => [name, []]))
@@ -108,8 +114,7 @@ async function main(): Promise<void> {
     }
     console.log(`1,000-key prefix lists, 8 clients, ${seconds} s per run, medians of ${rounds}, ${new Date().toISOString().slice(0, 10)}`)
     console.log(table(rows))
-    const big = Number(args.flags.get('big') ?? 0)
-    if (big > 0) await bigLists(systems, big)
+    if (args.big > 0) await bigLists(systems, args.big)
   } finally {
     await Promise.all(systems.map(([, s]) => s.destroy()))
   }

@@ -1,38 +1,7 @@
 /**
- * Shared plumbing for the benchmark scripts: flags, statistics, progress on a terminal, a table for
- * people and one JSON line for machines (`--json`).
+ * Shared plumbing for the benchmark scripts: statistics, progress on a terminal, a table for people and
+ * one JSON line for machines (`--json`). Their command lines are options.ts's.
  */
-
-export interface BenchArgs {
-  json: boolean
-  quick: boolean
-  flags: Map<string, string>
-}
-
-/**
- * A loose reading of `--name value` pairs that accepts any name: options.ts declares a bench's options
- * and refuses the rest, and is what a bench should use.
- */
-export function parseBenchArgs(argv: string[] = process.argv.slice(2)): BenchArgs {
-  const flags = new Map<string, string>()
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`)
-    const eq = a.indexOf('=')
-    if (eq > 0) flags.set(a.slice(2, eq), a.slice(eq + 1))
-    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags.set(a.slice(2), argv[++i])
-    else flags.set(a.slice(2), 'true')
-  }
-  return { json: flags.get('json') === 'true', quick: flags.get('quick') === 'true', flags }
-}
-
-export function numberFlag(args: BenchArgs, name: string, fallback: number): number {
-  const v = args.flags.get(name)
-  if (v === undefined) return fallback
-  const n = Number(v)
-  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got ${v}`)
-  return n
-}
 
 /** The p-th percentile (0..100) of unsorted samples, nearest-rank. */
 export function percentile(samples: number[], p: number): number {

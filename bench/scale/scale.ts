@@ -33,7 +33,8 @@ import { runLoad, runMain } from '../compare/generators.js'
 import { checkEtcdInstalled, startEtcd, startKvlog, type System } from '../compare/systems.js'
 import { median } from '../compare/figures.js'
 import { measureBigList } from '../compare/workloads/big-list.js'
-import { endProgress, formatNumber, numberFlag, parseBenchArgs, progress, table } from '../lib/report.js'
+import { benchOptions, exitWithUsageError, JSON_OPTION } from '../lib/options.js'
+import { endProgress, formatNumber, progress, table } from '../lib/report.js'
 import { growStore, keysFor, SCALE_PREFIX } from './grow.js'
 import { growEtcd } from './grow-etcd.js'
 
@@ -47,15 +48,28 @@ const ETCD_MAX_GIB = 7.5
  */
 const ETCD_ARGS = ['--snapshot-count', '10000']
 
-const argv = process.argv.slice(2)
-const o = argv.indexOf('-o')
-if (o >= 0) argv.splice(o, 2, argv[o + 1] === 'json' ? '--json' : `--output=${argv[o + 1]}`)
-const args = parseBenchArgs(argv)
-const seconds = numberFlag(args, 'seconds', 10)
-const listKeys = numberFlag(args, 'list-keys', 100_000)
+const args = benchOptions('npm run bench:scale -- [options]: kvlog on a big store beside a small one, and etcd on as much as it can hold', {
+  gib: { kind: 'number', default: 20, positive: true, value: 'G', help: "the big kvlog store's size, GiB" },
+  'small-gib': { kind: 'number', default: 1, positive: true, value: 'G', help: "the small kvlog store's size, GiB" },
+  'etcd-gib': {
+    kind: 'number',
+    shown: `the smaller of --gib and ${ETCD_MAX_GIB}`,
+    value: 'G',
+    help: "the most etcd's backend is grown to, GiB (0: no etcd)",
+  },
+  seconds: { kind: 'number', default: 10, positive: true, value: 'S', help: 'seconds of each load (gets, puts) per store and round' },
+  rounds: { kind: 'number', default: 3, positive: true, help: 'rounds, alternating the order of the stores' },
+  'list-keys': { kind: 'number', default: 100_000, help: 'keys of the paged list, a power of ten from 10 to 10^8' },
+  dir: { kind: 'string', value: 'DIR', help: "where the stores are grown (default the system's temporary directory)" },
+  json: JSON_OPTION,
+  output: { kind: 'string', short: 'o', choices: ['json', 'table'], default: 'table', help: '-o json: the same as --json' },
+})
+const json = args.json || args.output === 'json'
+const seconds = args.seconds
+const listKeys = args['list-keys']
 const digits = Math.log10(listKeys)
 if (!Number.isInteger(digits) || digits < 1 || digits > 8)
-  throw new Error(`--list-keys must be a power of ten from 10 to 10^8, got ${listKeys}`)
+  exitWithUsageError(`--list-keys must be a power of ten from 10 to 10^8, got '${listKeys}'`)
 /** The list: every key under this prefix, keys 0 to listKeys - 1 (8-digit names). */
 const LIST_PREFIX = SCALE_PREFIX + '0'.repeat(8 - digits)
 
@@ -265,11 +279,9 @@ function ratios(a: Store, b: Store): Record<string, number> {
 }
 
 async function main(): Promise<void> {
-  const big = numberFlag(args, 'gib', 20)
-  const small = numberFlag(args, 'small-gib', 1)
-  const etcdGib = numberFlag(args, 'etcd-gib', Math.min(big, ETCD_MAX_GIB))
-  const rounds = numberFlag(args, 'rounds', 3)
-  const base = args.flags.get('dir') ?? tmpdir()
+  const { gib: big, 'small-gib': small, rounds } = args
+  const etcdGib = args['etcd-gib'] ?? Math.min(big, ETCD_MAX_GIB)
+  const base = args.dir ?? tmpdir()
   const etcdVersion = etcdGib > 0 ? checkEtcdInstalled() : undefined
   await mkdir(base, { recursive: true })
   const stores: Store[] = []
@@ -312,7 +324,7 @@ function report(s: Store, b: Store, e: Store | undefined, etcdVersion: string | 
   }
   console.log(table(rows))
   if (e !== undefined) console.log(`etcd's store: its backend let grow to ${e.gib} GiB at most`)
-  if (args.json) {
+  if (json) {
     const plain = ({ root: _r, ...store }: Store) => store
     console.log(
       JSON.stringify({

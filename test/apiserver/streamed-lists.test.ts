@@ -5,11 +5,11 @@
  * chunk, not the response), also while a client reads slowly.
  */
 import { expect } from 'chai'
-import { request, type IncomingMessage } from 'node:http'
 import { peakRssDuring, memoryOf } from '../../bench/compare/peak-rss.js'
 import { encodeContinue } from '../../apiserver/paging.js'
 import { prefixEnd } from '../../log/keys.js'
 import { startServerProcess, type ServerProcess } from '../support/server-process.js'
+import { openResponse, pausedAtFirstChunk } from '../support/slow-reader.js'
 import { sleep } from '../support/wait.js'
 
 const OBJECTS = 40_000
@@ -77,12 +77,7 @@ describe('streamed lists (real process)', function () {
   const nativeUrl = () => `${server.http}/v1/kv?key=${encodeURIComponent(PREFIX)}&prefix=true`
 
   /** The native range of every object as a response the test reads at its own pace. */
-  const openNative = () =>
-    new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(new URL(nativeUrl()), resolve)
-      req.on('error', reject)
-      req.end()
-    })
+  const openNative = () => openResponse(new URL(nativeUrl()))
 
   /** The native range's answer built as the unstreamed route builds it: JSON.stringify of the body. */
   function expectedNative(revision: number): string {
@@ -99,25 +94,11 @@ describe('streamed lists (real process)', function () {
   // First: the memory a test's response took stays resident for the next, hiding its growth.
   it('with a reader that stops reading, holds about a chunk, and finishes the response once it reads again', async () => {
     const before = (await memoryOf(pid())).anon
-    const res = await openNative()
-    const chunks: Buffer[] = []
-    // Stops reading at the first chunk.
-    await new Promise<void>((resolve) =>
-      res.on('data', (c: Buffer) => {
-        chunks.push(c)
-        if (chunks.length === 1) {
-          res.pause()
-          resolve()
-        }
-      }),
-    )
+    const response = await pausedAtFirstChunk(await openNative())
     // The server writes on while the socket takes it; then the client's and the kernel's buffers are full.
     await sleep(1500)
     const paused = (await memoryOf(pid())).anon
-    const ended = new Promise((resolve) => res.once('end', resolve))
-    res.resume()
-    await ended
-    const body = Buffer.concat(chunks).toString('utf8')
+    const body = (await response.resume()).toString('utf8')
     const revision = (JSON.parse(body) as { header: { revision: number } }).header.revision
     expect(body === expectedNative(revision)).to.equal(true)
     expect(paused - before, `growth while paused, for a ${body.length}-byte response`).to.be.below(body.length * GROWTH_SHARE)

@@ -55,6 +55,7 @@ const EXPECTED_DEFAULTS: Config = {
   watchCatchUpBatch: 1000,
   watchProgressInterval: 5_000,
   resourceNamespaceMustExist: true,
+  resourceDeleteCollectionPage: 500,
   maxWatchersPerConnection: 10_000,
   wsMaxPayload: 4 * MiB,
   wsHeartbeatInterval: 30_000,

@@ -1,15 +1,12 @@
 /**
- * DELETE of one object (with DeleteOptions preconditions on uid and resourceVersion) and of a
- * collection (deletecollection: every object the selectors match, each deleted on its own with a
- * mod-revision compare, as kube-apiserver does).
+ * DELETE of one object, with DeleteOptions preconditions on uid and resourceVersion (a collection's is
+ * delete-collection.ts).
  */
-import { isKvlogError } from '../../../log/errors.js'
 import type { JsonObject } from '../../codec.js'
 import type { ApiContext, ResourceRequest } from '../context.js'
 import { dryRunOf } from '../context.js'
-import { listObjects, parseListOptions } from '../list.js'
 import type { K8sObject } from '../k8s-object.js'
-import { apiVersionOf } from '../paths.js'
+import type { Target } from '../objects.js'
 import { NAMESPACE_TYPE } from '../registry.js'
 import { badRequest } from '../status.js'
 import type { DeletePreconditions } from '../store.js'
@@ -20,7 +17,7 @@ interface DeleteOptions {
 }
 
 /** DeleteOptions from the body (kubectl sends one) and the query. */
-function deleteOptions(req: ResourceRequest, body: unknown): DeleteOptions {
+export function deleteOptions(req: ResourceRequest, body: unknown): DeleteOptions {
   let dryRun = dryRunOf(req.query)
   if (body === undefined || body === null || body === '') return { preconditions: {}, dryRun }
   if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the request body must be DeleteOptions (a JSON object)')
@@ -41,40 +38,17 @@ function deleteOptions(req: ResourceRequest, body: unknown): DeleteOptions {
 
 export async function deleteObject(ctx: ApiContext, req: ResourceRequest, body: unknown): Promise<K8sObject> {
   const { preconditions, dryRun } = deleteOptions(req, body)
-  if (req.target.rt === NAMESPACE_TYPE) return ctx.namespaces.delete(req.name!, preconditions, dryRun)
-  return ctx.store.delete(req.target, req.name!, preconditions, { dryRun })
+  return deleteNamed(ctx, req.target, req.name!, preconditions, dryRun)
 }
 
-export async function deleteCollection(ctx: ApiContext, req: ResourceRequest, body: unknown): Promise<JsonObject> {
-  const { dryRun } = deleteOptions(req, body)
-  const listed = await listObjects(
-    ctx.log,
-    req.target,
-    {
-      ...parseListOptions(req.query, req.target.rt),
-      limit: undefined,
-      continue: undefined,
-    },
-    ctx.listChunkBytes,
-  )
-  const deleted: K8sObject[] = []
-  for (const obj of listed.items) {
-    const target = { ...req.target, namespace: obj.metadata.namespace }
-    try {
-      const name = obj.metadata.name!
-      deleted.push(
-        await (target.rt === NAMESPACE_TYPE ? ctx.namespaces.delete(name, {}, dryRun) : ctx.store.delete(target, name, {}, { dryRun })),
-      )
-    } catch (err) {
-      // Deleted meanwhile by someone else: that is what was asked for.
-      if (!isKvlogError(err, 'NOT_FOUND')) throw err
-    }
-  }
-  const { rt, version } = req.target
-  return {
-    kind: rt.listKind,
-    apiVersion: apiVersionOf(rt.group, version),
-    metadata: { resourceVersion: String(ctx.log.revision) },
-    items: deleted,
-  }
+/** Deletes one object (a namespace with its content); answers it as deleted, or marked for deletion. */
+export async function deleteNamed(
+  ctx: ApiContext,
+  target: Target,
+  name: string,
+  preconditions: DeletePreconditions,
+  dryRun: boolean,
+): Promise<K8sObject> {
+  if (target.rt === NAMESPACE_TYPE) return ctx.namespaces.delete(name, preconditions, dryRun)
+  return ctx.store.delete(target, name, preconditions, { dryRun })
 }

@@ -2,7 +2,7 @@
  * kubectl (v1.32) against the resource door with auth enabled: with a bearer token from a
  * kube-apiserver-style token file (`--token`), and with a TLS client certificate whose CN is the user
  * (`--client-certificate/--client-key`, clientCertAuth). A user with READWRITE on one namespace's
- * configmaps creates, lists and deletes them there; elsewhere kubectl reports Forbidden; with a wrong
+ * configmaps creates, lists and deletes them there (one by one and as a collection); elsewhere kubectl reports Forbidden; with a wrong
  * token, Unauthorized, as against kube-apiserver.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -48,6 +48,15 @@ async function asAlice(kubectl: KubectlHarness, alice: string[]): Promise<void> 
   expect(forbidden).to.contain('Error from server (Forbidden)')
   expect(await kubectl.fails([...alice, '-n', 'other', 'create', 'configmap', 'c2', '--from-literal=a=b'])).to.match(/forbidden/i)
   expect(await kubectl.run([...alice, '-n', 'team', 'delete', 'configmap', 'c1'])).to.contain('deleted')
+  // deletecollection: each object checked as the caller's delete, the collection as the caller's list.
+  expect(await kubectl.fails([...alice, 'delete', '--raw', '/api/v1/namespaces/other/configmaps'])).to.contain('(Forbidden)')
+  await kubectl.run([...alice, '-n', 'team', 'create', 'configmap', 'c3', '--from-literal=a=b'])
+  const deleted = JSON.parse(await kubectl.run([...alice, 'delete', '--raw', '/api/v1/namespaces/team/configmaps'])) as {
+    kind: string
+    items: Array<{ metadata: { name: string } }>
+  }
+  expect([deleted.kind, deleted.items.map((o) => o.metadata.name)]).to.deep.equal(['ConfigMapList', ['c3']])
+  expect(await kubectl.run([...alice, '-n', 'team', 'get', 'configmaps', '-o', 'name'])).to.equal('')
 }
 
 describe('resource API: kubectl with auth (bearer token, client certificate)', function () {

@@ -27,6 +27,8 @@ const SCRIPTS: Array<[string, string]> = [
   ['compare/cluster.js', 'rounds'],
   ['compare/compare.js', 'seconds'],
   ['compare/door.js', 'seconds'],
+  ['compare/lists.js', 'rounds'],
+  ['scale/scale.js', 'list-keys'],
 ]
 
 interface Outcome {
