@@ -32,7 +32,7 @@ export function loggerOptions(o: { logLevel: LogLevel; logFormat: LogFormat }, o
   }
 }
 
-export type LineLevel = 'info' | 'warn' | 'error'
+export type LineLevel = 'debug' | 'info' | 'warn' | 'error'
 export type LineLogger = (level: LineLevel, msg: string, fields?: Record<string, unknown>) => void
 const LEVEL_NUMBERS: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity }
 
@@ -41,6 +41,11 @@ const LEVEL_NUMBERS: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30
  * it: the cluster engine's and the follower's progress lines, Node's process warnings), in its format and
  * on its stream, so a JSON log stays JSON throughout.
  */
+/** Whether lines at `level` are written at the configured level (a caller skips building the ones that are not). */
+export function logsAt(o: { logLevel: LogLevel }, level: LineLevel): boolean {
+  return LEVEL_NUMBERS[level] >= LEVEL_NUMBERS[o.logLevel]
+}
+
 export function lineLogger(o: { logLevel: LogLevel; logFormat: LogFormat }, out: Out = process.stdout): LineLogger {
   const text = o.logFormat === 'text' || (o.logFormat === 'auto' && out.isTTY === true)
   const host = hostname()

@@ -296,6 +296,7 @@ export class JetStreamLog implements Log {
         groupDeadlineMs: o.leaderLease,
         maxGroupCommands: o.clusterMaxGroupCommands,
         maxGroupBytes: o.clusterMaxGroupBytes,
+        ...(o.debug === true ? { debug: (line: string) => o.log?.(line, 'debug') } : {}),
       },
       {
         epoch: () => this.election.epoch,

@@ -75,6 +75,8 @@ export interface PublisherOptions {
   groupDeadlineMs: number
   maxGroupCommands: number
   maxGroupBytes: number
+  /** A line per publish attempt and per outcome (absent: none are built). */
+  debug?: (line: string) => void
 }
 
 /** Published messages this member may not have applied yet when it publishes the next one. */
@@ -199,6 +201,11 @@ export class Publisher {
       }
       const started = performance.now()
       if (failpointsOn) await failpointAsync('beforePublish')
+      const debug = this.o.debug
+      debug?.(
+        `kvlog publish: ${this.o.memberName} epoch ${message.epoch} term ${term} sends ${attempt.msgID} expecting last sequence ${attempt.expect}` +
+          ` (prev ${message.prev || "''"}, bytes ${messageHash(attempt.data)}, ${group.length} commands${maybeStored ? ', again after no answer' : ''})`,
+      )
       try {
         const ack = await this.js.publish(this.o.subject, attempt.data, {
           msgID: attempt.msgID,
@@ -206,6 +213,7 @@ export class Publisher {
           timeout: this.bounded(deadline),
         })
         this.hooks.observe('publish', performance.now() - started)
+        debug?.(`kvlog publish: ${attempt.msgID} acknowledged at sequence ${ack.seq}${ack.duplicate ? ' (duplicate)' : ''}`)
         if (ack.seq !== attempt.expect + 1) {
           this.fail(group, unknownOutcome(`the log acknowledged sequence ${ack.seq}, expected ${attempt.expect + 1}`), current())
           return
@@ -219,11 +227,15 @@ export class Publisher {
         return
       } catch (err) {
         lastError = (err as Error).message
+        debug?.(`kvlog publish: ${attempt.msgID} failed: ${errorCodeOf(err)} ${lastError}`)
         if (apiErrorCode(err) === 10071) {
           this.hooks.observe('fence', performance.now() - started)
           if (maybeStored) {
             // Stored at the one sequence it expected, or never: it cannot land past the fence.
             const there = await within(this.hooks.messageAt(attempt.expect + 1), this.bounded(deadline), noAnswer).catch(() => null)
+            debug?.(
+              `kvlog publish: ${attempt.msgID} after no answer: sequence ${attempt.expect + 1} holds ${there === null ? '(no answer)' : there === undefined ? 'nothing' : messageHash(there)}`,
+            )
             if (there === null) continue // cannot tell yet: the same attempt again settles it
             if (there !== undefined && Buffer.compare(Buffer.from(there), attempt.data) === 0) {
               if (current()) this.published(group, attempt.expect + 1, ts, attempt.data)
@@ -239,6 +251,7 @@ export class Publisher {
           try {
             const last = await within(this.hooks.catchUp(), this.bounded(deadline), noAnswer)
             if (!current()) continue
+            debug?.(`kvlog publish: ${attempt.msgID} fenced out; caught up with the stream at sequence ${last}`)
             this.lastSeq = last
             // The message now follows another one: same commands, new `prev`, new id.
             this.lastHash = this.hooks.lastHash()
@@ -278,6 +291,14 @@ export class Publisher {
 }
 
 const noAnswer = () => new Error('no answer in time')
+
+/** A failed publish's code for the debug line: JetStream's error code, else the client's. */
+function errorCodeOf(err: unknown): string {
+  const api = apiErrorCode(err)
+  if (api !== undefined) return `JetStream error ${api}`
+  const code = (err as { code?: unknown }).code
+  return code === undefined ? 'no code' : `code ${String(code)}`
+}
 
 /** Nothing was written: the write can be sent again as it is. */
 export function refused(why: string): KvlogError {

@@ -5,11 +5,13 @@
  * - an unknown outcome is settled by sending the same bytes, id and expected sequence again;
  * - an acknowledgement at any other sequence than the one after the fence makes the leader step down;
  * - a group not stored within its deadline fails OUTCOME_UNKNOWN and the leader steps down;
- * - a command still queued past its deadline is refused (NOT_APPLIED) and never published.
+ * - a command still queued past its deadline is refused (NOT_APPLIED) and never published;
+ * - at debug, each attempt says its id, fence, `prev` and bytes, and each outcome its sequence and
+ *   duplicate flag or its error code.
  */
 import { expect } from 'chai'
 import type { JetStreamClient, JetStreamPublishOptions, PubAck } from 'nats'
-import { decode } from '../../../log/jetstream/messages.js'
+import { decode, messageHash } from '../../../log/jetstream/messages.js'
 import type { LogMessage, Tagged } from '../../../log/jetstream/messages.js'
 import { Publisher, type PublisherHooks } from '../../../log/jetstream/publisher.js'
 
@@ -21,7 +23,7 @@ interface Sent {
 
 type Answer = (sent: Sent, n: number) => Promise<Partial<PubAck>>
 
-function setUp(answer: Answer, o: { groupDeadlineMs?: number; publishTimeoutMs?: number } = {}) {
+function setUp(answer: Answer, o: { groupDeadlineMs?: number; publishTimeoutMs?: number; debug?: (line: string) => void } = {}) {
   const sent: Sent[] = []
   const state = { stepDowns: 0, lastSeq: 10 }
   const js = {
@@ -50,6 +52,7 @@ function setUp(answer: Answer, o: { groupDeadlineMs?: number; publishTimeoutMs?:
       groupDeadlineMs: o.groupDeadlineMs ?? 5000,
       maxGroupCommands: 16,
       maxGroupBytes: 1 << 20,
+      ...(o.debug === undefined ? {} : { debug: o.debug }),
     },
     hooks,
   )
@@ -131,6 +134,35 @@ describe('Publisher', () => {
     expect(await code(publisher.enqueue(tagged('late'), 10, Date.now() - 1))).to.equal('NOT_APPLIED')
     expect(await publisher.enqueue(tagged('r2'), 10, later())).to.equal(11)
     expect(sent.map((s) => decode<LogMessage>(s.data).cmds.map((c) => c.rid))).to.deep.equal([['r2']])
+  })
+
+  it('says at debug what each attempt sends and how it ended', async () => {
+    const lines: string[] = []
+    const fenced = Object.assign(new Error('wrong last sequence: 12'), { api_error: { err_code: 10071, code: 400 } })
+    const { publisher, sent, state } = setUp(
+      async (s, n) => {
+        if (n === 1) {
+          state.lastSeq = 12
+          throw fenced
+        }
+        return { seq: s.expect + 1, stream: 'S', duplicate: true }
+      },
+      { debug: (line) => lines.push(line) },
+    )
+    publisher.activate(10)
+    expect(await publisher.enqueue(tagged('r1'), 10, later())).to.equal(13)
+    const [first, second] = sent
+    expect(lines.find((l) => l.includes(`sends ${first.msgID} `)))
+      .to.include('expecting last sequence 10')
+      .and.include('prev hash-10')
+    expect(lines.find((l) => l.includes(`sends ${first.msgID} `))).to.include(`bytes ${messageHash(first.data)}`)
+    expect(lines.find((l) => l.startsWith(`kvlog publish: ${first.msgID} failed`))).to.include('10071')
+    expect(lines.find((l) => l.includes(`sends ${second.msgID} `)))
+      .to.include('expecting last sequence 12')
+      .and.include('prev hash-12')
+    expect(lines.find((l) => l.startsWith(`kvlog publish: ${second.msgID} acknowledged`)))
+      .to.include('sequence 13')
+      .and.include('duplicate')
   })
 
   it('refuses commands with NOT_APPLIED once it stops leading', async () => {
