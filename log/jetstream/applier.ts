@@ -374,7 +374,7 @@ export class Applier {
         `kvlog: stream message ${seq} (epoch ${message.epoch}, id ${msgID || 'unknown'}) follows ${message.prev || 'nothing'}; ` +
           `this member's message ${this.submitted} (epoch ${this.submittedBy.epoch}, id ${this.submittedBy.msgID || 'unknown'}) is ${this.submittedHash || 'nothing'}`,
       )
-      void this.describeStreamAt(this.submitted)
+      void this.describeBreak(seq, data)
       throw new Error(
         `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.submittedHash || 'nothing'}): the stream's history differs from the one this member applied` +
           (seq === 1
@@ -403,22 +403,33 @@ export class Applier {
   }
 
   /**
-   * Says what the stream holds at `seq` beside what this member applied there: the same bytes mean the
-   * message after it was published on another `prev`; different ones mean this copy holds a message the
-   * stream does not.
+   * Says what the stream holds at `seq` - 1 beside what this member applied there, and at `seq` beside what
+   * the consumer delivered: the same message before and another one at `seq` mean the consumer's server
+   * holds another history than the one the stream's leader answers with; the same bytes at both mean the
+   * message at `seq` was published on another `prev`; another message before means this copy holds a
+   * message the stream does not.
    */
-  private async describeStreamAt(seq: number): Promise<void> {
-    if (seq < 1) return
-    const [stored, kept] = await Promise.all([
-      this.jsm.streams.getMessage(this.names.stream, { seq }).catch((err: unknown) => String(err)),
-      this.tail.get(seq).catch(() => undefined),
+  private async describeBreak(seq: number, delivered: Uint8Array): Promise<void> {
+    const [before, at, kept] = await Promise.all([
+      this.storedAt(seq - 1),
+      this.storedAt(seq),
+      seq > 1 ? this.tail.get(seq - 1).catch(() => undefined) : undefined,
     ])
-    const there =
-      typeof stored === 'string'
-        ? `cannot be read (${stored})`
-        : `is ${messageHash(stored.data)} (epoch ${decodeMessage(stored.data).epoch}, id ${stored.header?.get(MSG_ID_HEADER) || 'none'})`
-    const here = kept === undefined ? 'no longer kept here' : `${messageHash(kept)} (epoch ${decodeMessage(kept).epoch}) here`
-    this.say(`kvlog: stream message ${seq} ${there}; applied as ${here}`)
+    const here = kept === undefined ? 'not kept here' : describe(kept, '')
+    const server = this.current?.info.cluster?.leader ?? '(not reported)'
+    this.say(
+      `kvlog: the stream answers message ${seq - 1} with ${before}, applied here as ${here}; ` +
+        `and message ${seq} with ${at}, delivered by the consumer on nats-server ${server} as ${describe(delivered, '')}`,
+    )
+  }
+
+  /** The stream's message at `seq` as its leader answers, described for a log line. */
+  private async storedAt(seq: number): Promise<string> {
+    if (seq < 1) return 'nothing (before the first)'
+    return this.jsm.streams.getMessage(this.names.stream, { seq }).then(
+      (m) => describe(m.data, m.header?.get(MSG_ID_HEADER) ?? ''),
+      (err: unknown) => `an error (${String(err)})`,
+    )
   }
 
   /** Hands one message to the copy (synced); its outcomes per command. */
@@ -602,6 +613,12 @@ export class Applier {
  * member with an empty data dir never applies a stream that continues an imported history: it would
  * number the same writes from revision 2 instead of etcd's head + 1. It stops at the first message.
  */
+/** A message for a log line: its hash, epoch, `prev` and id. */
+function describe(data: Uint8Array, msgID: string): string {
+  const m = decodeMessage(data)
+  return `${messageHash(data)} (epoch ${m.epoch}, prev ${m.prev || "''"}${msgID === '' ? '' : `, id ${msgID}`})`
+}
+
 export function genesisHash(view: Pick<Replica, 'revision' | 'compactRevision'>): string {
   return view.revision <= 1 && view.compactRevision === 0 ? '' : `seed.${view.revision}.${view.compactRevision}`
 }

@@ -76,9 +76,11 @@ describe('JetStreamLog: the message chain', function () {
     expect(said.find((l) => l.includes(`stream message ${last + 1} (epoch 999, id foreign.1) follows another-history`))).to.not.equal(
       undefined,
     )
-    const compared = () => said.find((l) => l.startsWith(`kvlog: stream message ${last} is `))
+    const compared = () => said.find((l) => l.startsWith(`kvlog: the stream answers message ${last} with `))
     await waitFor('the stream and the copy compared', () => compared() !== undefined, 10_000)
-    const [, stored, applied] = /^kvlog: stream message \d+ is (\S+) .* applied as (\S+) /.exec(compared()!)!
+    const [, stored, applied, storedNext, delivered] =
+      /^kvlog: the stream answers message \d+ with (\S+) .* applied here as (\S+) .* message \d+ with (\S+) .* as (\S+) /.exec(compared()!)!
     expect(stored).to.equal(applied)
+    expect(storedNext).to.equal(delivered)
   })
 })
