@@ -6,6 +6,8 @@
  * - an acknowledgement at any other sequence than the one after the fence makes the leader step down;
  * - a group not stored within its deadline fails OUTCOME_UNKNOWN and the leader steps down;
  * - a command still queued past its deadline is refused (NOT_APPLIED) and never published;
+ * - a publish's fence is never below a message this leader stored or applied: after the stream lost such
+ *   messages it fails the group and steps down instead of putting other messages at their sequences;
  * - at debug, each attempt says its id, fence, `prev` and bytes, and each outcome its sequence and
  *   duplicate flag or its error code.
  */
@@ -23,19 +25,30 @@ interface Sent {
 
 type Answer = (sent: Sent, n: number) => Promise<Partial<PubAck>>
 
-function setUp(answer: Answer, o: { groupDeadlineMs?: number; publishTimeoutMs?: number; debug?: (line: string) => void } = {}) {
+function setUp(
+  /** 'fenced': a stream that stores a message only right after its last one (state.lastSeq), else 10071. */
+  answer: Answer | 'fenced',
+  o: { groupDeadlineMs?: number; publishTimeoutMs?: number; debug?: (line: string) => void } = {},
+) {
   const sent: Sent[] = []
-  const state = { stepDowns: 0, lastSeq: 10 }
+  // lastSeq: the stream's last sequence; applied: what this member applied of it.
+  const state = { stepDowns: 0, lastSeq: 10, applied: 10 }
   const js = {
     publish: (_subject: string, data: Uint8Array, opts: Partial<JetStreamPublishOptions>) => {
       const s = { data: Buffer.from(data), msgID: opts.msgID ?? '', expect: opts.expect?.lastSequence ?? -1 }
       sent.push(s)
-      return answer(s, sent.length)
+      return answer === 'fenced' ? fencedStream(state, s) : answer(s, sent.length)
     },
   } as unknown as JetStreamClient
   const hooks: PublisherHooks = {
     epoch: () => 7,
-    catchUp: () => Promise.resolve(state.lastSeq),
+    // As JetStreamLog's: the member applies what the stream holds, and refuses a stream that ends before its copy.
+    catchUp: () => {
+      if (state.applied > state.lastSeq) return Promise.reject(new Error(`the stream ends at ${state.lastSeq}, before this member's copy`))
+      state.applied = state.lastSeq
+      return Promise.resolve(state.lastSeq)
+    },
+    appliedSeq: () => state.applied,
     stepDown: () => void state.stepDowns++,
     lastTimestamp: () => 0,
     applied: () => Promise.resolve(),
@@ -67,6 +80,23 @@ const code = (p: Promise<unknown>): Promise<string> =>
     (err: { code?: string }) => err.code ?? 'none',
   )
 const later = (ms = 10_000) => Date.now() + ms
+function fencedStream(stream: { lastSeq: number }, s: Sent): Promise<Partial<PubAck>> {
+  if (s.expect !== stream.lastSeq) {
+    const err = Object.assign(new Error(`wrong last sequence: ${stream.lastSeq}`), { api_error: { err_code: 10071, code: 400 } })
+    return Promise.reject(err)
+  }
+  stream.lastSeq++
+  return Promise.resolve({ seq: stream.lastSeq, stream: 'S', duplicate: false })
+}
+
+/** A leader that started at 10, whose member then applied another leader's 11..15; the stream ends at `streamLast`. */
+function afterAnotherLeader(streamLast: number) {
+  const t = setUp('fenced')
+  t.publisher.activate(10)
+  t.state.applied = 15
+  t.state.lastSeq = streamLast
+  return t
+}
 
 describe('Publisher', () => {
   it('never sends a publish of an ended term again, even when the member leads again at once', async () => {
@@ -163,6 +193,33 @@ describe('Publisher', () => {
     expect(lines.find((l) => l.startsWith(`kvlog publish: ${second.msgID} acknowledged`)))
       .to.include('sequence 13')
       .and.include('duplicate')
+  })
+
+  it('never publishes after the stream lost a message this leader stored', async () => {
+    const { publisher, sent, state } = setUp('fenced')
+    publisher.activate(10)
+    expect(await publisher.enqueue(tagged('r1'), 10, later())).to.equal(11)
+    // The stream loses message 11 before this member applied it.
+    state.lastSeq = 10
+    expect(await code(publisher.enqueue(tagged('r2'), 10, later()))).to.equal('NOT_APPLIED')
+    expect(state.stepDowns).to.equal(1)
+    expect(sent.filter((s) => s.expect < 11).length, 'publishes under a fence below the stored message').to.equal(1)
+  })
+
+  it('never publishes under a fence below what this member applied', async () => {
+    // The stream lost the other leader's messages.
+    const { publisher, sent, state } = afterAnotherLeader(10)
+    expect(await code(publisher.enqueue(tagged('r1'), 10, later()))).to.equal('NOT_APPLIED')
+    expect(sent).to.deep.equal([])
+    expect(state.stepDowns).to.equal(1)
+  })
+
+  it("catches up before publishing once it applied another leader's messages", async () => {
+    const { publisher, sent, state } = afterAnotherLeader(15)
+    expect(await publisher.enqueue(tagged('r1'), 10, later())).to.equal(16)
+    expect(sent.map((s) => s.expect)).to.deep.equal([15])
+    expect(decode<LogMessage>(sent[0].data).prev).to.equal('hash-15')
+    expect(state.stepDowns).to.equal(0)
   })
 
   it('refuses commands with NOT_APPLIED once it stops leading', async () => {

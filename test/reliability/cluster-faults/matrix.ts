@@ -87,7 +87,8 @@ const REQUEST_TIMEOUT_MS = 2000
 const LEADER_SAMPLE_MS = 250
 /**
  * CLUSTER_FAULTS_LOGS=<dir>: the members log at debug (a line per publish attempt and outcome) and each
- * run's output is written there, one file per member and per nats-server, as `<cell>.<time>.<name>.log`.
+ * run's output is written there, one file per member and per nats-server, as `<cell>.<time>.<name>.log`,
+ * with each nats-server's /jsz view of its streams.
  */
 const KEEP_LOGS = process.env.CLUSTER_FAULTS_LOGS
 
@@ -95,7 +96,15 @@ async function keepLogs(dir: string, cell: Cell, members: Member[], nats: NatsCl
   await mkdir(dir, { recursive: true })
   const at = `${cellName(cell).replace(':', '_')}.${new Date().toISOString().replace(/[:.]/g, '-')}`
   for (const m of members) await writeFile(join(dir, `${at}.${m.name}.log`), m.proc?.output() ?? '(not running)\n')
-  for (const s of nats.servers) await writeFile(join(dir, `${at}.${s.name}.log`), s.log())
+  for (const s of nats.servers) {
+    await writeFile(join(dir, `${at}.${s.name}.log`), s.log())
+    // Each server's own view of its streams (last sequence, messages, bytes): replicas that differ show here.
+    const jsz = await fetch(`${s.monitorUrl}/jsz?streams=true`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.text(),
+      (err: unknown) => String(err),
+    )
+    await writeFile(join(dir, `${at}.${s.name}.jsz.json`), jsz)
+  }
 }
 
 export function cellName(c: Cell): string {
