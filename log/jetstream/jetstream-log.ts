@@ -310,7 +310,7 @@ export class JetStreamLog implements Log {
         stepDown: () => this.election.stepDown(),
         lastTimestamp: () => this.applier.lastTimestamp,
         lastHash: () => this.applier.lastHash,
-        appliedSeq: () => this.applier.applied,
+        knownLast: () => Math.max(this.applier.applied, this.durability.highestReported()),
         // Bounded: a copy that stopped applying must not keep the queue from failing over to a leader that can.
         applied: (seq) => this.applier.waitApplied(seq, o.natsPublishTimeout).catch(() => undefined),
         observe: (event, ms) => this.metrics.observe(event, ms),

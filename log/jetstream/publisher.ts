@@ -19,12 +19,12 @@
  *   longer land (the stream passed its fence).
  * - Every acknowledgement must name the sequence right after the one the message expected; any other one
  *   means this leader no longer knows where the stream ends: it steps down.
- * - A fence is never below what this leader stored or applied: every such message was in the stream, so a
- *   fence below it could only land if the stream lost it, and would put another message at a sequence
- *   members applied (their chains break there for good). A member that applied past its fence (another
- *   leader wrote) catches up before it sends; a catch-up that finds the stream ending before a message
- *   this leader stored or applied fails the group and steps down, and the next leader republishes the
- *   lost messages from the members' kept copies before it writes (refill.ts).
+ * - A fence is never below a message this leader stored, this member applied or a member reported
+ *   durable: every such message was in the stream, so a fence below it could only land if the stream lost
+ *   it, and would put another message at a sequence members applied (their chains break there for good).
+ *   A leader that knows of messages past its fence (another leader wrote) catches up before it sends; a
+ *   catch-up that finds the stream ending before such a message fails the group and steps down, and the
+ *   next leader republishes the lost messages from the members' kept copies before it writes (refill.ts).
  * - A group has one leader lease to be published (every call on the way is bounded by publishTimeoutMs and
  *   by what is left of it); past it the leader steps down, so writes fail over instead of waiting on it.
  *
@@ -69,8 +69,11 @@ export interface PublisherHooks {
   /** messageHash() of the last applied message (the next message's `prev` after a catch-up). */
   lastHash(): string
   observe(event: 'publish' | 'fence' | 'queue', ms: number): void
-  /** The last sequence this member has applied. */
-  appliedSeq(): number
+  /**
+   * The highest sequence known to have been in the stream: the last one this member applied, or one a
+   * member reported durable.
+   */
+  knownLast(): number
   /** The stream's message at `seq`, or undefined when it holds none there (throws when it cannot tell). */
   messageAt(seq: number): Promise<Uint8Array | undefined>
 }
@@ -215,9 +218,9 @@ export class Publisher {
           ` (prev ${message.prev || "''"}, bytes ${messageHash(attempt.data)}, ${group.length} commands${maybeStored ? ', again after no answer' : ''})`,
       )
       try {
-        // What this member applied was in the stream: a fence below it lands only if the stream lost it.
-        const applied = this.hooks.appliedSeq()
-        if (applied > attempt.expect) throw new AppliedPastFence(applied, attempt.expect)
+        // What a member applied was in the stream: a fence below it lands only if the stream lost it.
+        const known = this.hooks.knownLast()
+        if (known > attempt.expect) throw new KnownPastFence(known, attempt.expect)
         const ack = await this.js.publish(this.o.subject, attempt.data, {
           msgID: attempt.msgID,
           expect: { lastSequence: attempt.expect },
@@ -239,8 +242,8 @@ export class Publisher {
       } catch (err) {
         lastError = (err as Error).message
         debug?.(`kvlog publish: ${attempt.msgID} failed: ${errorCodeOf(err)} ${lastError}`)
-        if (apiErrorCode(err) === 10071 || err instanceof AppliedPastFence) {
-          if (!(err instanceof AppliedPastFence)) this.hooks.observe('fence', performance.now() - started)
+        if (apiErrorCode(err) === 10071 || err instanceof KnownPastFence) {
+          if (!(err instanceof KnownPastFence)) this.hooks.observe('fence', performance.now() - started)
           if (maybeStored) {
             // Stored at the one sequence it expected, or never: it cannot land past the fence.
             const there = await within(this.hooks.messageAt(attempt.expect + 1), this.bounded(deadline), noAnswer).catch(() => null)
@@ -263,10 +266,12 @@ export class Publisher {
             const last = await within(this.hooks.catchUp(), this.bounded(deadline), noAnswer)
             if (!current()) continue
             debug?.(`kvlog publish: ${attempt.msgID} fenced out; caught up with the stream at sequence ${last}`)
-            if (last < this.lastSeq) {
-              // The stream lost a message this leader stored or applied: writing after `last` would put
-              // other messages at sequences members applied. The next leader republishes them (refill.ts).
-              this.fail(group, refused(`the log ends at sequence ${last}, before message ${this.lastSeq} it had stored`), current())
+            const known = Math.max(this.lastSeq, this.hooks.knownLast())
+            if (last < known) {
+              // The stream lost a message this leader stored or a member applied: writing after `last`
+              // would put other messages at sequences members applied. The next leader republishes them
+              // from the members' kept copies (refill.ts).
+              this.fail(group, refused(`the log ends at sequence ${last}, before message ${known} that it held`), current())
               return
             }
             this.lastSeq = last
@@ -309,10 +314,10 @@ export class Publisher {
 
 const noAnswer = () => new Error('no answer in time')
 
-/** A publish not sent: this member applied messages past its fence, so the stream moved on meanwhile. */
-class AppliedPastFence extends Error {
-  constructor(applied: number, expect: number) {
-    super(`this member applied sequence ${applied}, past the fence at ${expect}`)
+/** A publish not sent: a member applied messages past its fence, so the stream moved on meanwhile. */
+class KnownPastFence extends Error {
+  constructor(known: number, expect: number) {
+    super(`sequence ${known} was applied, past the fence at ${expect}`)
   }
 }
 

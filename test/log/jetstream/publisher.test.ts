@@ -31,8 +31,9 @@ function setUp(
   o: { groupDeadlineMs?: number; publishTimeoutMs?: number; debug?: (line: string) => void } = {},
 ) {
   const sent: Sent[] = []
-  // lastSeq: the stream's last sequence; applied: what this member applied of it.
-  const state = { stepDowns: 0, lastSeq: 10, applied: 10 }
+  // lastSeq: the stream's last sequence; applied: what this member applied of it; reported: the highest
+  // sequence another member reported durable.
+  const state = { stepDowns: 0, lastSeq: 10, applied: 10, reported: 0 }
   const js = {
     publish: (_subject: string, data: Uint8Array, opts: Partial<JetStreamPublishOptions>) => {
       const s = { data: Buffer.from(data), msgID: opts.msgID ?? '', expect: opts.expect?.lastSequence ?? -1 }
@@ -48,7 +49,7 @@ function setUp(
       state.applied = state.lastSeq
       return Promise.resolve(state.lastSeq)
     },
-    appliedSeq: () => state.applied,
+    knownLast: () => Math.max(state.applied, state.reported),
     stepDown: () => void state.stepDowns++,
     lastTimestamp: () => 0,
     applied: () => Promise.resolve(),
@@ -209,6 +210,16 @@ describe('Publisher', () => {
   it('never publishes under a fence below what this member applied', async () => {
     // The stream lost the other leader's messages.
     const { publisher, sent, state } = afterAnotherLeader(10)
+    expect(await code(publisher.enqueue(tagged('r1'), 10, later()))).to.equal('NOT_APPLIED')
+    expect(sent).to.deep.equal([])
+    expect(state.stepDowns).to.equal(1)
+  })
+
+  it('never publishes under a fence below what another member reported durable', async () => {
+    // Another leader wrote 11..15, another member applied them, this one had not; then the stream lost them.
+    const { publisher, sent, state } = setUp('fenced')
+    publisher.activate(10)
+    state.reported = 15
     expect(await code(publisher.enqueue(tagged('r1'), 10, later()))).to.equal('NOT_APPLIED')
     expect(sent).to.deep.equal([])
     expect(state.stepDowns).to.equal(1)
