@@ -323,6 +323,7 @@ class KnownPastFence extends Error {
 
 /** A failed publish's code for the debug line: JetStream's error code, else the client's. */
 function errorCodeOf(err: unknown): string {
+  if (err instanceof KnownPastFence) return 'not sent:'
   const api = apiErrorCode(err)
   if (api !== undefined) return `JetStream error ${api}`
   const code = (err as { code?: unknown }).code
