@@ -58,15 +58,19 @@ interface Pending {
 
 export interface PublisherHooks {
   epoch(): number
-  /** Waits until this member has applied everything in the stream; returns the stream's last sequence. */
-  catchUp(): Promise<number>
+  /**
+   * Waits until this member has applied everything in the stream; returns the stream's last sequence and
+   * the hash of the message there (the next message's `prev`). Throws when the stream ends before what
+   * this member had applied when it was called.
+   */
+  catchUp(): Promise<{ seq: number; hash: string }>
   /** Fenced out for good, or the outcome could not be settled: stop leading. */
   stepDown(): void
   /** The commit timestamp of the last applied message (a new message's is never below it). */
   lastTimestamp(): number
   /** Resolves once this member has applied message `seq` (or after a while, whether or not it has). */
   applied(seq: number): Promise<void>
-  /** messageHash() of the last applied message (the next message's `prev` after a catch-up). */
+  /** messageHash() of the last applied message (the first message's `prev` after activate()). */
   lastHash(): string
   observe(event: 'publish' | 'fence' | 'queue', ms: number): void
   /**
@@ -263,10 +267,11 @@ export class Publisher {
             return
           }
           try {
-            const last = await within(this.hooks.catchUp(), this.bounded(deadline), noAnswer)
+            // Known to have been in the stream before the catch-up reads its end (later ones may follow it).
+            const known = Math.max(this.lastSeq, this.hooks.knownLast())
+            const { seq: last, hash } = await within(this.hooks.catchUp(), this.bounded(deadline), noAnswer)
             if (!current()) continue
             debug?.(`kvlog publish: ${attempt.msgID} fenced out; caught up with the stream at sequence ${last}`)
-            const known = Math.max(this.lastSeq, this.hooks.knownLast())
             if (last < known) {
               // The stream lost a message this leader stored or a member applied: writing after `last`
               // would put other messages at sequences members applied. The next leader republishes them
@@ -276,7 +281,7 @@ export class Publisher {
             }
             this.lastSeq = last
             // The message now follows another one: same commands, new `prev`, new id.
-            this.lastHash = this.hooks.lastHash()
+            this.lastHash = hash
             message = { ...message, prev: this.lastHash }
             attempt = { data: encode(message), expect: last, msgID: `${id}.${fenced}` }
           } catch {

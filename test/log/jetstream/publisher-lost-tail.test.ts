@@ -69,7 +69,7 @@ describe('Publisher: a fence never below what a member applied, on a real stream
           if (copy.seq > last) throw new Error(`the stream ends at ${last}, before this member's copy`)
           if (last > copy.seq)
             Object.assign(copy, { seq: last, hash: messageHash((await jsm.streams.getMessage(names.stream, { seq: last })).data) })
-          return last
+          return { seq: last, hash: copy.hash }
         },
         stepDown: () => void state.stepDowns++,
         lastTimestamp: () => 0,

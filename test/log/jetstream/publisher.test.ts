@@ -28,7 +28,13 @@ type Answer = (sent: Sent, n: number) => Promise<Partial<PubAck>>
 function setUp(
   /** 'fenced': a stream that stores a message only right after its last one (state.lastSeq), else 10071. */
   answer: Answer | 'fenced',
-  o: { groupDeadlineMs?: number; publishTimeoutMs?: number; debug?: (line: string) => void } = {},
+  o: {
+    groupDeadlineMs?: number
+    publishTimeoutMs?: number
+    debug?: (line: string) => void
+    /** Runs as a catch-up ends (after its result is taken): what the stream and the copy do meanwhile. */
+    afterCatchUp?: () => void
+  } = {},
 ) {
   const sent: Sent[] = []
   // lastSeq: the stream's last sequence; applied: what this member applied of it; reported: the highest
@@ -47,13 +53,15 @@ function setUp(
     catchUp: () => {
       if (state.applied > state.lastSeq) return Promise.reject(new Error(`the stream ends at ${state.lastSeq}, before this member's copy`))
       state.applied = state.lastSeq
-      return Promise.resolve(state.lastSeq)
+      const result = { seq: state.lastSeq, hash: `hash-${state.lastSeq}` }
+      o.afterCatchUp?.()
+      return Promise.resolve(result)
     },
     knownLast: () => Math.max(state.applied, state.reported),
     stepDown: () => void state.stepDowns++,
     lastTimestamp: () => 0,
     applied: () => Promise.resolve(),
-    lastHash: () => `hash-${state.lastSeq}`,
+    lastHash: () => `hash-${state.applied}`,
     observe: () => undefined,
     messageAt: () => Promise.resolve(undefined),
   }
@@ -230,6 +238,24 @@ describe('Publisher', () => {
     expect(await publisher.enqueue(tagged('r1'), 10, later())).to.equal(16)
     expect(sent.map((s) => s.expect)).to.deep.equal([15])
     expect(decode<LogMessage>(sent[0].data).prev).to.equal('hash-15')
+    expect(state.stepDowns).to.equal(0)
+  })
+
+  it("sends each message after the catch-up's last one, even when the copy applied another meanwhile", async () => {
+    let writes = 1
+    const { publisher, sent, state } = setUp('fenced', {
+      // Another leader's message lands and is applied while the catch-up answers (once).
+      afterCatchUp: () => {
+        if (writes-- <= 0) return
+        state.lastSeq++
+        state.applied++
+      },
+    })
+    publisher.activate(10)
+    state.lastSeq = 12
+    state.applied = 12
+    expect(await publisher.enqueue(tagged('r1'), 10, later())).to.equal(14)
+    for (const s of sent) expect(decode<LogMessage>(s.data).prev, `the message fenced at ${s.expect}`).to.equal(`hash-${s.expect}`)
     expect(state.stepDowns).to.equal(0)
   })
 
