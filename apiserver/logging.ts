@@ -36,16 +36,16 @@ export type LineLevel = 'debug' | 'info' | 'warn' | 'error'
 export type LineLogger = (level: LineLevel, msg: string, fields?: Record<string, unknown>) => void
 const LEVEL_NUMBERS: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity }
 
-/**
- * Lines written outside fastify's logger (before it exists: the cluster member opening its log; beside
- * it: the cluster engine's and the follower's progress lines, Node's process warnings), in its format and
- * on its stream, so a JSON log stays JSON throughout.
- */
 /** Whether lines at `level` are written at the configured level (a caller skips building the ones that are not). */
 export function logsAt(o: { logLevel: LogLevel }, level: LineLevel): boolean {
   return LEVEL_NUMBERS[level] >= LEVEL_NUMBERS[o.logLevel]
 }
 
+/**
+ * Lines written outside fastify's logger (before it exists: the cluster member opening its log; beside
+ * it: the cluster engine's and the follower's progress lines, Node's process warnings), in its format and
+ * on its stream, so a JSON log stays JSON throughout.
+ */
 export function lineLogger(o: { logLevel: LogLevel; logFormat: LogFormat }, out: Out = process.stdout): LineLogger {
   const text = o.logFormat === 'text' || (o.logFormat === 'auto' && out.isTTY === true)
   const host = hostname()

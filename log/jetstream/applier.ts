@@ -607,18 +607,18 @@ export class Applier {
   }
 }
 
-/**
- * What the stream's first message must name as `prev` for this copy: '' for an empty store, and the
- * store's revisions for one that starts with data (a copy of an imported store seeding a cluster). So a
- * member with an empty data dir never applies a stream that continues an imported history: it would
- * number the same writes from revision 2 instead of etcd's head + 1. It stops at the first message.
- */
 /** A message for a log line: its hash, epoch, `prev` and id. */
 function describe(data: Uint8Array, msgID: string): string {
   const m = decodeMessage(data)
   return `${messageHash(data)} (epoch ${m.epoch}, prev ${m.prev || "''"}${msgID === '' ? '' : `, id ${msgID}`})`
 }
 
+/**
+ * What the stream's first message must name as `prev` for this copy: '' for an empty store, and the
+ * store's revisions for one that starts with data (a copy of an imported store seeding a cluster). So a
+ * member with an empty data dir never applies a stream that continues an imported history: it would
+ * number the same writes from revision 2 instead of etcd's head + 1. It stops at the first message.
+ */
 export function genesisHash(view: Pick<Replica, 'revision' | 'compactRevision'>): string {
   return view.revision <= 1 && view.compactRevision === 0 ? '' : `seed.${view.revision}.${view.compactRevision}`
 }
