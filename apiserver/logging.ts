@@ -32,9 +32,14 @@ export function loggerOptions(o: { logLevel: LogLevel; logFormat: LogFormat }, o
   }
 }
 
-export type LineLevel = 'info' | 'warn' | 'error'
+export type LineLevel = 'debug' | 'info' | 'warn' | 'error'
 export type LineLogger = (level: LineLevel, msg: string, fields?: Record<string, unknown>) => void
 const LEVEL_NUMBERS: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity }
+
+/** Whether lines at `level` are written at the configured level (a caller skips building the ones that are not). */
+export function logsAt(o: { logLevel: LogLevel }, level: LineLevel): boolean {
+  return LEVEL_NUMBERS[level] >= LEVEL_NUMBERS[o.logLevel]
+}
 
 /**
  * Lines written outside fastify's logger (before it exists: the cluster member opening its log; beside

@@ -39,7 +39,7 @@ import { applyV8Settings } from './v8-settings.js'
 import { instrumentLog, Metrics } from './metrics.js'
 import { registerResourceApi } from './resources/index.js'
 import { WatchService } from './watch/service.js'
-import { lineLogger, type LineLogger } from './logging.js'
+import { lineLogger, logsAt, type LineLogger } from './logging.js'
 import { attachWebSocketWatch } from './watch/websocket.js'
 
 /** How long in-flight HTTP requests may take to finish once the server is closing. */
@@ -233,7 +233,12 @@ async function openClusterMember(config: Config, level: LevelLogOptions, say: Li
       ? `${hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${parseAddress(config.listenGrpc).port}`
       : config.memberName
   const member = await openJetStreamLog(
-    jetStreamLogOptions(config, { memberName, copy: levelReplicaStorage(level), log: (line, level) => say(level ?? 'info', line) }),
+    jetStreamLogOptions(config, {
+      memberName,
+      copy: levelReplicaStorage(level),
+      log: (line, level) => say(level ?? 'info', line),
+      debug: logsAt(config, 'debug'),
+    }),
   )
   // The doors open once this member's copy has what the log held at start (reads would wait anyway).
   await member.waitCaughtUp().catch(async (err) => {

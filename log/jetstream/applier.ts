@@ -49,6 +49,7 @@ import { checkChain, type KeptMessage, type TailStore } from './tail.js'
 const CONSUMER_EXPIRES_MS = 5000
 /** A log line every this many tries of a hole fill. */
 const FILL_RETRY_SAY_EVERY = 10
+const MSG_ID_HEADER = 'Nats-Msg-Id'
 
 /**
  * The applier's settings (config/schema.ts documents each):
@@ -113,6 +114,8 @@ export class Applier {
   /** The last message handed to the copy (applied, or being applied), and its hash. */
   private submitted = 0
   private submittedHash = ''
+  /** Who published the last message handed to the copy: its epoch and Nats-Msg-Id ('' when unknown). */
+  private submittedBy = { epoch: 0, msgID: '' }
   /** The last sequence fsynced in the copy, and its message's hash. */
   durable = 0
   durableHash = ''
@@ -262,7 +265,7 @@ export class Applier {
     let delivered = 0
     // Delivered while the stream already held the next: handed over together with what follows. Dropped
     // with the loop (a replacement consumer starts after the last message submitted and delivers them again).
-    const held: Array<{ seq: number; data: Uint8Array }> = []
+    const held: Array<{ seq: number; data: Uint8Array; msgID: string }> = []
     try {
       for await (const m of messages) {
         if (!current()) break
@@ -275,9 +278,9 @@ export class Applier {
         }
         delivered = m.info.deliverySequence
         this.streamLast = Math.max(this.streamLast, m.seq + m.info.pending)
-        held.push({ seq: m.seq, data: m.data })
+        held.push({ seq: m.seq, data: m.data, msgID: m.headers?.get(MSG_ID_HEADER) ?? '' })
         if (m.info.pending > 0 && held.length < this.settings.holdMax) continue
-        for (const h of held.splice(0)) await this.step(h.seq, h.data)
+        for (const h of held.splice(0)) await this.step(h.seq, h.data, h.msgID)
       }
     } catch (err) {
       if (!current()) return
@@ -295,7 +298,7 @@ export class Applier {
    * One delivered message: checked if applied already, else submitted (after filling a hole before it).
    * Returns once it is submitted; it is applied in order with the messages submitted before it.
    */
-  private async step(seq: number, data: Uint8Array): Promise<void> {
+  private async step(seq: number, data: Uint8Array, msgID: string): Promise<void> {
     if (seq <= this.submitted) {
       await this.applying
       return this.checkKept(seq, data)
@@ -305,7 +308,7 @@ export class Applier {
       await this.fillHole(seq)
     }
     await this.hooks.room()
-    await this.applyBytes(seq, data)
+    await this.applyBytes(seq, data, msgID)
   }
 
   /**
@@ -359,7 +362,7 @@ export class Applier {
    * everything before it: both read the copy's state when submitted (alarms, lease ids), which must be
    * that of the message before them on every member.
    */
-  private async applyBytes(seq: number, data: Uint8Array): Promise<void> {
+  private async applyBytes(seq: number, data: Uint8Array, msgID = ''): Promise<void> {
     const message = decodeMessage(data)
     const alone = message.cmds.some((c) => isSolo(c.cmd) || c.cmd.type === 'leaseGrant')
     if (alone) await this.applying
@@ -367,6 +370,11 @@ export class Applier {
     // A loop replaced meanwhile may have submitted it (the loops hand over while this one waited).
     if (seq <= this.submitted) return
     if (message.prev !== this.submittedHash) {
+      this.say(
+        `kvlog: stream message ${seq} (epoch ${message.epoch}, id ${msgID || 'unknown'}) follows ${message.prev || 'nothing'}; ` +
+          `this member's message ${this.submitted} (epoch ${this.submittedBy.epoch}, id ${this.submittedBy.msgID || 'unknown'}) is ${this.submittedHash || 'nothing'}`,
+      )
+      void this.describeBreak(seq, data)
       throw new Error(
         `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.submittedHash || 'nothing'}): the stream's history differs from the one this member applied` +
           (seq === 1
@@ -377,6 +385,7 @@ export class Applier {
     const hash = messageHash(data)
     this.submitted = seq
     this.submittedHash = hash
+    this.submittedBy = { epoch: message.epoch, msgID }
     const received = performance.now()
     this.metrics.phase('delivery', Date.now() - message.ts)
     const outcomes = this.write(seq, message, data, hash)
@@ -391,6 +400,36 @@ export class Applier {
       })
       .catch((err: unknown) => this.stopApplying(err as Error))
     if (alone || seq - this.applied >= this.settings.maxAhead) await this.applying
+  }
+
+  /**
+   * Says what the stream holds at `seq` - 1 beside what this member applied there, and at `seq` beside what
+   * the consumer delivered: the same message before and another one at `seq` mean the consumer's server
+   * holds another history than the one the stream's leader answers with; the same bytes at both mean the
+   * message at `seq` was published on another `prev`; another message before means this copy holds a
+   * message the stream does not.
+   */
+  private async describeBreak(seq: number, delivered: Uint8Array): Promise<void> {
+    const [before, at, kept] = await Promise.all([
+      this.storedAt(seq - 1),
+      this.storedAt(seq),
+      seq > 1 ? this.tail.get(seq - 1).catch(() => undefined) : undefined,
+    ])
+    const here = kept === undefined ? 'not kept here' : describe(kept, '')
+    const server = this.current?.info.cluster?.leader ?? '(not reported)'
+    this.say(
+      `kvlog: the stream answers message ${seq - 1} with ${before}, applied here as ${here}; ` +
+        `and message ${seq} with ${at}, delivered by the consumer on nats-server ${server} as ${describe(delivered, '')}`,
+    )
+  }
+
+  /** The stream's message at `seq` as its leader answers, described for a log line. */
+  private async storedAt(seq: number): Promise<string> {
+    if (seq < 1) return 'nothing (before the first)'
+    return this.jsm.streams.getMessage(this.names.stream, { seq }).then(
+      (m) => describe(m.data, m.header?.get(MSG_ID_HEADER) ?? ''),
+      (err: unknown) => `an error (${String(err)})`,
+    )
   }
 
   /** Hands one message to the copy (synced); its outcomes per command. */
@@ -569,6 +608,12 @@ export class Applier {
       waiter({ status: 'rejected', reason: new KvlogError('CLOSED', 'the store is closed') })
     }
   }
+}
+
+/** A message for a log line: its hash, epoch, `prev` and id. */
+function describe(data: Uint8Array, msgID: string): string {
+  const m = decodeMessage(data)
+  return `${messageHash(data)} (epoch ${m.epoch}, prev ${m.prev || "''"}${msgID === '' ? '' : `, id ${msgID}`})`
 }
 
 /**

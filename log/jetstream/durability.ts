@@ -170,6 +170,14 @@ export class Durability {
     return [...roster]
   }
 
+  /**
+   * The highest sequence a member of the roster reported durable, whatever its history: that message was
+   * in the stream (0: none reported).
+   */
+  highestReported(): number {
+    return Math.max(0, ...this.voters().map((name) => this.seen.get(name)?.seq ?? 0))
+  }
+
   /** What member `name` holds durably of this member's history (0: nothing known). */
   durableOf(name: string): number {
     return this.counted(name)

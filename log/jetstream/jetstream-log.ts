@@ -48,7 +48,7 @@ import { apiErrorCode, connectNats, ensureStream, openBucket, watchConnection, w
 import { Durability } from './durability.js'
 import { Election, type MemberRecord } from './election.js'
 import { ForwardBatcher, serveBatch, type ForwardReply } from './forward-batch.js'
-import { decode, encode, type Command, type Tagged } from './messages.js'
+import { decode, encode, messageHash, type Command, type Tagged } from './messages.js'
 import { ClusterMetrics } from './metrics.js'
 import { clusterNames, checkName, DEFAULT_JETSTREAM_OPTIONS, type ClusterNames, type JetStreamLogOptions } from './options.js'
 import { Publisher, refused } from './publisher.js'
@@ -296,19 +296,27 @@ export class JetStreamLog implements Log {
         groupDeadlineMs: o.leaderLease,
         maxGroupCommands: o.clusterMaxGroupCommands,
         maxGroupBytes: o.clusterMaxGroupBytes,
+        ...(o.debug === true ? { debug: (line: string) => o.log?.(line, 'debug') } : {}),
       },
       {
         epoch: () => this.election.epoch,
         catchUp: async () => {
+          // Applied before the stream's end is read: in the stream then, whatever is applied meanwhile.
+          const applied = this.applier.applied
           const last = await this.catchUp()
           // The stream is behind this member's copy (it lost its tail while this member led): step down;
           // the next leader republishes the lost messages before writing (refill.ts).
-          if (this.applier.applied > last) throw new Error(`the stream ends at ${last}, before this member's copy`)
-          return last
+          if (applied > last) throw new Error(`the stream ends at ${last}, before this member's copy`)
+          // The hash of message `last` itself: the copy may have applied more since.
+          if (this.applier.applied === last) return { seq: last, hash: this.applier.lastHash }
+          const kept = await this.tail.get(last)
+          if (kept === undefined) throw new Error(`message ${last} is no longer kept in this member's copy`)
+          return { seq: last, hash: messageHash(kept) }
         },
         stepDown: () => this.election.stepDown(),
         lastTimestamp: () => this.applier.lastTimestamp,
         lastHash: () => this.applier.lastHash,
+        knownLast: () => Math.max(this.applier.applied, this.durability.highestReported()),
         // Bounded: a copy that stopped applying must not keep the queue from failing over to a leader that can.
         applied: (seq) => this.applier.waitApplied(seq, o.natsPublishTimeout).catch(() => undefined),
         observe: (event, ms) => this.metrics.observe(event, ms),

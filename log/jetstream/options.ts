@@ -73,8 +73,13 @@ export interface JetStreamLogOptions extends JetStreamLogSettings {
   peerUrls: string[]
   /** The local copy: its directory and the engine that holds it. */
   copy: ReplicaStorage
-  /** Where progress lines (connecting, leadership) go; 'warn' for retries and failures. */
-  log?: (line: string, level?: 'warn') => void
+  /**
+   * Where progress lines (connecting, leadership) go; 'warn' for retries and failures, 'debug' for a line
+   * per publish attempt and outcome (written only when `debug` is set).
+   */
+  log?: (line: string, level?: 'warn' | 'debug') => void
+  /** Whether `log` writes debug lines: the publisher builds its per-message lines only then. */
+  debug?: boolean
 }
 
 /** The engine's settings out of a full Config. */
@@ -93,7 +98,7 @@ function list(value: string): string[] {
 /** How the server opens the engine: its settings, and the member that the wiring decided. */
 export function jetStreamLogOptions(
   config: Readonly<Config>,
-  member: Pick<JetStreamLogOptions, 'memberName' | 'copy' | 'log'>,
+  member: Pick<JetStreamLogOptions, 'memberName' | 'copy' | 'log' | 'debug'>,
 ): JetStreamLogOptions {
   return {
     ...jetStreamLogSettings(config),

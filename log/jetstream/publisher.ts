@@ -19,6 +19,12 @@
  *   longer land (the stream passed its fence).
  * - Every acknowledgement must name the sequence right after the one the message expected; any other one
  *   means this leader no longer knows where the stream ends: it steps down.
+ * - A fence is never below a message this leader stored, this member applied or a member reported
+ *   durable: every such message was in the stream, so a fence below it could only land if the stream lost
+ *   it, and would put another message at a sequence members applied (their chains break there for good).
+ *   A leader that knows of messages past its fence (another leader wrote) catches up before it sends; a
+ *   catch-up that finds the stream ending before such a message fails the group and steps down, and the
+ *   next leader republishes the lost messages from the members' kept copies before it writes (refill.ts).
  * - A group has one leader lease to be published (every call on the way is bounded by publishTimeoutMs and
  *   by what is left of it); past it the leader steps down, so writes fail over instead of waiting on it.
  *
@@ -52,17 +58,26 @@ interface Pending {
 
 export interface PublisherHooks {
   epoch(): number
-  /** Waits until this member has applied everything in the stream; returns the stream's last sequence. */
-  catchUp(): Promise<number>
+  /**
+   * Waits until this member has applied everything in the stream; returns the stream's last sequence and
+   * the hash of the message there (the next message's `prev`). Throws when the stream ends before what
+   * this member had applied when it was called.
+   */
+  catchUp(): Promise<{ seq: number; hash: string }>
   /** Fenced out for good, or the outcome could not be settled: stop leading. */
   stepDown(): void
   /** The commit timestamp of the last applied message (a new message's is never below it). */
   lastTimestamp(): number
   /** Resolves once this member has applied message `seq` (or after a while, whether or not it has). */
   applied(seq: number): Promise<void>
-  /** messageHash() of the last applied message (the next message's `prev` after a catch-up). */
+  /** messageHash() of the last applied message (the first message's `prev` after activate()). */
   lastHash(): string
   observe(event: 'publish' | 'fence' | 'queue', ms: number): void
+  /**
+   * The highest sequence known to have been in the stream: the last one this member applied, or one a
+   * member reported durable.
+   */
+  knownLast(): number
   /** The stream's message at `seq`, or undefined when it holds none there (throws when it cannot tell). */
   messageAt(seq: number): Promise<Uint8Array | undefined>
 }
@@ -75,6 +90,8 @@ export interface PublisherOptions {
   groupDeadlineMs: number
   maxGroupCommands: number
   maxGroupBytes: number
+  /** A line per publish attempt and per outcome (absent: none are built). */
+  debug?: (line: string) => void
 }
 
 /** Published messages this member may not have applied yet when it publishes the next one. */
@@ -199,13 +216,22 @@ export class Publisher {
       }
       const started = performance.now()
       if (failpointsOn) await failpointAsync('beforePublish')
+      const debug = this.o.debug
+      debug?.(
+        `kvlog publish: ${this.o.memberName} epoch ${message.epoch} term ${term} sends ${attempt.msgID} expecting last sequence ${attempt.expect}` +
+          ` (prev ${message.prev || "''"}, bytes ${messageHash(attempt.data)}, ${group.length} commands${maybeStored ? ', again after no answer' : ''})`,
+      )
       try {
+        // What a member applied was in the stream: a fence below it lands only if the stream lost it.
+        const known = this.hooks.knownLast()
+        if (known > attempt.expect) throw new KnownPastFence(known, attempt.expect)
         const ack = await this.js.publish(this.o.subject, attempt.data, {
           msgID: attempt.msgID,
           expect: { lastSequence: attempt.expect },
           timeout: this.bounded(deadline),
         })
         this.hooks.observe('publish', performance.now() - started)
+        debug?.(`kvlog publish: ${attempt.msgID} acknowledged at sequence ${ack.seq}${ack.duplicate ? ' (duplicate)' : ''}`)
         if (ack.seq !== attempt.expect + 1) {
           this.fail(group, unknownOutcome(`the log acknowledged sequence ${ack.seq}, expected ${attempt.expect + 1}`), current())
           return
@@ -219,11 +245,15 @@ export class Publisher {
         return
       } catch (err) {
         lastError = (err as Error).message
-        if (apiErrorCode(err) === 10071) {
-          this.hooks.observe('fence', performance.now() - started)
+        debug?.(`kvlog publish: ${attempt.msgID} failed: ${errorCodeOf(err)} ${lastError}`)
+        if (apiErrorCode(err) === 10071 || err instanceof KnownPastFence) {
+          if (!(err instanceof KnownPastFence)) this.hooks.observe('fence', performance.now() - started)
           if (maybeStored) {
             // Stored at the one sequence it expected, or never: it cannot land past the fence.
             const there = await within(this.hooks.messageAt(attempt.expect + 1), this.bounded(deadline), noAnswer).catch(() => null)
+            debug?.(
+              `kvlog publish: ${attempt.msgID} after no answer: sequence ${attempt.expect + 1} holds ${there === null ? '(no answer)' : there === undefined ? 'nothing' : messageHash(there)}`,
+            )
             if (there === null) continue // cannot tell yet: the same attempt again settles it
             if (there !== undefined && Buffer.compare(Buffer.from(there), attempt.data) === 0) {
               if (current()) this.published(group, attempt.expect + 1, ts, attempt.data)
@@ -237,11 +267,21 @@ export class Publisher {
             return
           }
           try {
-            const last = await within(this.hooks.catchUp(), this.bounded(deadline), noAnswer)
+            // Known to have been in the stream before the catch-up reads its end (later ones may follow it).
+            const known = Math.max(this.lastSeq, this.hooks.knownLast())
+            const { seq: last, hash } = await within(this.hooks.catchUp(), this.bounded(deadline), noAnswer)
             if (!current()) continue
+            debug?.(`kvlog publish: ${attempt.msgID} fenced out; caught up with the stream at sequence ${last}`)
+            if (last < known) {
+              // The stream lost a message this leader stored or a member applied: writing after `last`
+              // would put other messages at sequences members applied. The next leader republishes them
+              // from the members' kept copies (refill.ts).
+              this.fail(group, refused(`the log ends at sequence ${last}, before message ${known} that it held`), current())
+              return
+            }
             this.lastSeq = last
             // The message now follows another one: same commands, new `prev`, new id.
-            this.lastHash = this.hooks.lastHash()
+            this.lastHash = hash
             message = { ...message, prev: this.lastHash }
             attempt = { data: encode(message), expect: last, msgID: `${id}.${fenced}` }
           } catch {
@@ -278,6 +318,22 @@ export class Publisher {
 }
 
 const noAnswer = () => new Error('no answer in time')
+
+/** A publish not sent: a member applied messages past its fence, so the stream moved on meanwhile. */
+class KnownPastFence extends Error {
+  constructor(known: number, expect: number) {
+    super(`sequence ${known} was applied, past the fence at ${expect}`)
+  }
+}
+
+/** A failed publish's code for the debug line: JetStream's error code, else the client's. */
+function errorCodeOf(err: unknown): string {
+  if (err instanceof KnownPastFence) return 'not sent:'
+  const api = apiErrorCode(err)
+  if (api !== undefined) return `JetStream error ${api}`
+  const code = (err as { code?: unknown }).code
+  return code === undefined ? 'no code' : `code ${String(code)}`
+}
 
 /** Nothing was written: the write can be sent again as it is. */
 export function refused(why: string): KvlogError {

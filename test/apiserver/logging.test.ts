@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { lineLogger, loggerOptions, textLine } from '../../apiserver/logging.js'
+import { lineLogger, loggerOptions, logsAt, textLine } from '../../apiserver/logging.js'
 import { etcdGrpc } from '../support/etcd-grpc.js'
 import { KVLOG_BIN } from '../support/server-process.js'
 import { sleep } from '../support/wait.js'
@@ -227,5 +227,19 @@ describe('kvlog serve: the log (real process)', function () {
     expect(json).to.include({ level: 40, msg: 'kvlog: retrying', attempt: 2, pid: process.pid })
     expect(json.time).to.match(ISO)
     expect(written[1]).to.match(/^\S+Z INFO {2}kvlog: m1 leads\n$/)
+  })
+
+  it('lineLogger writes debug lines at debug and trace only, as logsAt says', () => {
+    const written: string[] = []
+    const out = { isTTY: false, write: (t: string) => written.push(t) }
+    for (const logLevel of ['trace', 'debug', 'info'] as const) {
+      lineLogger({ logLevel, logFormat: 'json' }, out)('debug', `kvlog publish: at ${logLevel}`)
+      expect(logsAt({ logLevel }, 'debug')).to.equal(logLevel !== 'info')
+    }
+    expect(written.map((l) => (JSON.parse(l) as { level: number; msg: string }).msg)).to.deep.equal([
+      'kvlog publish: at trace',
+      'kvlog publish: at debug',
+    ])
+    expect((JSON.parse(written[0]) as { level: number }).level).to.equal(20)
   })
 })

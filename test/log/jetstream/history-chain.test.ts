@@ -2,7 +2,8 @@
  * Every stream message names the digest of the one before it; a member applies a message only if that is
  * the last one it applied. A message that follows another history (as after a stream lost its tail and
  * was written again) stops the member instead of forking its copy: reads fail UNAVAILABLE, the message's
- * writes are not applied, and the member reports itself not caught up.
+ * writes are not applied, and the member reports itself not caught up. It says which message broke the
+ * chain (its epoch and id) and what the stream holds before it beside what the member applied there.
  */
 import { expect } from 'chai'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -37,7 +38,10 @@ describe('JetStreamLog: the message chain', function () {
     const a = await openJetStreamLog(memberOptions(nats.urls, name, 'a', join(dir, 'a'), { natsReplicas: 1 }))
     logs.push(a)
     await waitFor('a leader', () => a.isLeading, 10_000)
-    const b = await openJetStreamLog(memberOptions(nats.urls, name, 'b', join(dir, 'b'), { natsReplicas: 1 }))
+    const said: string[] = []
+    const b = await openJetStreamLog(
+      memberOptions(nats.urls, name, 'b', join(dir, 'b'), { natsReplicas: 1, log: (line) => said.push(line) }),
+    )
     logs.push(b)
     await b.put('x', '1')
     // Caught up once it has applied what the stream holds (the members' joins may still be arriving).
@@ -54,7 +58,8 @@ describe('JetStreamLog: the message chain', function () {
       cmds: [{ rid: 'x.1', cmd: { type: 'txn', request: { success: [{ type: 'put', key: 'evil', value: '1' }] } } }],
     }
     const nc = await connect({ servers: nats.urls.split(',') })
-    await nc.jetstream().publish(clusterNames(name).subject, encode(foreign))
+    const last = (await (await nc.jetstreamManager()).streams.info(clusterNames(name).stream)).state.last_seq
+    await nc.jetstream().publish(clusterNames(name).subject, encode(foreign), { msgID: 'foreign.1' })
     await nc.close()
 
     await waitFor(
@@ -66,5 +71,16 @@ describe('JetStreamLog: the message chain', function () {
     expect(await b.get('evil', { serializable: true })).to.equal(undefined)
     expect(b.revision).to.equal(revision)
     await rejectionWithCode(b.get('x'), 'UNAVAILABLE', 'a linearizable read on a stopped member')
+    // The member says who published the message that broke the chain, and what the stream holds before it
+    // beside what it applied there (here the same message: the new one was published on another `prev`).
+    expect(said.find((l) => l.includes(`stream message ${last + 1} (epoch 999, id foreign.1) follows another-history`))).to.not.equal(
+      undefined,
+    )
+    const compared = () => said.find((l) => l.startsWith(`kvlog: the stream answers message ${last} with `))
+    await waitFor('the stream and the copy compared', () => compared() !== undefined, 10_000)
+    const [, stored, applied, storedNext, delivered] =
+      /^kvlog: the stream answers message \d+ with (\S+) .* applied here as (\S+) .* message \d+ with (\S+) .* as (\S+) /.exec(compared()!)!
+    expect(stored).to.equal(applied)
+    expect(storedNext).to.equal(delivered)
   })
 })

@@ -27,6 +27,8 @@
  * another leader's message got there first) are summed over the members and reported.
  */
 import { createHash } from 'node:crypto'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { connect } from 'nats'
 import { clusterNames } from '../../../log/jetstream/options.js'
 import { listPrefix, startMembers, waitReady, type ClusterProcesses, type Member } from '../../support/cluster-processes.js'
@@ -84,6 +86,27 @@ const LEASE_MS = 3000
 const WRITERS_PER_MEMBER = 2
 const REQUEST_TIMEOUT_MS = 2000
 const LEADER_SAMPLE_MS = 250
+/**
+ * CLUSTER_FAULTS_LOGS=<dir>: the members log at debug (a line per publish attempt and outcome) and each
+ * run's output is written there, one file per member and per nats-server, as `<cell>.<time>.<name>.log`,
+ * with each nats-server's /jsz view of its streams.
+ */
+const KEEP_LOGS = process.env.CLUSTER_FAULTS_LOGS
+
+async function keepLogs(dir: string, cell: Cell, members: Member[], nats: NatsCluster): Promise<void> {
+  await mkdir(dir, { recursive: true })
+  const at = `${cellName(cell).replace(':', '_')}.${new Date().toISOString().replace(/[:.]/g, '-')}`
+  for (const m of members) await writeFile(join(dir, `${at}.${m.name}.log`), m.proc?.output() ?? '(not running)\n')
+  for (const s of nats.servers) {
+    await writeFile(join(dir, `${at}.${s.name}.log`), s.log())
+    // Each server's own view of its streams (last sequence, messages, bytes): replicas that differ show here.
+    const jsz = await fetch(`${s.monitorUrl}/jsz?streams=true`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.text(),
+      (err: unknown) => String(err),
+    )
+    await writeFile(join(dir, `${at}.${s.name}.jsz.json`), jsz)
+  }
+}
 
 export function cellName(c: Cell): string {
   return `${c.signal}:${c.target}`
@@ -219,7 +242,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
     const notStarted = (err: unknown) => {
       throw new Error(`the cluster did not start: ${String(err)}`)
     }
-    cluster = await startMembers(nats, CLUSTER).catch(notStarted)
+    cluster = await startMembers(nats, CLUSTER, 3, KEEP_LOGS === undefined ? [] : ['--log-level', 'debug']).catch(notStarted)
     const members = cluster.members
     for (const m of members) await waitReady(m).catch(notStarted)
     const names = clusterNames(CLUSTER)
@@ -370,6 +393,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
     }
   } finally {
     paused?.()
+    if (KEEP_LOGS !== undefined && cluster !== undefined) await keepLogs(KEEP_LOGS, cell, cluster.members, nats)
     await cluster?.cleanup()
     await nats.stop()
   }
