@@ -19,7 +19,7 @@ import { rejectionWithCode } from '../../support/rejection.js'
 import { waitFor } from '../../support/wait.js'
 
 describe('JetStreamLog: the message chain', function () {
-  this.timeout(60_000)
+  this.timeout(180_000)
   let nats: NatsCluster
   let dir: string
   const logs: JetStreamLog[] = []
@@ -37,7 +37,7 @@ describe('JetStreamLog: the message chain', function () {
     const name = 'chain'
     const a = await openJetStreamLog(memberOptions(nats.urls, name, 'a', join(dir, 'a'), { natsReplicas: 1 }))
     logs.push(a)
-    await waitFor('a leader', () => a.isLeading, 10_000)
+    await waitFor('a leader', () => a.isLeading, 40_000)
     const said: string[] = []
     const b = await openJetStreamLog(
       memberOptions(nats.urls, name, 'b', join(dir, 'b'), { natsReplicas: 1, log: (line) => said.push(line) }),
@@ -45,7 +45,7 @@ describe('JetStreamLog: the message chain', function () {
     logs.push(b)
     await b.put('x', '1')
     // Caught up once it has applied what the stream holds (the members' joins may still be arriving).
-    const deadline = Date.now() + 10_000
+    const deadline = Date.now() + 40_000
     while (!(await b.caughtUp()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     expect(await b.caughtUp()).to.equal(true)
     const revision = b.revision
@@ -65,7 +65,7 @@ describe('JetStreamLog: the message chain', function () {
     await waitFor(
       'b to stop',
       () => b.view.revision === revision && (b as unknown as { applier: { failure?: Error } }).applier.failure !== undefined,
-      10_000,
+      40_000,
     )
     expect(await b.caughtUp()).to.equal(false)
     expect(await b.get('evil', { serializable: true })).to.equal(undefined)
@@ -77,7 +77,7 @@ describe('JetStreamLog: the message chain', function () {
       undefined,
     )
     const compared = () => said.find((l) => l.startsWith(`kvlog: the stream answers message ${last} with `))
-    await waitFor('the stream and the copy compared', () => compared() !== undefined, 10_000)
+    await waitFor('the stream and the copy compared', () => compared() !== undefined, 40_000)
     const [, stored, applied, storedNext, delivered] =
       /^kvlog: the stream answers message \d+ with (\S+) .* applied here as (\S+) .* message \d+ with (\S+) .* as (\S+) /.exec(compared()!)!
     expect(stored).to.equal(applied)
