@@ -39,6 +39,7 @@ export interface ClusterFigures {
   refilled: number
   consumersMade: number
   consumerServer: string
+  consumerForks: number
   natsDisconnects: number
   leadership(): { renewalFailures: number; stepDowns: number; leadersSeen: number; unknownPublishOutcomes: number }
   copies(): { applierStopped: boolean; diskLow: boolean; durableLag: Array<{ name: string; lag: number }> }

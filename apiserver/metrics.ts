@@ -193,6 +193,11 @@ export class Metrics {
       'Log consumers this member made: one at start, then one each time its consumer delivered nothing while the stream held more (its nats-server lost).',
       () => figures.consumersMade,
     )
+    gauge(
+      'kvlog_cluster_consumer_forks',
+      "Log consumers this member made again because their nats-server delivered a message the stream's leader does not hold there (a replica off the stream's history).",
+      () => figures.consumerForks,
+    )
     new Gauge({
       name: 'kvlog_cluster_consumer_server',
       help: "1 for the nats-server that serves this member's log consumer.",

@@ -13,6 +13,18 @@
  * (each message keeps its own revisions, timestamp and tail slot; the marker ends at the run's last). Each
  * message is durable when applied, which advances `durable`; durability.ts reports it to the others.
  *
+ * The leader also hands over each message the stream acknowledged to it, as soon as the acknowledgement
+ * comes, when it follows the last message submitted (published()): a quorum of the stream's servers
+ * stored those bytes at that sequence, so its writes wait for that quorum and not for the one server that
+ * holds its consumer (lost, stopped, or holding a history the quorum does not). The consumer's delivery of
+ * the same sequence later must be the same bytes.
+ *
+ * A delivered message that does not fit this copy (another message at a sequence applied here, or one
+ * that does not follow the last one) is looked up at the stream's leader: when the leader holds what this
+ * copy holds there (or a message that follows it), the consumer's nats-server holds another history than
+ * the stream's quorum (a replica that came back from a pause with a message the others never stored) and
+ * the consumer is made again; otherwise this copy is off the stream's history and the applier stops.
+ *
  * Members that submitted a command wait on its id (`rid`) and get the result of this member's own
  * application. A gap in the sequences (messages deleted or purged before this member applied them) is
  * filled from other members' kept tails, checked against the chain; if none keeps them the applier stops:
@@ -50,6 +62,8 @@ const CONSUMER_EXPIRES_MS = 5000
 /** A log line every this many tries of a hole fill. */
 const FILL_RETRY_SAY_EVERY = 10
 const MSG_ID_HEADER = 'Nats-Msg-Id'
+/** The hashes of the last this many messages submitted, to compare a later delivery of one without reading the tail. */
+const RECENT_HASHES = 1024
 
 /**
  * The applier's settings (config/schema.ts documents each):
@@ -139,6 +153,8 @@ export class Applier {
   /** When the applier last applied a message, or made its consumer (ms). */
   private progressAt = Date.now()
   private checking = false
+  /** messageHash() of the last RECENT_HASHES messages submitted, by sequence. */
+  private readonly recentHashes = new Map<number, string>()
 
   constructor(
     /** JetStream calls with the data path's timeout (natsCallTimeout), so a lost server stalls none for long. */
@@ -284,7 +300,30 @@ export class Applier {
       }
     } catch (err) {
       if (!current()) return
+      if (err instanceof ConsumerMismatch && (await this.quorumHoldsCopy(err))) {
+        if (!current()) return
+        this.metrics.consumerForked()
+        this.say(
+          `kvlog: the log's consumer on nats-server ${this.current?.info.cluster?.leader ?? '(not reported)'} delivered a message ${err.seq} ` +
+            `the stream's leader does not hold, which holds this member's history there; making the consumer again`,
+        )
+        void this.replaceConsumer().catch(() => undefined)
+        return
+      }
       this.stopApplying(err as Error)
+    }
+  }
+
+  /**
+   * Whether the stream's leader holds, at the sequence a consumer delivered a mismatching message, one that
+   * fits this copy: then the consumer's server is the one off the stream's history.
+   */
+  private async quorumHoldsCopy(mismatch: ConsumerMismatch): Promise<boolean> {
+    try {
+      const stored = await this.jsm.streams.getMessage(this.names.stream, { seq: mismatch.seq })
+      return mismatch.fits(stored.data)
+    } catch {
+      return false
     }
   }
 
@@ -308,7 +347,33 @@ export class Applier {
       await this.fillHole(seq)
     }
     await this.hooks.room()
-    await this.applyBytes(seq, data, msgID)
+    if (await this.applyBytes(seq, data, msgID)) return
+    // Handed over meanwhile from its acknowledgement (published()), or by a replaced loop: the same bytes?
+    await this.applying
+    await this.checkKept(seq, data)
+  }
+
+  /**
+   * A message this member published as leader, acknowledged by the stream at `seq` (not as a duplicate):
+   * handed to the copy now if it follows the last message submitted, else left to the consumer.
+   */
+  async published(seq: number, data: Uint8Array, msgID: string): Promise<void> {
+    this.streamLast = Math.max(this.streamLast, seq)
+    if (this.stopping || this.failure !== undefined) return
+    if (seq > this.submitted + 1 || (seq === this.submitted + 1 && decodeMessage(data).prev !== this.submittedHash)) return
+    if (seq === this.submitted + 1) {
+      await this.hooks.room()
+      if (await this.applyBytes(seq, data, msgID)) return
+    }
+    // The consumer delivered it first: a copy holding another message there took one the quorum did not store.
+    const hash = this.recentHashes.get(seq)
+    if (hash !== undefined && hash !== messageHash(data)) {
+      this.stopApplying(
+        new Error(
+          `this member applied, at stream sequence ${seq}, a message its consumer delivered that the stream's quorum did not store there (the stream acknowledged another): this copy is off the stream's history; restore it`,
+        ),
+      )
+    }
   }
 
   /**
@@ -316,12 +381,18 @@ export class Applier {
    * it must be the same bytes, or the stream's history is not the one this copy holds.
    */
   private async checkKept(seq: number, data: Uint8Array): Promise<void> {
+    const recent = this.recentHashes.get(seq)
+    if (recent !== undefined && recent === messageHash(data)) return
     const kept = await this.tail.get(seq)
     if (kept !== undefined && Buffer.compare(Buffer.from(kept), Buffer.from(data)) === 0) return
-    throw new Error(
-      kept === undefined
-        ? `the stream holds message ${seq} again, which this member applied long ago (no longer kept to compare): the stream lost messages this member applied; restore the stream`
-        : `stream message ${seq} differs from the one this member applied: the stream's history differs from this member's copy; restore the stream`,
+    if (kept === undefined)
+      throw new Error(
+        `the stream holds message ${seq} again, which this member applied long ago (no longer kept to compare): the stream lost messages this member applied; restore the stream`,
+      )
+    throw new ConsumerMismatch(
+      `stream message ${seq} differs from the one this member applied: the stream's history differs from this member's copy; restore the stream`,
+      seq,
+      (stored) => Buffer.compare(Buffer.from(stored), Buffer.from(kept)) === 0,
     )
   }
 
@@ -362,29 +433,35 @@ export class Applier {
    * everything before it: both read the copy's state when submitted (alarms, lease ids), which must be
    * that of the message before them on every member.
    */
-  private async applyBytes(seq: number, data: Uint8Array, msgID = ''): Promise<void> {
+  private async applyBytes(seq: number, data: Uint8Array, msgID = ''): Promise<boolean> {
     const message = decodeMessage(data)
     const alone = message.cmds.some((c) => isSolo(c.cmd) || c.cmd.type === 'leaseGrant')
     if (alone) await this.applying
     if (this.failure !== undefined) throw this.failure
-    // A loop replaced meanwhile may have submitted it (the loops hand over while this one waited).
-    if (seq <= this.submitted) return
+    // Submitted meanwhile: by a replaced loop (the loops hand over while this one waited), or from its
+    // acknowledgement (published()).
+    if (seq <= this.submitted) return false
     if (message.prev !== this.submittedHash) {
+      const copyEnd = this.submittedHash
       this.say(
         `kvlog: stream message ${seq} (epoch ${message.epoch}, id ${msgID || 'unknown'}) follows ${message.prev || 'nothing'}; ` +
           `this member's message ${this.submitted} (epoch ${this.submittedBy.epoch}, id ${this.submittedBy.msgID || 'unknown'}) is ${this.submittedHash || 'nothing'}`,
       )
       void this.describeBreak(seq, data)
-      throw new Error(
+      throw new ConsumerMismatch(
         `stream message ${seq} does not follow this member's copy (it follows ${message.prev || 'nothing'}, the copy ends with ${this.submittedHash || 'nothing'}): the stream's history differs from the one this member applied` +
           (seq === 1
             ? ' (a cluster seeded from an imported store is joined from a copy of that store, or from a snapshot once one exists)'
             : ''),
+        seq,
+        (stored) => Buffer.compare(Buffer.from(stored), Buffer.from(data)) !== 0 && decodeMessage(stored).prev === copyEnd,
       )
     }
     const hash = messageHash(data)
     this.submitted = seq
     this.submittedHash = hash
+    this.recentHashes.set(seq, hash)
+    if (this.recentHashes.size > RECENT_HASHES) this.recentHashes.delete(this.recentHashes.keys().next().value!)
     this.submittedBy = { epoch: message.epoch, msgID }
     const received = performance.now()
     this.metrics.phase('delivery', Date.now() - message.ts)
@@ -400,6 +477,7 @@ export class Applier {
       })
       .catch((err: unknown) => this.stopApplying(err as Error))
     if (alone || seq - this.applied >= this.settings.maxAhead) await this.applying
+    return true
   }
 
   /**
@@ -607,6 +685,20 @@ export class Applier {
       this.waiters.delete(rid)
       waiter({ status: 'rejected', reason: new KvlogError('CLOSED', 'the store is closed') })
     }
+  }
+}
+
+/**
+ * A delivered message that does not fit this copy; `fits` says whether a message stored at `seq` would
+ * (the one this copy holds there, or one that follows the copy's last).
+ */
+class ConsumerMismatch extends Error {
+  constructor(
+    message: string,
+    readonly seq: number,
+    readonly fits: (stored: Uint8Array) => boolean,
+  ) {
+    super(message)
   }
 }
 

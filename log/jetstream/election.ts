@@ -84,6 +84,8 @@ export class Election {
   private timer: NodeJS.Timeout | undefined
   private memberTimer: NodeJS.Timeout | undefined
   private ticking = false
+  /** Grows with every tick, and when a tick waiting on a lost connection is given up (reconnected()). */
+  private tickToken = 0
   private putting = false
   /** The highest term seen in a lease entry or a member record. */
   private knownTerm = 0
@@ -182,12 +184,8 @@ export class Election {
     this.memberTimer = undefined
     this.aliveSub?.unsubscribe()
     this.aliveSub = undefined
-    if (this.leading) {
-      const revision = this.revision
-      this.stepDown()
-      // Hand over at once instead of after the lease: delete only if the entry is still ours.
-      await this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
-    }
+    // Hands over at once instead of after the lease.
+    if (this.leading) await this.stepDown()
   }
 
   /**
@@ -200,13 +198,23 @@ export class Election {
     void this.tick()
   }
 
-  /** Gives the lease up locally (fence rejection, renewal failure). The entry then expires. */
-  stepDown(): void {
-    if (!this.leading || (failpointsOn && failpointOff('leaderStepDown'))) return
+  /**
+   * Gives the lease up (a fence rejection, a renewal refused or not answered in time, a group of writes
+   * not stored within a lease, a takeover that could not catch up, the member stopping) and deletes the
+   * entry if it is still this member's (the delete names the revision this member holds), so the next
+   * leader need not wait for it to expire. Resolves once the delete is answered or failed.
+   */
+  stepDown(): Promise<void> {
+    if (!this.leading || (failpointsOn && failpointOff('leaderStepDown'))) return Promise.resolve()
+    const revision = this.revision
     this.revision = 0
     this.leader = undefined
     this.stepDowns++
     this.events.deposed()
+    return this.kv.delete('leader', { previousSeq: revision }).then(
+      () => undefined,
+      () => undefined,
+    )
   }
 
   /** Puts this member's record now, whether or not a renewal of it is under way. */
@@ -241,12 +249,27 @@ export class Election {
       return
     }
     this.ticking = true
+    const token = ++this.tickToken
     try {
       if (this.leading) await this.renew()
       else await this.tryTake()
     } finally {
-      this.ticking = false
+      if (this.tickToken === token) this.ticking = false
     }
+  }
+
+  /**
+   * The NATS connection came back (through another server after its server was lost or stopped). A
+   * renewal sent before may wait out its whole timeout with nobody to answer it, and a leader whose
+   * renewal waits steps down at half the lease: renew now instead, beside it. The one left waiting
+   * changes nothing when it ends (the lease's revision moved on, or it fails and the time since the last
+   * success decides); if it did land, this one is refused and the member steps down, which is safe.
+   */
+  reconnected(): void {
+    if (!this.leading || !this.ticking || this.timer === undefined) return
+    this.tickToken++
+    this.ticking = false
+    void this.tick()
   }
 
   /**
@@ -259,9 +282,7 @@ export class Election {
    */
   private checkLease(): void {
     if (!this.leading || Date.now() - this.renewedAt < this.leaseMs / 2) return
-    const revision = this.revision
-    this.stepDown()
-    if (!this.leading) void this.kv.delete('leader', { previousSeq: revision }).catch(() => undefined)
+    void this.stepDown()
   }
 
   private async renew(): Promise<void> {
@@ -278,7 +299,7 @@ export class Election {
       this.renewalFailures++
       // 10071: the entry is no longer at our revision, someone else wrote it. Otherwise (timeout, no
       // answer) the time since the last success decides.
-      if (this.revision === revision && apiErrorCode(err) === 10071) this.stepDown()
+      if (this.revision === revision && apiErrorCode(err) === 10071) void this.stepDown()
       else this.checkLease()
     }
   }

@@ -215,7 +215,11 @@ export class JetStreamLog implements Log {
         this.metrics.natsDisconnects++
         this.o.log?.(`kvlog: NATS connection to ${server} lost or not answering pings; reconnecting`, 'warn')
       },
-      (server) => this.say(`kvlog: NATS connection back, through ${server}`),
+      (server) => {
+        this.say(`kvlog: NATS connection back, through ${server}`)
+        // Absent until the member's election starts (a connection back before that renews nothing).
+        this.election?.reconnected()
+      },
     ).catch(() => undefined)
     this.disk = new DiskSpace(
       o.copy.dir,
@@ -313,13 +317,15 @@ export class JetStreamLog implements Log {
           if (kept === undefined) throw new Error(`message ${last} is no longer kept in this member's copy`)
           return { seq: last, hash: messageHash(kept) }
         },
-        stepDown: () => this.election.stepDown(),
+        stepDown: () => void this.election.stepDown(),
         lastTimestamp: () => this.applier.lastTimestamp,
         lastHash: () => this.applier.lastHash,
         knownLast: () => Math.max(this.applier.applied, this.durability.highestReported()),
         // Bounded: a copy that stopped applying must not keep the queue from failing over to a leader that can.
         applied: (seq) => this.applier.waitApplied(seq, o.natsPublishTimeout).catch(() => undefined),
         observe: (event, ms) => this.metrics.observe(event, ms),
+        // The leader's writes wait for the stream's quorum, not for the server that holds its consumer.
+        stored: (seq, data, msgID) => void this.applier.published(seq, data, msgID).catch(() => undefined),
         messageAt: (seq) =>
           this.quick.streams.getMessage(names.stream, { seq }).then(
             (m) => m.data,
@@ -425,9 +431,12 @@ export class JetStreamLog implements Log {
   private async lead(epoch: number): Promise<void> {
     this.metrics.leaderChanges++
     this.say(`kvlog: ${this.o.memberName} leads cluster ${this.o.clusterName} (epoch ${epoch}); catching up`)
+    const leads = () => this.election.epoch === epoch && this.election.leading && !this.closed
     try {
-      let last = await this.catchUp()
-      if (this.election.epoch !== epoch || !this.election.leading || this.closed) return
+      // Applied before the stream's end is read: in the stream then. What is applied after may come from
+      // a previous leader's last publish landing meanwhile, past the end read (and is no loss).
+      let { appliedBefore, last } = await this.catchUpToLead(leads)
+      if (!leads()) return
       // What a majority of members hold durably and the stream lost goes back first, the same bytes.
       const refilled = await refillTail(
         {
@@ -440,23 +449,24 @@ export class JetStreamLog implements Log {
           publishTimeoutMs: this.o.natsPublishTimeout,
           absent: new Set(this.election.departed === undefined ? [] : [this.election.departed]),
           say: (line) => this.say(line),
-          leading: () => this.election.epoch === epoch && this.election.leading && !this.closed,
+          leading: leads,
         },
         last,
       )
       if (refilled > last) {
         this.metrics.refilled += refilled - last
-        last = await this.catchUp()
+        ;({ appliedBefore, last } = await this.catchUpToLead(leads))
       }
-      if (this.election.epoch !== epoch || !this.election.leading || this.closed) return
-      if (this.applier.applied > last) {
+      if (!leads()) return
+      if (appliedBefore > last) {
         // The stream lost messages this member applied: writing after `last` would fork the history.
         throw new Error(
-          `the stream ends at sequence ${last} but this member applied up to ${this.applier.applied}: refusing to write until the stream is restored`,
+          `the stream ends at sequence ${last} but this member applied up to ${appliedBefore}: refusing to write until the stream is restored`,
         )
       }
       this.leaderSince = Date.now()
-      this.publisher.activate(last)
+      // After everything applied here (at least `last`): the fence and the first message's `prev` agree.
+      this.publisher.activate(this.applier.applied)
       // This epoch's own subject: a member that still forwards to an older epoch reaches nobody (no
       // responders) and looks the leader up again, so a deposed leader receives no writes. The shared
       // subject serves members of the previous version during a rolling upgrade (they know no epochs).
@@ -482,7 +492,28 @@ export class JetStreamLog implements Log {
       this.say(`kvlog: ${this.o.memberName} accepts writes at stream sequence ${last}`)
     } catch (err) {
       this.o.log?.(`kvlog: ${this.o.memberName} could not take over: ${String(err)}`, 'warn')
-      this.election.stepDown()
+      void this.election.stepDown()
+    }
+  }
+
+  /**
+   * catchUp() for a member that just won the lease, tried again every RETRY_MS while the stream
+   * does not answer (its leader being elected after its server was lost) and the member still leads, for
+   * up to clusterRequestTimeout: it takes writes as soon as the stream has a leader again, instead of
+   * giving the lease up and leaving the next takeover to wait for it to expire. `appliedBefore`: what this
+   * member had applied before the stream's end was read (in the stream then).
+   */
+  private async catchUpToLead(leads: () => boolean): Promise<{ appliedBefore: number; last: number }> {
+    const deadline = Date.now() + this.o.clusterRequestTimeout
+    for (let said = false; ; said = true) {
+      const appliedBefore = this.applier.applied
+      try {
+        return { appliedBefore, last: await this.catchUp() }
+      } catch (err) {
+        if (!leads() || Date.now() + RETRY_MS >= deadline) throw err
+        if (!said) this.say(`kvlog: ${this.o.memberName} leads but cannot catch up with the log yet (${String(err)}); trying again`)
+        await new Promise((r) => setTimeout(r, RETRY_MS))
+      }
     }
   }
 

@@ -86,6 +86,8 @@ export class ClusterMetrics {
   /** Log consumers this member made (the first at start, then one per stall), and the server of the last. */
   consumersMade = 0
   consumerServer = ''
+  /** Consumers made again because their nats-server delivered a message the stream's leader does not hold. */
+  consumerForks = 0
   /** Times this member's NATS connection was lost or taken for dead (its pings unanswered). */
   natsDisconnects = 0
   readonly snapshots = new SnapshotFigures()
@@ -116,6 +118,10 @@ export class ClusterMetrics {
   consumerMade(server: string): void {
     this.consumersMade++
     this.consumerServer = server
+  }
+
+  consumerForked(): void {
+    this.consumerForks++
   }
 
   applied(seq: number, timestamp: number): void {

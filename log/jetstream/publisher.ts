@@ -80,6 +80,11 @@ export interface PublisherHooks {
   knownLast(): number
   /** The stream's message at `seq`, or undefined when it holds none there (throws when it cannot tell). */
   messageAt(seq: number): Promise<Uint8Array | undefined>
+  /**
+   * The stream acknowledged `data`, published as `msgID`, at `seq` (a new message, not a duplicate): a
+   * quorum of its servers stored it there. Called before the group's callers are answered.
+   */
+  stored(seq: number, data: Uint8Array, msgID: string): void
 }
 
 export interface PublisherOptions {
@@ -241,6 +246,7 @@ export class Publisher {
           for (const p of group) p.done(undefined, ack.seq)
           return
         }
+        if (!ack.duplicate) this.hooks.stored(ack.seq, attempt.data, attempt.msgID)
         this.published(group, ack.seq, ts, attempt.data)
         return
       } catch (err) {

@@ -2,7 +2,8 @@
  * The leader's lease against a scripted bucket (election.ts): a leader whose renewals hang, or fail at
  * once without saying why, steps down on the time since its last successful renewal, and gives the
  * entry up; one whose renewals succeed keeps leading; one whose process was paused for a lease or more
- * steps down when it wakes, before it renews (the entry has expired in the bucket meanwhile).
+ * steps down when it wakes, before it renews (the entry has expired in the bucket meanwhile); one whose
+ * renewal was lost with its connection renews as soon as the connection is back.
  */
 import { expect } from 'chai'
 import type { KV, NatsConnection } from 'nats'
@@ -55,8 +56,8 @@ function setUp(leaseMs: number, mayLead = true) {
 }
 
 /** A started election that leads and has renewed `renewals` times since. */
-async function leading(renewals: number) {
-  const { election, state } = setUp(300)
+async function leading(renewals: number, leaseMs = 300) {
+  const { election, state } = setUp(leaseMs)
   await election.start()
   await waitFor('a to lead', () => election.leading, 10_000)
   const renewed = state.renewals
@@ -82,6 +83,39 @@ describe('Election: the lease', () => {
   it('steps down when renewals hang', () => run('hang'))
 
   it('steps down when renewals fail at once', () => run('fail'))
+
+  it('gives the entry up when it is made to step down (a group not stored in time, a fence rejection)', async () => {
+    const { election, state } = await leading(1)
+    try {
+      const revision = state.revision
+      await election.stepDown()
+      expect(election.leading).to.equal(false)
+      expect(state.deleted, 'the entry deleted at its revision, for the next leader').to.deep.equal([revision])
+    } finally {
+      await election.stop()
+    }
+  })
+
+  it('renews at once when its connection comes back, beside a renewal that waits on the lost one', async () => {
+    // Renewed every 500 ms; a renewal that waits deposes it 750 ms after the last success.
+    const { election, state } = await leading(2, 1_500)
+    try {
+      // One renewal is lost with the connection (it never answers); the next ones answer.
+      state.renewal = 'hang'
+      const hung = state.renewals
+      await waitFor('a renewal to hang', () => state.renewals > hung, 10_000)
+      state.renewal = 'ok'
+      election.reconnected()
+      // Several leases later it still leads, and renewed all along.
+      const renewed = state.renewals
+      await new Promise((r) => setTimeout(r, 4_000))
+      expect(election.leading, 'still leading').to.equal(true)
+      expect(state.deposed).to.equal(0)
+      expect(state.renewals).to.be.at.least(renewed + 5)
+    } finally {
+      await election.stop()
+    }
+  })
 
   it('steps down at once when it wakes from a pause of a lease or more, without a renewal first', async () => {
     const { election, state } = await leading(2)

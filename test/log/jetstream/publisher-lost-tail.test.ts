@@ -77,6 +77,7 @@ describe('Publisher: a fence never below what a member applied, on a real stream
         lastHash: () => copy.hash,
         knownLast: () => Math.max(copy.seq, reported()),
         observe: () => undefined,
+        stored: () => undefined,
         messageAt: (seq) => jsm.streams.getMessage(names.stream, { seq }).then((m) => m.data),
       },
     )

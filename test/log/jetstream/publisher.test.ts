@@ -64,6 +64,7 @@ function setUp(
     lastHash: () => `hash-${state.applied}`,
     observe: () => undefined,
     messageAt: () => Promise.resolve(undefined),
+    stored: () => undefined,
   }
   const publisher = new Publisher(
     js,
