@@ -62,6 +62,8 @@ const CONSUMER_EXPIRES_MS = 5000
 /** A log line every this many tries of a hole fill. */
 const FILL_RETRY_SAY_EVERY = 10
 const MSG_ID_HEADER = 'Nats-Msg-Id'
+/** Between two look-ups of a message at the stream's leader while it does not answer. */
+const CONFIRM_RETRY_MS = 100
 /** The hashes of the last this many messages submitted, to compare a later delivery of one without reading the tail. */
 const RECENT_HASHES = 1024
 
@@ -77,7 +79,9 @@ const RECENT_HASHES = 1024
  *   client never makes an ordered consumer again on its own, so the applier does;
  * - inactiveMs: a consumer delivers nothing for this long without a client pulling from it, then the
  *   server drops it;
- * - fillRetryMs: how often a hole fill is tried again while a member that may keep the messages does not answer.
+ * - fillRetryMs: how often a hole fill is tried again while a member that may keep the messages does not answer;
+ * - confirmTimeoutMs: how long a message the consumer delivered that does not fit the copy is looked up at
+ *   the stream's leader while the stream does not answer, before the applier stops.
  */
 export interface ApplierSettings {
   maxAhead: number
@@ -85,6 +89,7 @@ export interface ApplierSettings {
   stallTimeoutMs: number
   inactiveMs: number
   fillRetryMs: number
+  confirmTimeoutMs: number
 }
 
 /** A consumer this applier made and the client's pulls from it. */
@@ -300,7 +305,7 @@ export class Applier {
       }
     } catch (err) {
       if (!current()) return
-      if (err instanceof ConsumerMismatch && (await this.quorumHoldsCopy(err))) {
+      if (err instanceof ConsumerMismatch && (await this.quorumHoldsCopy(err, current))) {
         if (!current()) return
         this.metrics.consumerForked()
         this.say(
@@ -316,14 +321,20 @@ export class Applier {
 
   /**
    * Whether the stream's leader holds, at the sequence a consumer delivered a mismatching message, one that
-   * fits this copy: then the consumer's server is the one off the stream's history.
+   * fits this copy: then the consumer's server is the one off the stream's history. Asked again while the
+   * stream does not answer (its leader being elected: when a replica goes off the history), for up to
+   * confirmTimeoutMs; no answer by then counts as not fitting.
    */
-  private async quorumHoldsCopy(mismatch: ConsumerMismatch): Promise<boolean> {
-    try {
-      const stored = await this.jsm.streams.getMessage(this.names.stream, { seq: mismatch.seq })
-      return mismatch.fits(stored.data)
-    } catch {
-      return false
+  private async quorumHoldsCopy(mismatch: ConsumerMismatch, current: () => boolean): Promise<boolean> {
+    const deadline = Date.now() + this.settings.confirmTimeoutMs
+    for (;;) {
+      try {
+        const stored = await this.jsm.streams.getMessage(this.names.stream, { seq: mismatch.seq })
+        return mismatch.fits(stored.data)
+      } catch {
+        if (!current() || Date.now() + CONFIRM_RETRY_MS >= deadline) return false
+        await new Promise((r) => setTimeout(r, CONFIRM_RETRY_MS))
+      }
     }
   }
 

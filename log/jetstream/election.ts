@@ -63,8 +63,8 @@ export interface MemberRecord {
 export interface ElectionEvents {
   /** This member won the lease (epoch = its revision); it is not writing yet (see JetStreamLog.lead). */
   elected(epoch: number): void
-  /** This member lost (or may have lost) the lease. */
-  deposed(): void
+  /** This member lost (or may have lost) the lease, for the reason `why`. */
+  deposed(why: string): void
   member(): MemberRecord
   /** The members on the roster, whose client URLs are remembered once read. */
   roster(): readonly string[]
@@ -185,7 +185,7 @@ export class Election {
     this.aliveSub?.unsubscribe()
     this.aliveSub = undefined
     // Hands over at once instead of after the lease.
-    if (this.leading) await this.stepDown()
+    if (this.leading) await this.stepDown('the member stops')
   }
 
   /**
@@ -204,13 +204,13 @@ export class Election {
    * entry if it is still this member's (the delete names the revision this member holds), so the next
    * leader need not wait for it to expire. Resolves once the delete is answered or failed.
    */
-  stepDown(): Promise<void> {
+  stepDown(why: string): Promise<void> {
     if (!this.leading || (failpointsOn && failpointOff('leaderStepDown'))) return Promise.resolve()
     const revision = this.revision
     this.revision = 0
     this.leader = undefined
     this.stepDowns++
-    this.events.deposed()
+    this.events.deposed(why)
     return this.kv.delete('leader', { previousSeq: revision }).then(
       () => undefined,
       () => undefined,
@@ -282,7 +282,7 @@ export class Election {
    */
   private checkLease(): void {
     if (!this.leading || Date.now() - this.renewedAt < this.leaseMs / 2) return
-    void this.stepDown()
+    void this.stepDown(`no renewal of the lease succeeded for ${Date.now() - this.renewedAt} ms`)
   }
 
   private async renew(): Promise<void> {
@@ -299,7 +299,8 @@ export class Election {
       this.renewalFailures++
       // 10071: the entry is no longer at our revision, someone else wrote it. Otherwise (timeout, no
       // answer) the time since the last success decides.
-      if (this.revision === revision && apiErrorCode(err) === 10071) void this.stepDown()
+      if (this.revision === revision && apiErrorCode(err) === 10071)
+        void this.stepDown(`the lease entry was written by another member (${(err as Error).message})`)
       else this.checkLease()
     }
   }

@@ -263,6 +263,7 @@ export class JetStreamLog implements Log {
         stallTimeoutMs: o.clusterConsumerStallTimeout,
         inactiveMs: o.clusterConsumerInactiveThreshold,
         fillRetryMs: o.clusterFillRetryInterval,
+        confirmTimeoutMs: o.clusterRequestTimeout,
       },
     )
     this.corruption = new CorruptionCheck({
@@ -317,7 +318,7 @@ export class JetStreamLog implements Log {
           if (kept === undefined) throw new Error(`message ${last} is no longer kept in this member's copy`)
           return { seq: last, hash: messageHash(kept) }
         },
-        stepDown: () => void this.election.stepDown(),
+        stepDown: (why) => void this.election.stepDown(why),
         lastTimestamp: () => this.applier.lastTimestamp,
         lastHash: () => this.applier.lastHash,
         knownLast: () => Math.max(this.applier.applied, this.durability.highestReported()),
@@ -346,7 +347,7 @@ export class JetStreamLog implements Log {
     this.durability.start()
     this.election = new Election(kv, this.nc, this.names.alive, this.o.memberName, this.o.leaderLease, {
       elected: (epoch) => void this.lead(epoch),
-      deposed: () => this.follow(),
+      deposed: (why) => this.follow(why),
       member: (): MemberRecord => ({
         name: this.o.memberName,
         clientUrls: this.clientUrls,
@@ -492,7 +493,7 @@ export class JetStreamLog implements Log {
       this.say(`kvlog: ${this.o.memberName} accepts writes at stream sequence ${last}`)
     } catch (err) {
       this.o.log?.(`kvlog: ${this.o.memberName} could not take over: ${String(err)}`, 'warn')
-      void this.election.stepDown()
+      void this.election.stepDown('it could not take over')
     }
   }
 
@@ -517,8 +518,8 @@ export class JetStreamLog implements Log {
     }
   }
 
-  private follow(): void {
-    this.say(`kvlog: ${this.o.memberName} no longer leads cluster ${this.o.clusterName}`)
+  private follow(why: string): void {
+    this.say(`kvlog: ${this.o.memberName} no longer leads cluster ${this.o.clusterName}: ${why}`)
     this.publisher.deactivate()
     for (const sub of this.forwardSubs.splice(0)) sub.unsubscribe()
     clearInterval(this.expiryTimer)
@@ -986,7 +987,7 @@ export class JetStreamLog implements Log {
     this.closed = true
     await this.snapshotter?.stop()
     await this.election.stop()
-    this.follow()
+    this.follow('the member stops')
     this.durability.stop()
     this.corruption.stop()
     await this.applier.stop()

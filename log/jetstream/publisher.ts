@@ -64,8 +64,8 @@ export interface PublisherHooks {
    * this member had applied when it was called.
    */
   catchUp(): Promise<{ seq: number; hash: string }>
-  /** Fenced out for good, or the outcome could not be settled: stop leading. */
-  stepDown(): void
+  /** Fenced out for good, or the outcome could not be settled: stop leading (`why`: for the log). */
+  stepDown(why: string): void
   /** The commit timestamp of the last applied message (a new message's is never below it). */
   lastTimestamp(): number
   /** Resolves once this member has applied message `seq` (or after a while, whether or not it has). */
@@ -319,7 +319,7 @@ export class Publisher {
   /** Fails the group; steps down only for the term the publish began in (`stepDown`: it is current). */
   private fail(group: Pending[], err: KvlogError, stepDown: boolean): void {
     for (const p of group) p.done(err)
-    if (stepDown) this.hooks.stepDown()
+    if (stepDown) this.hooks.stepDown(`a group of writes failed: ${err.message}`)
   }
 }
 

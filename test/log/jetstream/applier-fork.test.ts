@@ -52,6 +52,8 @@ function chain(count: number, tag: string, prev = ''): Buffer[] {
  */
 interface Script {
   quorum: Buffer[]
+  /** Look-ups at the leader that fail first (no leader, being elected). */
+  unanswered?: number
   deliveries: Array<(from: number) => Array<{ seq: number; data: Buffer }>>
 }
 
@@ -64,10 +66,15 @@ function scriptedStream(script: Script): { js: JetStreamClient; jsm: JetStreamMa
       delete: () => Promise.resolve(true),
     },
     streams: {
-      getMessage: (_stream: string, q: { seq: number }) =>
-        q.seq >= 1 && q.seq <= script.quorum.length
+      getMessage: (_stream: string, q: { seq: number }) => {
+        if (script.unanswered !== undefined && script.unanswered > 0) {
+          script.unanswered--
+          return Promise.reject(new Error('503'))
+        }
+        return q.seq >= 1 && q.seq <= script.quorum.length
           ? Promise.resolve({ data: script.quorum[q.seq - 1] })
-          : Promise.reject(new Error('no message')),
+          : Promise.reject(new Error('no message'))
+      },
     },
   }
   const js = {
@@ -140,7 +147,7 @@ describe("Applier: a consumer on a server off the stream's history", function ()
         streamLast: () => Promise.resolve(script.quorum.length),
         room: () => Promise.resolve(),
       },
-      { maxAhead: 16, holdMax: 1, stallTimeoutMs: 60_000, inactiveMs: 30_000, fillRetryMs: 50 },
+      { maxAhead: 16, holdMax: 1, stallTimeoutMs: 60_000, inactiveMs: 30_000, fillRetryMs: 50, confirmTimeoutMs: 1_000 },
     )
     return { applier, made }
   }
@@ -194,6 +201,26 @@ describe("Applier: a consumer on a server off the stream's history", function ()
     expect(a.failure, lines.join('\n')).to.equal(undefined)
     expect(metrics.consumerForks).to.equal(1)
     expect(made()).to.equal(2)
+  })
+
+  it("asks the stream's leader again while it does not answer (its leader being elected)", async () => {
+    const quorum = chain(4, 'q')
+    const forkAfter = chain(1, 'f', messageHash(chain(1, 'x', messageHash(quorum[1]))[0]))
+    const metrics = new ClusterMetrics()
+    const script: Script = {
+      quorum,
+      unanswered: 3,
+      deliveries: [
+        () => [...quorum.slice(0, 2).map((data, i) => ({ seq: i + 1, data })), { seq: 3, data: forkAfter[0] }],
+        (from) => quorum.slice(from - 1).map((data, i) => ({ seq: from + i, data })),
+      ],
+    }
+    const { applier: a } = start(script, metrics)
+    await a.start()
+    await waitFor('4 applied', () => a.applied === 4 || a.failure !== undefined, 10_000)
+    expect(a.failure, lines.join('\n')).to.equal(undefined)
+    expect(script.unanswered).to.equal(0)
+    expect(metrics.consumerForks).to.equal(1)
   })
 
   it('stops when the stream acknowledges to the leader another message than the one its consumer delivered first', async () => {

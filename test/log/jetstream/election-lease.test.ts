@@ -88,7 +88,7 @@ describe('Election: the lease', () => {
     const { election, state } = await leading(1)
     try {
       const revision = state.revision
-      await election.stepDown()
+      await election.stepDown('a test')
       expect(election.leading).to.equal(false)
       expect(state.deleted, 'the entry deleted at its revision, for the next leader').to.deep.equal([revision])
     } finally {

@@ -15,6 +15,7 @@ describe('cluster fault matrix (short): kill:follower-consumer', function () {
     const r = await runCell({ signal: 'kill', target: 'follower-consumer' })
     expect(r.lost, JSON.stringify(r)).to.equal(0)
     expect(r.sameDigest, JSON.stringify(r)).to.equal(true)
+    expect(r.stopped, JSON.stringify(r)).to.deep.equal([])
     expect(r.oneLeader, JSON.stringify(r)).to.equal(true)
     expect(r.acknowledged).to.be.greaterThan(0)
     expect(r.gapMs, JSON.stringify(r)).to.be.lessThan(WINDOW_MS)

@@ -12,9 +12,14 @@
  * Per run: the longest gap with no acknowledged write for the writers on the surviving members (from the
  * fault to the end of the window); whether exactly one member publishes as leader after one lease (below);
  * acknowledged writes missing on any member at the end (must be 0), and whether every
- * member's state digest (sha256 of every key, value and revision) is the same at the end (no fork). For a
+ * member's state digest (sha256 of every key, value and revision) is the same at the end (no fork); a
+ * member not ready a minute after the window (its applier stopped) is reported with why, and the others
+ * are compared. For a
  * nats-server that led a stream, JetStream's own election time for it (until the stream names another
- * leader) is measured too: the bound is that + 2 s, and 3 s for faults that move no stream leader. For the
+ * leader) is reported, and for every run the longest stretch the log stream and the election bucket each
+ * had no working leader (the victim named while it is down counts as none; a stopped server's return can
+ * wake an election of a stream it did not lead): the bound is the longer of those + 2 s, and never below
+ * 3 s (faults that move no stream leader). For the
  * meta leader's server, JetStream's own meta election time is measured and reported beside it.
  *
  * One publishing leader: from one lease after the fault to the end of the window every member is asked,
@@ -62,6 +67,12 @@ export interface RunResult {
   electionMs: number
   /** JetStream's meta election time, when the victim was the meta leader (0: it was not). */
   metaElectionMs: number
+  /**
+   * The longest stretch in the window during which the log stream, and the election bucket, had no working
+   * leader (none named, no answer, or the victim named while it was down): JetStream's own election time
+   * for each, whatever moved it (the victim's loss, or its return waking an election).
+   */
+  leaderlessMs: { log: number; bucket: number }
   boundMs: number
   oneLeader: boolean
   /** Why oneLeader is false ('' when it holds). */
@@ -75,6 +86,11 @@ export interface RunResult {
   lost: number
   acknowledged: number
   sameDigest: boolean
+  /**
+   * Members not ready within a minute after the window, each with why (the line it logged when its applier
+   * stopped, if it did). Counted out of `lost` and `sameDigest`, which compare the members that are ready.
+   */
+  stopped: string[]
 }
 
 const CLUSTER = 'matrix'
@@ -199,6 +215,60 @@ async function streamLeader(urls: string, stream: string): Promise<string> {
   } finally {
     await nc.close()
   }
+}
+
+/**
+ * A run's bound: JetStream's own election time for the streams kvlog needs + 2 s, taken as the longest
+ * stretch in the window that the log stream or the election bucket had no working leader (a killed
+ * leader's server until another is named; a stopped one until it wakes or another is named; an election
+ * its return wakes), and never below 3 s, the bound for faults that move no stream leader.
+ */
+export function boundOf(leaderlessMs: number): number {
+  return Math.max(3000, leaderlessMs + 2000)
+}
+
+/** Between two looks at the streams' leaders (watchLeaderless). */
+const LEADERLESS_SAMPLE_MS = 100
+
+/**
+ * Samples the leader of each of `streams` until `until` through the servers other than `victim`, and
+ * returns, per stream, the longest stretch without a working leader: STREAM.INFO naming none or not
+ * answering within a second, or naming the victim while `victimDown()`.
+ */
+async function watchLeaderless(
+  nats: NatsCluster,
+  streams: string[],
+  victim: string,
+  victimDown: () => boolean,
+  until: number,
+): Promise<number[]> {
+  const nc = await connect({
+    servers: nats.servers.filter((s) => s.name !== victim).map((s) => s.url),
+    timeout: 2000,
+  })
+  const longest = streams.map(() => 0)
+  const since: Array<number | undefined> = streams.map(() => undefined)
+  try {
+    const jsm = await nc.jetstreamManager({ timeout: 1000, checkAPI: false })
+    while (Date.now() < until) {
+      for (let i = 0; i < streams.length; i++) {
+        const asked = Date.now()
+        const leader = await jsm.streams.info(streams[i]).then(
+          (info) => info.cluster?.leader ?? '',
+          () => '',
+        )
+        const working = leader !== '' && !(leader === victim && victimDown())
+        if (!working) {
+          since[i] ??= asked
+          longest[i] = Math.max(longest[i], Date.now() - since[i]!)
+        } else since[i] = undefined
+      }
+      await sleep(LEADERLESS_SAMPLE_MS)
+    }
+  } finally {
+    await nc.close()
+  }
+  return longest
 }
 
 /** JetStream's meta leader as the running servers' monitoring endpoints report it ('' if none answers). */
@@ -342,6 +412,15 @@ export async function runCell(cell: Cell): Promise<RunResult> {
         await sleep(100)
       }
     })()
+    // A nats-server victim is down for the stop, or (killed) for the whole window.
+    const downFor = nats.servers.some((s) => s.name === victim) ? (cell.signal === 'stop' ? STOP_MS : WINDOW_MS) : 0
+    const leaderless = watchLeaderless(
+      nats,
+      [names.stream, `KV_${names.bucket}`],
+      victim,
+      () => Date.now() < faultAt + downFor,
+      faultAt + WINDOW_MS,
+    )
     const resumed = (async () => {
       if (paused === undefined) return
       await sleep(STOP_MS)
@@ -354,6 +433,7 @@ export async function runCell(cell: Cell): Promise<RunResult> {
     await sleep(Math.max(0, faultAt + WINDOW_MS - Date.now()))
     await election
     await metaElection
+    const [logLeaderless, bucketLeaderless] = await leaderless
     const endAt = Date.now()
     // A leader role the victim held that no other server took within the window: at least that long.
     if (ledStream !== '' && electionMs === 0) electionMs = endAt - faultAt
@@ -382,7 +462,8 @@ export async function runCell(cell: Cell): Promise<RunResult> {
       gapMs,
       electionMs,
       metaElectionMs,
-      boundMs: ledStream === '' ? 3000 : electionMs + 2000,
+      leaderlessMs: { log: logLeaderless, bucket: bucketLeaderless },
+      boundMs: boundOf(Math.max(logLeaderless, bucketLeaderless)),
       oneLeader: leaderProblem === '',
       leaderProblem,
       fenceRejections: await counterSum(members, 'kvlog_cluster_fence_rejections'),
@@ -399,17 +480,28 @@ export async function runCell(cell: Cell): Promise<RunResult> {
   }
 }
 
-/** Waits for every member to catch up, then counts acknowledged writes missing anywhere and compares digests. */
+/**
+ * Waits for every member to be ready, then for those that are to catch up; counts acknowledged writes
+ * missing on any of them and compares their digests. A member not ready within a minute is reported with
+ * why (a member whose applier stopped stays not ready); no member ready breaks the run.
+ */
 async function settle(
   members: Member[],
   acks: Array<{ key: string; value: string }>,
   cell: Cell,
-): Promise<{ lost: number; sameDigest: boolean }> {
+): Promise<{ lost: number; sameDigest: boolean; stopped: string[] }> {
+  const stopped: string[] = []
+  const ready: Member[] = []
   for (const m of members) {
-    await waitReady(m, 60_000).catch((err: Error) => {
-      throw new Error(`${cellName(cell)}: ${err.message}; its log:\n${m.proc?.output().slice(-6000) ?? '(not running)'}`)
-    })
+    const why = await waitReady(m, 60_000).then(
+      () => undefined,
+      (err: Error) => STOPPED_LINE.exec(m.proc?.output() ?? '')?.[1] ?? err.message,
+    )
+    if (why === undefined) ready.push(m)
+    else stopped.push(`${m.name}: ${why}`)
   }
+  if (ready.length === 0) throw new Error(`${cellName(cell)}: no member ready after the window: ${stopped.join('; ')}`)
+  members = ready
   const deadline = Date.now() + 60_000
   let lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
   while (new Set(lists.map((l) => l.revision)).size > 1 && Date.now() < deadline) {
@@ -422,5 +514,8 @@ async function settle(
     lost += acks.filter((a) => have.get(a.key) !== a.value).length
   }
   const digests = await Promise.all(members.map((m) => digest(m)))
-  return { lost, sameDigest: new Set(digests).size === 1 }
+  return { lost, sameDigest: new Set(digests).size === 1, stopped }
 }
+
+/** What a member logs when its applier stops (log/jetstream/applier.ts). */
+const STOPPED_LINE = /(member stopped applying the log at sequence [^"\n]*)/

@@ -34,7 +34,7 @@ function median(xs: number[]): number {
 
 /** A run within its rules: its gap within its bound, one leader, nothing lost, one digest. */
 export function held(r: RunResult): boolean {
-  return r.gapMs <= r.boundMs && r.oneLeader && r.lost === 0 && r.sameDigest
+  return r.gapMs <= r.boundMs && r.oneLeader && r.lost === 0 && r.sameDigest && r.stopped.length === 0
 }
 
 /**
@@ -76,9 +76,11 @@ async function main(): Promise<void> {
         String(Math.max(...gaps)),
         String(Math.max(...elections)),
         String(Math.max(...metaElections)),
+        `${Math.max(...rs.map((r) => r.leaderlessMs.log))} / ${Math.max(...rs.map((r) => r.leaderlessMs.bucket))}`,
         String(Math.max(...rs.map((r) => r.boundMs))),
         String(rs.reduce((n, r) => n + r.lost, 0)),
         rs.every((r) => r.sameDigest) ? 'yes' : 'NO',
+        String(rs.filter((r) => r.stopped.length > 0).length),
         rs.every((r) => r.oneLeader) ? 'yes' : 'NO',
         String(rs.reduce((n, r) => n + r.fenceRejections, 0)),
         `${rs.reduce((n, r) => n + r.natsDisconnects, 0)} (${rs.reduce((n, r) => n + r.onVictim, 0)})`,
@@ -92,9 +94,11 @@ async function main(): Promise<void> {
       'gap max ms',
       'election max ms',
       'meta election max ms',
+      'log stream / bucket without a leader, max ms',
       'bound ms',
       'lost',
       'same digest',
+      'runs with a member stopped',
       'one leader publishing',
       'fence rejections',
       'NATS disconnects (members on the victim)',
