@@ -40,6 +40,7 @@ export interface ClusterFigures {
   consumersMade: number
   consumerServer: string
   consumerForks: number
+  readWhileRemakingConsumer: number
   natsDisconnects: number
   leadership(): { renewalFailures: number; stepDowns: number; leadersSeen: number; unknownPublishOutcomes: number }
   copies(): { applierStopped: boolean; diskLow: boolean; durableLag: Array<{ name: string; lag: number }> }

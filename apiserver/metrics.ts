@@ -194,6 +194,11 @@ export class Metrics {
       () => figures.consumersMade,
     )
     gauge(
+      'kvlog_cluster_read_while_remaking_consumer',
+      "Messages this member read one by one from the stream's leader and applied while its log consumer was being made again (making one waits for JetStream's meta leader).",
+      () => figures.readWhileRemakingConsumer,
+    )
+    gauge(
       'kvlog_cluster_consumer_forks',
       "Log consumers this member made again because their nats-server delivered a message the stream's leader does not hold there (a replica off the stream's history).",
       () => figures.consumerForks,

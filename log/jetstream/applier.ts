@@ -43,6 +43,7 @@ import {
   type JetStreamManager,
 } from 'nats'
 import { KvlogError } from '../errors.js'
+import { apiErrorCode } from './connection.js'
 import { within } from '../within.js'
 import { failpoint, failpointsOn } from '../failpoints.js'
 import type { Replica, ReplicatedResult, ReplicatedWrite } from '../replica.js'
@@ -62,6 +63,10 @@ const CONSUMER_EXPIRES_MS = 5000
 /** A log line every this many tries of a hole fill. */
 const FILL_RETRY_SAY_EVERY = 10
 const MSG_ID_HEADER = 'Nats-Msg-Id'
+/** Messages read from the stream's leader at once while the consumer is made again. */
+const READ_AHEAD = 16
+/** Between two reads from the stream's leader that found nothing new, while the consumer is made again. */
+const READ_AGAIN_MS = 50
 /** Between two look-ups of a message at the stream's leader while it does not answer. */
 const CONFIRM_RETRY_MS = 100
 /** The hashes of the last this many messages submitted, to compare a later delivery of one without reading the tail. */
@@ -158,6 +163,8 @@ export class Applier {
   /** When the applier last applied a message, or made its consumer (ms). */
   private progressAt = Date.now()
   private checking = false
+  /** A consumer is being made (consume() waits for it). */
+  private making = false
   /** messageHash() of the last RECENT_HASHES messages submitted, by sequence. */
   private readonly recentHashes = new Map<number, string>()
 
@@ -199,9 +206,12 @@ export class Applier {
   private async consume(generation = this.generation): Promise<void> {
     const from = this.submitted + 1
     const attempts = [this.makeConsumer(from), this.makeConsumer(from)]
-    const first = await Promise.any(attempts).catch((err: AggregateError) => {
-      throw new Error(`making the log consumer failed: ${String(err.errors[0])}`)
-    })
+    this.making = true
+    const first = await Promise.any(attempts)
+      .catch((err: AggregateError) => {
+        throw new Error(`making the log consumer failed: ${String(err.errors[0])}`)
+      })
+      .finally(() => (this.making = false))
     for (const a of attempts)
       void a.then(
         (c) => c !== first && this.discard(c),
@@ -255,14 +265,66 @@ export class Applier {
     const generation = ++this.generation
     const old = this.current
     this.current = undefined
+    this.making = true
     await this.applying
     this.discard(old)
+    void this.readWhileRemaking(generation)
     await this.consume(generation)
+  }
+
+  /**
+   * While the consumer is being made again (which waits for JetStream's meta leader, itself elected anew
+   * when its server was lost), the next messages are read one by one from the stream's leader, up to
+   * READ_AHEAD at a time, and applied as a consumer's would be: a member whose consumer's server is gone
+   * goes on applying as long as the stream has a leader. Reads on (every READ_AGAIN_MS once caught up or
+   * when a read fails) until a consumer is made or a newer replacement begins.
+   */
+  private async readWhileRemaking(generation: number): Promise<void> {
+    const remaking = () => !this.stopping && this.failure === undefined && this.generation === generation && this.current === undefined
+    while (remaking()) {
+      const from = this.submitted + 1
+      let stepped = 0
+      try {
+        const read = await Promise.all(
+          Array.from({ length: READ_AHEAD }, (_, i) =>
+            this.jsm.streams.getMessage(this.names.stream, { seq: from + i }).then(
+              (m) => m,
+              (err: unknown) => {
+                // 10037: no message there (the stream ends before it).
+                if (apiErrorCode(err) === 10037) return undefined
+                throw err
+              },
+            ),
+          ),
+        )
+        for (const m of read) {
+          if (m === undefined || !remaking()) break
+          await this.step(m.seq, m.data, m.header?.get(MSG_ID_HEADER) ?? '')
+          stepped++
+        }
+      } catch (err) {
+        // A message that does not fit the copy: the consumer's delivery settles it (the look-up at the
+        // stream's leader, or the stop). No answer (the stream's leader being elected): read again.
+        if (err instanceof ConsumerMismatch) return
+      }
+      if (stepped > 0) this.metrics.readWhileRemaking(stepped)
+      // Caught up, or nothing read: look again shortly.
+      if (stepped < READ_AHEAD) await new Promise((r) => setTimeout(r, READ_AGAIN_MS))
+    }
   }
 
   /** Nothing applied for the stall timeout while the stream holds more: make the consumer again. */
   private async checkStalled(): Promise<void> {
-    if (this.checking || this.stopping || this.failure !== undefined || Date.now() - this.progressAt < this.settings.stallTimeoutMs) return
+    if (this.checking || this.stopping || this.failure !== undefined) return
+    if (this.current === undefined && !this.making) {
+      // A replacement that failed (no consumer made in time): try again, whatever the reads meanwhile applied.
+      this.checking = true
+      await this.replaceConsumer()
+        .catch(() => undefined)
+        .finally(() => (this.checking = false))
+      return
+    }
+    if (Date.now() - this.progressAt < this.settings.stallTimeoutMs) return
     this.checking = true
     const before = this.applied
     try {

@@ -120,6 +120,13 @@ export class ClusterMetrics {
     this.consumerServer = server
   }
 
+  /** Messages read from the stream's leader while this member's consumer was made again. */
+  readWhileRemakingConsumer = 0
+
+  readWhileRemaking(messages: number): void {
+    this.readWhileRemakingConsumer += messages
+  }
+
   consumerForked(): void {
     this.consumerForks++
   }

@@ -14,148 +14,17 @@
  *   to this member as leader: the copy took a message the quorum did not store; the applier stops.
  */
 import { expect } from 'chai'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { JetStreamClient, JetStreamManager } from 'nats'
-import { Applier } from '../../../log/jetstream/applier.js'
-import { encode, messageHash, type LogMessage } from '../../../log/jetstream/messages.js'
-import { ClusterMetrics } from '../../../log/jetstream/metrics.js'
-import { clusterNames } from '../../../log/jetstream/options.js'
-import { TailStore } from '../../../log/jetstream/tail.js'
-import { DEFAULT_LEVEL_LOG_OPTIONS } from '../../../log/level/options.js'
-import { levelReplicaStorage } from '../../../log/level/replica-storage.js'
-import type { Replica } from '../../../log/replica.js'
+import { messageHash } from '../../../log/jetstream/messages.js'
+import { chain, scriptedAppliers, type Script } from '../../support/scripted-stream.js'
 import { waitFor } from '../../support/wait.js'
-
-/** A chain of solo meta messages after `prev`, each naming `tag` in its value. */
-function chain(count: number, tag: string, prev = ''): Buffer[] {
-  const out: Buffer[] = []
-  for (let i = 0; i < count; i++) {
-    const m: LogMessage = {
-      v: 1,
-      ts: 1_000 + out.length,
-      epoch: 1,
-      prev,
-      cmds: [{ rid: `${tag}.${i}`, cmd: { type: 'meta', name: 'note', value: `${tag}${i}` } }],
-    }
-    const bytes = encode(m)
-    out.push(bytes)
-    prev = messageHash(bytes)
-  }
-  return out
-}
-
-/**
- * What a scripted stream does: the quorum's history (1-based, what the leader answers) and, per consumer
- * made (the applier makes two at once and keeps the first), the messages it delivers from its start sequence.
- */
-interface Script {
-  quorum: Buffer[]
-  /** Look-ups at the leader that fail first (no leader, being elected). */
-  unanswered?: number
-  deliveries: Array<(from: number) => Array<{ seq: number; data: Buffer }>>
-}
-
-function scriptedStream(script: Script): { js: JetStreamClient; jsm: JetStreamManager; made: () => number } {
-  let made = 0
-  const jsm = {
-    consumers: {
-      add: (_stream: string, cfg: { opt_start_seq: number }) =>
-        Promise.resolve({ name: `c${made}`, cluster: { leader: `n${made}` }, from: cfg.opt_start_seq }),
-      delete: () => Promise.resolve(true),
-    },
-    streams: {
-      getMessage: (_stream: string, q: { seq: number }) => {
-        if (script.unanswered !== undefined && script.unanswered > 0) {
-          script.unanswered--
-          return Promise.reject(new Error('503'))
-        }
-        return q.seq >= 1 && q.seq <= script.quorum.length
-          ? Promise.resolve({ data: script.quorum[q.seq - 1] })
-          : Promise.reject(new Error('no message'))
-      },
-    },
-  }
-  const js = {
-    consumers: {
-      get: (_stream: string, name: string) =>
-        Promise.resolve({
-          consume: () => {
-            const from = (lastAdded as { from: number }).from
-            // The applier makes two at once and keeps the first (applier.ts, consume()): both get one script.
-            const list = (script.deliveries[Math.floor(made++ / 2)] ?? (() => []))(from)
-            let closed = false
-            let wake: () => void = () => undefined
-            return Promise.resolve({
-              name,
-              close: () => {
-                closed = true
-                wake()
-                return Promise.resolve()
-              },
-              async *[Symbol.asyncIterator]() {
-                for (let i = 0; i < list.length && !closed; i++) {
-                  yield { seq: list[i].seq, data: list[i].data, info: { deliverySequence: i + 1, pending: 0 }, headers: undefined }
-                }
-                // A live consumer that has nothing more: waits until closed.
-                if (!closed) await new Promise<void>((r) => (wake = r))
-              },
-            })
-          },
-        }),
-    },
-  }
-  let lastAdded: unknown
-  const add = jsm.consumers.add
-  jsm.consumers.add = (stream, cfg) => add(stream, cfg).then((info) => (lastAdded = info))
-  return { js: js as unknown as JetStreamClient, jsm: jsm as unknown as JetStreamManager, made: () => Math.ceil(made / 2) }
-}
 
 describe("Applier: a consumer on a server off the stream's history", function () {
   this.timeout(30_000)
-  let dir = ''
-  let view: Replica | undefined
-  let applier: Applier | undefined
-  const lines: string[] = []
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'kvlog-applier-fork-'))
-    view = await levelReplicaStorage({ ...DEFAULT_LEVEL_LOG_OPTIONS, dir, compactionThread: false }).open(dir)
-    lines.length = 0
-  })
-  afterEach(async () => {
-    await applier?.stop()
-    await view?.close()
-    await rm(dir, { recursive: true, force: true })
-  })
-
-  function start(script: Script, metrics: ClusterMetrics): { applier: Applier; made: () => number } {
-    const { js, jsm, made } = scriptedStream(script)
-    applier = new Applier(
-      js,
-      jsm,
-      clusterNames('fork'),
-      view!,
-      metrics,
-      (line) => void lines.push(line),
-      new TailStore(view!, 64),
-      {
-        durable: () => undefined,
-        hashed: () => undefined,
-        fill: () => Promise.reject(new Error('no fill in this test')),
-        streamLast: () => Promise.resolve(script.quorum.length),
-        room: () => Promise.resolve(),
-      },
-      { maxAhead: 16, holdMax: 1, stallTimeoutMs: 60_000, inactiveMs: 30_000, fillRetryMs: 50, confirmTimeoutMs: 1_000 },
-    )
-    return { applier, made }
-  }
+  const { start, lines } = scriptedAppliers()
 
   it('makes the consumer again when it delivers another message at a sequence the copy holds from the quorum', async () => {
     const quorum = chain(6, 'q')
     const fork = chain(1, 'f', messageHash(quorum[2]))[0] // another message 4, after the same 3
-    const metrics = new ClusterMetrics()
     const script: Script = {
       quorum,
       deliveries: [
@@ -163,7 +32,7 @@ describe("Applier: a consumer on a server off the stream's history", function ()
         () => quorum.slice(0, 3).map((data, i) => ({ seq: i + 1, data })),
       ],
     }
-    const { applier: a, made } = start(script, metrics)
+    const { applier: a, made, metrics } = start(script)
     await a.start()
     await waitFor('1..3 applied', () => a.applied === 3, 10_000)
     // The leader's message 4, acknowledged by the quorum, is applied from its acknowledgement.
@@ -187,7 +56,6 @@ describe("Applier: a consumer on a server off the stream's history", function ()
   it("makes the consumer again when it delivers a message that does not follow the copy and the leader's does", async () => {
     const quorum = chain(5, 'q')
     const forkAfter = chain(2, 'f', messageHash(chain(1, 'x', messageHash(quorum[1]))[0])) // follows a message 3 the copy never had
-    const metrics = new ClusterMetrics()
     const script: Script = {
       quorum,
       deliveries: [
@@ -195,7 +63,7 @@ describe("Applier: a consumer on a server off the stream's history", function ()
         (from) => quorum.slice(from - 1).map((data, i) => ({ seq: from + i, data })),
       ],
     }
-    const { applier: a, made } = start(script, metrics)
+    const { applier: a, made, metrics } = start(script)
     await a.start()
     await waitFor('5 applied', () => a.applied === 5 || a.failure !== undefined, 10_000)
     expect(a.failure, lines.join('\n')).to.equal(undefined)
@@ -206,7 +74,6 @@ describe("Applier: a consumer on a server off the stream's history", function ()
   it("asks the stream's leader again while it does not answer (its leader being elected)", async () => {
     const quorum = chain(4, 'q')
     const forkAfter = chain(1, 'f', messageHash(chain(1, 'x', messageHash(quorum[1]))[0]))
-    const metrics = new ClusterMetrics()
     const script: Script = {
       quorum,
       unanswered: 3,
@@ -215,7 +82,7 @@ describe("Applier: a consumer on a server off the stream's history", function ()
         (from) => quorum.slice(from - 1).map((data, i) => ({ seq: from + i, data })),
       ],
     }
-    const { applier: a } = start(script, metrics)
+    const { applier: a, metrics } = start(script)
     await a.start()
     await waitFor('4 applied', () => a.applied === 4 || a.failure !== undefined, 10_000)
     expect(a.failure, lines.join('\n')).to.equal(undefined)
@@ -226,12 +93,11 @@ describe("Applier: a consumer on a server off the stream's history", function ()
   it('stops when the stream acknowledges to the leader another message than the one its consumer delivered first', async () => {
     const quorum = chain(4, 'q')
     const fork = chain(1, 'f', messageHash(quorum[2]))[0]
-    const metrics = new ClusterMetrics()
     const script: Script = {
       quorum,
       deliveries: [() => [...quorum.slice(0, 3).map((data, i) => ({ seq: i + 1, data })), { seq: 4, data: fork }]],
     }
-    const { applier: a } = start(script, metrics)
+    const { applier: a } = start(script)
     await a.start()
     await waitFor('4 applied', () => a.applied === 4, 10_000)
     await a.published(4, quorum[3], 'm.1.4.0')
@@ -241,12 +107,11 @@ describe("Applier: a consumer on a server off the stream's history", function ()
   it('stops when the stream leader does not hold this copy’s history either', async () => {
     const quorum = chain(4, 'q')
     const other = chain(2, 'o', messageHash(chain(1, 'x', messageHash(quorum[1]))[0]))
-    const metrics = new ClusterMetrics()
     const script: Script = {
       quorum: [...quorum.slice(0, 2), ...chain(2, 'z', 'elsewhere')],
       deliveries: [() => [...quorum.slice(0, 2).map((data, i) => ({ seq: i + 1, data })), { seq: 3, data: other[0] }]],
     }
-    const { applier: a } = start(script, metrics)
+    const { applier: a, metrics } = start(script)
     await a.start()
     await waitFor('the applier to stop', () => a.failure !== undefined, 10_000)
     expect(String(a.failure)).to.match(/does not follow this member's copy/)
