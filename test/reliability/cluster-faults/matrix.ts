@@ -503,11 +503,15 @@ async function settle(
   if (ready.length === 0) throw new Error(`${cellName(cell)}: no member ready after the window: ${stopped.join('; ')}`)
   members = ready
   const deadline = Date.now() + 60_000
-  let lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
-  while (new Set(lists.map((l) => l.revision)).size > 1 && Date.now() < deadline) {
+  // A linearizable list answers UNAVAILABLE while the stream cannot confirm its end (its leader still
+  // being elected after the fault): asked again until the deadline.
+  const listAll = () => Promise.all(members.map((m) => listPrefix(m, '/w/')))
+  let lists = await listAll().catch(() => undefined)
+  while ((lists === undefined || new Set(lists.map((l) => l.revision)).size > 1) && Date.now() < deadline) {
     await sleep(200)
-    lists = await Promise.all(members.map((m) => listPrefix(m, '/w/')))
+    lists = await listAll().catch((err: Error) => (Date.now() < deadline ? undefined : Promise.reject(err)))
   }
+  if (lists === undefined) lists = await listAll()
   let lost = 0
   for (const l of lists) {
     const have = new Map(l.kvs.map((kv) => [kv.key, kv.value]))
