@@ -277,16 +277,19 @@ export class Applier {
    * when its server was lost), the next messages are read one by one from the stream's leader, up to
    * READ_AHEAD at a time, and applied as a consumer's would be: a member whose consumer's server is gone
    * goes on applying as long as the stream has a leader. Reads on (every READ_AGAIN_MS once caught up or
-   * when a read fails) until a consumer is made or a newer replacement begins.
+   * when a read fails, then one message at a time until one is there) until a consumer is made or a newer
+   * replacement begins.
    */
   private async readWhileRemaking(generation: number): Promise<void> {
     const remaking = () => !this.stopping && this.failure === undefined && this.generation === generation && this.current === undefined
+    // One message at a time while the stream holds nothing new (and at first), READ_AHEAD while it does.
+    let ahead = 1
     while (remaking()) {
       const from = this.submitted + 1
       let stepped = 0
       try {
         const read = await Promise.all(
-          Array.from({ length: READ_AHEAD }, (_, i) =>
+          Array.from({ length: ahead }, (_, i) =>
             this.jsm.streams.getMessage(this.names.stream, { seq: from + i }).then(
               (m) => m,
               (err: unknown) => {
@@ -309,7 +312,8 @@ export class Applier {
       }
       if (stepped > 0) this.metrics.readWhileRemaking(stepped)
       // Caught up, or nothing read: look again shortly.
-      if (stepped < READ_AHEAD) await new Promise((r) => setTimeout(r, READ_AGAIN_MS))
+      if (stepped < ahead) await new Promise((r) => setTimeout(r, READ_AGAIN_MS))
+      ahead = stepped > 0 ? READ_AHEAD : 1
     }
   }
 

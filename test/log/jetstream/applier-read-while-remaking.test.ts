@@ -3,8 +3,8 @@
  * its server was the one lost) goes on applying by reading the next messages from the stream's leader,
  * on a real copy with a scripted stream: the first consumer delivers two messages and then nothing while
  * the stream holds six, and every consumer asked for after it is refused. The applier applies all six,
- * counted as read while the consumer was made again. Without the reads it stays at two until a consumer
- * can be made.
+ * counted as read while the consumer was made again, and then, caught up, reads one message at a time.
+ * Without the reads it stays at two until a consumer can be made.
  */
 import { expect } from 'chai'
 import { chain, scriptedAppliers, type Script } from '../../support/scripted-stream.js'
@@ -28,5 +28,10 @@ describe('Applier: reads from the stream while its consumer is made again', func
     expect(a.applied, lines.join('\n')).to.equal(6)
     expect(metrics.readWhileRemakingConsumer).to.equal(4)
     expect(made(), 'no consumer made after the first').to.equal(1)
+    // Caught up and still without a consumer (made again every 100 ms here, each time refused): one read at
+    // a time, every 50 ms or so, not sixteen (which was 100-160 reads in these 500 ms).
+    const before = script.reads ?? 0
+    await new Promise((r) => setTimeout(r, 500))
+    expect((script.reads ?? 0) - before).to.be.below(40)
   })
 })
