@@ -102,7 +102,8 @@ describe('kvlog cluster: membership changes (3 nats-servers, 3 kvlog serve proce
     const url = 'http://127.0.0.1:23800' // names the member only: members talk through NATS
     const added = await etcdctl(members[0].grpc, ['member', 'add', 'm3', `--peer-urls=${url}`, '--learner'])
     expect(added.code, added.stderr).to.equal(0)
-    const id = /Member ([0-9a-f]+) added/.exec(added.stdout)?.[1]
+    // etcdctl prints the id with %16x: an id of fewer than 16 hex digits comes after more spaces.
+    const id = /Member +([0-9a-f]+) added/.exec(added.stdout)?.[1]
     expect(id, added.stdout).to.be.a('string')
     const line = async () =>
       (await etcdctl(members[0].grpc, ['member', 'list'])).stdout.split('\n').find((l) => l.startsWith(`${id},`)) ?? ''
