@@ -437,10 +437,12 @@ export class Applier {
   async published(seq: number, data: Uint8Array, msgID: string): Promise<void> {
     this.streamLast = Math.max(this.streamLast, seq)
     if (this.stopping || this.failure !== undefined) return
-    if (seq > this.submitted + 1 || (seq === this.submitted + 1 && decodeMessage(data).prev !== this.submittedHash)) return
+    if (seq > this.submitted + 1) return
     if (seq === this.submitted + 1) {
+      const message = decodeMessage(data)
+      if (message.prev !== this.submittedHash) return
       await this.hooks.room()
-      if (await this.applyBytes(seq, data, msgID)) return
+      if (await this.applyBytes(seq, data, msgID, message)) return
     }
     // The consumer delivered it first: a copy holding another message there took one the quorum did not store.
     const hash = this.recentHashes.get(seq)
@@ -510,8 +512,7 @@ export class Applier {
    * everything before it: both read the copy's state when submitted (alarms, lease ids), which must be
    * that of the message before them on every member.
    */
-  private async applyBytes(seq: number, data: Uint8Array, msgID = ''): Promise<boolean> {
-    const message = decodeMessage(data)
+  private async applyBytes(seq: number, data: Uint8Array, msgID = '', message = decodeMessage(data)): Promise<boolean> {
     const alone = message.cmds.some((c) => isSolo(c.cmd) || c.cmd.type === 'leaseGrant')
     if (alone) await this.applying
     if (this.failure !== undefined) throw this.failure
