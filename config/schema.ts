@@ -1034,7 +1034,7 @@ export const SCHEMA: { readonly [K in keyof Config]: Setting<K> } = {
   leaderLease: {
     key: 'leaderLease',
     type: 'duration',
-    default: 3 * SECOND,
+    default: 2.5 * SECOND,
     min: 300,
     description:
       'Cluster mode: a leader that has not renewed its lease for this long loses it and another member takes over (renewed every third of it; the leader itself steps down once half of it has passed without a successful renewal, and a group of writes not stored within it makes the leader step down).',

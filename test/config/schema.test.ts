@@ -95,7 +95,7 @@ const EXPECTED_DEFAULTS: Config = {
   natsPingInterval: 500,
   natsMaxPingsOut: 2,
   natsReconnectWait: 250,
-  leaderLease: 3000,
+  leaderLease: 2500,
   natsPublishTimeout: 2000,
   natsCallTimeout: 2000,
   clusterTailMessages: 10_000,

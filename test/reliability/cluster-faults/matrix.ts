@@ -35,6 +35,7 @@ import { createHash } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { connect } from 'nats'
+import { DEFAULT_CONFIG } from '../../../config/schema.js'
 import { clusterNames } from '../../../log/jetstream/options.js'
 import { listPrefix, startMembers, waitReady, type ClusterProcesses, type Member } from '../../support/cluster-processes.js'
 import { startNatsCluster, type NatsCluster } from '../../support/nats-cluster.js'
@@ -98,7 +99,8 @@ const WARMUP_MS = 3000
 /** How long after the fault the writes are watched. */
 export const WINDOW_MS = 12_000
 const STOP_MS = 6000
-const LEASE_MS = 3000
+/** The leader lease at the defaults. */
+const LEASE_MS = DEFAULT_CONFIG.leaderLease
 const WRITERS_PER_MEMBER = 2
 const REQUEST_TIMEOUT_MS = 2000
 const LEADER_SAMPLE_MS = 250

@@ -14,6 +14,7 @@
  * Compaction goes through a live member; before it the oracle is fetched up to that member's head, so
  * compaction never hides history from the checker.
  */
+import { DEFAULT_CONFIG } from '../../../config/schema.js'
 import { sleep } from '../../support/watch-client.js'
 import { NativeDriver } from '../drivers/native.js'
 import type { WorkloadContext } from './workload.js'
@@ -34,7 +35,7 @@ export const CLUSTER_FAULT_KINDS = [
 export type ClusterFaultKind = (typeof CLUSTER_FAULT_KINDS)[number]
 
 /** The leader lease at the defaults (leaderLease), ms: a leader paused longer than this may be deposed. */
-const LEADER_LEASE_MS = 3000
+const LEADER_LEASE_MS = DEFAULT_CONFIG.leaderLease
 
 export class ClusterFaults {
   readonly injected: Record<string, number> = {}
