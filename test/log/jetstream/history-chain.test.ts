@@ -47,7 +47,11 @@ describe('JetStreamLog: the message chain', function () {
     // Caught up once it has applied what the stream holds (the members' joins may still be arriving).
     const deadline = Date.now() + 40_000
     while (!(await b.caughtUp()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-    expect(await b.caughtUp()).to.equal(true)
+    const applier = (b as unknown as { applier: { applied: number; streamLast: number; failure?: Error } }).applier
+    expect(
+      await b.caughtUp(),
+      `b applied ${applier.applied} of ${applier.streamLast} (${String(applier.failure ?? 'applying')}); it said:\n${said.join('\n')}`,
+    ).to.equal(true)
     const revision = b.revision
 
     const foreign: LogMessage = {
@@ -62,11 +66,7 @@ describe('JetStreamLog: the message chain', function () {
     await nc.jetstream().publish(clusterNames(name).subject, encode(foreign), { msgID: 'foreign.1' })
     await nc.close()
 
-    await waitFor(
-      'b to stop',
-      () => b.view.revision === revision && (b as unknown as { applier: { failure?: Error } }).applier.failure !== undefined,
-      40_000,
-    )
+    await waitFor('b to stop', () => b.view.revision === revision && applier.failure !== undefined, 40_000)
     expect(await b.caughtUp()).to.equal(false)
     expect(await b.get('evil', { serializable: true })).to.equal(undefined)
     expect(b.revision).to.equal(revision)
