@@ -87,6 +87,11 @@ export class Cluster {
     return run
   }
 
+  /** The last `lines` lines the current server process printed (for a failure's message). */
+  outputTail(lines = 30): string {
+    return (this.server?.output() ?? '').split('\n').slice(-lines).join('\n')
+  }
+
   /** Fetches the oracle up to the current revision (the server must be up and running). */
   fetchOracle(): Promise<number> {
     return this.oracle.fetch(this.direct, bearer(this.rootToken))

@@ -30,6 +30,8 @@ export class Faults {
   noSpaceAnswers = 0
   /** Snapshot chunks received before the kills that cut the downloads. */
   snapshotChunks = 0
+  /** The fault injected last ('' before the first). */
+  last = ''
   private compactionWaiters: Array<() => void> = []
 
   constructor(
@@ -72,6 +74,7 @@ export class Faults {
 
   async inject(kind: FaultKind): Promise<void> {
     this.injected[kind] = (this.injected[kind] ?? 0) + 1
+    this.last = kind
     this.log(`fault ${kind}`)
     switch (kind) {
       case 'sigkill':

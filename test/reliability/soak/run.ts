@@ -200,6 +200,13 @@ export async function runSoak(options: SoakOptions): Promise<{ report: SoakRepor
     if (auth !== undefined)
       addAuthReport(report, checkPermissions(history.ops, users, history.oracle.events, history.recoveries, auth.logins))
     return { report, check, history }
+  } catch (err) {
+    // What the run was doing and what the server said: a harness error alone does not tell them.
+    throw new Error(
+      `the soak stopped ${((performance.now() - t0) / 1000).toFixed(1)} s in (${stopped ? 'winding down' : 'running'}; ` +
+        `last fault ${faults.last || 'none'}): ${(err as Error).message}; the server's last output:\n${cluster.outputTail()}`,
+      { cause: err },
+    )
   } finally {
     stopped = true
     await auth?.close()
